@@ -1,0 +1,37 @@
+# One entry point per task; every target creates the virtualenv it needs.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PACKAGES := libs/contracts libs/runtime libs/citations services/gateway services/retrieval services/verifier services/discovery services/staging
+PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
+
+.PHONY: run test test-fast bench lint fmt schemas clean
+
+$(STAMP): $(PYPROJECTS) requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet $(addprefix -e ,$(PACKAGES)) -r requirements-dev.txt
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m zocrates_runtime.stack
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not slow"
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+schemas: $(STAMP)
+	$(PY) -m zocrates_contracts.export
+
+lint: $(STAMP)
+	$(PY) -m ruff check . || true
+
+clean:
+	rm -rf $(VENV) data

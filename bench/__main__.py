@@ -1,0 +1,74 @@
+"""Run every benchmark module and write docs/benchmarks.md.
+
+Each `bench/bench_<area>.py` defines `run() -> str`, returning a markdown section (a `##`
+heading, what was measured, a table of medians/percentiles, the target and whether it was
+met). Modules run in name order; `python -m bench <area> ...` runs a subset and merges the
+sections into the existing file, so one area can be re-measured without the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "benchmarks.md"
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{os.cpu_count()} cores ({cpu}){mem}, Python {platform.python_version()}, {platform.system()}"
+
+
+def main(argv: list[str]) -> int:
+    names = sorted(p.stem for p in (ROOT / "bench").glob("bench_*.py"))
+    wanted = [n for n in names if not argv or n.removeprefix("bench_") in argv]
+    sections: dict[str, str] = {}
+    if OUT.exists():  # keep sections of areas not re-run
+        parts = re.split(r"(?m)^<!-- bench:(\w+) -->$\n?", OUT.read_text())
+        for key, body in zip(parts[1::2], parts[2::2]):
+            sections[key] = body.strip() + "\n"
+    for name in wanted:
+        print(f"== {name}", flush=True)
+        started = time.perf_counter()
+        section = importlib.import_module(f"bench.{name}").run()
+        took = time.perf_counter() - started
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        sections[name] = f"{section.strip()}\n\n_Measured {stamp} in {took:.1f} s._\n"
+        print(section, flush=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()
+    header = (
+        "# Benchmarks\n\n"
+        "Produced by `make bench` (or `.venv/bin/python -m bench <area>` for one area).\n"
+        f"Machine: {machine()}. Last written at commit `{commit or 'uncommitted'}`.\n"
+        "This machine is shared and noisy: figures are medians and percentiles of one run.\n\n"
+    )
+    body = "\n".join(f"<!-- bench:{k} -->\n{v}" for k, v in sorted(sections.items()))
+    OUT.parent.mkdir(exist_ok=True)
+    OUT.write_text(header + body)
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,41 @@
+"""Zocrates contracts: every bus message and shared record as a pydantic v2 model."""
+
+from zocrates_contracts.base import (
+    ID_PATTERN,
+    Message,
+    ServiceError,
+    TraceContext,
+    is_valid_id,
+    new_id,
+)
+from zocrates_contracts.evidence import Creator, EvidenceChunk
+from zocrates_contracts.messages import (
+    ALL_MESSAGES,
+    BatchStaged,
+    Candidate,
+    CandidatesFound,
+    DiscoveryRequested,
+    DroppedCandidate,
+    EvidenceRetrieved,
+    PairScore,
+    Request,
+    RetrievalRequested,
+    StagedFile,
+    StagingRequested,
+    TurnRequested,
+    TurnResolved,
+    VerificationCompleted,
+    VerificationPair,
+    VerificationRequested,
+)
+from zocrates_contracts.turns import (
+    Citation,
+    CitationOccurrence,
+    References,
+    SourceRef,
+    TurnRecord,
+    Verdict,
+    VerificationSummary,
+)
+
+__all__ = [name for name in dir() if not name.startswith("_")]

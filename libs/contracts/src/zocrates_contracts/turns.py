@@ -1,0 +1,102 @@
+"""The resolved turn: the SSE `done` payload, stored with the session and returned on reload.
+
+These models are produced by the citation core (`zocrates_citations`) and the gateway, and
+read by the plugin; the JSON Schemas exported from them are the plugin's contract too.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from zocrates_contracts.evidence import Creator
+
+
+Verdict = Literal["KEPT", "DEMOTED", "FAIL_OPEN"]
+
+
+class CitationOccurrence(BaseModel):
+    """One occurrence of a citation token in the answer, judged on its own."""
+
+    model_config = ConfigDict(frozen=True)
+
+    occurrence: int = Field(ge=1, description="1-based count of this chunk index's tokens, in document order")
+    claim: str = Field(description="The claim the token attributes, as sent to the verifier")
+    compound: bool = Field(default=False, description="The bracket held more than one valid index")
+    probability: float | None = Field(default=None, ge=0.0, le=1.0)
+    verdict: Verdict
+
+
+class Citation(BaseModel):
+    """A chunk cited at least once by a valid token, with every occurrence and its verdict."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int = Field(ge=1)
+    chunk_id: str
+    item_key: str
+    attachment_key: str | None = None
+    title: str = ""
+    authors: str = Field(default="", description="APA label: Smith / Smith & Jones / Smith et al.")
+    creators: list[Creator] = Field(default_factory=list)
+    year: int | None = None
+    section: str | None = None
+    publication: str | None = None
+    kind: str = "text"
+    quote: str = Field(description="The full chunk text unless a quote limit is configured")
+    occurrences: list[CitationOccurrence] = Field(default_factory=list)
+    survives: bool = Field(description="At least one occurrence survived verification")
+
+
+class SourceRef(BaseModel):
+    """One item in `# Cited Sources` or `## Other Considered Sources`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    item_key: str
+    title: str = ""
+    authors: str = ""
+    year: int | None = None
+    publication: str | None = None
+
+
+class References(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    cited: list[SourceRef] = Field(default_factory=list)
+    considered: list[SourceRef] = Field(default_factory=list)
+
+
+class VerificationSummary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    enabled: bool = True
+    provider: str = ""
+    model: str = ""
+    threshold: float = 0.60
+    total: int = 0
+    kept: int = 0
+    demoted: int = 0
+    fail_open: int = 0
+    latency_ms: float = 0.0
+    note: str | None = None
+
+
+class TurnRecord(BaseModel):
+    """A finished turn exactly as the user saw it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turn_id: str
+    session_id: str
+    intent: Literal["library", "discovery", "chat"]
+    question: str
+    text: str = Field(description="Enriched markdown: surviving [n] tokens and the source sections")
+    citations: list[Citation] = Field(default_factory=list)
+    references: References = Field(default_factory=References)
+    verification: VerificationSummary | None = None
+    candidates: list[dict] = Field(default_factory=list, description="Discovery candidates (Candidate)")
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    completed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
