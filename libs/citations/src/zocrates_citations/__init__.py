@@ -1,0 +1,30 @@
+"""Zocrates citation core: pure, synchronous, deterministic citation logic.
+
+Parsing of citation tokens, per-occurrence claim extraction, verified resolution into two
+tiers of sources, the clean views of an answer, APA author labels, the evidence block the
+synthesizer reads, and the segmentation of source passages for sentence-level attribution.
+"""
+
+from zocrates_citations.authors import format_authors
+from zocrates_citations.claims import ClaimOccurrence, extract_claim_occurrences
+from zocrates_citations.evidence_xml import format_evidence_xml
+from zocrates_citations.parsing import TOKEN_RE
+from zocrates_citations.resolve import Resolution, VerificationCounts, resolve_citations_and_references
+from zocrates_citations.segments import Span, segment_source_text
+from zocrates_citations.views import build_coordinator_view, strip_citations, to_author_year
+
+__all__ = [
+    "TOKEN_RE",
+    "ClaimOccurrence",
+    "Resolution",
+    "Span",
+    "VerificationCounts",
+    "build_coordinator_view",
+    "extract_claim_occurrences",
+    "format_authors",
+    "format_evidence_xml",
+    "resolve_citations_and_references",
+    "segment_source_text",
+    "strip_citations",
+    "to_author_year",
+]

@@ -1,0 +1,202 @@
+"""Per-occurrence claim extraction: the assertion each citation token attributes to its chunk.
+
+For a token, the claim runs backward from the token to the nearest of: the previous valid
+citation token, a paragraph break, a list item, a table row, or a heading line (the heading
+itself never enters the claim). A span over `MAX_CLAIM_CHARS` is clamped to start at a
+sentence. When the span is too short to stand alone, or names only an author ("According to
+Smith et al. [1], ..."), the claim continues forward to the end of the sentence. The text is
+then cleaned for the verifier: markdown stripped (a bold lead-in stays as text), symbols
+spelled out, whitespace collapsed, terminal punctuation ensured.
+
+Token positions and sentence ends are computed once per text on its masked view, so
+extraction is linear in the text length plus a binary search per token.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+from zocrates_citations.parsing import FILLER, Masked, Token, find_tokens, mask
+from zocrates_citations.sentences import sentence_ends
+
+MAX_CLAIM_CHARS = 800
+"""Longest backward span; long enough for a dense paragraph, short enough for a verifier."""
+
+MIN_CLAIM_CHARS = 30
+"""A backward span shorter than this is a sentence fragment: scan forward for the rest."""
+
+_BLOCK_RE = re.compile(
+    r"^[ \t]*#{1,6}(?:[ \t][^\n]*)?(?:\n|\Z)"  # heading line, consumed whole
+    r"|^[ \t\r]*\n"  # blank line: paragraph break
+    r"|^(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])"  # list item (its marker is stripped later)
+    r"|^(?=[ \t]*\|)",  # table row
+    re.MULTILINE,
+)
+
+_CLOSERS = ".,;:!?)]"
+
+_AUTHOR_ONLY_RE = re.compile(
+    r"^(?:(?i:according to|as (?:[a-z]+ )?(?:by|in)|following|per|see|in|from|like|unlike)\s+)?"
+    r"(?:(?i:the )?(?i:work|study|studies|review|analysis|paper|findings|data|results) of\s+)?"
+    r"(?:(?:van|von|de|der|den|del|la|le|du|da|di)\s+)*[A-Z][\w'’\-]*"
+    r"(?:\s+(?:et al\.?|and colleagues|and co-?workers|(?:and|&)\s+(?:(?:van|von|de|der|den|del|la|le|du|da|di)\s+)*[A-Z][\w'’\-]*))?"
+    r"(?:,?\s*\(?\d{4}[a-z]?\)?)?\s*[,:]?$"
+)
+
+_LINK_RE = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
+_MARKER_RE = re.compile(r"\*\*|__|~~|`")
+_STAR_EMPHASIS_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
+_UNDERSCORE_EMPHASIS_RE = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
+_QUOTE_MARKER_RE = re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE)
+_SYMBOLS = {"≈": " about ", "≥": " at least ", "≤": " at most ", "→": " to ", "—": " - "}
+_SYMBOL_RE = re.compile("[≈≥≤→—]")
+_WHITESPACE_RE = re.compile(r"\s+")
+_LEADING_RE = re.compile(r"^(?:[.,;:!?*\-+#>|)\]\s]|\d+[.)](?!\d)\s*)+")
+_TRAILING_RE = re.compile(r"[\s,;:(\[|\-–—]+$")
+_ENDS_SENTENCE_RE = re.compile(r"[.!?][\"'”’)\]]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimOccurrence:
+    """One citation occurrence to verify.
+
+    `occurrence` counts from 1 per chunk index in document order; `compound` is true when
+    the bracket held more than one valid index (the verifier then asks whether the passage
+    supports a substantive part of the claim). `claim` may be empty when a token stands
+    with no text around it; such an occurrence cannot be verified and should fail open.
+    """
+
+    chunk_index: int
+    occurrence: int
+    claim: str
+    compound: bool
+
+
+class _Structure:
+    """Sorted positions of a masked text: where claims may start, stop, and sentences end."""
+
+    __slots__ = ("starts", "stops", "sentence_ends", "sentence_end_set")
+
+    def __init__(self, masked: str) -> None:
+        self.starts: list[int] = []
+        self.stops: list[int] = []
+        for m in _BLOCK_RE.finditer(masked):
+            self.stops.append(m.start())
+            self.starts.append(m.end())
+        self.sentence_ends = sentence_ends(masked)
+        self.sentence_end_set = frozenset(self.sentence_ends)
+
+
+def clean_claim(raw: str) -> str:
+    """Plain claim text from a slice of the readable view (markdown stripped, symbols spelled)."""
+    text = raw.replace(FILLER, "")
+    if "[" in text:
+        text = _LINK_RE.sub(r"\1", text)
+    text = _MARKER_RE.sub("", text)
+    if "*" in text:
+        text = _STAR_EMPHASIS_RE.sub(r"\1", text)
+    if "_" in text:
+        text = _UNDERSCORE_EMPHASIS_RE.sub(r"\1", text)
+    if ">" in text:
+        text = _QUOTE_MARKER_RE.sub("", text)
+    text = _SYMBOL_RE.sub(lambda m: _SYMBOLS[m.group()], text)
+    text = _WHITESPACE_RE.sub(" ", text)
+    text = _LEADING_RE.sub("", text)
+    return _TRAILING_RE.sub("", text)
+
+
+def _finish(claim: str) -> str:
+    if claim and not _ENDS_SENTENCE_RE.search(claim):
+        return claim + "."
+    return claim
+
+
+def token_claims(view: Masked, tokens: list[Token]) -> list[str | None]:
+    """The claim of each token (parallel to `tokens`; `None` for tokens with no valid index)."""
+    masked, readable = view.masked, view.readable
+    structure = _Structure(masked)
+    valid_starts = [t.start for t in tokens if t.valid]
+    claims: list[str | None] = []
+    previous_end = 0
+    for token in tokens:
+        if not token.valid:
+            claims.append(None)
+            continue
+        claims.append(_claim(masked, readable, structure, valid_starts, previous_end, token))
+        previous_end = token.end
+    return claims
+
+
+def _claim(
+    masked: str,
+    readable: str,
+    structure: _Structure,
+    valid_starts: list[int],
+    previous_end: int,
+    token: Token,
+) -> str:
+    s, e = token.start, token.end
+    begin = previous_end
+    k = bisect_right(structure.starts, s) - 1
+    if k >= 0 and structure.starts[k] > begin:
+        begin = structure.starts[k]
+    if s - begin > MAX_CLAIM_CHARS:
+        window = s - MAX_CLAIM_CHARS
+        ends = structure.sentence_ends
+        j = bisect_left(ends, window)
+        if j < len(ends) and ends[j] < s:
+            begin = ends[j]
+        else:  # no sentence starts in the window: at least start at a word
+            space = masked.find(" ", window, s)
+            begin = space + 1 if space >= 0 else window
+    backward = clean_claim(readable[begin:s])
+
+    stripped_end = len(masked[begin:s].rstrip()) + begin
+    ends_sentence = stripped_end in structure.sentence_end_set
+    if ends_sentence or (len(backward) >= MIN_CLAIM_CHARS and not _AUTHOR_ONLY_RE.match(backward)):
+        return _finish(backward)
+
+    # Forward scan: the rest of the sentence, up to the next citation or block.
+    limit = min(len(masked), e + MAX_CLAIM_CHARS)
+    ends = structure.sentence_ends
+    j = bisect_right(ends, e)
+    if j < len(ends):
+        limit = min(limit, ends[j])
+    j = bisect_right(valid_starts, s)
+    if j < len(valid_starts):
+        limit = min(limit, valid_starts[j])
+    j = bisect_left(structure.stops, e)
+    if j < len(structure.stops):
+        limit = min(limit, structure.stops[j])
+    forward = readable[e:limit].strip()
+    if not forward:
+        return _finish(backward)
+    glue = "" if forward[0] in _CLOSERS else " "
+    return _finish(clean_claim(readable[begin:s].rstrip() + glue + forward))
+
+
+def occurrences(tokens: list[Token], claims: list[str | None]) -> list[ClaimOccurrence]:
+    """One `ClaimOccurrence` per (valid token, index), numbered per index in document order."""
+    counts: dict[int, int] = {}
+    result = []
+    for token, claim in zip(tokens, claims):
+        if claim is None:
+            continue
+        compound = len(token.indices) > 1
+        for index in token.indices:
+            counts[index] = counts.get(index, 0) + 1
+            result.append(ClaimOccurrence(index, counts[index], claim, compound))
+    return result
+
+
+def extract_claim_occurrences(text: str, n_chunks: int) -> list[ClaimOccurrence]:
+    """Every citation occurrence in `text` with the claim it attributes, in document order.
+
+    Only indices 1..`n_chunks` count; an out-of-range token is neither a claim nor a claim
+    boundary. Tokens inside code, images and link reference definitions are ignored.
+    """
+    view = mask(text)
+    tokens = find_tokens(view.masked, n_chunks)
+    return occurrences(tokens, token_claims(view, tokens))

@@ -1,0 +1,165 @@
+"""Citation tokens and the masking that keeps code, images and link definitions out of reach.
+
+A citation token is a bracket of chunk indices: `[1]`, `[1, 2]`, `[1;2]`, `[E1]`,
+`[Chunk 1]`, or fullwidth `【1】`. Anything inside fenced code, inline code, a markdown
+image or a link reference definition is never a token. Masking here is position-preserving:
+masked text has exactly the length of the original, so every position found in it is a
+position in the original, and edits spliced into the original leave masked bytes untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# One index, optionally prefixed the way models sometimes copy the evidence labels.
+_INDEX = r"(?:(?i:E|Chunk)\s?)?\d{1,2}"
+_INDEX_LIST = rf"{_INDEX}(?:\s*[,;]\s*{_INDEX})*"
+
+# `(?!\()`: `[1](https://...)` is a markdown link, not a citation.
+TOKEN_RE = re.compile(rf"\[({_INDEX_LIST})\](?!\()|【({_INDEX_LIST})】")
+"""A citation token; group 1 (ASCII) or group 2 (fullwidth) holds the index list."""
+
+_NUMBER_RE = re.compile(r"\d+")
+
+# Private-use character: never whitespace, punctuation, a digit or a bracket, so masked
+# regions cannot take part in tokens, sentence ends or structural boundaries.
+FILLER = "\ue000"
+
+_MASK_RE = re.compile(
+    # Fenced code: an opening fence line, then up to a closing fence of the same kind, or to
+    # the end of the text when unterminated (as CommonMark does).
+    # A backtick fence's info string has no backticks (else the line is inline code).
+    r"(?P<fence>^[ \t]{0,3}(?:(?P<bt>`{3,})[^`\n]*$|(?P<tl>~{3,})[^\n]*)"
+    r"(?:\n.*?^[ \t]{0,3}(?(bt)(?P=bt)`*|(?P=tl)~*)[ \t]*$|.*\Z))"
+    # Inline code: a backtick run, content without a blank line, the same run closing it.
+    r"|(?P<code>(?<!`)(?P<run>`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)(?P=run)(?!`))"
+    # Images, inline or by reference; the alt text may hold one level of brackets.
+    r"|(?P<image>!\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\](?:\([^)\n]*\)|\[[^\]\n]*\]))"
+    # Link reference definitions: `[1]: https://example.org "title"`.
+    r"|(?P<refdef>^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(?:<[^>\n]*>|\S+)"
+    r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$)",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One citation token found outside masked regions.
+
+    `indices` are the distinct in-range indices in written order; `raw_count` is how many
+    indices the bracket held before bounds checking and de-duplication.
+    """
+
+    start: int
+    end: int
+    indices: tuple[int, ...]
+    raw_count: int
+
+    @property
+    def valid(self) -> bool:
+        return bool(self.indices)
+
+
+@dataclass(frozen=True, slots=True)
+class Masked:
+    """The original text and two same-length views of it.
+
+    `masked`: every masked region replaced by filler (fenced code keeps a newline at each
+    end so it reads as a block of its own). `readable`: like `masked`, except inline code
+    keeps its content and only its backticks become filler; used to build claim text.
+    """
+
+    text: str
+    masked: str
+    readable: str
+
+
+def mask(text: str) -> Masked:
+    """Mask fenced code, inline code, images and link reference definitions."""
+    masked: list[str] = []
+    readable: list[str] = []
+    cursor = 0
+    for m in _MASK_RE.finditer(text):
+        start, end = m.span()
+        masked.append(text[cursor:start])
+        readable.append(text[cursor:start])
+        length = end - start
+        if m.group("fence") is not None:
+            cover = "\n" + FILLER * (length - 2) + "\n" if length >= 2 else FILLER * length
+            masked.append(cover)
+            readable.append(cover)
+        elif m.group("code") is not None:
+            masked.append(FILLER * length)
+            run = len(m.group("run"))
+            readable.append(FILLER * run + text[start + run : end - run] + FILLER * run)
+        else:
+            masked.append(FILLER * length)
+            readable.append(FILLER * length)
+        cursor = end
+    if cursor == 0:
+        return Masked(text, text, text)
+    masked.append(text[cursor:])
+    readable.append(text[cursor:])
+    return Masked(text, "".join(masked), "".join(readable))
+
+
+def parse_indices(index_list: str, n_chunks: int) -> tuple[tuple[int, ...], int]:
+    """The distinct in-range indices of a token's index list, and how many were written."""
+    numbers = [int(n) for n in _NUMBER_RE.findall(index_list)]
+    seen: list[int] = []
+    for n in numbers:
+        if 1 <= n <= n_chunks and n not in seen:
+            seen.append(n)
+    return tuple(seen), len(numbers)
+
+
+def find_tokens(masked: str, n_chunks: int) -> list[Token]:
+    """Every citation token in masked text, in document order, valid or not."""
+    tokens = []
+    for m in TOKEN_RE.finditer(masked):
+        indices, raw = parse_indices(m.group(1) or m.group(2), n_chunks)
+        tokens.append(Token(m.start(), m.end(), indices, raw))
+    return tokens
+
+
+def format_token(indices: tuple[int, ...] | list[int]) -> str:
+    """The canonical form of a surviving token: `[1]` or `[1, 2]`."""
+    return "[" + ", ".join(str(i) for i in indices) + "]"
+
+
+_CLOSERS = frozenset(".,;:!?)")
+
+
+def splice_tokens(
+    text: str, tokens: list[Token], replace: Callable[[Token], str | None]
+) -> str:
+    """Rewrite tokens in the original text; positions come from its masked view.
+
+    `replace(token)` returns the new text for a token, or `None` to remove it. A removed
+    token takes the horizontal whitespace before it when punctuation, a line end or other
+    whitespace follows (`claim [99].` -> `claim.`), and the whitespace after it when it
+    opened a line; everything else, masked regions included, is copied byte for byte.
+    """
+    out: list[str] = []
+    cursor = 0
+    for token in tokens:
+        new = replace(token)
+        before = text[cursor : token.start]
+        if new is None:
+            following = text[token.end : token.end + 1]
+            if not following or following.isspace() or following in _CLOSERS:
+                before = before.rstrip(" \t")
+            out.append(before)
+            cursor = token.end
+            at_line_start = token.start == 0 or text[token.start - 1] == "\n"
+            if at_line_start:
+                while cursor < len(text) and text[cursor] in " \t":
+                    cursor += 1
+        else:
+            out.append(before)
+            out.append(new)
+            cursor = token.end
+    out.append(text[cursor:])
+    return "".join(out)

@@ -1,0 +1,317 @@
+"""Verified resolution: prune failing citation occurrences, partition sources into two tiers.
+
+Each occurrence of each index is judged alone against the threshold (never a max over a
+chunk's occurrences); a compound bracket keeps the indices that survive (`[1, 2]` -> `[1]`)
+and disappears when none does. Sources are partitioned at item level (several chunks of one
+item count once) into a cited tier C and a considered tier R with U = C ∪ R and C ∩ R = ∅:
+an item is cited iff one of its occurrences survives anywhere. When the text holds no valid
+token at all, or citations are disabled, every retrieved item is cited (zero-citation
+fallback); when tokens existed and all failed, the cited tier stays empty.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from html import escape
+
+from pydantic import BaseModel, ConfigDict, Field
+from zocrates_contracts import (
+    Citation,
+    CitationOccurrence,
+    EvidenceChunk,
+    References,
+    SourceRef,
+    Verdict,
+)
+
+from zocrates_citations.authors import format_authors
+from zocrates_citations.claims import token_claims
+from zocrates_citations.parsing import Token, find_tokens, format_token, mask, splice_tokens
+
+CITED_HEADING = "# Cited Sources"
+CONSIDERED_HEADING = "## Other Considered Sources"
+
+
+class VerificationCounts(BaseModel):
+    """Occurrence counts by verdict, named as in `VerificationSummary`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    total: int = 0
+    kept: int = 0
+    demoted: int = 0
+    fail_open: int = 0
+
+
+class Resolution(BaseModel):
+    """A resolved answer: what the UI renders and what the turn stores."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = Field(description="Enriched markdown: the prose, then the source sections")
+    prose: str = Field(description="The answer with surviving tokens only, no source sections")
+    citations: list[Citation] = Field(
+        default_factory=list, description="Every chunk referenced by a valid token, by index"
+    )
+    references: References = Field(
+        default_factory=References, description="The disclosed tiers (empty when disabled)"
+    )
+    cited_item_keys: list[str] = Field(default_factory=list, description="Tier C, in text order")
+    considered_item_keys: list[str] = Field(
+        default_factory=list, description="Tier R, in rank order (always the full complement)"
+    )
+    cited_chunk_ids: list[str] = Field(
+        default_factory=list, description="Chunks with at least one surviving occurrence"
+    )
+    counts: VerificationCounts = Field(default_factory=VerificationCounts)
+    zero_citation_fallback: bool = Field(
+        default=False, description="Every item was cited because the text cited none"
+    )
+
+
+def _probabilities(
+    support_probabilities: Mapping[int | str, Sequence[float | None]] | None,
+) -> dict[int, Sequence[float | None]]:
+    if not support_probabilities:
+        return {}
+    result: dict[int, Sequence[float | None]] = {}
+    for key, values in support_probabilities.items():
+        index = int(key)  # keys arrive as strings after a JSON round trip
+        for occurrence, p in enumerate(values, start=1):
+            if p is not None and not (math.isfinite(p) and 0.0 <= p <= 1.0):
+                raise ValueError(
+                    f"support probability for chunk {index} occurrence {occurrence} must be "
+                    f"None or within [0, 1], got {p!r}; pass None for an unverified occurrence"
+                )
+        result[index] = values
+    return result
+
+
+def _verdict(p: float | None, threshold: float) -> Verdict:
+    if p is None:
+        return "FAIL_OPEN"
+    return "KEPT" if p >= threshold else "DEMOTED"
+
+
+def _quote(text: str, max_chars: int | None) -> str:
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    cut = text[: max_chars - 1]
+    space = cut.rfind(" ")
+    if space > max_chars // 2:  # end on a word unless that loses half the quote
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def source_ref(chunk: EvidenceChunk) -> SourceRef:
+    """The item-level reference of a chunk (its item's metadata, never its text)."""
+    return SourceRef(
+        item_key=chunk.item_key,
+        title=chunk.title,
+        authors=format_authors(chunk.creators),
+        year=chunk.year,
+        publication=chunk.publication,
+    )
+
+
+def entry_parts(ref: SourceRef) -> tuple[str, str, str]:
+    """`(heading, title, publication)` of a bibliography entry; parts may be empty.
+
+    The heading is `Authors (Year)`, or `Title (Year)` when there are no authors (the
+    title is then not repeated).
+    """
+    title = ref.title.strip()
+    year = str(ref.year) if ref.year is not None else "n.d."
+    if ref.authors:
+        return f"{ref.authors} ({year})", title, (ref.publication or "").strip()
+    return f"{title or 'Untitled source'} ({year})", "", (ref.publication or "").strip()
+
+
+def emphasised(text: str, open_: str, close: str) -> str:
+    """`*Title*.`: emphasis, then a full stop unless the text ends a sentence itself."""
+    stop = "" if text.endswith((".", "?", "!")) else "."
+    return f"{open_}{text}{close}{stop}"
+
+
+def _markdown_escape(text: str) -> str:
+    escaped = escape(text, quote=False)
+    return "".join("\\" + c if c in "\\`*_[]" else c for c in escaped)
+
+
+def _cited_entry(ref: SourceRef) -> str:
+    heading, title, publication = entry_parts(ref)
+    parts = [f"**{_markdown_escape(heading)}**."]
+    if title:
+        parts.append(emphasised(_markdown_escape(title), "*", "*"))
+    if publication:
+        parts.append(emphasised(_markdown_escape(publication), "", ""))
+    key = escape(ref.item_key, quote=True)
+    return f'- <span class="zotero-source-link" data-item-key="{key}">{" ".join(parts)}</span>'
+
+
+def _considered_entry(ref: SourceRef) -> str:
+    heading, title, publication = entry_parts(ref)
+    parts = [f"<strong>{escape(heading)}</strong>."]
+    if title:
+        parts.append(emphasised(escape(title), "<em>", "</em>"))
+    if publication:
+        parts.append(emphasised(escape(publication), "", ""))
+    key = escape(ref.item_key, quote=True)
+    return f'    <li><span class="zotero-source-link" data-item-key="{key}">{" ".join(parts)}</span></li>'
+
+
+def render_source_sections(references: References) -> str:
+    """`# Cited Sources` and `## Other Considered Sources` as the UI expects them."""
+    sections = []
+    if references.cited:
+        sections.append("\n".join([CITED_HEADING, *(_cited_entry(r) for r in references.cited)]))
+    if references.considered:
+        n = len(references.considered)
+        noun = "source" if n == 1 else "sources"
+        sections.append(
+            "\n".join(
+                [
+                    CONSIDERED_HEADING,
+                    '<details class="considered-sources">',
+                    f"  <summary>{n} additional {noun} analyzed by search agent</summary>",
+                    "  <ul>",
+                    *(_considered_entry(r) for r in references.considered),
+                    "  </ul>",
+                    "</details>",
+                ]
+            )
+        )
+    return "\n\n".join(sections)
+
+
+def resolve_citations_and_references(
+    text: str,
+    ranked_chunks: Sequence[EvidenceChunk],
+    *,
+    citations_enabled: bool = True,
+    references_enabled: bool = True,
+    considered_disclosure: bool = True,
+    support_probabilities: Mapping[int | str, Sequence[float | None]] | None = None,
+    verification_threshold: float = 0.60,
+    max_quote_chars: int | None = None,
+) -> Resolution:
+    """Resolve an answer's citation tokens against the chunks it was written from.
+
+    `ranked_chunks[i]` is chunk index `i + 1`. `support_probabilities` maps a chunk index to
+    the probability of each of its occurrences in document order (as numbered by
+    `extract_claim_occurrences`); a missing or `None` entry fails open (the occurrence
+    survives as FAIL_OPEN). Out-of-range indices are removed from the text. With
+    `citations_enabled=False` every token is removed and every item is cited;
+    `references_enabled=False` renders no source sections and discloses no references;
+    `considered_disclosure=False` hides the considered tier (its keys are still reported).
+    Quotes are the full chunk text unless `max_quote_chars` is set.
+    """
+    if not 0.0 <= verification_threshold <= 1.0:
+        raise ValueError(f"verification_threshold must be within [0, 1], got {verification_threshold!r}")
+    if max_quote_chars is not None and max_quote_chars < 1:
+        raise ValueError(f"max_quote_chars must be None (no limit) or at least 1, got {max_quote_chars!r}")
+    chunks = list(ranked_chunks)
+    probabilities = _probabilities(support_probabilities)
+    view = mask(text)
+    tokens = find_tokens(view.masked, len(chunks))
+    any_valid = any(t.valid for t in tokens)
+
+    kept_by_token: dict[int, tuple[int, ...]] = {}
+    occurrences: dict[int, list[CitationOccurrence]] = {}
+    counts = {"KEPT": 0, "DEMOTED": 0, "FAIL_OPEN": 0}
+    cited_items: dict[str, None] = {}
+    if citations_enabled and any_valid:
+        claims = token_claims(view, tokens)
+        for token, claim in zip(tokens, claims):
+            if claim is None:
+                continue
+            kept = []
+            for index in token.indices:
+                per_index = occurrences.setdefault(index, [])
+                given = probabilities.get(index, ())
+                p = given[len(per_index)] if len(per_index) < len(given) else None
+                verdict = _verdict(p, verification_threshold)
+                counts[verdict] += 1
+                per_index.append(
+                    CitationOccurrence(
+                        occurrence=len(per_index) + 1,
+                        claim=claim,
+                        compound=len(token.indices) > 1,
+                        probability=p,
+                        verdict=verdict,
+                    )
+                )
+                if verdict != "DEMOTED":
+                    kept.append(index)
+                    cited_items.setdefault(chunks[index - 1].item_key)
+            kept_by_token[token.start] = tuple(kept)
+
+    def replace(token: Token) -> str | None:
+        kept = kept_by_token.get(token.start)
+        return format_token(kept) if kept else None
+
+    prose = splice_tokens(text, tokens, replace) if tokens else text
+
+    citations = [
+        _citation(index, chunks[index - 1], occurrences[index], max_quote_chars)
+        for index in sorted(occurrences)
+    ]
+    best_chunk: dict[str, EvidenceChunk] = {}
+    for chunk in chunks:
+        best_chunk.setdefault(chunk.item_key, chunk)
+    fallback = not citations_enabled or not any_valid
+    cited_keys = list(best_chunk) if fallback else list(cited_items)
+    considered_keys = [] if fallback else [key for key in best_chunk if key not in cited_items]
+
+    references = References()
+    if references_enabled:
+        references = References(
+            cited=[source_ref(best_chunk[k]) for k in cited_keys],
+            considered=[source_ref(best_chunk[k]) for k in considered_keys]
+            if considered_disclosure
+            else [],
+        )
+    sections = render_source_sections(references)
+    enriched = f"{prose.rstrip()}\n\n{sections}" if sections and prose.strip() else sections or prose
+
+    return Resolution(
+        text=enriched,
+        prose=prose,
+        citations=citations,
+        references=references,
+        cited_item_keys=cited_keys,
+        considered_item_keys=considered_keys,
+        cited_chunk_ids=[c.chunk_id for c in citations if c.survives],
+        counts=VerificationCounts(
+            total=sum(counts.values()),
+            kept=counts["KEPT"],
+            demoted=counts["DEMOTED"],
+            fail_open=counts["FAIL_OPEN"],
+        ),
+        zero_citation_fallback=fallback,
+    )
+
+
+def _citation(
+    index: int,
+    chunk: EvidenceChunk,
+    occurrences: list[CitationOccurrence],
+    max_quote_chars: int | None,
+) -> Citation:
+    return Citation(
+        index=index,
+        chunk_id=chunk.chunk_id,
+        item_key=chunk.item_key,
+        attachment_key=chunk.attachment_key,
+        title=chunk.title,
+        authors=format_authors(chunk.creators),
+        creators=list(chunk.creators),
+        year=chunk.year,
+        section=chunk.section,
+        publication=chunk.publication,
+        kind=chunk.kind,
+        quote=_quote(chunk.text, max_quote_chars),
+        occurrences=occurrences,
+        survives=any(o.verdict != "DEMOTED" for o in occurrences),
+    )
