@@ -11,6 +11,7 @@ from zocrates_contracts.base import (
 from zocrates_contracts.evidence import Creator, EvidenceChunk
 from zocrates_contracts.messages import (
     ALL_MESSAGES,
+    REPLY_OF,
     BatchStaged,
     Candidate,
     CandidatesFound,

@@ -222,3 +222,11 @@ ALL_MESSAGES: tuple[type[Message], ...] = (
     StagingRequested,
     BatchStaged,
 )
+
+#: The reply class of each request class, so the bus can answer with an error on its own.
+REPLY_OF: dict[type[Request], type[Message]] = {
+    RetrievalRequested: EvidenceRetrieved,
+    VerificationRequested: VerificationCompleted,
+    DiscoveryRequested: CandidatesFound,
+    StagingRequested: BatchStaged,
+}

@@ -53,3 +53,12 @@ RETRIEVAL_CONSUMER = "retrieval"
 VERIFIER_CONSUMER = "verifier"
 DISCOVERY_CONSUMER = "discovery"
 STAGING_CONSUMER = "staging"
+
+#: Readiness probes: core request/reply on `health.<service>`, outside `zocrates.>` so the
+#: audit stream does not capture them (a captured request would be answered by a PubAck).
+HEALTH_PREFIX = "health"
+SERVICES = ("retrieval", "verifier", "discovery", "staging")
+
+
+def health_subject(service: str) -> str:
+    return f"{HEALTH_PREFIX}.{service}"

@@ -1,0 +1,318 @@
+"""The bus, written once: broker, streams, request consumers with explicit acks, replies.
+
+Delivery rules (see shared/RELIABILITY.md, measured there):
+- Every request consumer is a durable pull consumer on the audit stream, shared by all
+  replicas of a service (queue semantics), with `AckPolicy.MANUAL`: faststream's default
+  terminates a message whose handler raised, and the message is lost.
+- A handler's result is published *before* the ack, with a `Nats-Msg-Id` derived from the
+  request's id, so a redelivery after a crash republishes a duplicate the stream drops.
+- `TransientError` naks with a delay (a plain nak redelivers at once and burns MaxDeliver in
+  milliseconds). Any other exception is retried the same way until the last delivery.
+- A payload that fails validation is poison: it is copied to the dead-letter stream with the
+  reason, then terminated. So is a message on its last delivery that still fails; the
+  requester then gets an `internal` error reply instead of waiting for its deadline.
+- Long handlers send in-progress heartbeats so AckWait does not expire under them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import nats.js.errors
+import structlog
+from faststream import AckPolicy
+from faststream.nats import ConsumerConfig, DeliverPolicy, JStream, NatsBroker, PullSub
+from faststream.nats.annotations import NatsMessage
+from nats.js.api import StreamConfig
+from pydantic import ValidationError
+
+from zocrates_contracts import REPLY_OF, Message, Request, ServiceError
+from zocrates_contracts.subjects import (
+    AUDIT_STREAM,
+    AUDIT_SUBJECTS,
+    DLQ_PREFIX,
+    DLQ_STREAM,
+    DLQ_SUBJECTS,
+    EVENTS_STREAM,
+    EVENTS_SUBJECTS,
+)
+from zocrates_runtime.settings import ZocratesSettings
+
+log = structlog.get_logger("zocrates.bus")
+
+DUPLICATE_WINDOW_S = 120.0
+AUDIT_MAX_AGE_S = 30 * 24 * 3600.0
+EVENTS_MAX_AGE_S = 24 * 3600.0
+
+STREAM_CONFIGS: tuple[StreamConfig, ...] = (
+    StreamConfig(name=AUDIT_STREAM, subjects=AUDIT_SUBJECTS, max_age=AUDIT_MAX_AGE_S,
+                 duplicate_window=DUPLICATE_WINDOW_S, max_msg_size=1024 * 1024),
+    StreamConfig(name=DLQ_STREAM, subjects=DLQ_SUBJECTS, max_age=AUDIT_MAX_AGE_S,
+                 duplicate_window=DUPLICATE_WINDOW_S),
+    StreamConfig(name=EVENTS_STREAM, subjects=EVENTS_SUBJECTS, max_age=EVENTS_MAX_AGE_S,
+                 duplicate_window=DUPLICATE_WINDOW_S),
+)
+
+#: faststream's view of the audit stream; `declare=False` because `ensure_streams` owns it.
+AUDIT = JStream(name=AUDIT_STREAM, declare=False)
+
+M = TypeVar("M", bound=Message)
+R = TypeVar("R", bound=Request)
+
+
+class TransientError(Exception):
+    """A failure worth retrying later (a dependency is briefly down); naks with `delay`."""
+
+    def __init__(self, message: str, delay: float = 1.0) -> None:
+        super().__init__(message)
+        self.delay = delay
+
+
+def make_broker(settings: ZocratesSettings, **kwargs: Any) -> NatsBroker:
+    """A broker for `settings.nats_url` with credentials and trace propagation in headers."""
+    from faststream.nats.opentelemetry import NatsTelemetryMiddleware
+
+    auth: dict[str, Any] = {}
+    if settings.nats_creds_file:
+        auth["user_credentials"] = str(settings.nats_creds_file)
+    if settings.nats_user:
+        auth["user"] = settings.nats_user
+        auth["password"] = settings.nats_password.get_secret_value() if settings.nats_password else ""
+    servers = [s.strip() for s in settings.nats_url.split(",") if s.strip()]
+    return NatsBroker(
+        servers,
+        middlewares=[NatsTelemetryMiddleware()],
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=0.5,
+        log_level=logging.DEBUG,  # per-message access lines; our own logs carry the turn
+        **auth,
+        **kwargs,
+    )
+
+
+async def ensure_streams(broker: NatsBroker) -> None:
+    """Declare the streams idempotently: create, or update a drifted config in place."""
+    js = broker.config.connection_state.stream
+    for config in STREAM_CONFIGS:
+        try:
+            await js.add_stream(config)
+        except nats.js.errors.BadRequestError:
+            # Exists with another config (e.g. after an upgrade): converge to ours.
+            await js.update_stream(config)
+
+
+def message_headers(message: Message) -> dict[str, str]:
+    headers = {"Nats-Msg-Id": message.message_id, "Zocrates-Schema": str(message.schema_version)}
+    if message.trace.traceparent:
+        headers["traceparent"] = message.trace.traceparent
+    if message.trace.tracestate:
+        headers["tracestate"] = message.trace.tracestate
+    return headers
+
+
+async def publish(broker: NatsBroker, message: Message, subject: str | None = None,
+                  *, attempts: int = 3) -> Any:
+    """Publish to JetStream and wait for the PubAck; retried with the same message id."""
+    target = subject or message.SUBJECT
+    payload = message.model_dump_json().encode()
+    headers = message_headers(message)
+    for attempt in range(1, attempts + 1):
+        try:
+            return await broker.publish(payload, target, headers=headers, stream=AUDIT_STREAM,
+                                        timeout=2.0)
+        except (TimeoutError, nats.errors.Error) as exc:
+            if attempt == attempts:
+                raise
+            log.warning("publish retry", subject=target, attempt=attempt, error=str(exc))
+            await asyncio.sleep(0.1 * attempt)
+    raise AssertionError("unreachable")
+
+
+async def dead_letter(broker: NatsBroker, msg: NatsMessage, reason: str) -> None:
+    """Copy a message to the dead-letter stream with why, before it is terminated."""
+    raw = msg.raw_message
+    meta = getattr(raw, "metadata", None)
+    seq = meta.sequence.stream if meta else 0
+    headers = {
+        "Nats-Msg-Id": f"dlq-{raw.subject}-{seq}",
+        "Zocrates-Dlq-Reason": reason[:500].replace("\n", " "),
+        "Zocrates-Original-Subject": raw.subject,
+        "Zocrates-Stream-Seq": str(seq),
+    }
+    await broker.publish(msg.body, f"{DLQ_PREFIX}.{raw.subject}", headers=headers,
+                         stream=DLQ_STREAM, timeout=2.0)
+    log.error("dead-lettered", subject=raw.subject, stream_seq=seq, reason=reason)
+
+
+Handler = Callable[[R], Awaitable[Message | None]]
+
+
+def request_consumer(
+    broker: NatsBroker,
+    request_cls: type[R],
+    *,
+    durable: str,
+    max_workers: int = 4,
+    ack_wait: float = 30.0,
+    max_deliver: int = 5,
+    retry_delay: float = 1.0,
+    service: str = "",
+) -> Callable[[Handler[R]], Handler[R]]:
+    """Register `handler(request) -> reply` as the durable queue consumer of `request_cls`.
+
+    The reply (if any) is published to `request.reply_to`. A request whose deadline has
+    passed is acked and dropped unprocessed: its requester has already moved on.
+    """
+
+    def decorator(handler: Handler[R]) -> Handler[R]:
+        @broker.subscriber(
+            request_cls.SUBJECT,
+            stream=AUDIT,
+            durable=durable,
+            pull_sub=PullSub(batch_size=max_workers, timeout=5.0),
+            max_workers=max_workers,
+            deliver_policy=DeliverPolicy.NEW,
+            config=ConsumerConfig(ack_wait=ack_wait, max_deliver=max_deliver,
+                                  max_ack_pending=max(64, max_workers * 16)),
+            ack_policy=AckPolicy.MANUAL,
+            title=f"{durable}:{request_cls.__name__}",
+            description=(handler.__doc__ or "").strip(),
+        )
+        async def consume(msg: NatsMessage) -> None:
+            await _consume(broker, msg, request_cls, handler, ack_wait=ack_wait,
+                           max_deliver=max_deliver, retry_delay=retry_delay, service=service)
+
+        return handler
+
+    return decorator
+
+
+async def _consume(broker: NatsBroker, msg: NatsMessage, request_cls: type[R], handler: Handler[R],
+                   *, ack_wait: float, max_deliver: int, retry_delay: float, service: str) -> None:
+    try:
+        request = request_cls.model_validate_json(msg.body)
+    except ValidationError as exc:
+        await dead_letter(broker, msg, f"invalid {request_cls.__name__}: {exc.errors()[:3]}")
+        await msg.reject()
+        return
+    structlog.contextvars.bind_contextvars(turn_id=request.turn_id, session_id=request.session_id,
+                                           message_id=request.message_id, subject=request.SUBJECT)
+    try:
+        if request.deadline and request.deadline < datetime.now(UTC):
+            log.info("request expired before processing; dropped")
+            await msg.ack()
+            return
+        delivered = getattr(getattr(msg.raw_message, "metadata", None), "num_delivered", 1) or 1
+        heartbeat = asyncio.create_task(_heartbeat(msg, ack_wait))
+        try:
+            reply = await handler(request)
+        except TransientError as exc:
+            await _retry_or_give_up(broker, msg, request, exc, exc.delay, delivered, max_deliver, service)
+            return
+        except Exception as exc:  # noqa: BLE001 - any handler bug is retried, then dead-lettered
+            log.exception("handler failed", delivered=delivered)
+            await _retry_or_give_up(broker, msg, request, exc, retry_delay, delivered, max_deliver, service)
+            return
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+        if reply is not None:
+            await publish(broker, reply, request.reply_to)
+        await msg.ack()
+    finally:
+        structlog.contextvars.unbind_contextvars("turn_id", "session_id", "message_id", "subject")
+
+
+async def _retry_or_give_up(broker: NatsBroker, msg: NatsMessage, request: Request, exc: Exception,
+                            delay: float, delivered: int, max_deliver: int, service: str) -> None:
+    if delivered < max_deliver:
+        await msg.nack(delay=delay)
+        return
+    await dead_letter(broker, msg, f"failed {delivered} deliveries: {exc!r}")
+    reply = error_reply(request, ServiceError(code="internal", service=service,
+                                              message=f"{service or 'service'} failed: {exc}"))
+    if reply is not None:
+        with contextlib.suppress(Exception):
+            await publish(broker, reply, request.reply_to)
+    await msg.reject()
+
+
+def error_reply(request: Request, error: ServiceError) -> Message | None:
+    """The reply `request` would get, carrying `error` instead of a result."""
+    reply_cls = REPLY_OF.get(type(request))
+    if reply_cls is None:
+        return None
+    extra = {"batch_id": request.batch_id} if hasattr(request, "batch_id") else {}
+    return reply_cls(**request.reply_fields(), **extra, error=error)
+
+
+async def _heartbeat(msg: NatsMessage, ack_wait: float) -> None:
+    while True:
+        await asyncio.sleep(max(ack_wait / 3, 0.5))
+        with contextlib.suppress(Exception):
+            await msg.in_progress()
+
+
+class Requester:
+    """Sends requests over JetStream and awaits their replies on this replica's subject.
+
+    Replies are matched to waiting callers by the reply's message id, which is derived from
+    the request's; a duplicate or late reply finds nobody waiting and is dropped.
+    """
+
+    def __init__(self, broker: NatsBroker, instance_id: str) -> None:
+        from zocrates_contracts.subjects import reply_wildcard
+
+        self.broker = broker
+        self.instance_id = instance_id
+        self._pending: dict[str, tuple[asyncio.Future[Message], type[Message]]] = {}
+
+        @broker.subscriber(reply_wildcard(instance_id), ack_policy=AckPolicy.MANUAL,
+                           title=f"replies:{instance_id}")
+        async def on_reply(msg: NatsMessage) -> None:
+            waiting = self._pending.get((msg.headers or {}).get("Nats-Msg-Id", ""))
+            if waiting is None or waiting[0].done():
+                return
+            future, reply_cls = waiting
+            try:
+                future.set_result(reply_cls.model_validate_json(msg.body))
+            except ValidationError as exc:
+                future.set_exception(exc)
+
+    def reply_to(self, request_cls: type[Request]) -> str:
+        from zocrates_contracts.subjects import reply_subject
+
+        return reply_subject(self.instance_id, REPLY_OF[request_cls].SUBJECT)
+
+    async def request(self, request: Request, timeout: float) -> Message:
+        """Publish `request` and return its reply; `TimeoutError` after `timeout` seconds."""
+        reply_cls = REPLY_OF[type(request)]
+        expected = request.reply_fields()["message_id"]
+        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self._pending[expected] = (future, reply_cls)
+        try:
+            async with asyncio.timeout(timeout):
+                await publish(self.broker, request)
+                return await future
+        finally:
+            self._pending.pop(expected, None)
+
+
+def health_responder(broker: NatsBroker, service: str, status: Callable[[], dict]) -> None:
+    """Answer `health.<service>` with `status()`; one replica of the queue group answers."""
+    import json
+
+    from zocrates_contracts.subjects import health_subject
+
+    @broker.subscriber(health_subject(service), queue=f"health-{service}",
+                       ack_policy=AckPolicy.MANUAL, title=f"health:{service}")
+    async def on_health(msg: NatsMessage) -> None:
+        if msg.reply_to:
+            await broker.publish(json.dumps({"service": service, **status()}).encode(),
+                                 msg.reply_to)

@@ -1,0 +1,26 @@
+"""`python -m zocrates_gateway`: serve the HTTP API."""
+
+from __future__ import annotations
+
+import uvicorn
+
+from zocrates_gateway.app import create_app
+from zocrates_gateway.config import GatewaySettings
+from zocrates_runtime.logging import configure_logging
+from zocrates_runtime.tracing import configure_tracing
+
+
+def main() -> None:
+    settings = GatewaySettings()
+    configure_logging("gateway", json=settings.log_json, level=settings.log_level)
+    configure_tracing("gateway", settings.otlp_endpoint)
+    app = create_app(settings)
+    from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+
+    FastAPIInstrumentor.instrument_app(app, excluded_urls="health")
+    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
+                proxy_headers=True, timeout_graceful_shutdown=5)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""Gateway settings (env `ZOCRATES_*`, or the TOML config file); see docs/configuration.md."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, model_validator
+
+from zocrates_runtime.settings import ZocratesSettings
+
+#: Used only in local mode, where tokens never leave the laptop; hosted mode must set its own.
+LOCAL_PEPPER = "zocrates-local-mode-pepper"
+
+
+class GatewaySettings(ZocratesSettings):
+    host: str = Field(default="127.0.0.1", description="Address the HTTP API binds to")
+    port: int = Field(default=8000, ge=1, le=65535)
+    token_pepper: SecretStr = Field(
+        default=SecretStr(LOCAL_PEPPER),
+        description="HMAC key for stored token digests; required (and secret) in hosted mode",
+    )
+    local_user_id: str = Field(default="local", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    cors_origins: list[str] = Field(default_factory=list)
+
+    # synthesis: any OpenAI-compatible chat-completions endpoint; extractive when unset
+    llm_url: str | None = Field(default=None, description="e.g. https://openrouter.ai/api/v1")
+    llm_api_key: SecretStr | None = None
+    llm_model: str = "gpt-4o-mini"
+
+    # the turn
+    top_k: int = Field(default=8, ge=1, le=50)
+    max_message_bytes: int = 32 * 1024
+    citations_enabled: bool = True
+    verification_enabled: bool = True
+    verification_threshold: float = Field(default=0.60, ge=0.50, le=0.95)
+    retrieval_timeout_s: float = Field(default=20.0, gt=0)
+    discovery_timeout_s: float = Field(default=45.0, gt=0)
+    synthesis_timeout_s: float = Field(default=120.0, gt=0)
+    verification_timeout_s: float = Field(default=10.0, gt=0, description="per verification request")
+    verification_budget_s: float = Field(default=20.0, gt=0, description="whole turn's verification")
+    keepalive_s: float = Field(default=15.0, gt=0, description="SSE comment ping interval")
+
+    @model_validator(mode="after")
+    def _refuse_default_pepper(self) -> GatewaySettings:
+        if self.mode == "hosted" and self.token_pepper.get_secret_value() == LOCAL_PEPPER:
+            raise ValueError("hosted mode needs its own ZOCRATES_TOKEN_PEPPER (a long random secret)")
+        return self

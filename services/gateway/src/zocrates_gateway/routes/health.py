@@ -1,0 +1,36 @@
+"""`GET /health`: liveness for anyone; each service's readiness for a valid token."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from fastapi import APIRouter, Request
+
+from zocrates_contracts.subjects import SERVICES, health_subject
+
+router = APIRouter()
+
+
+async def probe(request: Request, service: str, timeout: float = 0.5) -> dict:
+    broker = request.app.state.broker
+    try:
+        reply = await broker.request(b"", health_subject(service), timeout=timeout)
+        return json.loads(reply.body)
+    except Exception:  # noqa: BLE001 - any failure means "not ready"
+        return {"service": service, "status": "unavailable"}
+
+
+@router.get("/health")
+async def health(request: Request) -> dict:
+    """Liveness without a token; with one, the readiness of every service on the bus."""
+    store = request.app.state.tokens
+    header = request.headers.get("authorization", "")
+    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    if not token or await store.verify(token) is None:
+        return {"status": "ok"}
+    states = await asyncio.gather(*(probe(request, s) for s in SERVICES))
+    services = {s["service"]: s for s in states}
+    ready = all(s.get("status") == "ok" for s in states)
+    return {"status": "ok" if ready else "degraded", "services": services,
+            "gateway": {"instance": request.app.state.settings.instance_id}}

@@ -1,0 +1,106 @@
+"""Sessions and their turns in a JetStream KV bucket, never only in memory.
+
+Keys: `s.<user>.<session>` holds the session's metadata and ordered turn ids;
+`t.<user>.<session>.<turn>` holds one `TurnRecord`, exactly what the `done` event carried.
+The user is part of every key, so one user's lookups can never reach another's sessions.
+Appending a turn id is a compare-and-set loop, so concurrent turns lose no update.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+
+import nats.js.errors
+from nats.js.kv import KeyValue
+from pydantic import BaseModel, Field
+
+from zocrates_contracts import TurnRecord
+
+MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
+
+
+class SessionMeta(BaseModel):
+    session_id: str
+    title: str = ""
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    updated_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    turn_ids: list[str] = Field(default_factory=list)
+
+
+class SessionStore:
+    def __init__(self, kv: KeyValue) -> None:
+        self.kv = kv
+
+    async def get_meta(self, user_id: str, session_id: str) -> SessionMeta | None:
+        try:
+            entry = await self.kv.get(f"s.{user_id}.{session_id}")
+        except MISSING:
+            return None
+        return SessionMeta.model_validate_json(entry.value)
+
+    async def ensure(self, user_id: str, session_id: str, title: str) -> SessionMeta:
+        meta = SessionMeta(session_id=session_id, title=title[:120])
+        try:
+            await self.kv.create(f"s.{user_id}.{session_id}", meta.model_dump_json().encode())
+            return meta
+        except nats.js.errors.KeyWrongLastSequenceError:
+            existing = await self.get_meta(user_id, session_id)
+            assert existing is not None
+            return existing
+
+    async def add_turn(self, user_id: str, record: TurnRecord) -> None:
+        """Store the turn, then append its id to the session (idempotent, CAS-protected)."""
+        key = f"s.{user_id}.{record.session_id}"
+        await self.kv.put(f"t.{user_id}.{record.session_id}.{record.turn_id}",
+                          record.model_dump_json().encode())
+        for _ in range(50):
+            entry = await self.kv.get(key)
+            meta = SessionMeta.model_validate_json(entry.value)
+            if record.turn_id in meta.turn_ids:
+                return
+            meta.turn_ids.append(record.turn_id)
+            meta.updated_at = datetime.now(UTC)
+            try:
+                await self.kv.update(key, meta.model_dump_json().encode(), last=entry.revision)
+                return
+            except nats.js.errors.KeyWrongLastSequenceError:
+                await asyncio.sleep(0.005)
+        raise RuntimeError(f"could not append turn {record.turn_id}: session {record.session_id} is contended")
+
+    async def turns(self, user_id: str, meta: SessionMeta) -> list[TurnRecord]:
+        records = []
+        for turn_id in meta.turn_ids:
+            try:
+                entry = await self.kv.get(f"t.{user_id}.{meta.session_id}.{turn_id}")
+            except MISSING:
+                continue
+            records.append(TurnRecord.model_validate_json(entry.value))
+        return records
+
+    async def list(self, user_id: str) -> list[SessionMeta]:
+        try:
+            keys = await self.kv.keys(filters=[f"s.{user_id}.*"])
+        except nats.js.errors.NoKeysError:
+            return []
+        metas = []
+        for key in keys:
+            try:
+                metas.append(SessionMeta.model_validate_json((await self.kv.get(key)).value))
+            except MISSING:
+                continue
+        return sorted(metas, key=lambda m: m.updated_at, reverse=True)
+
+    async def delete(self, user_id: str, session_id: str) -> bool:
+        meta = await self.get_meta(user_id, session_id)
+        if meta is None:
+            return False
+        for turn_id in meta.turn_ids:
+            await self.kv.purge(f"t.{user_id}.{session_id}.{turn_id}")
+        await self.kv.purge(f"s.{user_id}.{session_id}")
+        return True
+
+
+def dump(meta: SessionMeta) -> dict:
+    return json.loads(meta.model_dump_json())

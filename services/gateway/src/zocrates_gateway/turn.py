@@ -1,0 +1,263 @@
+"""One chat turn, start to finish: route, gather evidence, write, verify, resolve, persist.
+
+Every stage has a deadline. A stage that fails ends the turn with an `error` event, except
+verification, which fails open: probabilities become `None` and the citations are kept.
+Citations belong to this turn's retrieval only; a turn without retrieval has none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import structlog
+
+from zocrates_citations import (
+    extract_claim_occurrences,
+    format_evidence_xml,
+    resolve_citations_and_references,
+)
+from zocrates_contracts import (
+    CandidatesFound,
+    DiscoveryRequested,
+    EvidenceChunk,
+    EvidenceRetrieved,
+    References,
+    RetrievalRequested,
+    ServiceError,
+    TurnRecord,
+    TurnRequested,
+    TurnResolved,
+    VerificationCompleted,
+    VerificationPair,
+    VerificationRequested,
+    VerificationSummary,
+)
+from zocrates_contracts.messages import MAX_SOURCE_CHARS
+from zocrates_gateway.config import GatewaySettings
+from zocrates_gateway.domain.intent import Intent, route_intent
+from zocrates_gateway.domain.synthesis import (
+    CHAT_REPLY,
+    ONLINE_PROMPT,
+    SYSTEM_PROMPT,
+    candidates_answer,
+    extractive_answer,
+    format_candidates,
+)
+from zocrates_gateway.events import TurnLog
+from zocrates_gateway.llm import LLMError, stream_chat
+from zocrates_gateway.sessions import SessionStore
+from zocrates_runtime import bus
+from zocrates_runtime.tracing import inject_trace
+
+log = structlog.get_logger("zocrates.turn")
+
+STAGE_LINES = {
+    "retrieval": "Searching your library…",
+    "discovery": "Searching OpenAlex for new literature…",
+    "synthesis": "Writing the answer…",
+    "verification": "Checking every citation against its passage…",
+    "resolution": "Resolving citations and sources…",
+}
+
+
+class TurnFailed(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+@dataclass
+class TurnDeps:
+    settings: GatewaySettings
+    requester: bus.Requester
+    sessions: SessionStore
+
+
+async def run_turn(deps: TurnDeps, turn: TurnLog, message: str, session_title: str) -> None:
+    """Drive the turn, appending its events to `turn`; always ends with `done` or `error`."""
+    structlog.contextvars.bind_contextvars(turn_id=turn.turn_id, session_id=turn.session_id)
+    started = time.perf_counter()
+    intent = route_intent(message)
+    ids = dict(turn_id=turn.turn_id, session_id=turn.session_id, user_id=turn.user_id)
+    try:
+        await turn.append("turn", {"turn_id": turn.turn_id, "session_id": turn.session_id, "intent": intent})
+        await deps.sessions.ensure(turn.user_id, turn.session_id, session_title)
+        await bus.publish(deps.requester.broker, TurnRequested(**ids, trace=inject_trace(),
+                                                               message=message, intent=intent))
+        if intent == "chat":
+            record = await chat_turn(turn, message)
+        elif intent == "discovery":
+            record = await discovery_turn(deps, turn, message, ids)
+        else:
+            record = await library_turn(deps, turn, message, ids)
+        await deps.sessions.add_turn(turn.user_id, record)
+        await bus.publish(deps.requester.broker, TurnResolved(**ids, record=record))
+        await turn.append("done", record.model_dump(mode="json"))
+        log.info("turn done", intent=intent, ms=round((time.perf_counter() - started) * 1000, 1))
+    except TurnFailed as exc:
+        log.warning("turn failed", code=exc.code, error=exc.message)
+        await turn.append("error", {"code": exc.code, "message": exc.message})
+    except asyncio.CancelledError:
+        if not turn.finished:
+            await turn.append("error", {"code": "cancelled", "message": "The turn was stopped."})
+        raise
+    except Exception as exc:  # noqa: BLE001 - the stream must end, whatever broke
+        log.exception("turn crashed")
+        await turn.append("error", {"code": "internal", "message": f"Internal error: {type(exc).__name__}"})
+    finally:
+        structlog.contextvars.unbind_contextvars("turn_id", "session_id")
+
+
+async def status(turn: TurnLog, stage: str) -> None:
+    await turn.append("status", {"stage": stage, "message": STAGE_LINES[stage]})
+
+
+async def chat_turn(turn: TurnLog, message: str) -> TurnRecord:
+    await turn.append("delta", {"text": CHAT_REPLY})
+    return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="chat",
+                      question=message, text=CHAT_REPLY)
+
+
+def _deadline(seconds: float) -> datetime:
+    return datetime.now(UTC) + timedelta(seconds=seconds)
+
+
+async def _ask(deps: TurnDeps, request, timeout: float, what: str):
+    try:
+        reply = await deps.requester.request(request, timeout=timeout)
+    except TimeoutError:
+        raise TurnFailed("timeout", f"The {what} service did not answer within {timeout:.0f} s. "
+                         "It may be down or overloaded; try again in a moment.") from None
+    if reply.error is not None:
+        raise TurnFailed(f"{what}_{reply.error.code}", reply.error.message)
+    return reply
+
+
+async def library_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
+    s = deps.settings
+    await status(turn, "retrieval")
+    request = RetrievalRequested(**ids, trace=inject_trace(), query=message, top_k=s.top_k,
+                                 reply_to=deps.requester.reply_to(RetrievalRequested),
+                                 deadline=_deadline(s.retrieval_timeout_s))
+    evidence: EvidenceRetrieved = await _ask(deps, request, s.retrieval_timeout_s, "retrieval")
+    chunks = list(evidence.chunks)
+
+    await status(turn, "synthesis")
+    parts = []
+    async for piece in synthesize(s, message, chunks):
+        parts.append(piece)
+        await turn.append("delta", {"text": piece})
+    text = "".join(parts)
+
+    probabilities, summary = None, VerificationSummary(enabled=False, threshold=s.verification_threshold)
+    occurrences = extract_claim_occurrences(text, len(chunks)) if chunks else []
+    if s.citations_enabled and s.verification_enabled and occurrences:
+        await status(turn, "verification")
+        probabilities, summary = await verify(deps, ids, chunks, occurrences)
+
+    await status(turn, "resolution")
+    resolution = resolve_citations_and_references(
+        text, chunks, citations_enabled=s.citations_enabled, support_probabilities=probabilities,
+        verification_threshold=s.verification_threshold)
+    verdicts = [o.verdict for c in resolution.citations for o in c.occurrences]
+    summary = summary.model_copy(update={
+        "total": len(verdicts), "kept": verdicts.count("KEPT"),
+        "demoted": verdicts.count("DEMOTED"), "fail_open": verdicts.count("FAIL_OPEN")})
+    return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="library",
+                      question=message, text=resolution.text, citations=list(resolution.citations),
+                      references=resolution.references if chunks else References(),
+                      verification=summary)
+
+
+async def synthesize(s: GatewaySettings, question: str, chunks: list[EvidenceChunk]) -> AsyncIterator[str]:
+    if not s.llm_url:
+        for piece in extractive_answer(question, chunks):
+            yield piece
+        return
+    messages = [{"role": "system", "content": SYSTEM_PROMPT.format(evidence=format_evidence_xml(chunks))},
+                {"role": "user", "content": question}]
+    try:
+        async with asyncio.timeout(s.synthesis_timeout_s):
+            async for piece in stream_chat(s, messages):
+                yield piece
+    except TimeoutError:
+        raise TurnFailed("timeout", f"The language model did not finish within {s.synthesis_timeout_s:.0f} s.") from None
+    except LLMError as exc:
+        raise TurnFailed("synthesis_failed", str(exc)) from None
+
+
+async def verify(deps: TurnDeps, ids: dict, chunks: list[EvidenceChunk], occurrences) -> tuple[dict, VerificationSummary]:
+    """Score every occurrence in one request; on any failure every probability is None."""
+    s = deps.settings
+    timeout = min(s.verification_timeout_s, s.verification_budget_s)
+    pairs = [VerificationPair(chunk_index=o.chunk_index, occurrence=o.occurrence, claim=o.claim[:4000],
+                              source_text=chunks[o.chunk_index - 1].text[:MAX_SOURCE_CHARS],
+                              compound=o.compound) for o in occurrences if o.claim.strip()]
+    fail_open = {o.chunk_index: [] for o in occurrences}
+    for o in occurrences:
+        fail_open[o.chunk_index].append(None)
+    summary = VerificationSummary(threshold=s.verification_threshold)
+    if not pairs:
+        return fail_open, summary
+    started = time.perf_counter()
+    request = VerificationRequested(**ids, trace=inject_trace(), pairs=pairs[:512],
+                                    reply_to=deps.requester.reply_to(VerificationRequested),
+                                    deadline=_deadline(timeout))
+    try:
+        reply: VerificationCompleted = await deps.requester.request(request, timeout=timeout)
+    except TimeoutError:
+        reply = None
+        note = f"verifier did not answer within {timeout:.0f} s; citations kept unverified"
+    latency = (time.perf_counter() - started) * 1000
+    if reply is None or reply.error is not None:
+        if reply is not None:
+            note = f"verifier error ({reply.error.code}): {reply.error.message}; citations kept unverified"
+        log.warning("verification failed open", note=note)
+        return fail_open, summary.model_copy(update={"note": note, "latency_ms": latency})
+    probabilities = {index: list(values) for index, values in fail_open.items()}
+    for score in reply.scores:
+        slots = probabilities.get(score.chunk_index)
+        if slots is not None and score.occurrence <= len(slots):
+            slots[score.occurrence - 1] = score.probability
+    for score in reply.scores:
+        log.info(f"Citation verification [{score.chunk_index}] occ#{score.occurrence}: "
+                 f"p={'None' if score.probability is None else f'{score.probability:.4f}'} "
+                 f"(threshold={s.verification_threshold:.2f})")
+    return probabilities, summary.model_copy(update={
+        "provider": reply.provider, "model": reply.model, "latency_ms": latency})
+
+
+async def discovery_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
+    s = deps.settings
+    await status(turn, "discovery")
+    request = DiscoveryRequested(**ids, trace=inject_trace(), queries=[message[:4000]],
+                                 reply_to=deps.requester.reply_to(DiscoveryRequested),
+                                 deadline=_deadline(s.discovery_timeout_s))
+    found: CandidatesFound = await _ask(deps, request, s.discovery_timeout_s, "discovery")
+    candidates = list(found.candidates)
+    await status(turn, "synthesis")
+    parts = []
+    if s.llm_url and candidates:
+        messages = [{"role": "system", "content": ONLINE_PROMPT.format(candidates=format_candidates(candidates))},
+                    {"role": "user", "content": message}]
+        pieces = stream_chat(s, messages)
+    else:
+        pieces = _aiter(candidates_answer(candidates, len(found.dropped)))
+    try:
+        async for piece in pieces:
+            parts.append(piece)
+            await turn.append("delta", {"text": piece})
+    except LLMError as exc:
+        raise TurnFailed("synthesis_failed", str(exc)) from None
+    return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="discovery",
+                      question=message, text="".join(parts),
+                      candidates=[c.model_dump(mode="json") for c in candidates])
+
+
+async def _aiter(items):
+    for item in items:
+        yield item

@@ -1,0 +1,132 @@
+"""Whole turns through the real bus and the real HTTP API."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.system import parse_sse, running_system
+
+pytestmark = pytest.mark.connected
+
+
+def kinds(events):
+    return [e["event"] for e in events]
+
+
+async def test_library_turn_streams_and_ends_in_done_with_verified_citations(system):
+    events = await system.chat("What was the somatic mutation rate estimated from twins?")
+    assert kinds(events)[0] == "turn" and kinds(events)[-1] == "done"
+    assert "delta" in kinds(events) and "status" in kinds(events)
+    assert [int(e["id"]) for e in events] == list(range(1, len(events) + 1))
+    done = events[-1]["data"]
+    assert done["intent"] == "library"
+    assert done["citations"], "the extractive answer cites its passages"
+    assert all(o["verdict"] == "KEPT" and o["probability"] == 0.9
+               for c in done["citations"] for o in c["occurrences"])
+    assert "# Cited Sources" in done["text"]
+    assert done["verification"]["provider"] == "fake"
+    assert system.verifier.calls == 1
+
+
+async def test_rehydration_returns_the_done_payload(system):
+    events = await system.chat("What was the somatic mutation rate estimated from twins?")
+    done = events[-1]["data"]
+    response = await system.client.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)
+    assert response.status_code == 200
+    assert response.json()["turns"] == [done]
+
+
+async def test_demoted_citations_leave_the_cited_tier_empty(system):
+    system.verifier.probability = 0.1
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    assert done["references"]["cited"] == []
+    assert len(done["references"]["considered"]) == 3
+    assert done["verification"]["demoted"] >= 1
+
+
+async def test_verifier_down_fails_open_and_keeps_citations(nats_server):
+    async with running_system(nats_server.url, verification_timeout_s=0.5) as system:
+        await system.service_apps["verifier"].stop()
+        done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+        assert done["citations"]
+        assert all(o["verdict"] == "FAIL_OPEN" for c in done["citations"] for o in c["occurrences"])
+        assert "unverified" in done["verification"]["note"]
+
+
+async def test_retrieval_down_ends_the_stream_with_a_clear_error(nats_server):
+    async with running_system(nats_server.url, retrieval_timeout_s=0.5) as system:
+        await system.service_apps["retrieval"].stop()
+        events = await system.chat("What was the somatic mutation rate?")
+        assert kinds(events)[-1] == "error"
+        assert events[-1]["data"]["code"] == "timeout"
+        assert "retrieval" in events[-1]["data"]["message"]
+
+
+async def test_small_talk_has_no_citations_and_no_sources(system):
+    done = (await system.chat("hello!"))[-1]["data"]
+    assert done["intent"] == "chat" and done["citations"] == []
+    assert "Cited Sources" not in done["text"]
+    assert system.retrieval.calls == 0
+
+
+async def test_discovery_not_built_yet_reports_not_available(system):
+    events = await system.chat("find new papers about CRISPR off-target effects")
+    assert events[-1]["event"] == "error"
+    assert events[-1]["data"]["code"] == "discovery_not_available"
+
+
+async def test_follow_up_turns_share_the_session_and_scope_their_citations(system):
+    first = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    second = (await system.chat("thanks", session_id=first["session_id"]))[-1]["data"]
+    assert second["session_id"] == first["session_id"] and second["citations"] == []
+    session = (await system.client.get(f"{system.url}/sessions/{first['session_id']}",
+                                       headers=system.auth)).json()
+    assert [t["turn_id"] for t in session["turns"]] == [first["turn_id"], second["turn_id"]]
+
+
+async def test_one_user_never_sees_another_users_sessions(system):
+    done = (await system.chat("What was the somatic mutation rate?"))[-1]["data"]
+    bob = {"Authorization": f"Bearer {await system.new_token('bob')}"}
+    c = system.client
+    assert (await c.get(f"{system.url}/sessions/{done['session_id']}", headers=bob)).status_code == 404
+    assert (await c.delete(f"{system.url}/sessions/{done['session_id']}", headers=bob)).status_code == 404
+    assert (await c.get(f"{system.url}/sessions", headers=bob)).json() == {"sessions": []}
+    response = await c.post(f"{system.url}/chat", headers=bob,
+                            json={"message": "hi", "session_id": done["session_id"]})
+    assert response.status_code == 404
+    resumed = await c.get(f"{system.url}/chat/{done['turn_id']}/events", headers=bob)
+    assert resumed.status_code == 404
+    assert (await c.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)).status_code == 200
+
+
+async def test_resume_with_last_event_id_has_no_gap_and_no_duplicate(system):
+    events = await system.chat("What was the somatic mutation rate estimated from twins?")
+    turn_id = events[0]["data"]["turn_id"]
+    for after in (0, 1, 3, len(events) - 1):
+        r = await system.client.get(f"{system.url}/chat/{turn_id}/events",
+                                    headers=system.auth | {"Last-Event-ID": str(after)})
+        assert r.status_code == 200
+        assert parse_sse(r.text) == events[after:]
+
+
+async def test_resume_replays_from_the_events_stream_after_the_turn_left_memory(system):
+    events = await system.chat("What was the somatic mutation rate estimated from twins?")
+    turn_id = events[0]["data"]["turn_id"]
+    system.app.state.turns.clear()
+    r = await system.client.get(f"{system.url}/chat/{turn_id}/events",
+                                headers=system.auth | {"Last-Event-ID": "2"})
+    assert r.status_code == 200 and parse_sse(r.text) == events[2:]
+
+
+async def test_delete_session_removes_it(system):
+    done = (await system.chat("hello"))[-1]["data"]
+    url = f"{system.url}/sessions/{done['session_id']}"
+    assert (await system.client.delete(url, headers=system.auth)).status_code == 200
+    assert (await system.client.get(url, headers=system.auth)).status_code == 404
+
+
+async def test_health_has_no_detail_without_a_token_and_readiness_with_one(system):
+    assert (await system.client.get(f"{system.url}/health")).json() == {"status": "ok"}
+    detail = (await system.client.get(f"{system.url}/health", headers=system.auth)).json()
+    assert set(detail["services"]) == {"retrieval", "verifier", "discovery", "staging"}
+    assert detail["services"]["verifier"]["status"] == "ok"
