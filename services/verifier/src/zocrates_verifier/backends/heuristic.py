@@ -1,0 +1,227 @@
+"""The offline verifier: a documented lexical estimator with a fitted logistic calibration.
+
+It needs no model and no network, so it is the default. It reads a (claim, passage) pair the
+way a careful reviewer skims: are the claim's content words there, are they there together
+(in one place of the passage, in the same order), are the claim's numbers in the passage, and
+does the passage say the opposite (a negation or a reversed direction of effect)?
+
+Features (each in [0, 1] unless said otherwise), computed against the whole passage and its
+best window of two consecutive sentences:
+
+| feature        | what it measures |
+| ---            | --- |
+| `coverage`     | share of the claim's content stems found anywhere in the passage |
+| `window`       | share found inside the best two-sentence window (evidence in one place) |
+| `bigrams`      | share of the claim's adjacent content-stem pairs found adjacent in the passage |
+| `missing_nums` | 1 when any number of the claim (value, rounding-tolerant) is absent from the passage |
+| `negation`     | 1 when the claim and its best window disagree on negation (odd/even cue count) |
+| `direction`    | 1 when the claim says increase and the window only decrease, or the reverse |
+| `length`       | log(1 + content words of the claim) / 3: long claims over-claim more |
+
+Stemming is deliberately light (suffix stripping, British/American vowel folding) so the
+estimator stays transparent. The probability is `sigmoid(b + w . features)` with the
+coefficients below, fitted by `services/verifier/scripts/fit_heuristic.py` on a split of
+SciFact (see `zocrates_verifier.calibration`); refit after changing a feature with
+
+    .venv/bin/python services/verifier/scripts/fit_heuristic.py
+
+and paste the printed `COEFFICIENTS` here. A compound occurrence scores the best of the claim
+and its clauses (`claim_parts`): it asks whether the passage supports a substantive part.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from zocrates_verifier.backends.base import BatchModel, Pair, claim_parts
+
+#: Fitted by scripts/fit_heuristic.py (L2 logistic regression, SciFact train split plus
+#: number-swap negatives). Order: intercept, then FEATURES.
+FEATURES = ("coverage", "window", "bigrams", "missing_nums", "negation", "direction", "length")
+COEFFICIENTS = (-2.2630, 2.2896, 1.3570, -0.0125, -1.7973, 0.0577, -1.0462, 0.0410)
+
+_STOPWORDS = frozenset("""
+a about above after again against all also although am an and any are as at be because been
+before being below between both but by can could did do does doing during each either et al
+for from further had has have having here how however i if in into is it its itself just may
+might more most much must my no nor not of off on once only or other our out over own per
+same shall she should so some such than that the their them then there these they this those
+through thus to too under until up upon very via was we were what when where whether which
+while who whom why will with within without would you your e.g i.e vs versus among amongst
+respectively compared patients patient study studies result results shown show shows showed
+""".split())
+
+_NEGATIONS = frozenset("""
+not no never none neither nor without cannot lack lacks lacked lacking absent absence fail
+fails failed unable nothing nobody
+""".split())
+
+# Direction of an effect; a claim that says "increases" cited for a passage that only says
+# "decreased" is SciFact's most common kind of contradiction.
+_UP = frozenset("""
+increase increases increased increasing higher high elevate elevates elevated elevation
+enhance enhances enhanced promote promotes promoted raise raises raised more greater gain
+upregulate upregulates upregulated upregulation activate activates activated activation
+improve improves improved stimulate stimulates stimulated induce induces induced accelerate
+accelerates accelerated augment augmented rise rises rose worsen worsens worsened
+""".split())
+_DOWN = frozenset("""
+decrease decreases decreased decreasing lower low reduce reduces reduced reduction inhibit
+inhibits inhibited inhibition suppress suppresses suppressed suppression less fewer loss
+downregulate downregulates downregulated downregulation impair impairs impaired diminish
+diminishes diminished attenuate attenuates attenuated prevent prevents prevented decline
+declines declined slows slowed drop dropped block blocks blocked
+""".split())
+
+# "one", "half" and "double" are left out: "one of", "half-life", "double-blind".
+_NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+                 "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+                 "twice": "2", "threefold": "3", "twofold": "2"}
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# A number not glued to letters before it (CD4, rs1934179 and IL-6 are names, not numbers);
+# the second look-behind keeps ranges such as 76-85 (both ends are numbers).
+_NUMBER = re.compile(r"(?<![a-z0-9.])(?<![a-z]-)(\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+_SUFFIXES = (("ational", "ate"), ("ization", "ize"), ("isation", "ize"), ("ations", "ate"),
+             ("ation", "ate"), ("ments", ""), ("ment", ""), ("ness", ""), ("ings", ""),
+             ("ing", ""), ("edly", ""), ("ies", "y"), ("ied", "y"), ("ed", ""), ("es", ""),
+             ("ly", ""), ("s", ""))
+
+
+@lru_cache(maxsize=65_536)
+def stem(word: str) -> str:
+    """A light stem: British/American vowel folding and one suffix strip, stems of >= 3."""
+    if len(word) > 5:
+        word = word.replace("ae", "e").replace("oe", "e")
+    for suffix, repl in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) + len(repl) >= 3:
+            word = word[: len(word) - len(suffix)] + repl
+            break
+    if len(word) > 4 and word.endswith("e"):  # "reduce"/"reduc(ed)" meet at "reduc"
+        word = word[:-1]
+    return word
+
+
+def _words(text: str) -> list[str]:
+    return [_NUMBER_WORDS.get(w, w) for w in _WORD.findall(text.lower())]
+
+
+def _content_stems(words: Sequence[str]) -> list[str]:
+    return [stem(w) for w in words if w not in _STOPWORDS and not w.isdigit() and len(w) > 1]
+
+
+def _numbers(text: str) -> list[str]:
+    """Numeric values in `text` (thousands separators dropped), number words included."""
+    lowered = text.lower()
+    values = [m.replace(",", "") for m in _NUMBER.findall(lowered)]
+    values += [_NUMBER_WORDS[w] for w in _WORD.findall(lowered) if w in _NUMBER_WORDS]
+    return values
+
+
+def _number_found(value: str, passage_values: Sequence[str]) -> bool:
+    """Same value, allowing the claim to round the passage (76% for 76.3%)."""
+    try:
+        target = float(value)
+    except ValueError:
+        return False
+    decimals = len(value.split(".")[1]) if "." in value else 0
+    for candidate in passage_values:
+        try:
+            number = float(candidate)
+        except ValueError:
+            continue
+        if number == target or round(number, decimals) == target:
+            return True
+    return False
+
+
+def _negation_parity(words: Sequence[str]) -> int:
+    return sum(1 for w in words if w in _NEGATIONS or w.endswith("n't")) % 2
+
+
+def _direction(words: Sequence[str]) -> tuple[bool, bool]:
+    return any(w in _UP for w in words), any(w in _DOWN for w in words)
+
+
+@dataclass(frozen=True, slots=True)
+class _Passage:
+    stems: frozenset[str]
+    bigrams: frozenset[tuple[str, str]]
+    numbers: tuple[str, ...]
+    windows: tuple[tuple[frozenset[str], tuple[str, ...]], ...]  # (stems, words) per window
+
+
+def _prepare_passage(text: str) -> _Passage:
+    sentences = [s for s in _SENTENCE.split(text) if s.strip()] or [text]
+    sentence_words = [_words(s) for s in sentences]
+    all_words = [w for ws in sentence_words for w in ws]
+    stems = _content_stems(all_words)
+    windows = []
+    for i in range(len(sentences)):
+        words = tuple(w for ws in sentence_words[i: i + 2] for w in ws)
+        windows.append((frozenset(_content_stems(words)), words))
+    return _Passage(frozenset(stems), frozenset(zip(stems, stems[1:])),
+                    tuple(_numbers(text)), tuple(windows))
+
+
+def features(claim: str, passage: str | _Passage) -> list[float]:
+    """The feature vector of (claim, passage), in `FEATURES` order."""
+    p = _prepare_passage(passage) if isinstance(passage, str) else passage
+    words = _words(claim)
+    stems = list(dict.fromkeys(_content_stems(words)))
+    if not stems:
+        return [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    coverage = sum(s in p.stems for s in stems) / len(stems)
+    best_stems, best_words = max(p.windows, key=lambda w: sum(s in w[0] for s in stems))
+    window = sum(s in best_stems for s in stems) / len(stems)
+    ordered = _content_stems(words)
+    claim_bigrams = list(zip(ordered, ordered[1:]))
+    bigrams = (sum(b in p.bigrams for b in claim_bigrams) / len(claim_bigrams)
+               if claim_bigrams else coverage)
+    numbers = _numbers(claim)
+    # One wrong number makes a wrong claim, however many others are right.
+    missing = float(any(not _number_found(n, p.numbers) for n in numbers))
+    negation = float(_negation_parity(words) != _negation_parity(best_words))
+    claim_up, claim_down = _direction(words)
+    window_up, window_down = _direction(best_words)
+    direction = float((claim_up and not claim_down and window_down and not window_up)
+                      or (claim_down and not claim_up and window_up and not window_down))
+    length = math.log1p(len(stems)) / 3.0
+    return [coverage, window, bigrams, missing, negation, direction, length]
+
+
+def probability(x: Sequence[float], coefficients: Sequence[float] = COEFFICIENTS) -> float:
+    z = coefficients[0] + sum(w * v for w, v in zip(coefficients[1:], x))
+    return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+
+
+def score_pair(pair: Pair, coefficients: Sequence[float] = COEFFICIENTS) -> float:
+    """Calibrated support probability of one pair (compound: best of claim and clauses)."""
+    passage = _prepare_passage(pair.source_text)
+    claims = claim_parts(pair.claim) if pair.compound else [pair.claim]
+    return max(probability(features(c, passage), coefficients) for c in claims)
+
+
+class HeuristicModel(BatchModel):
+    """The heuristic as a `BatchModel`, so it shares the batcher's deadlines and back-pressure."""
+
+    provider = "heuristic"
+    model = "lexical-logistic-v1"
+
+    def setup(self, device: str) -> None:
+        # Nothing to load; the estimator is pure Python and runs on the CPU.
+        pass
+
+    def cost(self, pair: Pair) -> int:
+        return (len(pair.claim) + len(pair.source_text)) // 4 + 1
+
+    def predict(self, pairs: Sequence[Pair]) -> list[float]:
+        return [score_pair(p) for p in pairs]
+
+    def describe(self) -> dict:
+        return {"features": list(FEATURES)}

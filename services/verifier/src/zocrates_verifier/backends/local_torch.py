@@ -1,0 +1,177 @@
+"""Local checkpoints: any Hugging Face sequence-classification NLI or cross-encoder, or Laya.
+
+`load_model(path)` picks the loader by what the directory holds:
+
+- `rl_agent_config.json`: a Laya checkpoint, answered through the `laya` package (its own
+  `noul` head reads the question), only when `laya` is importable;
+- otherwise a `config.json` for `AutoModelForSequenceClassification` (offline, no download).
+  Support is the entailment probability: the label whose name in `config.id2label` contains
+  "entail" or "support" (softmax over all labels); a single-logit cross-encoder is read
+  through a sigmoid; an unnamed two-label head takes label 1 as "supported".
+
+The premise is the passage and the hypothesis the claim (NLI order). Half precision on a GPU;
+`torch.inference_mode` around every forward pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from zocrates_verifier.backends.base import BatchModel, Pair, claim_parts
+
+
+def resolve_dtype(dtype: str, device: str):
+    import torch
+
+    if dtype == "auto":
+        # Half precision where the hardware is built for it; float32 on CPU keeps the
+        # calibrated probabilities exactly those of the checkpoint.
+        return torch.float16 if device.split(":")[0] in ("cuda", "xpu", "mps") else torch.float32
+    return getattr(torch, dtype)
+
+
+def support_index(id2label: dict[Any, str], num_labels: int) -> int | None:
+    """Which logit means "supported"; None for a single-logit (sigmoid) head."""
+    if num_labels == 1:
+        return None
+    for key, name in id2label.items():
+        if any(word in str(name).lower() for word in ("entail", "support")):
+            return int(key)
+    generic = all(str(name).upper().startswith("LABEL_") for name in id2label.values())
+    if num_labels == 2 and generic:
+        return 1
+    raise ValueError(f"cannot tell which label means 'supported' among {dict(id2label)}; "
+                     "name it 'entailment' or 'supported' in the checkpoint's config.json "
+                     "id2label")
+
+
+class SequenceClassifierModel(BatchModel):
+    """A Hugging Face sequence-classification checkpoint scored by the micro-batcher."""
+
+    provider = "local"
+
+    def __init__(self, path: Path, *, dtype: str = "auto", max_seq_len: int = 512,
+                 name: str = "") -> None:
+        self.path = Path(path)
+        self.dtype_name = dtype
+        self.max_seq_len = max_seq_len
+        self.model = name or self.path.name
+        self.device = "cpu"
+        self._net = None
+        self._tokenizer = None
+        self._index: int | None = None
+
+    def setup(self, device: str) -> None:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        self.device = device
+        dtype = resolve_dtype(self.dtype_name, device)
+        self._tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+        net = AutoModelForSequenceClassification.from_pretrained(
+            self.path, local_files_only=True, dtype=dtype)
+        self._net = net.to(device).eval()
+        self._index = support_index(net.config.id2label, net.config.num_labels)
+        self._dtype = dtype
+        self.max_seq_len = min(self.max_seq_len, getattr(self._tokenizer, "model_max_length",
+                                                         self.max_seq_len) or self.max_seq_len)
+
+    def cost(self, pair: Pair) -> int:
+        # About four characters a token; tokenizing twice would cost more than the estimate
+        # is worth. A compound pair runs one row per clause.
+        rows = len(claim_parts(pair.claim)) if pair.compound else 1
+        per_row = min(self.max_seq_len, (len(pair.claim) + len(pair.source_text)) // 4 + 3)
+        return rows * per_row
+
+    def predict(self, pairs: Sequence[Pair]) -> list[float]:
+        import torch
+
+        owners, premises, hypotheses = [], [], []
+        for i, pair in enumerate(pairs):
+            for claim in (claim_parts(pair.claim) if pair.compound else [pair.claim]):
+                owners.append(i)
+                premises.append(pair.source_text)
+                hypotheses.append(claim)
+        encoded = self._tokenizer(premises, hypotheses, truncation="only_first",
+                                  max_length=self.max_seq_len, padding=True,
+                                  return_tensors="pt").to(self.device)
+        with torch.inference_mode():
+            logits = self._net(**encoded).logits.float()
+        if self._index is None:
+            support = torch.sigmoid(logits[:, 0])
+        else:
+            support = torch.softmax(logits, dim=-1)[:, self._index]
+        best = [0.0] * len(pairs)
+        for owner, p in zip(owners, support.cpu().tolist()):
+            best[owner] = max(best[owner], p)
+        return best
+
+    def describe(self) -> dict[str, Any]:
+        return {"dtype": str(getattr(self, "_dtype", self.dtype_name)).removeprefix("torch."),
+                "support_label": self._index, "checkpoint": str(self.path)}
+
+
+class LayaModel(BatchModel):
+    """A Laya checkpoint through the `laya` package: its `noul` head answers the question."""
+
+    provider = "local"
+
+    def __init__(self, path: Path, *, name: str = "", max_seq_len: int = 512) -> None:
+        self.path = Path(path)
+        self.model = name or f"laya:{self.path.name}"
+        self.max_seq_len = max_seq_len
+        self._agent = None
+
+    def setup(self, device: str) -> None:
+        import laya
+
+        self._agent = laya.load(str(self.path), device=device)
+
+    def cost(self, pair: Pair) -> int:
+        return min(self.max_seq_len, (len(pair.claim) + len(pair.source_text)) // 4 + 32)
+
+    def predict(self, pairs: Sequence[Pair]) -> list[float]:
+        # A Laya batch shares one question set, so single and compound pairs run apart.
+        out = [0.0] * len(pairs)
+        for compound in (False, True):
+            idx = [i for i, p in enumerate(pairs) if p.compound == compound]
+            if not idx:
+                continue
+            states = [{"source_text": pairs[i].source_text, "claim": pairs[i].claim}
+                      for i in idx]
+            questions = {"support": {"type": "noul", "instructions": pairs[idx[0]].question}}
+            results = self._agent.predict_batch(states, questions, sort_by_length=True)
+            for i, result in zip(idx, results):
+                out[i] = float(result["answers"]["support"]["noul"])
+        return out
+
+
+def is_laya_checkpoint(path: Path) -> bool:
+    return (Path(path) / "rl_agent_config.json").exists()
+
+
+def load_model(path: Path, *, dtype: str = "auto", max_seq_len: int = 512,
+               name: str = "") -> BatchModel:
+    """The `BatchModel` for a checkpoint directory (not loaded yet: call `setup(device)`)."""
+    path = Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"checkpoint directory {path} does not exist; set "
+                                "ZOCRATES_VERIFIER_MODEL_DIR to a local checkpoint")
+    if is_laya_checkpoint(path):
+        try:
+            import laya  # noqa: F401
+        except ImportError as exc:
+            raise RuntimeError(f"{path} is a Laya checkpoint but the `laya` package is not "
+                               "installed; pip install laya, or use an NLI checkpoint") from exc
+        return LayaModel(path, name=name, max_seq_len=max_seq_len)
+    config = path / "config.json"
+    if not config.exists():
+        raise FileNotFoundError(f"{path} has no config.json: expected a Hugging Face "
+                                "sequence-classification checkpoint or a Laya checkpoint")
+    architectures = json.loads(config.read_text()).get("architectures") or []
+    if architectures and not any("SequenceClassification" in a for a in architectures):
+        raise ValueError(f"{path} holds {architectures}, not a sequence-classification "
+                         "model (an NLI or cross-encoder checkpoint)")
+    return SequenceClassifierModel(path, dtype=dtype, max_seq_len=max_seq_len, name=name)

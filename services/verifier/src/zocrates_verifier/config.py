@@ -1,0 +1,102 @@
+"""Settings of the verifier, read from `ZOCRATES_VERIFIER_*` environment variables.
+
+One `VerifierSettings` per process. `provider="auto"` picks the most capable backend that is
+configured: a local checkpoint (`model_dir`), then a remote `/v1/systemone` server
+(`remote_url` set explicitly), then OpenRouter (a key), else the offline heuristic.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Provider = Literal["auto", "heuristic", "local", "remote", "openrouter"]
+
+#: The default model of the OpenRouter decisions endpoint (TypeSafe Jev, auto-updating).
+DEFAULT_OPENROUTER_MODEL = "~typesafe/jev-latest"
+
+
+class VerifierSettings(BaseSettings):
+    """Everything the verifier reads from its environment; see each field."""
+
+    model_config = SettingsConfigDict(env_prefix="ZOCRATES_VERIFIER_", extra="ignore")
+
+    enabled: bool = Field(True, description="Verification on; off makes every score None.")
+    provider: Provider = Field("auto", description="Which backend answers; auto picks one.")
+    model_dir: Path | None = Field(
+        None, description="Local checkpoint: a Hugging Face sequence-classification (NLI or "
+        "cross-encoder) directory, or a Laya checkpoint (has rl_agent_config.json).")
+    model: str = Field(
+        "", description="Model name: reported for local checkpoints, sent to a remote server "
+        f"(empty = its default), the OpenRouter model (empty = {DEFAULT_OPENROUTER_MODEL}).")
+    threshold: float = Field(0.60, ge=0.50, le=0.95,
+                             description="Support threshold the gateway applies (reported).")
+    device: str = Field("auto", description="auto (cuda, mps, xpu, cpu by probe) or a torch "
+                        "device such as cuda:0; pin a GPU with CUDA_VISIBLE_DEVICES.")
+    dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(
+        "auto", description="auto = float16 on a GPU, float32 on CPU.")
+
+    # --- micro-batching (local and heuristic backends) ---------------------------------------
+    max_batch_tokens: int = Field(16_384, ge=64, description="Padded tokens per forward pass "
+                                  "(pairs x longest pair); a batch closes when full.")
+    max_batch_pairs: int = Field(128, ge=1, le=4096, description="Pairs per forward pass.")
+    max_wait_ms: float = Field(5.0, ge=0.0, le=1000.0, description="How long the oldest queued "
+                               "pair waits for batch-mates before its batch closes anyway.")
+    max_queue_pairs: int = Field(4096, ge=1, description="Queued pairs beyond which new work "
+                                 "is refused as overloaded (503 / nak) instead of queued.")
+    max_seq_len: int = Field(512, ge=16, le=8192, description="Tokens per pair (truncated).")
+    warmup: bool = Field(True, description="Run one tiny batch at start so the first request "
+                         "does not pay for lazy initialisation.")
+
+    # --- remote /v1/systemone server ------------------------------------------------------
+    remote_url: str = Field("http://127.0.0.1:8005/v1/systemone",
+                            description="A Laya or Jev-compatible server; /batch is appended.")
+    remote_api_key: SecretStr | None = None
+    remote_max_states: int = Field(64, ge=1, le=512,
+                                   description="States per batch request (laya-serve caps 64).")
+
+    # --- OpenRouter decisions -------------------------------------------------------------
+    openrouter_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("ZOCRATES_VERIFIER_OPENROUTER_API_KEY",
+                                            "OPENROUTER_API_KEY"))
+    openrouter_url: str = "https://openrouter.ai/api/alpha/decisions"
+    openrouter_chat_url: str = "https://openrouter.ai/api/v1/chat/completions"
+    openrouter_fallback_model: str = Field(
+        "", description="Model for the chat-completions fallback (empty = the same model).")
+    openrouter_concurrency: int = Field(8, ge=1, le=64,
+                                        description="Decision requests in flight at once.")
+
+    # --- deadlines ------------------------------------------------------------------------
+    request_timeout_s: float = Field(10.0, gt=0, le=120,
+                                     description="Per backend call, and per HTTP request.")
+
+    # --- HTTP API -------------------------------------------------------------------------
+    http_api_key: SecretStr | None = Field(
+        None, description="When set, every route but /health's liveness needs this bearer.")
+    http_max_body_bytes: int = Field(2 * 1024 * 1024, ge=1024)
+    http_max_states: int = Field(64, ge=1, le=512)
+    http_max_questions: int = Field(8, ge=1, le=64)
+    http_max_concurrent: int = Field(16, ge=1, le=1024,
+                                     description="Requests admitted at once; more get 503.")
+
+    @model_validator(mode="after")
+    def _explicit_provider_is_configured(self) -> VerifierSettings:
+        if self.provider == "local" and self.model_dir is None:
+            raise ValueError("provider=local needs ZOCRATES_VERIFIER_MODEL_DIR (a checkpoint "
+                             "directory); unset the provider to use the offline heuristic")
+        return self
+
+    def resolved_provider(self) -> str:
+        """The backend `auto` stands for, given what is configured."""
+        if self.provider != "auto":
+            return self.provider
+        if self.model_dir is not None:
+            return "local"
+        if "remote_url" in self.model_fields_set:
+            return "remote"
+        if self.openrouter_api_key is not None:
+            return "openrouter"
+        return "heuristic"

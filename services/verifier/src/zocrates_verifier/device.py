@@ -1,0 +1,91 @@
+"""Which torch device this process computes on, decided by a real tensor operation.
+
+`torch.cuda.is_available()` can say yes on a machine whose driver cannot run a kernel (a
+capability mismatch, exhausted device memory, a broken install), and a failing driver can
+take the whole process down. So each candidate is tried in a child process that runs
+`(torch.zeros(1, device=d) + 1).item()`: cuda, then mps (Apple silicon), then xpu (Intel),
+then cpu. A child that crashes or hangs costs only that candidate.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+CANDIDATES = ("cuda", "mps", "xpu")
+
+# Prints one line per candidate as it goes, so a crash on one still tells which came before.
+_PROBE = r"""
+import sys
+try:
+    import torch
+except Exception as exc:
+    print("fail", "*", "torch not importable: %r" % (exc,), flush=True)
+    raise SystemExit(0)
+for name in sys.argv[1:]:
+    kind = name.split(":")[0]
+    try:
+        backend = {"cuda": torch.cuda, "mps": getattr(torch.backends, "mps", None),
+                   "xpu": getattr(torch, "xpu", None)}.get(kind)
+        if kind != "cpu" and (backend is None or not backend.is_available()):
+            print("fail", name, "not available", flush=True)
+            continue
+        value = (torch.zeros(1, device=name) + 1).item()
+        print("ok" if value == 1.0 else "fail", name, "tensor probe gave %r" % (value,),
+              flush=True)
+        raise SystemExit(0)
+    except SystemExit:
+        raise
+    except Exception as exc:
+        print("fail", name, repr(exc).replace("\n", " ")[:300], flush=True)
+"""
+
+
+@dataclass
+class DeviceChoice:
+    """The device chosen, and why each better one was not."""
+
+    device: str
+    rejected: dict[str, str] = field(default_factory=dict)
+
+
+def probe(candidates: list[str], timeout_s: float = 60.0) -> tuple[str | None, dict[str, str]]:
+    """The first candidate whose tensor probe succeeds, and the reasons for those that failed."""
+    rejected: dict[str, str] = {}
+    remaining = list(candidates)
+    while remaining:
+        try:
+            done = subprocess.run([sys.executable, "-c", _PROBE, *remaining],
+                                  capture_output=True, text=True, timeout=timeout_s)
+            lines, crashed = done.stdout.splitlines(), done.returncode != 0
+            tail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            lines, crashed, tail = out.splitlines(), True, f"probe hung for {timeout_s:.0f} s"
+        for line in lines:
+            verdict, name, reason = (line.split(" ", 2) + ["", ""])[:3]
+            if name == "*":
+                return None, {c: reason for c in candidates}
+            if name not in remaining:
+                continue
+            remaining = remaining[remaining.index(name) + 1:]
+            if verdict == "ok":
+                return name, rejected
+            rejected[name] = reason
+        if crashed and remaining:
+            # The child died on the candidate after the last one it reported.
+            rejected[remaining[0]] = f"probe process crashed: {tail}"
+            remaining = remaining[1:]
+        elif not crashed:
+            break
+    return None, rejected
+
+
+def resolve_device(preference: str = "auto", timeout_s: float = 60.0) -> DeviceChoice:
+    """`preference` ("auto" or a torch device such as "cuda:1") probed; cpu when none works."""
+    candidates = list(CANDIDATES) if preference == "auto" else [preference]
+    if candidates == ["cpu"]:
+        return DeviceChoice("cpu")
+    found, rejected = probe(candidates, timeout_s)
+    return DeviceChoice(found or "cpu", rejected)
