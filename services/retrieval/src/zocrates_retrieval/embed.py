@@ -1,0 +1,103 @@
+"""Dense embeddings (sentence-transformers, offline) and the optional cross-encoder reranker."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+# Never reach for the Hugging Face hub: models come from a package or a local directory.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def resolve_device(requested: str = "auto") -> str:
+    """`auto` picks the best device that really works (a tiny tensor probe), else `cpu`."""
+    import torch
+
+    if requested != "auto":
+        return requested
+    candidates = []
+    if torch.cuda.is_available():
+        candidates.append("cuda")
+    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+        candidates.append("mps")
+    if hasattr(torch, "xpu") and torch.xpu.is_available():
+        candidates.append("xpu")
+    for device in candidates:
+        try:
+            (torch.ones(2, device=device) * 2).sum().item()
+            return device
+        except Exception:  # a driver that lists a device it cannot use
+            continue
+    return "cpu"
+
+
+class Embedder:
+    """A sentence-transformers model: normalised float32 vectors, and its tokenizer's counts."""
+
+    def __init__(self, model: str, device: str = "auto", batch_size: int = 32):
+        from sentence_transformers import SentenceTransformer
+
+        self.name = model
+        self.device = resolve_device(device)
+        self.batch_size = batch_size
+        try:
+            self.model = SentenceTransformer(model, device=self.device, local_files_only=True)
+        except Exception as exc:
+            raise RuntimeError(
+                f"cannot load the embedding model {model!r} offline ({exc}); set "
+                "ZOCRATES_RETRIEVAL_EMBEDDING_MODEL to a local sentence-transformers directory"
+            ) from exc
+        self.dim = int(self.model.get_embedding_dimension()
+                       if hasattr(self.model, "get_embedding_dimension")
+                       else self.model.get_sentence_embedding_dimension())
+        self.max_tokens = int(self.model.max_seq_length or 512)
+        self._tokenizer = _fast_tokenizer(model)
+
+    def count_tokens(self, text: str) -> int:
+        if self._tokenizer is not None:
+            return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        return len(self.model.tokenizer.tokenize(text))
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
+        return vectors.astype(np.float32, copy=False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+def _fast_tokenizer(model: str):
+    """The model's `tokenizer.json` through the Rust `tokenizers` library, when it has one:
+    counting tokens for every paragraph must be cheap."""
+    path = Path(model) / "tokenizer.json"
+    if not path.is_file():
+        return None
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+class Reranker:
+    """A cross-encoder from a local directory; scores (query, passage) pairs."""
+
+    def __init__(self, model_dir: Path, device: str = "auto"):
+        from sentence_transformers import CrossEncoder
+
+        if not Path(model_dir).is_dir():
+            raise RuntimeError(f"reranker directory {model_dir} does not exist; unset "
+                               "ZOCRATES_RETRIEVAL_RERANKER_DIR to search without reranking")
+        self.model = CrossEncoder(str(model_dir), device=resolve_device(device), local_files_only=True)
+
+    def scores(self, query: str, passages: list[str]) -> list[float]:
+        if not passages:
+            return []
+        out = self.model.predict([(query, p) for p in passages], show_progress_bar=False)
+        return [float(x) for x in np.asarray(out).reshape(len(passages), -1)[:, -1]]

@@ -1,0 +1,422 @@
+"""The chunk index: one small store interface, two Qdrant implementations, one tenant gate.
+
+One collection holds every user's chunks. The tenant is the payload field `user_id`
+(indexed with `is_tenant`, so Qdrant keeps each tenant's points together), narrowed to one
+Zotero library by `library_id` when a request names one (RELIABILITY.md section 5).
+
+Tenancy is enforced here and nowhere else:
+- `tenant_filter()` is the only place a tenant becomes a filter;
+- `query_chunks()` is the only caller of a store's `_search`, and `_search` is the only code
+  that calls Qdrant's query API; a test parses the package to keep it so;
+- the other tenant operations (count, delete, list what is indexed) also take a `Tenant`.
+
+`EdgeStore` is the embedded default (`qdrant-edge-py`: Qdrant's engine in-process, HNSW,
+payload indexes, BM25 with IDF over the tenant's own chunks). `ServerStore` talks to a Qdrant
+server through `qdrant-client`; its `":memory:"` local mode is a brute-force emulator that the
+tests use to run the same suite against this implementation.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import threading
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+TENANT_FIELD = "user_id"
+LIBRARY_FIELD = "library_id"
+DENSE, SPARSE = "dense", "bm25"
+RRF_K = 60  # the constant of Cormack et al. (2009); Qdrant's default too
+Mode = Literal["dense", "lexical", "hybrid"]
+
+#: Namespace of point ids: uuid5(namespace, "<user>/<library>/<source>/<chunk no>").
+POINT_NAMESPACE = uuid.UUID("6f1c9e0a-3d4b-5a7e-9c2f-7a8b9d0e1f23")
+
+#: Payload fields with an index (keyword unless listed as integer).
+KEYWORD_INDEXES = (LIBRARY_FIELD, "source_key", "item_key", "content_hash")
+INTEGER_INDEXES = ("chunk_no",)
+
+
+class StoreError(RuntimeError):
+    """The index cannot be opened or used (wrong dimension, locked, unreachable server)."""
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """Whose chunks: a user, optionally narrowed to one of their Zotero libraries."""
+
+    user_id: str
+    library_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.user_id:
+            raise ValueError("a tenant needs a non-empty user_id")
+
+
+def point_id(user_id: str, library_id: str, source_key: str, chunk_no: int) -> str:
+    """Deterministic point id, so a re-ingest or a redelivered message overwrites, never duplicates."""
+    return str(uuid.uuid5(POINT_NAMESPACE, f"{user_id}/{library_id}/{source_key}/{chunk_no}"))
+
+
+@dataclass
+class ChunkPoint:
+    id: str
+    dense: np.ndarray
+    sparse: tuple[list[int], list[float]]
+    payload: dict
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    score: float
+    payload: dict
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """A store-neutral filter: every `must` field equals its value, no `must_not` one does."""
+
+    must: tuple[tuple[str, str | int], ...]
+    must_not: tuple[tuple[str, str | int], ...] = ()
+
+
+def tenant_filter(tenant: Tenant, *must: tuple[str, str | int],
+                  must_not: tuple[tuple[str, str | int], ...] = ()) -> Conditions:
+    """The one place a tenant becomes a filter; extra conditions can only narrow it."""
+    base = [(TENANT_FIELD, tenant.user_id)]
+    if tenant.library_id is not None:
+        base.append((LIBRARY_FIELD, tenant.library_id))
+    return Conditions(tuple(base) + tuple(must), tuple(must_not))
+
+
+@dataclass
+class SparseEncoder:
+    """BM25 term weights as Qdrant sparse vectors (Qdrant's own tokenizer and stemmer; the IDF
+    part is applied by the index, over the tenant's chunks)."""
+
+    language: str = "english"
+    _model: object = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        import qdrant_edge
+
+        self._model = qdrant_edge.Bm25(qdrant_edge.Bm25Config(language=self.language))
+
+    def document(self, text: str) -> tuple[list[int], list[float]]:
+        sv = self._model.embed_document(text)
+        return list(sv.indices), list(sv.values)
+
+    def query(self, text: str) -> tuple[list[int], list[float]]:
+        sv = self._model.embed_query(text)
+        return list(sv.indices), list(sv.values)
+
+
+class ChunkStore(ABC):
+    """What the service needs from an index. Filters arrive as `Conditions` built by
+    `tenant_filter`; use the module functions below rather than these methods."""
+
+    dim: int
+
+    @abstractmethod
+    def upsert(self, points: list[ChunkPoint]) -> None: ...
+
+    @abstractmethod
+    def delete(self, where: Conditions) -> None: ...
+
+    @abstractmethod
+    def count(self, where: Conditions) -> int: ...
+
+    @abstractmethod
+    def scroll(self, where: Conditions, fields: list[str]) -> Iterator[dict]: ...
+
+    @abstractmethod
+    def _search(self, where: Conditions, dense: np.ndarray | None,
+                sparse: tuple[list[int], list[float]] | None, limit: int, candidates: int,
+                mode: Mode) -> list[Hit]:
+        """Raw query; only `query_chunks` may call it."""
+
+    def optimize(self) -> None:
+        """Build indexes after a bulk load (a no-op where the engine does it by itself)."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+# --- the repository: every read and delete by tenant goes through these ----------------------
+
+
+def query_chunks(store: ChunkStore, tenant: Tenant, *, dense: np.ndarray | None,
+                 sparse: tuple[list[int], list[float]] | None, limit: int, candidates: int = 50,
+                 mode: Mode = "hybrid") -> list[Hit]:
+    """The tenant's best chunks for a query: dense, lexical (BM25) or both fused by RRF.
+
+    The only function that queries the index. It injects the tenant filter, and re-checks
+    every hit's tenant so that an engine bug cannot leak another user's text.
+    """
+    if mode in ("dense", "hybrid") and dense is None:
+        raise ValueError(f"mode {mode!r} needs a dense query vector")
+    if sparse is not None and not sparse[0]:
+        sparse = None  # the query had only stop words
+    if mode == "lexical" and sparse is None:
+        return []
+    if mode == "hybrid" and sparse is None:
+        mode = "dense"
+    hits = store._search(tenant_filter(tenant), dense, sparse, limit, max(candidates, limit), mode)
+    safe = [h for h in hits if h.payload.get(TENANT_FIELD) == tenant.user_id
+            and (tenant.library_id is None or h.payload.get(LIBRARY_FIELD) == tenant.library_id)]
+    if len(safe) != len(hits):
+        log.error("index returned %d chunks of another tenant; dropped", len(hits) - len(safe))
+    return safe
+
+
+def count_chunks(store: ChunkStore, tenant: Tenant) -> int:
+    return store.count(tenant_filter(tenant))
+
+
+def delete_source(store: ChunkStore, tenant: Tenant, source_key: str, keep_hash: str | None = None) -> None:
+    """Delete a source's chunks in `tenant` (a library), except those of version `keep_hash`."""
+    must_not = (("content_hash", keep_hash),) if keep_hash else ()
+    store.delete(tenant_filter(tenant, ("source_key", source_key), must_not=must_not))
+
+
+def delete_tenant(store: ChunkStore, tenant: Tenant) -> None:
+    store.delete(tenant_filter(tenant))
+
+
+def indexed_versions(store: ChunkStore, tenant: Tenant) -> dict[str, str]:
+    """source key -> content hash of what is indexed for `tenant` (a library)."""
+    return {p["source_key"]: p["content_hash"]
+            for p in store.scroll(tenant_filter(tenant, ("chunk_no", 0)), ["source_key", "content_hash"])}
+
+
+# --- embedded: qdrant-edge --------------------------------------------------------------------
+
+
+class EdgeStore(ChunkStore):
+    """Qdrant Edge shard in `path`; one process at a time (a lock file says who has it)."""
+
+    def __init__(self, path: Path, dim: int, hnsw_ef: int = 128):
+        import qdrant_edge as q
+
+        self.q = q
+        self.dim = dim
+        self.hnsw_ef = hnsw_ef
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock_file = open(self.path.parent / f"{self.path.name}.lock", "w")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            self._lock_file.close()
+            raise StoreError(f"the index at {self.path} is in use by another process (a running "
+                             "retrieval service?); stop it or use another data dir") from exc
+        config = q.EdgeConfig(
+            vectors={DENSE: q.EdgeVectorParams(size=dim, distance=q.Distance.Cosine)},
+            sparse_vectors={SPARSE: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)},
+        )
+        try:
+            if (self.path / "edge_config.json").exists():
+                self.shard = q.EdgeShard.load(str(self.path), config)
+            else:
+                self.shard = q.EdgeShard.create(str(self.path), config)
+                self._create_indexes()
+        except Exception as exc:
+            self._lock_file.close()
+            raise StoreError(f"cannot open the index at {self.path}: {exc}. If the embedding model "
+                             f"changed, delete {self.path} and ingest again") from exc
+        self._mutex = threading.Lock()  # one writer or reader at a time inside this process
+
+    def _create_indexes(self) -> None:
+        q = self.q
+        self.shard.update(q.UpdateOperation.create_field_index(TENANT_FIELD, q.KeywordIndexParams(is_tenant=True)))
+        for name in KEYWORD_INDEXES:
+            self.shard.update(q.UpdateOperation.create_field_index(name, q.PayloadSchemaType.Keyword))
+        for name in INTEGER_INDEXES:
+            self.shard.update(q.UpdateOperation.create_field_index(
+                name, q.IntegerIndexParams(lookup=True, range=False)))
+
+    def _filter(self, where: Conditions):
+        q = self.q
+
+        def cond(key, value):
+            return q.FieldCondition(key=key, match=q.MatchValue(value))
+
+        return q.Filter(must=[cond(k, v) for k, v in where.must],
+                        must_not=[cond(k, v) for k, v in where.must_not] or None)
+
+    def upsert(self, points: list[ChunkPoint]) -> None:
+        q = self.q
+        batch = [q.Point(p.id, {DENSE: np.asarray(p.dense, dtype=np.float32).tolist(),
+                                SPARSE: q.SparseVector(p.sparse[0], p.sparse[1])}, p.payload)
+                 for p in points]
+        with self._mutex:
+            self.shard.update(q.UpdateOperation.upsert_points(batch))
+
+    def delete(self, where: Conditions) -> None:
+        with self._mutex:
+            self.shard.update(self.q.UpdateOperation.delete_points_by_filter(self._filter(where)))
+
+    def count(self, where: Conditions) -> int:
+        with self._mutex:
+            return self.shard.count(self.q.CountRequest(exact=True, filter=self._filter(where)))
+
+    def scroll(self, where: Conditions, fields: list[str]) -> Iterator[dict]:
+        offset = None
+        while True:
+            with self._mutex:
+                records, offset = self.shard.scroll(self.q.ScrollRequest(
+                    offset=offset, limit=1000, filter=self._filter(where), with_payload=fields))
+            yield from (r.payload or {} for r in records)
+            if offset is None:
+                return
+
+    def _search(self, where, dense, sparse, limit, candidates, mode):
+        q = self.q
+        f = self._filter(where)
+        dense_params = q.SearchParams(hnsw_ef=max(self.hnsw_ef, candidates))
+        # IDF over this tenant's chunks only: other users' documents must not shape the scores
+        sparse_params = q.SearchParams(idf=q.IdfParams(corpus=f))
+        dense_q = q.Query.Nearest(np.asarray(dense, dtype=np.float32).tolist(), using=DENSE) if dense is not None else None
+        sparse_q = q.Query.Nearest(q.SparseVector(*sparse), using=SPARSE) if sparse is not None else None
+        if mode == "dense":
+            request = q.QueryRequest(limit=limit, query=dense_q, filter=f, params=dense_params, with_payload=True)
+        elif mode == "lexical":
+            request = q.QueryRequest(limit=limit, query=sparse_q, filter=f, params=sparse_params, with_payload=True)
+        else:
+            request = q.QueryRequest(
+                limit=limit, filter=f, with_payload=True, query=q.Fusion.Rrf(k=RRF_K),
+                prefetches=[q.Prefetch(limit=candidates, query=dense_q, filter=f, params=dense_params),
+                            q.Prefetch(limit=candidates, query=sparse_q, filter=f, params=sparse_params)])
+        with self._mutex:
+            points = self.shard.query(request)
+        return [Hit(str(p.id), float(p.score), p.payload or {}) for p in points]
+
+    def optimize(self) -> None:
+        with self._mutex:
+            self.shard.optimize()
+            self.shard.flush()
+
+    def close(self) -> None:
+        if getattr(self, "shard", None) is not None:
+            with self._mutex:
+                self.shard.flush()
+                self.shard.close()
+            self.shard = None
+        self._lock_file.close()
+
+
+# --- server: qdrant-client --------------------------------------------------------------------
+
+
+class ServerStore(ChunkStore):
+    """A collection on a Qdrant server (or `QdrantClient(":memory:")` in tests)."""
+
+    def __init__(self, client, collection: str, dim: int, hnsw_ef: int = 128):
+        from qdrant_client import models
+
+        self.m = models
+        self.client = client
+        self.collection = collection
+        self.dim = dim
+        self.hnsw_ef = hnsw_ef
+        try:
+            exists = client.collection_exists(collection)
+            if not exists:
+                client.create_collection(
+                    collection,
+                    vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
+                    sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                )
+                self._create_indexes()
+            else:
+                have = client.get_collection(collection).config.params.vectors[DENSE].size
+                if have != dim:
+                    raise StoreError(f"collection {collection!r} holds {have}-dimensional vectors, the "
+                                     f"embedding model makes {dim}; use another collection name")
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"cannot reach the Qdrant collection {collection!r}: {exc}") from exc
+
+    @classmethod
+    def connect(cls, url: str, api_key: str | None, collection: str, dim: int) -> ServerStore:
+        from qdrant_client import QdrantClient
+
+        return cls(QdrantClient(url=url, api_key=api_key, timeout=10), collection, dim)
+
+    def _create_indexes(self) -> None:
+        m = self.m
+        import warnings
+
+        with warnings.catch_warnings():  # local mode says payload indexes have no effect there
+            warnings.simplefilter("ignore")
+            self.client.create_payload_index(self.collection, TENANT_FIELD, m.KeywordIndexParams(
+                type=m.KeywordIndexType.KEYWORD, is_tenant=True))
+            for name in KEYWORD_INDEXES:
+                self.client.create_payload_index(self.collection, name, m.PayloadSchemaType.KEYWORD)
+            for name in INTEGER_INDEXES:
+                self.client.create_payload_index(self.collection, name, m.IntegerIndexParams(
+                    type=m.IntegerIndexType.INTEGER, lookup=True, range=False))
+
+    def _filter(self, where: Conditions):
+        m = self.m
+
+        def cond(key, value):
+            return m.FieldCondition(key=key, match=m.MatchValue(value=value))
+
+        return m.Filter(must=[cond(k, v) for k, v in where.must],
+                        must_not=[cond(k, v) for k, v in where.must_not] or None)
+
+    def upsert(self, points: list[ChunkPoint]) -> None:
+        m = self.m
+        self.client.upsert(self.collection, [
+            m.PointStruct(id=p.id, payload=p.payload, vector={
+                DENSE: np.asarray(p.dense, dtype=np.float32).tolist(),
+                SPARSE: m.SparseVector(indices=p.sparse[0], values=p.sparse[1])})
+            for p in points], wait=True)
+
+    def delete(self, where: Conditions) -> None:
+        self.client.delete(self.collection, points_selector=self.m.FilterSelector(filter=self._filter(where)), wait=True)
+
+    def count(self, where: Conditions) -> int:
+        return self.client.count(self.collection, count_filter=self._filter(where), exact=True).count
+
+    def scroll(self, where: Conditions, fields: list[str]) -> Iterator[dict]:
+        offset = None
+        while True:
+            records, offset = self.client.scroll(self.collection, scroll_filter=self._filter(where), limit=1000,
+                                                 offset=offset, with_payload=fields, with_vectors=False)
+            yield from (r.payload or {} for r in records)
+            if offset is None:
+                return
+
+    def _search(self, where, dense, sparse, limit, candidates, mode):
+        m = self.m
+        f = self._filter(where)
+        dense_params = m.SearchParams(hnsw_ef=max(self.hnsw_ef, candidates))
+        sparse_params = m.SearchParams(idf=m.IdfCorpusParams(corpus=f))
+        dense_q = np.asarray(dense, dtype=np.float32).tolist() if dense is not None else None
+        sparse_q = m.SparseVector(indices=sparse[0], values=sparse[1]) if sparse is not None else None
+        if mode == "dense":
+            kwargs = dict(query=dense_q, using=DENSE, search_params=dense_params)
+        elif mode == "lexical":
+            kwargs = dict(query=sparse_q, using=SPARSE, search_params=sparse_params)
+        else:
+            kwargs = dict(query=m.RrfQuery(rrf=m.Rrf(k=RRF_K)), prefetch=[
+                m.Prefetch(query=dense_q, using=DENSE, limit=candidates, filter=f, params=dense_params),
+                m.Prefetch(query=sparse_q, using=SPARSE, limit=candidates, filter=f, params=sparse_params)])
+        result = self.client.query_points(self.collection, query_filter=f, limit=limit, with_payload=True, **kwargs)
+        return [Hit(str(p.id), float(p.score), p.payload or {}) for p in result.points]
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,365 @@
+"""Read a Zotero data directory: items, creators, attachments, notes, trash, libraries.
+
+Zotero keeps `zotero.sqlite` open while it runs and, by default, locks it exclusively
+(`extensions.zotero.dbLockExclusive`). So neither an ordinary `mode=ro` connection nor the
+sqlite backup API (which both need a shared lock) can read it then, and `immutable=1` on the
+live file would skip the locks but could read a page Zotero is halfway through writing, with
+no way to notice. We therefore take a *snapshot*: copy the file (with its `-journal` / `-wal`
+companion, so a hot journal is rolled back and committed WAL frames are replayed, in our copy)
+while its size and mtime stay unchanged, retry if Zotero wrote meanwhile, then check the copy
+with `PRAGMA quick_check`. The original is opened by nothing but a byte copy: no locks are
+taken, no `-shm` or `-wal` is created next to it, Zotero is never disturbed.
+
+The queries follow Zotero's real schema (`userdata.sql`, version 120 to 129): item types and
+fields through the `*Combined` tables Zotero fills at start-up (falling back to the plain
+tables of older databases), base-field mappings (`proceedingsTitle` is a `publicationTitle`),
+creators in `orderIndex` order, `itemAttachments.path` as `storage:<file>` under
+`storage/<attachmentKey>/`, the trash in `deletedItems`, group libraries in `groups`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sqlite3
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from zocrates_contracts import Creator
+
+#: Zotero's attachment link modes (chrome/content/zotero/xpcom/attachments.js).
+LINK_IMPORTED_FILE, LINK_IMPORTED_URL, LINK_LINKED_FILE, LINK_LINKED_URL = 0, 1, 2, 3
+
+_YEAR_RE = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
+_DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
+
+
+class ZoteroReadError(RuntimeError):
+    """The Zotero data directory could not be read (missing, unreadable or inconsistent)."""
+
+
+@dataclass(frozen=True)
+class Library:
+    """A Zotero library: the user's own (`library_id="user"`) or a group (`"group-<groupID>"`).
+
+    `library_id` is built from ids that are the same on every machine that syncs the library
+    (Zotero's local `libraryID` is not).
+    """
+
+    library_id: str
+    zotero_library_id: int
+    kind: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ItemMeta:
+    """Bibliographic metadata of a (parent) item."""
+
+    key: str
+    library_id: str
+    item_type: str
+    title: str = ""
+    creators: tuple[Creator, ...] = ()
+    year: int | None = None
+    publication: str | None = None
+    doi: str | None = None
+    url: str | None = None
+    collections: tuple[str, ...] = ()
+
+    def payload(self) -> dict:
+        return {
+            "item_key": self.key,
+            "item_type": self.item_type,
+            "title": self.title,
+            "creators": [c.model_dump() for c in self.creators],
+            "year": self.year,
+            "publication": self.publication,
+            "doi": self.doi,
+            "collections": list(self.collections),
+        }
+
+
+@dataclass(frozen=True)
+class Source:
+    """One thing to index: an attachment file or a note, resolved to its parent item.
+
+    `item` is the parent's metadata; for a standalone attachment or note it is the source's
+    own (title from the attachment, no creators).
+    """
+
+    key: str
+    library_id: str
+    kind: str  # "attachment" or "note"
+    item: ItemMeta
+    content_type: str = ""
+    path: Path | None = None
+    note_html: str | None = None
+    missing_reason: str | None = None  # why `path` is unusable, when it is
+
+
+@dataclass
+class LibrarySnapshot:
+    """Everything the ingest needs from one Zotero data directory, read at one instant."""
+
+    libraries: list[Library] = field(default_factory=list)
+    items: dict[str, ItemMeta] = field(default_factory=dict)  # "<library_id>/<key>" -> meta
+    sources: list[Source] = field(default_factory=list)  # not in the trash
+    trashed: set[str] = field(default_factory=set)  # "<library_id>/<key>" of trashed items
+
+    def sources_in(self, library_id: str) -> list[Source]:
+        return [s for s in self.sources if s.library_id == library_id]
+
+
+def snapshot_database(db_path: Path, target_dir: Path, attempts: int = 5) -> Path:
+    """Copy a live `zotero.sqlite` into `target_dir` consistently and return the copy's path."""
+    if not db_path.is_file():
+        raise ZoteroReadError(f"no Zotero database at {db_path}; expected <zotero_dir>/zotero.sqlite")
+    companions = ("-journal", "-wal")
+    for _ in range(attempts):
+        before = _stat_all(db_path, companions)
+        target = target_dir / "zotero.sqlite"
+        shutil.copyfile(db_path, target)
+        for suffix in companions:
+            src = db_path.with_name(db_path.name + suffix)
+            dst = target.with_name(target.name + suffix)
+            if src.exists():
+                shutil.copyfile(src, dst)
+            elif dst.exists():
+                dst.unlink()
+        if _stat_all(db_path, companions) != before:
+            continue  # Zotero wrote while we copied: try again
+        try:
+            with sqlite3.connect(target) as con:  # our copy: replays WAL / rolls back journal
+                if con.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                    continue
+        except sqlite3.DatabaseError:
+            continue
+        return target
+    raise ZoteroReadError(
+        f"could not take a consistent snapshot of {db_path} after {attempts} attempts "
+        "(Zotero kept writing or the file is damaged); try again when Zotero is idle"
+    )
+
+
+def _stat_all(db_path: Path, suffixes: tuple[str, ...]) -> tuple:
+    out = []
+    for p in (db_path, *(db_path.with_name(db_path.name + s) for s in suffixes)):
+        try:
+            st = p.stat()
+            out.append((st.st_size, st.st_mtime_ns))
+        except FileNotFoundError:
+            out.append(None)
+    return tuple(out)
+
+
+def read_library(zotero_dir: Path) -> LibrarySnapshot:
+    """Read the libraries, items and indexable sources of a Zotero data directory."""
+    zotero_dir = Path(zotero_dir)
+    with tempfile.TemporaryDirectory(prefix="zocrates-zotero-") as tmp:
+        copy = snapshot_database(zotero_dir / "zotero.sqlite", Path(tmp))
+        con = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+        con.row_factory = sqlite3.Row
+        try:
+            return _read(con, zotero_dir)
+        except sqlite3.DatabaseError as exc:
+            raise ZoteroReadError(
+                f"{zotero_dir / 'zotero.sqlite'} does not look like a Zotero 5-7 database: {exc}"
+            ) from exc
+        finally:
+            con.close()
+
+
+def _tables(con: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _read(con: sqlite3.Connection, zotero_dir: Path) -> LibrarySnapshot:
+    tables = _tables(con)
+    item_types = "itemTypesCombined" if "itemTypesCombined" in tables else "itemTypes"
+    fields = "fieldsCombined" if "fieldsCombined" in tables else "fields"
+    base_map = "baseFieldMappingsCombined" if "baseFieldMappingsCombined" in tables else "baseFieldMappings"
+
+    snap = LibrarySnapshot()
+    lib_ids: dict[int, str] = {}
+    groups = {r["libraryID"]: r for r in con.execute("SELECT groupID, libraryID, name FROM groups")}
+    for row in con.execute("SELECT libraryID, type FROM libraries ORDER BY libraryID"):
+        if row["type"] == "user":
+            lib = Library("user", row["libraryID"], "user", "My Library")
+        elif row["type"] == "group" and row["libraryID"] in groups:
+            g = groups[row["libraryID"]]
+            lib = Library(f"group-{g['groupID']}", row["libraryID"], "group", g["name"])
+        else:  # feeds and publications are not the researcher's library
+            continue
+        lib_ids[row["libraryID"]] = lib.library_id
+        snap.libraries.append(lib)
+
+    # Field values, with base-field aliases (e.g. proceedingsTitle also as publicationTitle).
+    base_of: dict[tuple[int, int], str] = {}
+    for r in con.execute(
+        f"SELECT m.itemTypeID, m.fieldID, f.fieldName FROM {base_map} m "
+        f"JOIN {fields} f ON f.fieldID = m.baseFieldID"
+    ):
+        base_of[(r[0], r[1])] = r[2]
+    values: dict[int, dict[str, str]] = defaultdict(dict)
+    for r in con.execute(
+        f"SELECT d.itemID, i.itemTypeID, d.fieldID, f.fieldName, v.value FROM itemData d "
+        f"JOIN items i ON i.itemID = d.itemID JOIN {fields} f ON f.fieldID = d.fieldID "
+        f"JOIN itemDataValues v ON v.valueID = d.valueID"
+    ):
+        item_values = values[r["itemID"]]
+        item_values[r["fieldName"]] = str(r["value"])
+        base = base_of.get((r["itemTypeID"], r["fieldID"]))
+        if base:
+            item_values.setdefault(base, str(r["value"]))
+
+    creators: dict[int, list[Creator]] = defaultdict(list)
+    for r in con.execute(
+        "SELECT ic.itemID, c.firstName, c.lastName, c.fieldMode, ct.creatorType "
+        "FROM itemCreators ic JOIN creators c ON c.creatorID = ic.creatorID "
+        "JOIN creatorTypes ct ON ct.creatorTypeID = ic.creatorTypeID "
+        "ORDER BY ic.itemID, ic.orderIndex"
+    ):
+        if r["fieldMode"] == 1:  # single-field name (institution, mononym)
+            creators[r["itemID"]].append(Creator(name=r["lastName"] or "", creator_type=r["creatorType"]))
+        else:
+            creators[r["itemID"]].append(
+                Creator(first_name=r["firstName"] or "", last_name=r["lastName"] or "", creator_type=r["creatorType"])
+            )
+
+    collections = _collection_paths(con)
+    in_collections: dict[int, list[str]] = defaultdict(list)
+    for r in con.execute("SELECT collectionID, itemID FROM collectionItems"):
+        if r[0] in collections:
+            in_collections[r[1]].append(collections[r[0]])
+
+    deleted = {r[0] for r in con.execute("SELECT itemID FROM deletedItems")}
+
+    rows = con.execute(
+        f"SELECT i.itemID, i.key, i.libraryID, t.typeName FROM items i "
+        f"JOIN {item_types} t ON t.itemTypeID = i.itemTypeID"
+    ).fetchall()
+    by_id: dict[int, sqlite3.Row] = {r["itemID"]: r for r in rows}
+    metas: dict[int, ItemMeta] = {}
+    for r in rows:
+        if r["libraryID"] not in lib_ids:
+            continue
+        metas[r["itemID"]] = _meta(r, lib_ids[r["libraryID"]], values[r["itemID"]],
+                                   creators[r["itemID"]], in_collections[r["itemID"]])
+        if r["typeName"] not in ("attachment", "note", "annotation"):
+            snap.items[f"{metas[r['itemID']].library_id}/{r['key']}"] = metas[r["itemID"]]
+
+    def trashed(item_id: int, parent_id: int | None) -> bool:
+        return item_id in deleted or (parent_id is not None and parent_id in deleted)
+
+    for r in con.execute(
+        "SELECT itemID, parentItemID, linkMode, contentType, path FROM itemAttachments"
+    ):
+        item_id, parent_id = r["itemID"], r["parentItemID"]
+        if item_id not in metas:
+            continue
+        own = metas[item_id]
+        if trashed(item_id, parent_id):
+            snap.trashed.add(f"{own.library_id}/{own.key}")
+            continue
+        if r["linkMode"] == LINK_LINKED_URL:
+            continue  # a bookmark: there is no file
+        item = metas.get(parent_id) if parent_id is not None else None
+        path, missing = _attachment_path(zotero_dir, own.key, r["linkMode"], r["path"])
+        snap.sources.append(
+            Source(
+                key=own.key,
+                library_id=own.library_id,
+                kind="attachment",
+                item=item or own,
+                content_type=(r["contentType"] or "").lower(),
+                path=path,
+                missing_reason=missing,
+            )
+        )
+
+    for r in con.execute("SELECT itemID, parentItemID, note FROM itemNotes"):
+        item_id, parent_id = r["itemID"], r["parentItemID"]
+        if item_id not in metas or by_id[item_id]["typeName"] != "note":
+            continue  # attachments keep their own notes here too; only real notes count
+        own = metas[item_id]
+        if trashed(item_id, parent_id):
+            snap.trashed.add(f"{own.library_id}/{own.key}")
+            continue
+        if not (r["note"] or "").strip():
+            continue
+        item = metas.get(parent_id) if parent_id is not None else None
+        snap.sources.append(
+            Source(key=own.key, library_id=own.library_id, kind="note", item=item or own,
+                   content_type="text/html", note_html=r["note"])
+        )
+    return snap
+
+
+def _collection_paths(con: sqlite3.Connection) -> dict[int, str]:
+    """collectionID -> "Parent/Child" path; collections in the trash are left out."""
+    deleted = set()
+    if "deletedCollections" in _tables(con):
+        deleted = {r[0] for r in con.execute("SELECT collectionID FROM deletedCollections")}
+    rows = {r[0]: (r[1], r[2]) for r in con.execute(
+        "SELECT collectionID, collectionName, parentCollectionID FROM collections")}
+    paths: dict[int, str] = {}
+    for cid in rows:
+        parts, cur, seen = [], cid, set()
+        while cur is not None and cur in rows and cur not in seen:
+            if cur in deleted:
+                break
+            seen.add(cur)
+            parts.append(rows[cur][0])
+            cur = rows[cur][1]
+        else:
+            paths[cid] = "/".join(reversed(parts))
+    return paths
+
+
+def _meta(row: sqlite3.Row, library_id: str, values: dict[str, str], creators: list[Creator],
+          collections: list[str]) -> ItemMeta:
+    year = None
+    if m := _YEAR_RE.search(values.get("date", "")):
+        year = int(m.group(1))
+    doi = values.get("DOI") or None
+    if not doi:  # item types without a DOI field keep it in Extra ("DOI: 10....") or the URL
+        for text in (values.get("extra", ""), values.get("url", "")):
+            if m := _DOI_RE.search(text):
+                doi = m.group(1).rstrip(".,;")
+                break
+    publication = values.get("publicationTitle") or values.get("publisher") or None
+    return ItemMeta(
+        key=row["key"],
+        library_id=library_id,
+        item_type=row["typeName"],
+        title=values.get("title", "").strip(),
+        creators=tuple(creators),
+        year=year,
+        publication=publication,
+        doi=doi,
+        url=values.get("url") or None,
+        collections=tuple(sorted(collections)),
+    )
+
+
+def _attachment_path(zotero_dir: Path, key: str, link_mode: int | None, stored: str | None
+                     ) -> tuple[Path | None, str | None]:
+    if not stored:
+        return None, "the attachment has no file path"
+    if stored.startswith("storage:"):
+        path = zotero_dir / "storage" / key / stored.removeprefix("storage:")
+    elif stored.startswith("attachments:"):
+        # Relative to Zotero's "Linked Attachment Base Directory", a preference that lives in
+        # the profile's prefs.js, not in the database: we cannot resolve it from here.
+        return None, "linked file relative to Zotero's base directory (not readable from the database)"
+    elif link_mode == LINK_LINKED_FILE and os.path.isabs(stored):
+        path = Path(stored)
+    else:
+        return None, f"unrecognised attachment path {stored!r}"
+    if not path.is_file():
+        return path, f"file not found: {path}"
+    return path, None
