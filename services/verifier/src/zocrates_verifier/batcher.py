@@ -179,6 +179,9 @@ class MicroBatcher(Generic[T]):
                              "retry later", retry_after_s=self.retry_after_s())
         loop = asyncio.get_running_loop()
         now = time.monotonic()
+        if deadline is not None and now >= deadline:  # answered at once, never queued
+            self.stats.expired += len(items)
+            return [DeadlineExceeded("the deadline had passed on submission")] * len(items)
         queued = [_Item(item, max(1, int(self._cost(item))), deadline, loop.create_future(), now)
                   for item in items]
         self._queue.extend(queued)

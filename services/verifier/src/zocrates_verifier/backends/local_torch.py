@@ -16,6 +16,7 @@ The premise is the passage and the hypothesis the claim (NLI order). Half precis
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,11 @@ def support_index(id2label: dict[Any, str], num_labels: int) -> int | None:
     if num_labels == 1:
         return None
     for key, name in id2label.items():
-        if any(word in str(name).lower() for word in ("entail", "support")):
+        words = [w for w in re.split(r"[^a-z]+", str(name).lower()) if w]
+        if any(w in ("not", "no", "non") for w in words):
+            continue  # "not_supported", "non-entailment"
+        if any(w.startswith("entail") or w in ("support", "supports", "supported")
+               for w in words):
             return int(key)
     generic = all(str(name).upper().startswith("LABEL_") for name in id2label.values())
     if num_labels == 2 and generic:

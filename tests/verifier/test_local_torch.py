@@ -1,0 +1,98 @@
+"""The torch path: a tiny real checkpoint saved offline and loaded through the real loader."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from zocrates_verifier.backends.base import Pair
+from zocrates_verifier.backends.local_torch import (
+    SequenceClassifierModel,
+    load_model,
+    support_index,
+)
+from zocrates_verifier.config import VerifierSettings
+from zocrates_verifier.service import VerifierService
+
+from .conftest import build_tiny_checkpoint
+
+
+def test_support_label_is_read_from_id2label():
+    assert support_index({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}, 3) == 2
+    assert support_index({0: "not_supported", 1: "supported"}, 2) == 1
+    assert support_index({0: "non-entailment", 1: "entailment"}, 2) == 1
+    assert support_index({0: "LABEL_0", 1: "LABEL_1"}, 2) == 1
+    assert support_index({0: "LABEL_0"}, 1) is None
+    with pytest.raises(ValueError, match="id2label"):
+        support_index({0: "cat", 1: "dog", 2: "bird"}, 3)
+
+
+def test_tiny_checkpoint_scores_match_a_direct_forward_pass(tiny_checkpoint):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    model = load_model(tiny_checkpoint)
+    assert isinstance(model, SequenceClassifierModel)
+    model.setup("cpu")
+    pairs = [Pair("Aspirin lowers risk.", "A trial found aspirin lowered the risk by 32%."),
+             Pair("Short.", "A much longer passage " * 20)]
+    got = model.predict(pairs)
+    net = AutoModelForSequenceClassification.from_pretrained(tiny_checkpoint).eval()
+    tok = AutoTokenizer.from_pretrained(tiny_checkpoint)
+    for pair, p in zip(pairs, got):
+        enc = tok(pair.source_text, pair.claim, return_tensors="pt")
+        with torch.inference_mode():
+            expected = torch.softmax(net(**enc).logits, -1)[0, 1].item()  # "entailment" is 1
+        assert p == pytest.approx(expected, abs=1e-5)
+    assert model.describe()["support_label"] == 1
+
+
+def test_compound_pair_takes_its_best_clause(tiny_checkpoint):
+    model = load_model(tiny_checkpoint)
+    model.setup("cpu")
+    claim = "Aspirin lowers the risk of stroke; statins lower cholesterol in most adults"
+    passage = "Statins lowered cholesterol in adults."
+    rows = [model.predict([Pair(c, passage)])[0] for c in
+            (claim, "Aspirin lowers the risk of stroke", "statins lower cholesterol in most adults")]
+    assert model.predict([Pair(claim, passage, compound=True)])[0] == pytest.approx(max(rows), abs=1e-5)
+
+
+async def test_service_serves_a_local_checkpoint_end_to_end(tiny_checkpoint):
+    service = VerifierService(VerifierSettings(provider="local", model_dir=tiny_checkpoint,
+                                               device="cpu", model="tiny-nli"))
+    await service.start()
+    try:
+        outcomes = await service.score([Pair("a claim", "a passage")] * 3, None)
+        assert all(isinstance(o, float) and 0 <= o <= 1 for o in outcomes)
+        health = service.health()
+        assert health["loaded"] == ["tiny-nli"] and health["device"] == "cpu"
+        assert health["checkpoint_devices"] == {"tiny-nli": "cpu"}
+        assert health["dtype"] == "float32"
+    finally:
+        await service.close()
+
+
+def test_wrong_checkpoints_are_refused_with_a_hint(tmp_path):
+    with pytest.raises(FileNotFoundError, match="MODEL_DIR"):
+        load_model(tmp_path / "missing")
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        load_model(tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["BertModel"]}))
+    with pytest.raises(ValueError, match="sequence-classification"):
+        load_model(tmp_path)
+    laya = tmp_path / "laya"
+    laya.mkdir()
+    (laya / "rl_agent_config.json").write_text("{}")
+    try:
+        import laya as _  # noqa: F401
+    except ImportError:
+        with pytest.raises(RuntimeError, match="pip install laya"):
+            load_model(laya)
+
+
+def test_unnamed_labels_beyond_two_are_refused_at_load(tmp_path):
+    checkpoint = build_tiny_checkpoint(tmp_path, {0: "cat", 1: "dog", 2: "bird"})
+    model = load_model(checkpoint)
+    with pytest.raises(ValueError, match="supported"):
+        model.setup("cpu")
