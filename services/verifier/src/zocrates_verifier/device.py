@@ -59,10 +59,11 @@ def probe(candidates: list[str], timeout_s: float = 60.0) -> tuple[str | None, d
             done = subprocess.run([sys.executable, "-c", _PROBE, *remaining],
                                   capture_output=True, text=True, timeout=timeout_s)
             lines, crashed = done.stdout.splitlines(), done.returncode != 0
-            tail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+            tail = ("probe process crashed: "
+                    + (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1])
         except subprocess.TimeoutExpired as exc:
             out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            lines, crashed, tail = out.splitlines(), True, f"probe hung for {timeout_s:.0f} s"
+            lines, crashed, tail = out.splitlines(), True, f"probe hung for {timeout_s:g} s"
         for line in lines:
             verdict, name, reason = (line.split(" ", 2) + ["", ""])[:3]
             if name == "*":
@@ -75,7 +76,7 @@ def probe(candidates: list[str], timeout_s: float = 60.0) -> tuple[str | None, d
             rejected[name] = reason
         if crashed and remaining:
             # The child died on the candidate after the last one it reported.
-            rejected[remaining[0]] = f"probe process crashed: {tail}"
+            rejected[remaining[0]] = tail
             remaining = remaining[1:]
         elif not crashed:
             break

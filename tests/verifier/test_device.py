@@ -1,0 +1,42 @@
+"""Device resolution by a tensor probe in a child process, surviving a crashing driver."""
+
+from __future__ import annotations
+
+from zocrates_verifier import device
+
+
+def test_auto_on_a_cpu_machine_resolves_to_cpu_with_reasons():
+    choice = device.resolve_device("auto")
+    import torch
+
+    if not torch.cuda.is_available():
+        assert choice.device == "cpu"
+        assert set(choice.rejected) == {"cuda", "mps", "xpu"}
+        assert all(choice.rejected.values())
+
+
+def test_a_crashing_candidate_costs_only_itself(monkeypatch):
+    fake_probe = """
+import os, sys
+for name in sys.argv[1:]:
+    if name == "cuda":
+        os._exit(139)  # a driver that segfaults the process
+    print(("ok " if name == "cpu" else "fail ") + name + " unavailable", flush=True)
+    if name == "cpu":
+        break
+"""
+    monkeypatch.setattr(device, "_PROBE", fake_probe)
+    found, rejected = device.probe(["cuda", "mps", "cpu"])
+    assert found == "cpu"
+    assert "crashed" in rejected["cuda"] and rejected["mps"] == "unavailable"
+
+
+def test_a_hanging_probe_times_out(monkeypatch):
+    monkeypatch.setattr(device, "_PROBE", "import time; time.sleep(30)")
+    found, rejected = device.probe(["cuda"], timeout_s=0.5)
+    assert found is None and "hung" in rejected["cuda"]
+
+
+def test_explicit_cpu_needs_no_probe(monkeypatch):
+    monkeypatch.setattr(device, "probe", lambda *a, **k: (_ for _ in ()).throw(AssertionError))
+    assert device.resolve_device("cpu").device == "cpu"
