@@ -15,7 +15,7 @@ def chunk(
     item_key: str | None = None,
     *,
     authors: Sequence[str] | None = None,
-    year: int | None = 2000,
+    year: int | None = -1,
     title: str | None = None,
     text: str | None = None,
     publication: str | None = None,
@@ -27,7 +27,7 @@ def chunk(
         attachment_key=f"ATT{index:05d}",
         title=title if title is not None else f"Paper number {index}",
         creators=[Creator(first_name="A.", last_name=n) for n in names],
-        year=year + index if year is not None else None,
+        year=2000 + index if year == -1 else year,  # -1: a distinct default year per chunk
         section="Results",
         publication=publication,
         text=text if text is not None else f"Passage {index}: the measured rate was {index}.5 percent.",

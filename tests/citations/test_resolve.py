@@ -260,12 +260,12 @@ def test_source_sections_follow_the_seed_markup(make_chunk):
         "Rates were estimated [1].\n\n"
         "# Cited Sources\n"
         '- <span class="zotero-source-link" data-item-key="99R6SJ7T">**Jonsson &amp; Stefansson '
-        "(2021)**. *Somatic mutation rates in monozygotic twins*. Nature Genetics.</span>\n\n"
+        "(2020)**. *Somatic mutation rates in monozygotic twins*. Nature Genetics.</span>\n\n"
         "## Other Considered Sources\n"
         '<details class="considered-sources">\n'
         "  <summary>1 additional source analyzed by search agent</summary>\n"
         "  <ul>\n"
-        '    <li><span class="zotero-source-link" data-item-key="VDKHGW8P"><strong>Smith (2024)'
+        '    <li><span class="zotero-source-link" data-item-key="VDKHGW8P"><strong>Smith (2022)'
         "</strong>. <em>Deep RAG Systems</em>.</span></li>\n"
         "  </ul>\n"
         "</details>"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from zocrates_citations.parsing import FILLER, Masked, Token, find_tokens, mask
 from zocrates_citations.sentences import sentence_ends
@@ -27,12 +27,13 @@ MAX_CLAIM_CHARS = 800
 MIN_CLAIM_CHARS = 30
 """A backward span shorter than this is a sentence fragment: scan forward for the rest."""
 
+# Structural boundaries, each anchored on the newline before its line (one literal first
+# character lets the regex engine skip ahead at C speed); the text is searched with a newline prepended so the first
+# line counts too. `skip`: the claim starts after the line (heading, blank line); `at`: the
+# claim starts at the line (list item, table row; the marker is stripped later).
 _BLOCK_RE = re.compile(
-    r"^[ \t]*#{1,6}(?:[ \t][^\n]*)?(?:\n|\Z)"  # heading line, consumed whole
-    r"|^[ \t\r]*\n"  # blank line: paragraph break
-    r"|^(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])"  # list item (its marker is stripped later)
-    r"|^(?=[ \t]*\|)",  # table row
-    re.MULTILINE,
+    r"\n(?:(?P<skip>[ \t]*#{1,6}(?:[ \t][^\n]*)?(?=\n|\Z)|[ \t\r]*(?=\n))"
+    r"|(?P<at>(?=[ \t]*(?:[-*+]|\d+[.)])[ \t]|[ \t]*\|)))"
 )
 
 _CLOSERS = ".,;:!?)]"
@@ -46,20 +47,20 @@ _AUTHOR_ONLY_RE = re.compile(
 )
 
 _LINK_RE = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
-_MARKER_RE = re.compile(r"\*\*|__|~~|`")
 _STAR_EMPHASIS_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _UNDERSCORE_EMPHASIS_RE = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
 _QUOTE_MARKER_RE = re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE)
-_SYMBOLS = {"≈": " about ", "≥": " at least ", "≤": " at most ", "→": " to ", "—": " - "}
-_SYMBOL_RE = re.compile("[≈≥≤→—]")
-_WHITESPACE_RE = re.compile(r"\s+")
+_SYMBOLS = str.maketrans(
+    {"≈": " about ", "≥": " at least ", "≤": " at most ", "→": " to ", "—": " - ", FILLER: None}
+)
 _LEADING_RE = re.compile(r"^(?:[.,;:!?*\-+#>|)\]\s]|\d+[.)](?!\d)\s*)+")
+_LEADING_CHARS = frozenset(".,;:!?*-+#>|)]0123456789")
 _TRAILING_RE = re.compile(r"[\s,;:(\[|\-–—]+$")
-_ENDS_SENTENCE_RE = re.compile(r"[.!?][\"'”’)\]]*$")
+_TRAILING_CHARS = frozenset(",;:([|-–—")
+_CLOSING_MARKS = "\"'”’)]"
 
 
-@dataclass(frozen=True, slots=True)
-class ClaimOccurrence:
+class ClaimOccurrence(NamedTuple):
     """One citation occurrence to verify.
 
     `occurrence` counts from 1 per chunk index in document order; `compound` is true when
@@ -82,33 +83,44 @@ class _Structure:
     def __init__(self, masked: str) -> None:
         self.starts: list[int] = []
         self.stops: list[int] = []
-        for m in _BLOCK_RE.finditer(masked):
+        # In "\n" + masked, match position p is position p - 1 of masked, so a match's
+        # start is the original start of its line and its end is just past the line.
+        for m in _BLOCK_RE.finditer("\n" + masked):
             self.stops.append(m.start())
-            self.starts.append(m.end())
+            self.starts.append(m.end() if m.lastgroup == "skip" else m.start())
         self.sentence_ends = sentence_ends(masked)
         self.sentence_end_set = frozenset(self.sentence_ends)
 
 
 def clean_claim(raw: str) -> str:
-    """Plain claim text from a slice of the readable view (markdown stripped, symbols spelled)."""
-    text = raw.replace(FILLER, "")
+    """Plain claim text from a slice of the readable view (markdown stripped, symbols spelled).
+
+    Each step runs only when its trigger character is present: this is the hot loop of
+    resolution, once per citation token.
+    """
+    text = raw.translate(_SYMBOLS)
     if "[" in text:
         text = _LINK_RE.sub(r"\1", text)
-    text = _MARKER_RE.sub("", text)
+    for marker in ("**", "__", "~~", "`"):
+        if marker in text:
+            text = text.replace(marker, "")
     if "*" in text:
         text = _STAR_EMPHASIS_RE.sub(r"\1", text)
     if "_" in text:
         text = _UNDERSCORE_EMPHASIS_RE.sub(r"\1", text)
     if ">" in text:
         text = _QUOTE_MARKER_RE.sub("", text)
-    text = _SYMBOL_RE.sub(lambda m: _SYMBOLS[m.group()], text)
-    text = _WHITESPACE_RE.sub(" ", text)
-    text = _LEADING_RE.sub("", text)
-    return _TRAILING_RE.sub("", text)
+    text = " ".join(text.split())
+    if text and text[0] in _LEADING_CHARS:
+        text = _LEADING_RE.sub("", text)
+    if text and text[-1] in _TRAILING_CHARS:
+        text = _TRAILING_RE.sub("", text)
+    return text
 
 
 def _finish(claim: str) -> str:
-    if claim and not _ENDS_SENTENCE_RE.search(claim):
+    """The claim with terminal punctuation (after any closing quote or bracket)."""
+    if claim and claim.rstrip(_CLOSING_MARKS)[-1:] not in (".", "!", "?"):
         return claim + "."
     return claim
 

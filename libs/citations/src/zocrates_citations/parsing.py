@@ -12,14 +12,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 # One index, optionally prefixed the way models sometimes copy the evidence labels.
 _INDEX = r"(?:(?i:E|Chunk)\s?)?\d{1,2}"
 _INDEX_LIST = rf"{_INDEX}(?:\s*[,;]\s*{_INDEX})*"
 
 # `(?!\()`: `[1](https://...)` is a markdown link, not a citation.
-TOKEN_RE = re.compile(rf"\[({_INDEX_LIST})\](?!\()|【({_INDEX_LIST})】")
+_ASCII_TOKEN = rf"\[({_INDEX_LIST})\](?!\()"
+_FULLWIDTH_TOKEN = rf"【({_INDEX_LIST})】"
+TOKEN_RE = re.compile(rf"{_ASCII_TOKEN}|{_FULLWIDTH_TOKEN}")
 """A citation token; group 1 (ASCII) or group 2 (fullwidth) holds the index list."""
+# Searched separately: a pattern opening with one literal is scanned at C speed.
+_ASCII_TOKEN_RE = re.compile(_ASCII_TOKEN)
+_FULLWIDTH_TOKEN_RE = re.compile(_FULLWIDTH_TOKEN)
 
 _NUMBER_RE = re.compile(r"\d+")
 
@@ -27,25 +33,65 @@ _NUMBER_RE = re.compile(r"\d+")
 # regions cannot take part in tokens, sentence ends or structural boundaries.
 FILLER = "\ue000"
 
-_MASK_RE = re.compile(
-    # Fenced code: an opening fence line, then up to a closing fence of the same kind, or to
-    # the end of the text when unterminated (as CommonMark does).
-    # A backtick fence's info string has no backticks (else the line is inline code).
-    r"(?P<fence>^[ \t]{0,3}(?:(?P<bt>`{3,})[^`\n]*$|(?P<tl>~{3,})[^\n]*)"
-    r"(?:\n.*?^[ \t]{0,3}(?(bt)(?P=bt)`*|(?P=tl)~*)[ \t]*$|.*\Z))"
-    # Inline code: a backtick run, content without a blank line, the same run closing it.
-    r"|(?P<code>(?<!`)(?P<run>`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)(?P=run)(?!`))"
-    # Images, inline or by reference; the alt text may hold one level of brackets.
-    r"|(?P<image>!\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\](?:\([^)\n]*\)|\[[^\]\n]*\]))"
-    # Link reference definitions: `[1]: https://example.org "title"`.
-    r"|(?P<refdef>^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(?:<[^>\n]*>|\S+)"
-    r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$)",
+# Fenced code: an opening fence line, then up to a closing fence of the same kind, or to
+# the end of the text when unterminated (as CommonMark does). A backtick fence's info string
+# has no backticks (else the line is inline code).
+_FENCE_RE = re.compile(
+    r"[ \t]{0,3}(?:(?P<bt>`{3,})[^`\n]*$|(?P<tl>~{3,})[^\n]*)"
+    r"(?:\n.*?^[ \t]{0,3}(?(bt)(?P=bt)`*|(?P=tl)~*)[ \t]*$|.*\Z)",
     re.MULTILINE | re.DOTALL,
 )
+# Inline code: a backtick run, content without a blank line, the same run closing it.
+_CODE_RE = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)\1(?!`)", re.DOTALL)
+# Images, inline or by reference; the alt text may hold one level of brackets.
+_IMAGE_RE = re.compile(r"!\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\](?:\([^)\n]*\)|\[[^\]\n]*\])")
+# Link reference definitions: `[1]: https://example.org "title"`.
+_REFDEF_RE = re.compile(
+    r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(?:<[^>\n]*>|\S+)"
+    r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$",
+    re.MULTILINE,
+)
+# Where a masked region can begin; one character class, so the scan runs at C speed.
+_CANDIDATE_RE = re.compile(r"[`~!]")
+
+Region = tuple[int, int, str]  # start, end, kind: "fence" | "code" | "image" | "refdef"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+def masked_regions(text: str) -> list[Region]:
+    """Fenced code, inline code, images and link reference definitions, left to right.
+
+    Scans only the few places where a region can begin (backticks, tildes, `!`, lines
+    holding `]:`) and lets the leftmost region win, as one combined pattern would.
+    """
+    events = [(m.start(), False) for m in _CANDIDATE_RE.finditer(text)]
+    colon = text.find("]:")
+    if colon >= 0:
+        while colon >= 0:
+            events.append((text.rfind("\n", 0, colon) + 1, True))
+            colon = text.find("]:", colon + 2)
+        events.sort()
+    regions: list[Region] = []
+    cursor = 0
+    for position, line_start in events:
+        if position < cursor:
+            continue
+        if line_start:
+            m, kind, start = _REFDEF_RE.match(text, position), "refdef", position
+        elif text[position] == "!":
+            m, kind, start = _IMAGE_RE.match(text, position), "image", position
+        else:
+            m, kind, start = None, "fence", text.rfind("\n", 0, position) + 1
+            if start >= cursor and position - start <= 3 and not text[start:position].strip(" \t"):
+                m = _FENCE_RE.match(text, start)
+            if m is None and text[position] == "`":
+                m, kind, start = _CODE_RE.match(text, position), "code", position
+        if m is not None:
+            regions.append((start, m.end(), kind))
+            cursor = m.end()
+    return regions
+
+
+class Token(NamedTuple):
     """One citation token found outside masked regions.
 
     `indices` are the distinct in-range indices in written order; `raw_count` is how many
@@ -78,28 +124,28 @@ class Masked:
 
 def mask(text: str) -> Masked:
     """Mask fenced code, inline code, images and link reference definitions."""
+    regions = masked_regions(text)
+    if not regions:
+        return Masked(text, text, text)
     masked: list[str] = []
     readable: list[str] = []
     cursor = 0
-    for m in _MASK_RE.finditer(text):
-        start, end = m.span()
+    for start, end, kind in regions:
         masked.append(text[cursor:start])
         readable.append(text[cursor:start])
         length = end - start
-        if m.group("fence") is not None:
+        if kind == "fence":
             cover = "\n" + FILLER * (length - 2) + "\n" if length >= 2 else FILLER * length
             masked.append(cover)
             readable.append(cover)
-        elif m.group("code") is not None:
+        elif kind == "code":
             masked.append(FILLER * length)
-            run = len(m.group("run"))
+            run = len(text[start:end]) - len(text[start:end].lstrip("`"))
             readable.append(FILLER * run + text[start + run : end - run] + FILLER * run)
         else:
             masked.append(FILLER * length)
             readable.append(FILLER * length)
         cursor = end
-    if cursor == 0:
-        return Masked(text, text, text)
     masked.append(text[cursor:])
     readable.append(text[cursor:])
     return Masked(text, "".join(masked), "".join(readable))
@@ -107,6 +153,9 @@ def mask(text: str) -> Masked:
 
 def parse_indices(index_list: str, n_chunks: int) -> tuple[tuple[int, ...], int]:
     """The distinct in-range indices of a token's index list, and how many were written."""
+    if index_list.isdecimal():  # the common `[n]`
+        n = int(index_list)
+        return ((n,) if 1 <= n <= n_chunks else ()), 1
     numbers = [int(n) for n in _NUMBER_RE.findall(index_list)]
     seen: list[int] = []
     for n in numbers:
@@ -117,9 +166,12 @@ def parse_indices(index_list: str, n_chunks: int) -> tuple[tuple[int, ...], int]
 
 def find_tokens(masked: str, n_chunks: int) -> list[Token]:
     """Every citation token in masked text, in document order, valid or not."""
+    matches = list(_ASCII_TOKEN_RE.finditer(masked))
+    if "【" in masked:
+        matches = sorted(matches + list(_FULLWIDTH_TOKEN_RE.finditer(masked)), key=lambda m: m.start())
     tokens = []
-    for m in TOKEN_RE.finditer(masked):
-        indices, raw = parse_indices(m.group(1) or m.group(2), n_chunks)
+    for m in matches:
+        indices, raw = parse_indices(m.group(1), n_chunks)
         tokens.append(Token(m.start(), m.end(), indices, raw))
     return tokens
 

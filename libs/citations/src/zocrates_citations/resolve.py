@@ -84,7 +84,7 @@ def _probabilities(
                     f"support probability for chunk {index} occurrence {occurrence} must be "
                     f"None or within [0, 1], got {p!r}; pass None for an unverified occurrence"
                 )
-        result[index] = values
+        result[index] = [None if p is None else float(p) for p in values]
     return result
 
 
@@ -134,9 +134,11 @@ def emphasised(text: str, open_: str, close: str) -> str:
     return f"{open_}{text}{close}{stop}"
 
 
+_MARKDOWN_ESCAPES = str.maketrans({c: "\\" + c for c in "\\`*_[]"})
+
+
 def _markdown_escape(text: str) -> str:
-    escaped = escape(text, quote=False)
-    return "".join("\\" + c if c in "\\`*_[]" else c for c in escaped)
+    return escape(text, quote=False).translate(_MARKDOWN_ESCAPES)
 
 
 def _cited_entry(ref: SourceRef) -> str:

@@ -9,8 +9,7 @@ in place.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from zocrates_citations.parsing import FILLER, mask
 from zocrates_citations.sentences import sentence_ends
@@ -25,8 +24,7 @@ _INLINE_MATH_RE = re.compile(r"(?<![\\$])\$(?!\$)[^$\n]+?(?<![\\$])\$(?!\$)")
 _MATH_FENCES = (("$$", "$$"), ("\\[", "\\]"))
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(NamedTuple):
     """One numbered span of a source passage: `text == passage[start:end]`."""
 
     index: int
