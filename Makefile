@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PACKAGES := libs/contracts libs/runtime libs/citations services/gateway services/retrieval services/verifier services/discovery services/staging
 PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
 
-.PHONY: run test test-fast bench lint fmt schemas clean
+.PHONY: run test test-fast bench lint fmt schemas docs clean
 
 $(STAMP): $(PYPROJECTS) requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ bench: $(STAMP)
 
 schemas: $(STAMP)
 	$(PY) -m zocrates_contracts.export
+
+docs: $(STAMP)
+	$(PY) -m tools.configdoc
 
 lint: $(STAMP)
 	$(PY) -m ruff check . || true

@@ -149,7 +149,7 @@ async def running_system(nats_url: str, **gateway_overrides):
     for app in apps.values():
         await app.start()
     port = free_port()
-    settings = GatewaySettings(nats_url=nats_url, port=port, **gateway_overrides)
+    settings = GatewaySettings(nats_url=nats_url, gateway_port=port, **gateway_overrides)
     app = create_app(settings)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                            lifespan="on"))

@@ -37,11 +37,11 @@ class ZocratesSettings(BaseSettings):
         "refuses to start without NATS credentials.",
     )
     nats_url: str = Field(default="nats://127.0.0.1:4222", description="NATS server URL(s), comma-separated")
-    nats_user: str | None = None
-    nats_password: SecretStr | None = None
+    nats_user: str | None = Field(default=None, description="NATS user (hosted mode)")
+    nats_password: SecretStr | None = Field(default=None, description="NATS password")
     nats_creds_file: Path | None = Field(default=None, description="NATS .creds file (hosted mode)")
     data_dir: Path = Field(default=Path("data"), description="Where local state lives")
-    log_level: str = "INFO"
+    log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR")
     log_json: bool | None = Field(default=None, description="JSON logs; default: JSON unless on a terminal")
     otlp_endpoint: str | None = Field(default=None, description="OTLP/HTTP endpoint for traces, e.g. Phoenix")
     instance_id: str = Field(

@@ -18,7 +18,7 @@ def main() -> None:
     from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 
     FastAPIInstrumentor.instrument_app(app, excluded_urls="health")
-    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
+    uvicorn.run(app, host=settings.gateway_host, port=settings.gateway_port, log_config=None,
                 proxy_headers=True, timeout_graceful_shutdown=5)
 
 

@@ -11,29 +11,31 @@ LOCAL_PEPPER = "zocrates-local-mode-pepper"
 
 
 class GatewaySettings(ZocratesSettings):
-    host: str = Field(default="127.0.0.1", description="Address the HTTP API binds to")
-    port: int = Field(default=8000, ge=1, le=65535)
+    gateway_host: str = Field(default="127.0.0.1", description="Address the HTTP API binds to")
+    gateway_port: int = Field(default=8000, ge=1, le=65535, description="Port of the HTTP API")
     token_pepper: SecretStr = Field(
         default=SecretStr(LOCAL_PEPPER),
         description="HMAC key for stored token digests; required (and secret) in hosted mode",
     )
-    local_user_id: str = Field(default="local", pattern=r"^[A-Za-z0-9_-]{1,64}$")
-    cors_origins: list[str] = Field(default_factory=list)
+    local_user_id: str = Field(default="local", pattern=r"^[A-Za-z0-9_-]{1,64}$",
+                               description="The user `make run` creates a token for")
+    cors_origins: list[str] = Field(default_factory=list, description='Browser origins allowed (JSON list); none by default')
 
     # synthesis: any OpenAI-compatible chat-completions endpoint; extractive when unset
     llm_url: str | None = Field(default=None, description="e.g. https://openrouter.ai/api/v1")
-    llm_api_key: SecretStr | None = None
-    llm_model: str = "gpt-4o-mini"
+    llm_api_key: SecretStr | None = Field(default=None, description="Bearer key for the LLM endpoint")
+    llm_model: str = Field(default="gpt-4o-mini", description="Model name sent to the LLM endpoint")
 
     # the turn
-    top_k: int = Field(default=8, ge=1, le=50)
-    max_message_bytes: int = 32 * 1024
-    citations_enabled: bool = True
-    verification_enabled: bool = True
-    verification_threshold: float = Field(default=0.60, ge=0.50, le=0.95)
-    retrieval_timeout_s: float = Field(default=20.0, gt=0)
-    discovery_timeout_s: float = Field(default=45.0, gt=0)
-    synthesis_timeout_s: float = Field(default=120.0, gt=0)
+    top_k: int = Field(default=8, ge=1, le=50, description="Evidence chunks per library turn")
+    max_message_bytes: int = Field(default=32 * 1024, description="Largest accepted question (UTF-8 bytes)")
+    citations_enabled: bool = Field(default=True, description="In-text citations on; off = every retrieved item listed as cited")
+    verification_enabled: bool = Field(default=True, description="Check every citation occurrence with the verifier")
+    verification_threshold: float = Field(default=0.60, ge=0.50, le=0.95,
+                                          description="Support probability an occurrence needs to be kept")
+    retrieval_timeout_s: float = Field(default=20.0, gt=0, description="Deadline of the retrieval stage")
+    discovery_timeout_s: float = Field(default=45.0, gt=0, description="Deadline of the discovery stage")
+    synthesis_timeout_s: float = Field(default=120.0, gt=0, description="Deadline of the LLM answer")
     verification_timeout_s: float = Field(default=10.0, gt=0, description="per verification request")
     verification_budget_s: float = Field(default=20.0, gt=0, description="whole turn's verification")
     keepalive_s: float = Field(default=15.0, gt=0, description="SSE comment ping interval")

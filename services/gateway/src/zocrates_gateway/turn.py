@@ -85,17 +85,19 @@ async def run_turn(deps: TurnDeps, turn: TurnLog, message: str, session_title: s
     ids = dict(turn_id=turn.turn_id, session_id=turn.session_id, user_id=turn.user_id)
     try:
         await turn.append("turn", {"turn_id": turn.turn_id, "session_id": turn.session_id, "intent": intent})
-        await deps.sessions.ensure(turn.user_id, turn.session_id, session_title)
-        await bus.publish(deps.requester.broker, TurnRequested(**ids, trace=inject_trace(),
-                                                               message=message, intent=intent))
+        # Independent writes go out together: each is a round trip to the server.
+        await asyncio.gather(
+            deps.sessions.ensure(turn.user_id, turn.session_id, session_title),
+            bus.publish(deps.requester.broker, TurnRequested(**ids, trace=inject_trace(),
+                                                             message=message, intent=intent)))
         if intent == "chat":
             record = await chat_turn(turn, message)
         elif intent == "discovery":
             record = await discovery_turn(deps, turn, message, ids)
         else:
             record = await library_turn(deps, turn, message, ids)
-        await deps.sessions.add_turn(turn.user_id, record)
-        await bus.publish(deps.requester.broker, TurnResolved(**ids, record=record))
+        await asyncio.gather(deps.sessions.add_turn(turn.user_id, record),
+                             bus.publish(deps.requester.broker, TurnResolved(**ids, record=record)))
         await turn.append("done", record.model_dump(mode="json"))
         log.info("turn done", intent=intent, ms=round((time.perf_counter() - started) * 1000, 1))
     except TurnFailed as exc:

@@ -1,0 +1,77 @@
+"""Contracts: exported schemas match the code, messages round-trip, versions are guarded."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from zocrates_contracts import ALL_MESSAGES, REPLY_OF, RetrievalRequested, TurnRequested
+from zocrates_contracts.export import SCHEMA_DIR, render, schemas
+
+
+def test_exported_schemas_match_the_code():
+    wanted = schemas()
+    on_disk = {p.name for p in SCHEMA_DIR.glob("*.json")}
+    assert on_disk == set(wanted), "run `make schemas` and commit libs/contracts/schemas/"
+    for name, schema in wanted.items():
+        assert (SCHEMA_DIR / name).read_text() == render(schema), (
+            f"{name} drifted from the code: run `make schemas` and commit the diff")
+
+
+def test_every_message_names_its_subject_and_carries_the_turn_envelope():
+    subjects = [m.SUBJECT for m in ALL_MESSAGES]
+    assert all(s.startswith("zocrates.") for s in subjects)
+    assert len(set(subjects)) == len(subjects)
+    for model in ALL_MESSAGES:
+        fields = model.model_fields
+        for name in ("turn_id", "session_id", "user_id", "trace", "schema_version", "message_id"):
+            assert name in fields, f"{model.__name__} lacks {name}"
+
+
+def test_every_request_has_a_reply_class_with_an_error_field():
+    for request_cls, reply_cls in REPLY_OF.items():
+        assert "reply_to" in request_cls.model_fields
+        assert "error" in reply_cls.model_fields
+
+
+def test_a_newer_schema_version_is_refused_clearly():
+    with pytest.raises(ValidationError, match="not readable by this build"):
+        TurnRequested(turn_id="t", session_id="s", user_id="u", message="hi", intent="chat",
+                      schema_version=99)
+
+
+def test_unknown_fields_are_rejected():
+    with pytest.raises(ValidationError):
+        TurnRequested.model_validate({"turn_id": "t", "session_id": "s", "user_id": "u",
+                                      "message": "hi", "intent": "chat", "surprise": 1})
+
+
+def test_ids_are_subject_safe():
+    with pytest.raises(ValidationError):
+        TurnRequested(turn_id="a.b", session_id="s", user_id="u", message="hi", intent="chat")
+    with pytest.raises(ValidationError):
+        TurnRequested(turn_id="t", session_id="s", user_id="u>", message="hi", intent="chat")
+
+
+ids = st.from_regex(r"[A-Za-z0-9_-]{1,64}", fullmatch=True)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=100, deadline=None)
+@given(turn=ids, session=ids, user=ids, query=st.text(min_size=1, max_size=200), k=st.integers(1, 100))
+def test_requests_round_trip_through_json(turn, session, user, query, k):
+    message = RetrievalRequested(turn_id=turn, session_id=session, user_id=user, query=query,
+                                 top_k=k, reply_to="zocrates.reply.x.retrieval")
+    again = RetrievalRequested.model_validate_json(message.model_dump_json())
+    assert again == message
+    assert json.loads(again.model_dump_json())["query"] == query
+
+
+def test_reply_ids_are_derived_so_redelivery_is_deduplicated():
+    request = RetrievalRequested(turn_id="t", session_id="s", user_id="u", query="q", reply_to="r")
+    assert request.reply_fields()["message_id"] == request.reply_fields()["message_id"]
+    assert request.reply_fields()["message_id"] != request.message_id

@@ -1,0 +1,60 @@
+"""Faults during a turn: the stream always ends, nothing is stored twice."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.system import running_system
+from zocrates_contracts.subjects import AUDIT_STREAM, TURN_RESOLVED
+
+pytestmark = pytest.mark.connected
+TESTS = Path(__file__).resolve().parent.parent
+
+
+async def start_replica(url: str, delay: float) -> subprocess.Popen:
+    env = os.environ | {"PYTHONPATH": str(TESTS)}
+    proc = subprocess.Popen([sys.executable, "-m", "harness.slow_retrieval", url, str(delay)],
+                            stdout=subprocess.PIPE, env=env)
+    line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 30)
+    assert line.strip() == b"ready"
+    return proc
+
+
+async def test_retrieval_killed_mid_turn_ends_the_stream_with_an_error_and_stores_nothing(nats_server):
+    async with running_system(nats_server.url, retrieval_timeout_s=3.0) as system:
+        await system.service_apps["retrieval"].stop()  # only the killable replica serves
+        replica = await start_replica(nats_server.url, delay=30)
+        try:
+            chat = asyncio.create_task(system.chat("What was the somatic mutation rate?"))
+            await asyncio.sleep(1.0)  # the replica has the message and is "working"
+            replica.send_signal(signal.SIGKILL)
+            events = await asyncio.wait_for(chat, 10)
+        finally:
+            replica.kill()
+            replica.wait()
+        assert events[-1]["event"] == "error" and events[-1]["data"]["code"] == "timeout"
+        session = events[0]["data"]["session_id"]
+        stored = (await system.client.get(f"{system.url}/sessions/{session}", headers=system.auth)).json()
+        assert stored["turns"] == []
+
+
+async def test_a_turn_is_stored_once_even_if_its_resolution_is_republished(system):
+    events = await system.chat("What was the somatic mutation rate estimated from twins?")
+    done = events[-1]["data"]
+    js = system.app.state.broker.config.connection_state.stream
+    from zocrates_contracts import TurnRecord
+
+    record = TurnRecord.model_validate(done)
+    await system.app.state.sessions.add_turn("alice", record)  # a retried persist
+    session = (await system.client.get(f"{system.url}/sessions/{done['session_id']}",
+                                       headers=system.auth)).json()
+    assert [t["turn_id"] for t in session["turns"]] == [done["turn_id"]]
+    info = await js.stream_info(AUDIT_STREAM, subjects_filter=TURN_RESOLVED)
+    assert info.state.subjects == {TURN_RESOLVED: 1}
