@@ -15,9 +15,6 @@ def main() -> None:
     configure_logging("gateway", json=settings.log_json, level=settings.log_level)
     configure_tracing("gateway", settings.otlp_endpoint)
     app = create_app(settings)
-    from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
-
-    FastAPIInstrumentor.instrument_app(app, excluded_urls="health")
     uvicorn.run(app, host=settings.gateway_host, port=settings.gateway_port, log_config=None,
                 proxy_headers=True, timeout_graceful_shutdown=5)
 

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 import nats.js.errors
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 
 from zocrates_contracts.subjects import SESSIONS_BUCKET, TOKENS_BUCKET
 from zocrates_gateway import errors
@@ -57,4 +58,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(chat.router)
     app.include_router(sessions.router)
+    # One turn is one trace: the HTTP span parents the turn task, whose publishes carry
+    # `traceparent` in NATS headers (faststream's telemetry middleware) to every service.
+    FastAPIInstrumentor.instrument_app(app, excluded_urls="health")
     return app

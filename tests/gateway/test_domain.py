@@ -1,0 +1,63 @@
+"""The gateway's plain domain functions: intent routing and the extractive synthesizer."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.system import CHUNKS
+from zocrates_citations import extract_claim_occurrences, resolve_citations_and_references
+from zocrates_gateway.domain.intent import route_intent
+from zocrates_gateway.domain.synthesis import best_sentence, extractive_answer
+
+
+@pytest.mark.parametrize("message", [
+    "hello", "Hi!", "thanks", "Thank you", "good morning", "who are you?", "what can you do", "bye",
+])
+def test_small_talk_is_chat(message):
+    assert route_intent(message) == "chat"
+
+
+@pytest.mark.parametrize("message", [
+    "find new papers about CRISPR off-target effects",
+    "Search online for recent literature on protein folding",
+    "recommend articles on retrieval augmented generation",
+    "10.1038/s41586-021-03819-2",
+    "what is https://doi.org/10.1000/xyz123 about?",
+    "arXiv:2203.00130",
+    "look at 2203.00130v1 please",
+    "hep-th/9901001",
+])
+def test_requests_for_new_literature_and_identifiers_go_to_discovery(message):
+    assert route_intent(message) == "discovery"
+
+
+@pytest.mark.parametrize("message", [
+    "What was the somatic mutation rate estimated from twins?",
+    "hello, what does my library say about attention mechanisms?",
+    "Which papers in my library discuss dropout?",
+    "find the papers in my library about transformers",
+    "Summarise the methods of the twin study",
+])
+def test_questions_go_to_the_library(message):
+    assert route_intent(message) == "library"
+
+
+def test_best_sentence_prefers_the_one_sharing_the_question_words():
+    text = "Twins are interesting. The somatic mutation rate was estimated at 1.2e-8 per base pair. Other things."
+    assert "mutation rate" in best_sentence("what is the somatic mutation rate", text)
+
+
+def test_extractive_answer_cites_only_real_chunks_and_resolves_cleanly():
+    text = "".join(extractive_answer("somatic mutation rate in twins and attention functions", CHUNKS))
+    occurrences = extract_claim_occurrences(text, len(CHUNKS))
+    assert occurrences and all(1 <= o.chunk_index <= len(CHUNKS) for o in occurrences)
+    resolution = resolve_citations_and_references(text, CHUNKS)
+    assert resolution.citations
+    # each cited claim is a verbatim sentence of its passage
+    for occurrence in occurrences:
+        passage = " ".join(CHUNKS[occurrence.chunk_index - 1].text.split())
+        assert occurrence.claim.rstrip(".")[:40] in passage
+
+
+def test_extractive_answer_without_evidence_says_so():
+    assert "could not find" in "".join(extractive_answer("anything", []))
