@@ -179,3 +179,8 @@ def test_a_token_with_no_text_around_it_has_an_empty_claim():
 def test_forward_scan_is_bounded():
     [claim] = claims("Rates [1] " + "rose and " * 400)
     assert len(claim) <= 2 * MAX_CLAIM_CHARS
+
+
+def test_windows_line_endings_keep_the_same_boundaries():
+    text = "## Heading\r\nAn earlier paragraph.\r\n\r\nThe estimate matched earlier studies closely [1]."
+    assert claims(text) == ["The estimate matched earlier studies closely."]

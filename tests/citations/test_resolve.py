@@ -328,3 +328,28 @@ def test_resolving_the_resolved_prose_gives_the_same_tokens_and_tiers(make_chunk
     assert second.prose == first.prose
     assert tiers(second) == tiers(first)
     assert second.text == first.text
+
+
+# --- purity and parity -----------------------------------------------------------------------
+
+
+def test_stored_probabilities_give_the_same_resolution_after_a_json_round_trip(make_chunks):
+    """Dual call-site parity: the turn's stored probabilities resolve identically later."""
+    import json
+
+    chunks = make_chunks(["K1", "K2", "K1"])
+    text = "A [1]. B [2, 3]. C [1]."
+    probabilities = {1: [0.9, None], 2: [0.3], 3: [0.7]}
+    live = resolve_citations_and_references(text, chunks, support_probabilities=probabilities)
+    stored = json.loads(json.dumps(probabilities))  # keys become strings
+    replayed = resolve_citations_and_references(text, chunks, support_probabilities=stored)
+    assert replayed == live
+    assert Resolution.model_validate_json(live.model_dump_json()) == live
+
+
+def test_resolution_does_not_mutate_its_inputs(make_chunks):
+    chunks = make_chunks("ab")
+    probabilities = {1: [0.1], 2: [0.9]}
+    before = (list(chunks), {k: list(v) for k, v in probabilities.items()})
+    resolve_citations_and_references("A [1]. B [2].", chunks, support_probabilities=probabilities)
+    assert (chunks, probabilities) == before

@@ -9,7 +9,11 @@ from zocrates_citations.authors import format_authors
 from zocrates_citations.claims import ClaimOccurrence, extract_claim_occurrences
 from zocrates_citations.evidence_xml import format_evidence_xml
 from zocrates_citations.parsing import TOKEN_RE
-from zocrates_citations.resolve import Resolution, VerificationCounts, resolve_citations_and_references
+from zocrates_citations.resolve import (
+    Resolution,
+    VerificationCounts,
+    resolve_citations_and_references,
+)
 from zocrates_citations.segments import Span, segment_source_text
 from zocrates_citations.views import build_coordinator_view, strip_citations, to_author_year
 

@@ -28,9 +28,10 @@ MIN_CLAIM_CHARS = 30
 """A backward span shorter than this is a sentence fragment: scan forward for the rest."""
 
 # Structural boundaries, each anchored on the newline before its line (one literal first
-# character lets the regex engine skip ahead at C speed); the text is searched with a newline prepended so the first
-# line counts too. `skip`: the claim starts after the line (heading, blank line); `at`: the
-# claim starts at the line (list item, table row; the marker is stripped later).
+# character lets the regex engine skip ahead at C speed); the text is searched with a newline
+# prepended so that the first line counts too. `skip`: the claim starts after the line
+# (heading, blank line); `at`: the claim starts at the line (list item, table row; the marker
+# is stripped later).
 _BLOCK_RE = re.compile(
     r"\n(?:(?P<skip>[ \t]*#{1,6}(?:[ \t][^\n]*)?(?=\n|\Z)|[ \t\r]*(?=\n))"
     r"|(?P<at>(?=[ \t]*(?:[-*+]|\d+[.)])[ \t]|[ \t]*\|)))"
@@ -38,11 +39,13 @@ _BLOCK_RE = re.compile(
 
 _CLOSERS = ".,;:!?)]"
 
+# A span that only names its source, with the predicate still to come: "According to Smith
+# et al.", "As reported by van der Berg and Okafor (2019)", "Watson & Crick".
+_SURNAME = r"(?:(?:van|von|de|der|den|del|la|le|du|da|di)\s+)*[A-Z][\w'’\-]*"
 _AUTHOR_ONLY_RE = re.compile(
     r"^(?:(?i:according to|as (?:[a-z]+ )?(?:by|in)|following|per|see|in|from|like|unlike)\s+)?"
     r"(?:(?i:the )?(?i:work|study|studies|review|analysis|paper|findings|data|results) of\s+)?"
-    r"(?:(?:van|von|de|der|den|del|la|le|du|da|di)\s+)*[A-Z][\w'’\-]*"
-    r"(?:\s+(?:et al\.?|and colleagues|and co-?workers|(?:and|&)\s+(?:(?:van|von|de|der|den|del|la|le|du|da|di)\s+)*[A-Z][\w'’\-]*))?"
+    rf"{_SURNAME}(?:\s+(?:et al\.?|and colleagues|and co-?workers|(?:and|&)\s+{_SURNAME}))?"
     r"(?:,?\s*\(?\d{4}[a-z]?\)?)?\s*[,:]?$"
 )
 

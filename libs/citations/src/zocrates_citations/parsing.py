@@ -64,12 +64,13 @@ def masked_regions(text: str) -> list[Region]:
     holding `]:`) and lets the leftmost region win, as one combined pattern would.
     """
     events = [(m.start(), False) for m in _CANDIDATE_RE.finditer(text)]
+    definition_lines = []
     colon = text.find("]:")
-    if colon >= 0:
-        while colon >= 0:
-            events.append((text.rfind("\n", 0, colon) + 1, True))
-            colon = text.find("]:", colon + 2)
-        events.sort()
+    while colon >= 0:
+        definition_lines.append((text.rfind("\n", 0, colon) + 1, True))
+        colon = text.find("]:", colon + 2)
+    if definition_lines:
+        events = sorted(events + definition_lines)
     regions: list[Region] = []
     cursor = 0
     for position, line_start in events:
@@ -94,14 +95,13 @@ def masked_regions(text: str) -> list[Region]:
 class Token(NamedTuple):
     """One citation token found outside masked regions.
 
-    `indices` are the distinct in-range indices in written order; `raw_count` is how many
-    indices the bracket held before bounds checking and de-duplication.
+    `indices` are the distinct in-range indices in written order; a token without any is
+    not a citation (it is removed from resolved text, and claims ignore it).
     """
 
     start: int
     end: int
     indices: tuple[int, ...]
-    raw_count: int
 
     @property
     def valid(self) -> bool:
@@ -151,29 +151,25 @@ def mask(text: str) -> Masked:
     return Masked(text, "".join(masked), "".join(readable))
 
 
-def parse_indices(index_list: str, n_chunks: int) -> tuple[tuple[int, ...], int]:
-    """The distinct in-range indices of a token's index list, and how many were written."""
+def parse_indices(index_list: str, n_chunks: int) -> tuple[int, ...]:
+    """The distinct in-range indices of a token's index list, in written order."""
     if index_list.isdecimal():  # the common `[n]`
         n = int(index_list)
-        return ((n,) if 1 <= n <= n_chunks else ()), 1
-    numbers = [int(n) for n in _NUMBER_RE.findall(index_list)]
+        return (n,) if 1 <= n <= n_chunks else ()
     seen: list[int] = []
-    for n in numbers:
+    for n in map(int, _NUMBER_RE.findall(index_list)):
         if 1 <= n <= n_chunks and n not in seen:
             seen.append(n)
-    return tuple(seen), len(numbers)
+    return tuple(seen)
 
 
 def find_tokens(masked: str, n_chunks: int) -> list[Token]:
     """Every citation token in masked text, in document order, valid or not."""
     matches = list(_ASCII_TOKEN_RE.finditer(masked))
     if "【" in masked:
-        matches = sorted(matches + list(_FULLWIDTH_TOKEN_RE.finditer(masked)), key=lambda m: m.start())
-    tokens = []
-    for m in matches:
-        indices, raw = parse_indices(m.group(1), n_chunks)
-        tokens.append(Token(m.start(), m.end(), indices, raw))
-    return tokens
+        matches += _FULLWIDTH_TOKEN_RE.finditer(masked)
+        matches.sort(key=lambda m: m.start())
+    return [Token(m.start(), m.end(), parse_indices(m.group(1), n_chunks)) for m in matches]
 
 
 def format_token(indices: tuple[int, ...] | list[int]) -> str:

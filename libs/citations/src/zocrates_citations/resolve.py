@@ -160,7 +160,8 @@ def _considered_entry(ref: SourceRef) -> str:
     if publication:
         parts.append(emphasised(escape(publication), "", ""))
     key = escape(ref.item_key, quote=True)
-    return f'    <li><span class="zotero-source-link" data-item-key="{key}">{" ".join(parts)}</span></li>'
+    link = f'<span class="zotero-source-link" data-item-key="{key}">{" ".join(parts)}</span>'
+    return f"    <li>{link}</li>"
 
 
 def render_source_sections(references: References) -> str:
@@ -210,9 +211,13 @@ def resolve_citations_and_references(
     Quotes are the full chunk text unless `max_quote_chars` is set.
     """
     if not 0.0 <= verification_threshold <= 1.0:
-        raise ValueError(f"verification_threshold must be within [0, 1], got {verification_threshold!r}")
+        raise ValueError(
+            f"verification_threshold must be within [0, 1], got {verification_threshold!r}"
+        )
     if max_quote_chars is not None and max_quote_chars < 1:
-        raise ValueError(f"max_quote_chars must be None (no limit) or at least 1, got {max_quote_chars!r}")
+        raise ValueError(
+            f"max_quote_chars must be None (no limit) or at least 1, got {max_quote_chars!r}"
+        )
     chunks = list(ranked_chunks)
     probabilities = _probabilities(support_probabilities)
     view = mask(text)
@@ -275,7 +280,10 @@ def resolve_citations_and_references(
             else [],
         )
     sections = render_source_sections(references)
-    enriched = f"{prose.rstrip()}\n\n{sections}" if sections and prose.strip() else sections or prose
+    if sections and prose.strip():
+        enriched = f"{prose.rstrip()}\n\n{sections}"
+    else:
+        enriched = sections or prose
 
     return Resolution(
         text=enriched,

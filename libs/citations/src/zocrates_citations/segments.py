@@ -34,6 +34,10 @@ class Span(NamedTuple):
     kind: SpanKind
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
 def _lines(text: str) -> list[tuple[int, int]]:
     """`(start, end)` of every line, without its newline."""
     lines, start = [], 0
@@ -92,21 +96,21 @@ def segment_source_text(text: str) -> list[Span]:
             flush()
             skip = line.index(opener[0]) + len(opener[0])
             j = block_end(i, opener[1], skip)
-            found.append((s + len(line) - len(line.lstrip()), lines[j][1], "math"))
+            found.append((s + _indent(line), lines[j][1], "math"))
             i = j
         elif _HEADING_RE.match(line):
             flush()
-            found.append((s + len(line) - len(line.lstrip()), s + len(line.rstrip()), "heading"))
+            found.append((s + _indent(line), s + len(line.rstrip()), "heading"))
         elif stripped.startswith("|"):
             flush()
             if not _TABLE_SEPARATOR_RE.fullmatch(stripped):
-                found.append((s + len(line) - len(line.lstrip()), s + len(line.rstrip()), "table_row"))
+                found.append((s + _indent(line), s + len(line.rstrip()), "table_row"))
         else:
             marker = _LIST_MARKER_RE.match(line)
             if marker:
                 flush()
             if not paragraph:
-                paragraph.extend([s + (marker.end() if marker else len(line) - len(line.lstrip())), e])
+                paragraph.extend([s + (marker.end() if marker else _indent(line)), e])
             paragraph[1] = e
         i += 1
     flush()

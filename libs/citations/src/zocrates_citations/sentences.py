@@ -37,8 +37,10 @@ def sentence_ends(text: str, start: int = 0, end: int | None = None) -> list[int
     A lone period after an abbreviation or an initial is not a terminator.
     """
     stop = len(text) if end is None else end
-    return [
-        m.end()
-        for m in _TERMINATOR_RE.finditer(text, start, stop)
-        if m.end() - m.start() != 1 or text[m.start()] != "." or not is_abbreviation(text, m.start())
-    ]
+    ends = []
+    for m in _TERMINATOR_RE.finditer(text, start, stop):
+        dot = m.start()
+        if m.end() - dot == 1 and text[dot] == "." and is_abbreviation(text, dot):
+            continue
+        ends.append(m.end())
+    return ends
