@@ -136,7 +136,7 @@ async def publish(broker: NatsBroker, message: Message, subject: str | None = No
 async def dead_letter(broker: NatsBroker, msg: NatsMessage, reason: str) -> None:
     """Copy a message to the dead-letter stream with why, before it is terminated."""
     raw = msg.raw_message
-    meta = getattr(raw, "metadata", None)
+    meta = _metadata(msg)
     seq = meta.sequence.stream if meta else 0
     headers = {
         "Nats-Msg-Id": f"dlq-{raw.subject}-{seq}",
@@ -150,6 +150,14 @@ async def dead_letter(broker: NatsBroker, msg: NatsMessage, reason: str) -> None
 
 
 Handler = Callable[[R], Awaitable[Message | None]]
+
+
+def _metadata(msg: NatsMessage):
+    """JetStream delivery metadata, or None for a core message (the in-memory test broker)."""
+    try:
+        return msg.raw_message.metadata
+    except (nats.errors.NotJSMessageError, AttributeError):
+        return None
 
 
 def request_consumer(
@@ -207,7 +215,7 @@ async def _consume(broker: NatsBroker, msg: NatsMessage, request_cls: type[R], h
             log.info("request expired before processing; dropped")
             await msg.ack()
             return
-        delivered = getattr(getattr(msg.raw_message, "metadata", None), "num_delivered", 1) or 1
+        delivered = _metadata(msg).num_delivered if _metadata(msg) else 1
         heartbeat = asyncio.create_task(_heartbeat(msg, ack_wait))
         try:
             reply = await handler(request)

@@ -165,10 +165,7 @@ async def library_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -
     resolution = resolve_citations_and_references(
         text, chunks, citations_enabled=s.citations_enabled, support_probabilities=probabilities,
         verification_threshold=s.verification_threshold)
-    verdicts = [o.verdict for c in resolution.citations for o in c.occurrences]
-    summary = summary.model_copy(update={
-        "total": len(verdicts), "kept": verdicts.count("KEPT"),
-        "demoted": verdicts.count("DEMOTED"), "fail_open": verdicts.count("FAIL_OPEN")})
+    summary = summary.model_copy(update=resolution.counts.model_dump())
     return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="library",
                       question=message, text=resolution.text, citations=list(resolution.citations),
                       references=resolution.references if chunks else References(),

@@ -1,0 +1,59 @@
+"""Handler unit tests on faststream's in-memory broker (no server; acks are not exercised
+here: delivery guarantees are tested against the real server in the other bus tests)."""
+
+from __future__ import annotations
+
+from unittest.mock import AsyncMock
+
+import pytest
+from faststream.nats import TestNatsBroker
+
+from harness.system import FakeVerifier
+from zocrates_contracts import (
+    DiscoveryRequested,
+    VerificationCompleted,
+    VerificationPair,
+    VerificationRequested,
+)
+from zocrates_runtime.settings import ZocratesSettings
+
+
+@pytest.fixture
+def settings():
+    return ZocratesSettings(nats_url="nats://127.0.0.1:1")
+
+
+async def test_verifier_handler_replies_to_the_requesters_subject(settings, monkeypatch):
+    from zocrates_runtime import bus
+    from zocrates_verifier.app import create_app
+
+    published = AsyncMock()
+    monkeypatch.setattr(bus, "publish", published)
+    app = create_app(settings, service=FakeVerifier(probability=0.75))
+    request = VerificationRequested(
+        turn_id="t", session_id="s", user_id="u", reply_to="zocrates.reply.gw.verification",
+        pairs=[VerificationPair(chunk_index=1, occurrence=1, claim="c", source_text="s"),
+               VerificationPair(chunk_index=1, occurrence=2, claim="d", source_text="s", compound=True)])
+    async with TestNatsBroker(app.broker) as broker:
+        await broker.publish(request.model_dump_json(), VerificationRequested.SUBJECT, stream="ZOCRATES")
+    _, reply, subject = published.await_args.args
+    assert subject == request.reply_to
+    assert isinstance(reply, VerificationCompleted)
+    assert [(s.chunk_index, s.occurrence, s.probability) for s in reply.scores] == [(1, 1, 0.75), (1, 2, 0.75)]
+    assert reply.message_id == request.reply_fields()["message_id"]
+
+
+async def test_discovery_handler_is_explicit_about_what_it_cannot_do_yet(settings, monkeypatch):
+    from zocrates_runtime import bus
+
+    published = AsyncMock()
+    monkeypatch.setattr(bus, "publish", published)
+    from zocrates_discovery.app import create_app
+
+    app = create_app(settings)
+    request = DiscoveryRequested(turn_id="t", session_id="s", user_id="u", queries=["q"],
+                                 reply_to="zocrates.reply.gw.discovery")
+    async with TestNatsBroker(app.broker) as broker:
+        await broker.publish(request.model_dump_json(), DiscoveryRequested.SUBJECT, stream="ZOCRATES")
+    _, reply, _ = published.await_args.args
+    assert reply.error is not None and reply.error.code in {"not_available", "unreachable"}
