@@ -20,6 +20,15 @@ TokenCounter = Callable[[str], int]
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 
 
+_REFERENCE_HEADINGS = re.compile(
+    r"^(?:[0-9ivxIVX]+\.?\s+)?(references?|bibliography|literature cited|works cited|cited literature)$", re.I)
+
+
+def is_reference_list(section: tuple[str, ...]) -> bool:
+    """A bibliography: its entries describe other papers, so they are no evidence of this one."""
+    return any(_REFERENCE_HEADINGS.match(title.strip()) for title in section)
+
+
 def approx_tokens(text: str) -> int:
     """A tokenizer-free estimate (word pieces run about 1.3 per English word)."""
     return int(len(text.split()) * 1.3) + 1
@@ -56,7 +65,9 @@ def _split_long(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
 
 
 def chunk_blocks(blocks: list[Block], max_tokens: int, count: TokenCounter = approx_tokens) -> list[Chunk]:
-    """Pack `blocks` into chunks of at most `max_tokens` (by `count`), never across sections."""
+    """Pack `blocks` into chunks of at most `max_tokens` (by `count`), never across sections.
+
+    Reference lists are left out (see `is_reference_list`)."""
     chunks: list[Chunk] = []
     parts: list[str] = []
     used = 0
@@ -67,10 +78,15 @@ def chunk_blocks(blocks: list[Block], max_tokens: int, count: TokenCounter = app
     def flush() -> None:
         nonlocal parts, used
         if parts:
-            chunks.append(Chunk("\n".join(parts), section, page, page_end, kind))
+            text = parts[0]
+            for part in parts[1:]:  # a new line only where the previous paragraph really ended
+                text += ("\n" if text.endswith((".", "!", "?", ":")) else " ") + part
+            chunks.append(Chunk(text, section, page, page_end, kind))
         parts, used = [], 0
 
     for block in blocks:
+        if is_reference_list(block.section):
+            continue
         if block.section != section or block.kind != kind:
             flush()
             section, kind = block.section, block.kind

@@ -13,14 +13,18 @@ parser crash costs one file, not the service.
 
 from __future__ import annotations
 
-import multiprocessing
+import json
+import os
 import re
 import resource
+import select
+import subprocess
+import sys
+import time
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from multiprocessing.pool import Pool
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 #: Failure reasons reported in the ingest status.
@@ -37,9 +41,6 @@ class ConversionError(Exception):
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
-
-    def __reduce__(self):  # crosses the process boundary intact
-        return (ConversionError, (self.reason, self.detail))
 
 
 @dataclass
@@ -411,6 +412,11 @@ def convert_file(path: Path, content_type: str, max_pages: int = 2000) -> Docume
 
 
 # --- isolation ------------------------------------------------------------------------------
+#
+# The converter runs as `python -m zocrates_retrieval.convert` (not multiprocessing, which
+# re-imports the parent's __main__ and so breaks under `python -c` or embedded interpreters).
+# Requests and replies are length-prefixed JSON on the worker's stdin/stdout: JSON, not pickle,
+# so that a worker subverted by a hostile file cannot run code in the service by its reply.
 
 
 def _limit_memory(megabytes: int) -> None:
@@ -432,6 +438,38 @@ def _convert_job(path: str, content_type: str, max_pages: int) -> Document | Con
         return ConversionError(CORRUPT, f"{type(exc).__name__}: {exc}")
 
 
+def _encode(result: Document | ConversionError) -> bytes:
+    if isinstance(result, ConversionError):
+        body = {"error": result.reason, "detail": result.detail}
+    else:
+        body = {"doc": {**asdict(result), "blocks": [[b.text, list(b.section), b.page, b.kind] for b in result.blocks]}}
+    return json.dumps(body).encode()
+
+
+def _decode_reply(data: bytes) -> Document | ConversionError:
+    body = json.loads(data)
+    if "error" in body:
+        return ConversionError(str(body["error"]), str(body.get("detail", "")))
+    doc = body["doc"]
+    blocks = [Block(str(t), tuple(map(str, sec)), page, str(kind)) for t, sec, page, kind in doc["blocks"]]
+    return Document(blocks=blocks, pages=int(doc["pages"]), title=doc.get("title"),
+                    authors=doc.get("authors"), doi=doc.get("doi"))
+
+
+def _worker_main(memory_mb: int, max_pages: int) -> None:
+    _limit_memory(memory_mb)
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while header := stdin.read(8):
+        request = json.loads(stdin.read(int.from_bytes(header, "big")))
+        reply = _encode(_convert_job(request["path"], request["content_type"], max_pages))
+        stdout.write(len(reply).to_bytes(8, "big") + reply)
+        stdout.flush()
+
+
+class _WorkerGone(Exception):
+    pass
+
+
 @dataclass(frozen=True)
 class ConvertJob:
     path: Path
@@ -441,10 +479,10 @@ class ConvertJob:
 class ConverterPool:
     """Converts files in a child process with a memory cap and a per-file time limit.
 
-    `convert_many` keeps `lookahead` files in flight so conversion overlaps whatever the
-    caller does with the previous result (embedding, on the other core). A file that hangs
-    or kills its worker is reported as `timeout`, the worker is replaced and the files queued
-    behind it are resubmitted.
+    `convert_many` keeps `lookahead` files queued at the worker so conversion overlaps
+    whatever the caller does with the previous result (embedding, on the other core). A file
+    that hangs or kills the worker is reported (`timeout` or `corrupt`), the worker is
+    replaced and the files queued behind it are sent again.
     """
 
     def __init__(self, timeout_s: float = 120.0, memory_mb: int = 2048, max_pages: int = 2000,
@@ -453,49 +491,90 @@ class ConverterPool:
         self.memory_mb = memory_mb
         self.max_pages = max_pages
         self.lookahead = max(1, lookahead)
-        self._pool: Pool | None = None
+        self._proc: subprocess.Popen | None = None
 
-    def _start(self) -> Pool:
-        if self._pool is None:
-            # spawn, not fork: the parent holds torch and qdrant threads that fork would copy
-            ctx = multiprocessing.get_context("spawn")
-            self._pool = ctx.Pool(1, initializer=_limit_memory, initargs=(self.memory_mb,),
-                                  maxtasksperchild=200)
-        return self._pool
+    def _worker(self) -> subprocess.Popen:
+        if self._proc is None:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "zocrates_retrieval.convert", str(self.memory_mb), str(self.max_pages)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        return self._proc
 
-    def _restart(self) -> None:
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
+    def _send(self, job: ConvertJob) -> None:
+        data = json.dumps({"path": str(job.path), "content_type": job.content_type}).encode()
+        proc = self._worker()
+        try:
+            proc.stdin.write(len(data).to_bytes(8, "big") + data)
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise _WorkerGone(str(exc)) from exc
+
+    def _read(self, n: int, deadline: float) -> bytes:
+        fd = self._proc.stdout.fileno()
+        out = bytearray()
+        while len(out) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, n - len(out))
+            if not chunk:
+                raise _WorkerGone(f"the converter exited with status {self._proc.poll()}")
+            out += chunk
+        return bytes(out)
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+            self._proc = None
 
     def convert_many(self, jobs: Iterable[ConvertJob]) -> Iterator[tuple[ConvertJob, Document | ConversionError]]:
         pending = list(jobs)
-        in_flight: list[tuple[ConvertJob, object]] = []
+        in_flight: list[ConvertJob] = []
+        crashes = 0
         while pending or in_flight:
-            while pending and len(in_flight) < self.lookahead:
-                job = pending.pop(0)
-                handle = self._start().apply_async(
-                    _convert_job, (str(job.path), job.content_type, self.max_pages))
-                in_flight.append((job, handle))
-            job, handle = in_flight.pop(0)
+            restart = False
             try:
-                result = handle.get(timeout=self.timeout_s)
-            except multiprocessing.TimeoutError:
+                while pending and len(in_flight) < self.lookahead:
+                    in_flight.append(pending.pop(0))
+                    self._send(in_flight[-1])
+                deadline = time.monotonic() + self.timeout_s
+                size = int.from_bytes(self._read(8, deadline), "big")
+                result = _decode_reply(self._read(size, deadline))
+                crashes = 0
+            except TimeoutError:
                 result = ConversionError(TIMEOUT, f"conversion took longer than {self.timeout_s:.0f} s")
-                pending[:0] = [j for j, _ in in_flight]  # resubmit to the fresh worker
+                restart = True
+            except _WorkerGone as exc:
+                crashes += 1
+                if crashes > 3:  # not the files' fault: the converter cannot run here
+                    self._kill()
+                    raise RuntimeError(f"the document converter keeps failing to start: {exc}") from exc
+                result = ConversionError(CORRUPT, f"the converter crashed on this file ({exc})")
+                restart = True
+            job = in_flight.pop(0)  # the worker handles files in order: this was its current one
+            if restart:
+                self._kill()
+                pending[:0] = in_flight  # queued behind it: send them to the fresh worker
                 in_flight.clear()
-                self._restart()
             yield job, result
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool.join()
-            self._pool = None
+        if self._proc is not None:
+            try:
+                self._proc.stdin.close()
+                self._proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
 
     def __enter__(self) -> ConverterPool:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+if __name__ == "__main__":
+    _worker_main(int(sys.argv[1]), int(sys.argv[2]))

@@ -82,6 +82,7 @@ def _fast_tokenizer(model: str):
 
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.no_truncation()
+    tokenizer.no_padding()  # the shipped tokenizer.json pads to 128, which would count as text
     return tokenizer
 
 

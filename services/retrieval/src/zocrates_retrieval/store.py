@@ -193,10 +193,11 @@ def delete_tenant(store: ChunkStore, tenant: Tenant) -> None:
     store.delete(tenant_filter(tenant))
 
 
-def indexed_versions(store: ChunkStore, tenant: Tenant) -> dict[str, str]:
-    """source key -> content hash of what is indexed for `tenant` (a library)."""
-    return {p["source_key"]: p["content_hash"]
-            for p in store.scroll(tenant_filter(tenant, ("chunk_no", 0)), ["source_key", "content_hash"])}
+def indexed_versions(store: ChunkStore, tenant: Tenant) -> dict[tuple[str, str], str]:
+    """(library id, source key) -> content hash of every source indexed for `tenant`."""
+    fields = [LIBRARY_FIELD, "source_key", "content_hash"]
+    return {(p[LIBRARY_FIELD], p["source_key"]): p["content_hash"]
+            for p in store.scroll(tenant_filter(tenant, ("chunk_no", 0)), fields)}
 
 
 # --- embedded: qdrant-edge --------------------------------------------------------------------

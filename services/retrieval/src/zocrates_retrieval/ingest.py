@@ -1,0 +1,269 @@
+"""Ingest a Zotero library into the index, incrementally.
+
+Each source (an attachment file or a note) has a content hash over its bytes, its parent's
+metadata and what shapes its chunks (index version, chunk size, embedding model). A source
+whose hash is already indexed is skipped; a changed one is re-chunked and upserted under the
+same deterministic point ids, then its chunks of other versions are deleted (so a search
+never sees the source missing); a source that is gone, trashed or no longer convertible
+loses its chunks. Files that cannot be converted are reported with their reason and the
+rest of the library still indexes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from zocrates_contracts import Creator
+from zocrates_retrieval.chunking import Chunk, chunk_blocks
+from zocrates_retrieval.convert import (
+    MISSING,
+    UNSUPPORTED,
+    ConversionError,
+    ConverterPool,
+    ConvertJob,
+    Document,
+    convert_html,
+)
+from zocrates_retrieval.embed import Embedder
+from zocrates_retrieval.store import (
+    ChunkPoint,
+    ChunkStore,
+    SparseEncoder,
+    Tenant,
+    delete_source,
+    indexed_versions,
+    point_id,
+)
+from zocrates_retrieval.zotero import ItemMeta, Source, read_library
+
+log = logging.getLogger(__name__)
+
+#: Bump when conversion or chunking changes what a source turns into: everything re-indexes.
+INDEX_VERSION = "1"
+
+#: Content types we convert; other attachments (images, audio, ...) are counted as unsupported.
+SUPPORTED_TYPES = ("application/pdf", "text/html", "application/xhtml+xml", "text/plain",
+                   "text/markdown", "text/x-markdown")
+
+
+@dataclass
+class Failure:
+    library_id: str
+    source_key: str
+    item_key: str
+    title: str
+    reason: str
+    detail: str
+
+
+@dataclass
+class IngestProgress:
+    """Progress and outcome of one ingest run; `as_dict()` is what GET /library/status shows."""
+
+    user_id: str
+    source: str = ""
+    state: str = "idle"  # idle, running, done, stopped (service closing), failed
+    libraries: int = 0
+    items: int = 0
+    sources_total: int = 0
+    sources_done: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    chunks: int = 0
+    pages: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    started_at: float | None = None
+    finished_at: float | None = None
+    error: str | None = None
+
+    def failures_by_reason(self) -> dict[str, int]:
+        return dict(Counter(f.reason for f in self.failures))
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out["failures_by_reason"] = self.failures_by_reason()
+        out["seconds"] = round((self.finished_at or time.time()) - self.started_at, 2) if self.started_at else None
+        return out
+
+
+class Ingestor:
+    """Turns Zotero sources into indexed chunks for one store and one embedding model."""
+
+    def __init__(self, store: ChunkStore, embedder: Embedder, sparse: SparseEncoder | None = None,
+                 chunk_tokens: int = 200, convert_timeout_s: float = 120.0, convert_memory_mb: int = 2048,
+                 max_pages: int = 2000):
+        self.store = store
+        self.embedder = embedder
+        self.sparse = sparse or SparseEncoder()
+        self.chunk_tokens = chunk_tokens
+        self.convert_timeout_s = convert_timeout_s
+        self.convert_memory_mb = convert_memory_mb
+        self.max_pages = max_pages
+        self.stop = threading.Event()
+
+    def ingest_zotero(self, zotero_dir: Path, user_id: str, progress: IngestProgress | None = None,
+                      on_progress: Callable[[IngestProgress], None] | None = None) -> IngestProgress:
+        """Bring `user_id`'s part of the index in line with the Zotero data directory."""
+        progress = progress or IngestProgress(user_id=user_id)
+        progress.source, progress.state, progress.started_at = str(zotero_dir), "running", time.time()
+        notify = on_progress or (lambda p: None)
+        try:
+            self._ingest(Path(zotero_dir), user_id, progress, notify)
+            progress.state = "stopped" if self.stop.is_set() else "done"
+        except Exception as exc:
+            log.exception("ingest of %s failed", zotero_dir)
+            progress.state, progress.error = "failed", f"{type(exc).__name__}: {exc}"
+        finally:
+            progress.finished_at = time.time()
+            notify(progress)
+        return progress
+
+    def _ingest(self, zotero_dir: Path, user_id: str, progress: IngestProgress,
+                notify: Callable[[IngestProgress], None]) -> None:
+        snap = read_library(zotero_dir)
+        progress.libraries, progress.items = len(snap.libraries), len(snap.items)
+        indexed = indexed_versions(self.store, Tenant(user_id))
+        keep: set[tuple[str, str]] = set()
+        todo: list[tuple[Source, str]] = []
+        progress.sources_total = len(snap.sources)
+        for src in snap.sources:
+            if src.kind == "attachment" and src.content_type not in SUPPORTED_TYPES:
+                self._fail(progress, src, UNSUPPORTED, f"{src.content_type or 'unknown type'} is not indexed")
+                continue
+            if src.kind == "attachment" and src.missing_reason:
+                self._fail(progress, src, MISSING, src.missing_reason)
+                continue
+            digest = self._content_hash(src)
+            if indexed.get((src.library_id, src.key)) == digest:
+                keep.add((src.library_id, src.key))
+                progress.unchanged += 1
+                progress.sources_done += 1
+                continue
+            todo.append((src, digest))
+        notify(progress)
+
+        notes = [(s, h) for s, h in todo if s.kind == "note"]
+        files = [(s, h) for s, h in todo if s.kind == "attachment"]
+        by_job = {ConvertJob(s.path, s.content_type): (s, h) for s, h in files}
+        for src, digest in notes:
+            if self.stop.is_set():
+                return
+            result = _convert_note(src)
+            if self._index(user_id, src, digest, result, progress):
+                keep.add((src.library_id, src.key))
+            notify(progress)
+        with ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages) as pool:
+            for job, result in pool.convert_many(by_job):
+                if self.stop.is_set():
+                    return  # the next run picks up where this one stopped
+                src, digest = by_job[job]
+                if self._index(user_id, src, digest, result, progress):
+                    keep.add((src.library_id, src.key))
+                notify(progress)
+
+        for library_id, source_key in set(indexed) - keep:  # gone, trashed, or now failing
+            delete_source(self.store, Tenant(user_id, library_id), source_key)
+            progress.removed += 1
+        if progress.indexed or progress.removed:
+            self.store.optimize()
+
+    def _content_hash(self, src: Source) -> str:
+        h = hashlib.sha256()
+        shape = {"v": INDEX_VERSION, "tokens": self.chunk_tokens, "model": self.embedder.name,
+                 "kind": src.kind, "item": src.item.payload()}
+        h.update(json.dumps(shape, sort_keys=True, default=str).encode())
+        if src.note_html is not None:
+            h.update(src.note_html.encode())
+        elif src.path is not None:
+            with open(src.path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+        return h.hexdigest()[:32]
+
+    def _fail(self, progress: IngestProgress, src: Source, reason: str, detail: str) -> None:
+        progress.failures.append(Failure(src.library_id, src.key, src.item.key, src.item.title, reason, detail))
+        progress.sources_done += 1
+
+    def _index(self, user_id: str, src: Source, digest: str, result: Document | ConversionError,
+               progress: IngestProgress) -> bool:
+        """Index one converted source; False (and a reported failure) when it has no text."""
+        if isinstance(result, ConversionError):
+            self._fail(progress, src, result.reason, result.detail)
+            return False
+        meta = _with_fallbacks(src.item, result)
+        chunks = chunk_blocks(result.blocks, self.chunk_tokens, self.embedder.count_tokens)
+        if not chunks:
+            self._fail(progress, src, "empty", "no text after conversion")
+            return False
+        kind = "note" if src.kind == "note" else None
+        vectors = self.embedder.embed_documents([_embedding_text(meta, c) for c in chunks])
+        points = [
+            ChunkPoint(
+                id=point_id(user_id, src.library_id, src.key, no),
+                dense=vectors[no],
+                sparse=self.sparse.document(_embedding_text(meta, c)),
+                payload=_payload(user_id, src, meta, c, no, digest, kind or c.kind),
+            )
+            for no, c in enumerate(chunks)
+        ]
+        for start in range(0, len(points), 256):
+            self.store.upsert(points[start:start + 256])
+        delete_source(self.store, Tenant(user_id, src.library_id), src.key, keep_hash=digest)
+        progress.indexed += 1
+        progress.sources_done += 1
+        progress.chunks += len(points)
+        progress.pages += result.pages
+        return True
+
+
+def _convert_note(src: Source) -> Document | ConversionError:
+    try:
+        return convert_html(src.note_html or "")
+    except ConversionError as exc:
+        return exc
+
+
+def _with_fallbacks(item: ItemMeta, doc: Document) -> ItemMeta:
+    """Zotero's metadata, completed from the document's own where Zotero's is empty."""
+    changes = {}
+    if not item.title and doc.title:
+        changes["title"] = doc.title
+    if not item.creators and doc.authors:
+        # PDF "Author" fields separate people by ";" (commas may sit inside a name)
+        changes["creators"] = tuple(Creator(name=a.strip()) for a in doc.authors.split(";") if a.strip())[:20]
+    if not item.doi and doc.doi:
+        changes["doi"] = doc.doi
+    return replace(item, **changes) if changes else item
+
+
+def _embedding_text(meta: ItemMeta, chunk: Chunk) -> str:
+    """What the models read: the passage in its context (title, section); the user sees only
+    the passage."""
+    head = " — ".join(x for x in (meta.title, chunk.section_label) if x)
+    return f"{head}\n{chunk.text}" if head else chunk.text
+
+
+def _payload(user_id: str, src: Source, meta: ItemMeta, chunk: Chunk, no: int, digest: str, kind: str) -> dict:
+    return {
+        "user_id": user_id,
+        "library_id": src.library_id,
+        "source_key": src.key,
+        "attachment_key": src.key if src.kind == "attachment" else None,
+        "chunk_no": no,
+        "content_hash": digest,
+        "text": chunk.text,
+        "section": chunk.section_label,
+        "page": chunk.page,
+        "page_end": chunk.page_end,
+        "kind": kind,
+        **meta.payload(),
+    }

@@ -1,0 +1,85 @@
+"""Hybrid search: dense and BM25 candidates fused by reciprocal rank fusion, optionally
+reranked by a cross-encoder, near-duplicates collapsed, turned into `EvidenceChunk`s."""
+
+from __future__ import annotations
+
+import re
+
+from zocrates_contracts import Creator, EvidenceChunk
+from zocrates_retrieval.embed import Embedder, Reranker
+from zocrates_retrieval.store import ChunkStore, Hit, Mode, SparseEncoder, Tenant, query_chunks
+
+#: Citation tokens a follow-up question may carry over from an answer: [3], [1, 2], [2-4], [ 5 ].
+_CITATION_TOKEN = re.compile(r"\[\s*\d+(?:\s*(?:[,;]|[-\u2013\u2014])\s*\d+)*\s*\]")
+_WORD = re.compile(r"\w+")
+
+#: Two passages sharing this fraction of their word trigrams are one passage (a PDF and the
+#: HTML snapshot of the same article, an item imported twice).
+DUPLICATE_JACCARD = 0.8
+
+
+def sanitize_query(text: str) -> str:
+    """The query without stray citation tokens and runs of whitespace."""
+    return re.sub(r"\s+", " ", _CITATION_TOKEN.sub(" ", text)).strip()
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    if len(words) < 3:
+        return {tuple(words)}
+    return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
+
+
+def collapse_near_duplicates(hits: list[Hit], threshold: float = DUPLICATE_JACCARD) -> list[Hit]:
+    """Keep the best-ranked of each group of near-identical passages, in rank order."""
+    kept: list[tuple[Hit, set]] = []
+    for hit in hits:
+        sh = _shingles(hit.payload.get("text", ""))
+        if any(len(sh & other) / max(len(sh | other), 1) >= threshold for _, other in kept):
+            continue
+        kept.append((hit, sh))
+    return [h for h, _ in kept]
+
+
+class Searcher:
+    """Finds a tenant's most relevant chunks for a question."""
+
+    def __init__(self, store: ChunkStore, embedder: Embedder, sparse: SparseEncoder | None = None,
+                 reranker: Reranker | None = None, candidates: int = 50):
+        self.store = store
+        self.embedder = embedder
+        self.sparse = sparse or SparseEncoder()
+        self.reranker = reranker
+        self.candidates = candidates
+
+    def search(self, tenant: Tenant, query: str, top_k: int = 12, mode: Mode = "hybrid") -> list[Hit]:
+        """Most relevant first, at most `top_k`, no two near-identical passages."""
+        text = sanitize_query(query)
+        if not text:
+            return []
+        dense = self.embedder.embed_query(text) if mode != "lexical" else None
+        sparse = self.sparse.query(text) if mode != "dense" else None
+        pool = max(top_k * 3, 30)  # room for duplicates to drop out and the reranker to choose
+        hits = query_chunks(self.store, tenant, dense=dense, sparse=sparse, limit=pool,
+                            candidates=self.candidates, mode=mode)
+        if self.reranker is not None and hits:
+            scores = self.reranker.scores(text, [h.payload.get("text", "") for h in hits])
+            hits = [Hit(h.id, s, h.payload) for h, s in sorted(zip(hits, scores), key=lambda x: -x[1])]
+        return collapse_near_duplicates(hits)[:top_k]
+
+
+def to_evidence(hit: Hit) -> EvidenceChunk:
+    p = hit.payload
+    return EvidenceChunk(
+        chunk_id=hit.id,
+        item_key=p["item_key"],
+        attachment_key=p.get("attachment_key"),
+        title=p.get("title") or "",
+        creators=[Creator(**c) for c in p.get("creators") or []],
+        year=p.get("year"),
+        section=p.get("section"),
+        publication=p.get("publication"),
+        text=p.get("text", ""),
+        score=hit.score,
+        kind=p.get("kind") or "text",
+    )
