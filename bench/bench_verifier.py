@@ -102,10 +102,8 @@ async def _measure(model, batched: bool, turns) -> dict:
 
 def _throughput_rows(turns) -> list[tuple[str, dict, dict]]:
     import torch
-
-    from zocrates_verifier.backends.local_torch import load_model
-
     from transformers.utils import logging as hf_logging
+    from zocrates_verifier.backends.local_torch import load_model
 
     hf_logging.disable_progress_bar()
     rows = []
@@ -181,7 +179,8 @@ def run() -> str:
         "CONTRADICT or not-enough-info. Fitted on claims with `id % 5 != 0` (plus number-swap "
         "negatives) by `services/verifier/scripts/fit_heuristic.py`, reported on the rest.",
         "",
-        "| set | pairs | supported | AUROC | accuracy @ 0.60 | majority-class accuracy | ECE (10 bins) |",
+        "| set | pairs | supported | AUROC | accuracy @ 0.60 | majority-class accuracy "
+        "| ECE (10 bins) |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, m in quality.items():

@@ -9,8 +9,12 @@ import time
 
 import pytest
 import torch
-
-from zocrates_verifier.backends.base import DeadlineExceeded, NotAvailable, Overloaded, PredictFailed
+from zocrates_verifier.backends.base import (
+    DeadlineExceeded,
+    NotAvailable,
+    Overloaded,
+    PredictFailed,
+)
 from zocrates_verifier.batcher import MicroBatcher
 
 
@@ -138,7 +142,8 @@ async def test_simulated_out_of_memory_splits_and_serves_everything():
         return model.predict(items)
 
     emptied = []
-    batcher = MicroBatcher(predict, len, max_wait_s=0.05, on_out_of_memory=lambda: emptied.append(1))
+    batcher = MicroBatcher(predict, len, max_wait_s=0.05,
+                           on_out_of_memory=lambda: emptied.append(1))
     items = [[0.01 * i] for i in range(20)]
     outcomes = await batcher.submit(items)
     assert all(isinstance(o, float) for o in outcomes)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from zocrates_verifier import calibration
 from zocrates_verifier.backends.base import Pair
 from zocrates_verifier.backends.heuristic import COEFFICIENTS, FEATURES, features, score_pair

@@ -6,7 +6,6 @@ import json
 
 import pytest
 import torch
-
 from zocrates_verifier.backends.base import Pair
 from zocrates_verifier.backends.local_torch import (
     SequenceClassifierModel,
@@ -53,9 +52,11 @@ def test_compound_pair_takes_its_best_clause(tiny_checkpoint):
     model.setup("cpu")
     claim = "Aspirin lowers the risk of stroke; statins lower cholesterol in most adults"
     passage = "Statins lowered cholesterol in adults."
-    rows = [model.predict([Pair(c, passage)])[0] for c in
-            (claim, "Aspirin lowers the risk of stroke", "statins lower cholesterol in most adults")]
-    assert model.predict([Pair(claim, passage, compound=True)])[0] == pytest.approx(max(rows), abs=1e-5)
+    clauses = (claim, "Aspirin lowers the risk of stroke",
+               "statins lower cholesterol in most adults")
+    rows = [model.predict([Pair(c, passage)])[0] for c in clauses]
+    compound = model.predict([Pair(claim, passage, compound=True)])[0]
+    assert compound == pytest.approx(max(rows), abs=1e-5)
 
 
 async def test_service_serves_a_local_checkpoint_end_to_end(tiny_checkpoint):

@@ -8,7 +8,6 @@ import time
 import httpx
 import pytest
 import respx
-
 from zocrates_verifier.backends.base import (
     COMPOUND_QUESTION,
     SINGLE_QUESTION,
@@ -30,9 +29,9 @@ PAIRS = [Pair("claim one", "passage one"), Pair("claim two", "passage two", comp
 def laya_batch_answer(request: httpx.Request) -> httpx.Response:
     """What laya-serve answers: one result per state, `noul` per question id."""
     body = json.loads(request.content)
-    results = [{"model": "laya", "answers": {qid: {"type": "noul", "noul": 0.1 * len(s["claim"]) % 1,
-                                                   "confidence": 0.9}
-                                             for qid in body["questions"]},
+    results = [{"model": "laya",
+                "answers": {qid: {"type": "noul", "noul": 0.1 * len(s["claim"]) % 1,
+                                  "confidence": 0.9} for qid in body["questions"]},
                 "usage": {"input_tokens": 10, "output_tokens": 0}} for s in body["states"]]
     return httpx.Response(200, json={"results": results,
                                      "total_usage": {"input_tokens": 10, "output_tokens": 0}})

@@ -14,7 +14,6 @@ from zocrates_contracts.messages import (
     VerificationPair,
     VerificationRequested,
 )
-
 from zocrates_verifier.backends.base import (
     COMPOUND_QUESTION,
     SINGLE_QUESTION,
@@ -114,7 +113,8 @@ async def test_overload_fails_open_with_an_overloaded_error():
 
 async def test_heuristic_is_the_default_and_disabled_scores_nothing():
     service = await started()
-    reply = await service.verify(request("Aspirin reduced the risk of myocardial infarction by 45%."))
+    reply = await service.verify(
+        request("Aspirin reduced the risk of myocardial infarction by 45%."))
     assert reply.provider == "heuristic" and reply.scores[0].probability < 0.6
     await service.close()
     off = await started(enabled=False)
@@ -212,7 +212,8 @@ async def test_batch_bounds_states_pairs_and_body_size():
                                    json={"states": [state] * 5, "questions": {"q": noul()}})
         too_big = await http.post("/v1/systemone/batch", content=b"{" + b" " * 5000 + b"}")
         not_json = await http.post("/v1/systemone/batch", content=b"{nope")
-        empty = await http.post("/v1/systemone/batch", json={"states": [], "questions": {"q": noul()}})
+        empty = await http.post("/v1/systemone/batch",
+                                json={"states": [], "questions": {"q": noul()}})
     assert too_many.status_code == 413 and "too many states" in too_many.json()["detail"]
     assert too_big.status_code == 413 and "limit" in too_big.json()["detail"]
     assert not_json.status_code == 400 and empty.status_code == 400

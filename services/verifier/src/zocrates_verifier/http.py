@@ -51,13 +51,14 @@ from fastapi.responses import JSONResponse
 from zocrates_contracts.messages import MAX_CLAIM_CHARS, MAX_PAIRS, MAX_SOURCE_CHARS
 
 from zocrates_verifier.backends.base import (
+    COMPOUND_QUESTION,
+    SINGLE_QUESTION,
     Outcome,
     Overloaded,
     Pair,
     VerifierError,
     compound_for_question,
 )
-from zocrates_verifier.backends.base import COMPOUND_QUESTION, SINGLE_QUESTION
 from zocrates_verifier.service import VerifierService
 
 

@@ -13,7 +13,7 @@ best window of two consecutive sentences:
 | `coverage`     | share of the claim's content stems found anywhere in the passage |
 | `window`       | share found inside the best two-sentence window (evidence in one place) |
 | `bigrams`      | share of the claim's adjacent content-stem pairs found adjacent in the passage |
-| `missing_nums` | 1 when any number of the claim (value, rounding-tolerant) is absent from the passage |
+| `missing_nums` | 1 when a number of the claim (rounding-tolerant) is not in the passage |
 | `negation`     | 1 when the claim and its best window disagree on negation (odd/even cue count) |
 | `direction`    | 1 when the claim says increase and the window only decrease, or the reverse |
 | `length`       | log(1 + content words of the claim) / 3: long claims over-claim more |
