@@ -37,7 +37,8 @@ async def test_malformed_json_is_a_400(system):
                                     "Bearer zoc_aaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"])
 @pytest.mark.parametrize("method,path", [("POST", "/chat"), ("GET", "/sessions"), ("GET", "/sessions/abc"),
                                          ("DELETE", "/sessions/abc"), ("GET", "/chat/abc/events"),
-                                         ("POST", "/chat/abc/cancel")])
+                                         ("POST", "/chat/abc/cancel"), ("POST", "/citations/verify"),
+                                         ("POST", "/llm/test_decision_model")])
 async def test_every_route_but_health_needs_a_valid_token(system, header, method, path):
     headers = {"Authorization": header} if header is not None else {}
     response = await system.client.request(method, f"{system.url}{path}", headers=headers,

@@ -130,3 +130,36 @@ async def test_health_has_no_detail_without_a_token_and_readiness_with_one(syste
     detail = (await system.client.get(f"{system.url}/health", headers=system.auth)).json()
     assert set(detail["services"]) == {"retrieval", "verifier", "discovery", "staging"}
     assert detail["services"]["verifier"]["status"] == "ok"
+
+
+async def test_reverify_after_the_verifier_was_down_updates_the_stored_turn(nats_server):
+    async with running_system(nats_server.url, verification_timeout_s=0.5) as system:
+        verifier = system.service_apps["verifier"]
+        await verifier.stop()
+        done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+        assert done["verification"]["fail_open"] >= 1
+        await verifier.start()
+        system.verifier.probability = 0.2
+        body = {"session_id": done["session_id"], "turn_id": done["turn_id"]}
+        r = await system.client.post(f"{system.url}/citations/verify", json=body, headers=system.auth)
+        assert r.status_code == 200, r.text
+        again = r.json()
+        assert again["verification"]["demoted"] == done["verification"]["fail_open"]
+        assert again["references"]["cited"] == []
+        stored = (await system.client.get(f"{system.url}/sessions/{done['session_id']}",
+                                          headers=system.auth)).json()["turns"][0]
+        assert stored == again
+
+
+async def test_reverify_of_another_users_turn_is_404(system):
+    done = (await system.chat("What was the somatic mutation rate?"))[-1]["data"]
+    bob = {"Authorization": f"Bearer {await system.new_token('bob')}"}
+    body = {"session_id": done["session_id"], "turn_id": done["turn_id"]}
+    assert (await system.client.post(f"{system.url}/citations/verify", json=body, headers=bob)).status_code == 404
+
+
+async def test_decision_model_connection_test_reports_latency_and_a_probability(system):
+    r = await system.client.post(f"{system.url}/llm/test_decision_model", headers=system.auth)
+    body = r.json()
+    assert r.status_code == 200 and body["reachable"] is True
+    assert body["provider"] == "fake" and body["sample_probability"] == 0.9 and body["latency_ms"] >= 0

@@ -16,7 +16,7 @@ import nats.js.errors
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, Field
 
-from zocrates_contracts import TurnRecord
+from zocrates_contracts import EvidenceChunk, TurnRecord
 
 MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
 
@@ -27,6 +27,17 @@ class SessionMeta(BaseModel):
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     updated_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     turn_ids: list[str] = Field(default_factory=list)
+
+
+class TurnAudit(BaseModel):
+    """What a library turn's resolution was computed from, so it can be recomputed or
+    re-verified later without new retrieval: the raw answer, the ranked chunks, and the
+    per-occurrence probabilities (`None` = not verified)."""
+
+    raw_text: str
+    chunks: list[EvidenceChunk]
+    support_probabilities: dict[int, list[float | None]] | None = None
+    threshold: float = 0.60
 
 
 class SessionStore:
@@ -69,6 +80,28 @@ class SessionStore:
                 await asyncio.sleep(0.005)
         raise RuntimeError(f"could not append turn {record.turn_id}: session {record.session_id} is contended")
 
+    async def put_audit(self, user_id: str, session_id: str, turn_id: str, audit: TurnAudit) -> None:
+        await self.kv.put(f"a.{user_id}.{session_id}.{turn_id}", audit.model_dump_json().encode())
+
+    async def get_audit(self, user_id: str, session_id: str, turn_id: str) -> TurnAudit | None:
+        try:
+            entry = await self.kv.get(f"a.{user_id}.{session_id}.{turn_id}")
+        except MISSING:
+            return None
+        return TurnAudit.model_validate_json(entry.value)
+
+    async def get_turn(self, user_id: str, session_id: str, turn_id: str) -> TurnRecord | None:
+        try:
+            entry = await self.kv.get(f"t.{user_id}.{session_id}.{turn_id}")
+        except MISSING:
+            return None
+        return TurnRecord.model_validate_json(entry.value)
+
+    async def replace_turn(self, user_id: str, record: TurnRecord) -> None:
+        """Overwrite a stored turn (re-verification); its place in the session is unchanged."""
+        await self.kv.put(f"t.{user_id}.{record.session_id}.{record.turn_id}",
+                          record.model_dump_json().encode())
+
     async def turns(self, user_id: str, meta: SessionMeta) -> list[TurnRecord]:
         records = []
         for turn_id in meta.turn_ids:
@@ -98,6 +131,7 @@ class SessionStore:
             return False
         for turn_id in meta.turn_ids:
             await self.kv.purge(f"t.{user_id}.{session_id}.{turn_id}")
+            await self.kv.purge(f"a.{user_id}.{session_id}.{turn_id}")
         await self.kv.purge(f"s.{user_id}.{session_id}")
         return True
 

@@ -49,7 +49,7 @@ from zocrates_gateway.domain.synthesis import (
 )
 from zocrates_gateway.events import TurnLog
 from zocrates_gateway.llm import LLMError, stream_chat
-from zocrates_gateway.sessions import SessionStore
+from zocrates_gateway.sessions import SessionStore, TurnAudit
 from zocrates_runtime import bus
 from zocrates_runtime.tracing import inject_trace
 
@@ -162,14 +162,23 @@ async def library_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -
         probabilities, summary = await verify(deps, ids, chunks, occurrences)
 
     await status(turn, "resolution")
+    audit = TurnAudit(raw_text=text, chunks=chunks, support_probabilities=probabilities,
+                      threshold=s.verification_threshold)
+    await deps.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit)
+    return resolve_record(s, TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id,
+                                        intent="library", question=message, text=""), audit, summary)
+
+
+def resolve_record(s: GatewaySettings, base: TurnRecord, audit: TurnAudit,
+                   summary: VerificationSummary) -> TurnRecord:
+    """The pure last step of a library turn, shared with re-verification (same inputs, same output)."""
     resolution = resolve_citations_and_references(
-        text, chunks, citations_enabled=s.citations_enabled, support_probabilities=probabilities,
-        verification_threshold=s.verification_threshold)
-    summary = summary.model_copy(update=resolution.counts.model_dump())
-    return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="library",
-                      question=message, text=resolution.text, citations=list(resolution.citations),
-                      references=resolution.references if chunks else References(),
-                      verification=summary)
+        audit.raw_text, audit.chunks, citations_enabled=s.citations_enabled,
+        support_probabilities=audit.support_probabilities, verification_threshold=audit.threshold)
+    return base.model_copy(update={
+        "text": resolution.text, "citations": list(resolution.citations),
+        "references": resolution.references if audit.chunks else References(),
+        "verification": summary.model_copy(update=resolution.counts.model_dump())})
 
 
 async def synthesize(s: GatewaySettings, question: str, chunks: list[EvidenceChunk]) -> AsyncIterator[str]:
