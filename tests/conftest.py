@@ -25,3 +25,11 @@ def fixtures_dir() -> Path:
     if not FIXTURES.exists():
         pytest.skip(f"shared fixtures not found at {FIXTURES}")
     return FIXTURES
+
+
+@pytest.fixture(scope="module")
+def module_nats_server(tmp_path_factory):
+    """One server for a whole module of read-only or independent tests (faster)."""
+    server = NatsServer(tmp_path_factory.mktemp("jetstream")).start()
+    yield server
+    server.stop()

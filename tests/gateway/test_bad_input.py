@@ -39,7 +39,9 @@ async def test_malformed_json_is_a_400(system):
                                          ("DELETE", "/sessions/abc"), ("GET", "/chat/abc/events"),
                                          ("POST", "/chat/abc/cancel"), ("POST", "/citations/verify"),
                                          ("POST", "/llm/test_decision_model")])
-async def test_every_route_but_health_needs_a_valid_token(system, header, method, path):
+@pytest.mark.asyncio(loop_scope="module")
+async def test_every_route_but_health_needs_a_valid_token(shared_system, header, method, path):
+    system = shared_system
     headers = {"Authorization": header} if header is not None else {}
     response = await system.client.request(method, f"{system.url}{path}", headers=headers,
                                            json={"message": "hi"} if method == "POST" else None)
@@ -57,7 +59,9 @@ async def test_revoked_token_stops_working(system):
 
 
 @pytest.mark.parametrize("value", ["-1", "1e9", "00", "01", "99999999999999", "١".encode(), "abc", "+1"])
-async def test_malformed_last_event_id_is_a_400(system, value):
+@pytest.mark.asyncio(loop_scope="module")
+async def test_malformed_last_event_id_is_a_400(shared_system, value):
+    system = shared_system
     response = await system.client.get(f"{system.url}/chat/abc/events",
                                        headers=system.auth | {"Last-Event-ID": value})
     assert response.status_code == 400
