@@ -195,6 +195,14 @@ def request_consumer(
             await _consume(broker, msg, request_cls, handler, ack_wait=ack_wait,
                            max_deliver=max_deliver, retry_delay=retry_delay, service=service)
 
+        # A message whose every delivery timed out (the worker crashed or hung each time)
+        # stays in the stream with only an advisory to say so: dead-letter it from there.
+        @broker.subscriber(f"{MAX_DELIVERIES_ADVISORY}.{AUDIT_STREAM}.{durable}",
+                           queue=f"{durable}-advisories", ack_policy=AckPolicy.MANUAL,
+                           title=f"{durable}:max-deliveries")
+        async def exhausted(msg: NatsMessage) -> None:
+            await _dead_letter_exhausted(broker, msg, request_cls, service)
+
         return handler
 
     return decorator
@@ -249,6 +257,42 @@ async def _retry_or_give_up(broker: NatsBroker, msg: NatsMessage, request: Reque
         with contextlib.suppress(Exception):
             await publish(broker, reply, request.reply_to)
     await msg.reject()
+
+
+MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
+
+
+async def _dead_letter_exhausted(broker: NatsBroker, advisory: NatsMessage, request_cls: type[Request],
+                                 service: str) -> None:
+    import json
+
+    info = json.loads(advisory.body)
+    js = broker.config.connection_state.stream
+    try:
+        original = await js.get_msg(info["stream"], info["stream_seq"])
+    except nats.errors.Error:
+        log.error("max deliveries exceeded; message already gone", **info)
+        return
+    reason = (f"no ack after {info.get('deliveries', '?')} deliveries "
+              "(the worker crashed or hung each time)")
+    headers = {
+        "Nats-Msg-Id": f"dlq-{original.subject}-{info['stream_seq']}",
+        "Zocrates-Dlq-Reason": reason,
+        "Zocrates-Original-Subject": original.subject,
+        "Zocrates-Stream-Seq": str(info["stream_seq"]),
+    }
+    await broker.publish(original.data, f"{DLQ_PREFIX}.{original.subject}", headers=headers,
+                         stream=DLQ_STREAM, timeout=2.0)
+    log.error("dead-lettered", subject=original.subject, stream_seq=info["stream_seq"], reason=reason)
+    try:
+        request = request_cls.model_validate_json(original.data)
+    except ValidationError:
+        return
+    reply = error_reply(request, ServiceError(code="internal", service=service,
+                                              message=f"{service or 'service'} could not process the request: {reason}"))
+    if reply is not None:
+        with contextlib.suppress(Exception):
+            await publish(broker, reply, request.reply_to)
 
 
 def error_reply(request: Request, error: ServiceError) -> Message | None:
