@@ -97,3 +97,12 @@ def test_unnamed_labels_beyond_two_are_refused_at_load(tmp_path):
     model = load_model(checkpoint)
     with pytest.raises(ValueError, match="supported"):
         model.setup("cpu")
+
+
+def test_pairs_longer_than_the_model_window_are_truncated_not_failed(tiny_checkpoint):
+    model = load_model(tiny_checkpoint, max_seq_len=128)
+    model.setup("cpu")
+    scores = model.predict([Pair("a very long claim " * 200, "short passage"),
+                            Pair("short claim", "a very long passage " * 400)])
+    assert all(0.0 <= p <= 1.0 for p in scores)
+    assert model.cost(Pair("x" * 4000, "y" * 32000)) == 128

@@ -99,7 +99,9 @@ class SequenceClassifierModel(BatchModel):
                 owners.append(i)
                 premises.append(pair.source_text)
                 hypotheses.append(claim)
-        encoded = self._tokenizer(premises, hypotheses, truncation="only_first",
+        # longest_first trims the passage (the longer text) first and, unlike only_first,
+        # never fails on a claim that alone is longer than the model's window.
+        encoded = self._tokenizer(premises, hypotheses, truncation="longest_first",
                                   max_length=self.max_seq_len, padding=True,
                                   return_tensors="pt").to(self.device)
         with torch.inference_mode():
