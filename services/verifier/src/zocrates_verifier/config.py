@@ -74,6 +74,9 @@ class VerifierSettings(BaseSettings):
                                      description="Per backend call, and per HTTP request.")
 
     # --- HTTP API -------------------------------------------------------------------------
+    http_host: str = Field("127.0.0.1", description="Address of the /v1/systemone HTTP API.")
+    http_port: int | None = Field(
+        8005, ge=1, le=65535, description="Port of the /v1/systemone HTTP API; unset = bus only.")
     http_api_key: SecretStr | None = Field(
         None, description="When set, every route but /health's liveness needs this bearer.")
     http_max_body_bytes: int = Field(2 * 1024 * 1024, ge=1024)

@@ -1,0 +1,105 @@
+"""The whole system as `make run` starts it: real processes, a real Zotero library.
+
+Starts `python -m zocrates_runtime.stack` (nats-server from the wheel and the five services as
+supervised processes), waits for its banner, asks a question about a Zotero library built
+from Zotero's published schema holding a real PDF, and checks the stream, the stored
+session, and that Ctrl-C leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from harness.system import parse_sse
+from zocrates_runtime.natsserver import free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.connected]
+
+QUESTION = "What are the complications of deep venous thrombosis prophylaxis in trauma patients?"
+
+
+@pytest.fixture
+def zotero_dir(tmp_path, fixtures_dir):
+    from zocrates_retrieval.testing import ZoteroLibraryBuilder
+
+    builder = ZoteroLibraryBuilder(tmp_path / "Zotero", fixtures_dir / "zotero" / "schema")
+    item_id, _ = builder.add_item(
+        "journalArticle",
+        {"title": "Complications related to deep venous thrombosis prophylaxis in trauma: "
+                  "a systematic review of the literature",
+         "date": "2010", "publicationTitle": "Journal of Trauma Management & Outcomes",
+         "DOI": "10.1186/1752-2897-4-1"},
+        creators=[("Indraneel", "Datta", "author"), ("Chad G", "Ball", "author")])
+    builder.add_attachment(item_id, "datta2010.pdf", (fixtures_dir / "pdfs/cermine/test1.pdf").read_bytes())
+    builder.close()
+    return tmp_path / "Zotero"
+
+
+def read_banner(proc: subprocess.Popen, deadline: float) -> tuple[str, str]:
+    url = token = None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            if proc.poll() is not None:
+                raise AssertionError(f"the stack exited with {proc.returncode}")
+            continue
+        if m := re.search(r"running at (http://\S+)", line):
+            url = m.group(1)
+        if m := re.search(r"Access token: (\S+)", line):
+            token = m.group(1)
+        if url and token:
+            return url, token
+    raise AssertionError("no banner before the deadline")
+
+
+def test_make_run_answers_a_library_question_and_stops_cleanly(tmp_path, zotero_dir):
+    env = os.environ | {
+        "ZOCRATES_DATA_DIR": str(tmp_path / "data"),
+        "ZOCRATES_NATS_PORT": str(free_port()),
+        "ZOCRATES_GATEWAY_PORT": str(free_port()),
+        "ZOCRATES_RETRIEVAL_ZOTERO_DIR": str(zotero_dir),
+        "ZOCRATES_LOG_JSON": "true",
+    }
+    proc = subprocess.Popen([sys.executable, "-m", "zocrates_runtime.stack"], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url, token = read_banner(proc, time.monotonic() + 240)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert len(children) >= 6  # nats-server + five services
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(timeout=120) as client:
+            events = []
+            for _ in range(60):  # the first ingest of the library may still be running
+                r = client.post(f"{url}/chat", json={"message": QUESTION}, headers=auth)
+                events = parse_sse(r.text)
+                if events[-1]["event"] == "done":
+                    break
+                assert events[-1]["data"]["code"] == "retrieval_not_available", events[-1]
+                time.sleep(2)
+            done = events[-1]["data"]
+            assert events[-1]["event"] == "done", events[-1]
+            assert done["citations"], done["text"]
+            assert all(c["item_key"] for c in done["citations"])
+            assert "Datta" in done["text"]  # the source list names the paper's authors
+            session = client.get(f"{url}/sessions/{done['session_id']}", headers=auth).json()
+            assert session["turns"][-1] == done
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    gone, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive, f"orphans left: {[p.pid for p in alive]}"
