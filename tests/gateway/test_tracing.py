@@ -23,3 +23,16 @@ async def test_a_turn_is_one_trace_across_services(system):
     trace_id = http[0].context.trace_id
     names = {s.name for s in handlers if s.context.trace_id == trace_id}
     assert any("retrieval" in n for n in names) and any("verification" in n for n in names), names
+
+
+async def test_citation_verification_span_carries_the_seeds_attributes(system):
+    exporter = InMemorySpanExporter()
+    configure_tracing("test").add_span_processor(SimpleSpanProcessor(exporter))
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    span = next(s for s in exporter.get_finished_spans() if s.name == "citation_verification")
+    attrs = span.attributes
+    assert attrs["openinference.span.kind"] == "GUARDRAIL"
+    assert attrs["citation_verification.provider"] == "fake"
+    assert attrs["citation_verification.kept"] == done["verification"]["kept"]
+    assert attrs["citation_verification.batch_size"] == done["verification"]["total"]
+    assert "claim" in attrs["input.value"] and "KEPT" in attrs["output.value"]

@@ -8,12 +8,14 @@ Citations belong to this turn's retrieval only; a turn without retrieval has non
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import structlog
+from opentelemetry import trace
 
 from zocrates_citations import (
     extract_claim_occurrences,
@@ -54,6 +56,7 @@ from zocrates_runtime import bus
 from zocrates_runtime.tracing import inject_trace
 
 log = structlog.get_logger("zocrates.turn")
+tracer = trace.get_tracer("zocrates.gateway")
 
 STAGE_LINES = {
     "retrieval": "Searching your library…",
@@ -157,16 +160,40 @@ async def library_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -
 
     probabilities, summary = None, VerificationSummary(enabled=False, threshold=s.verification_threshold)
     occurrences = extract_claim_occurrences(text, len(chunks)) if chunks else []
-    if s.citations_enabled and s.verification_enabled and occurrences:
-        await status(turn, "verification")
-        probabilities, summary = await verify(deps, ids, chunks, occurrences)
+    verifying = s.citations_enabled and s.verification_enabled and bool(occurrences)
+    with tracer.start_as_current_span("citation_verification") as span:
+        if verifying:
+            await status(turn, "verification")
+            probabilities, summary = await verify(deps, ids, chunks, occurrences)
 
-    await status(turn, "resolution")
-    audit = TurnAudit(raw_text=text, chunks=chunks, support_probabilities=probabilities,
-                      threshold=s.verification_threshold)
-    await deps.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit)
-    return resolve_record(s, TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id,
-                                        intent="library", question=message, text=""), audit, summary)
+        await status(turn, "resolution")
+        audit = TurnAudit(raw_text=text, chunks=chunks, support_probabilities=probabilities,
+                          threshold=s.verification_threshold)
+        await deps.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit)
+        record = resolve_record(s, TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id,
+                                              intent="library", question=message, text=""), audit, summary)
+        if verifying:
+            record_verification(span, record, occurrences, chunks)
+    return record
+
+
+def record_verification(span, record: TurnRecord, occurrences, chunks: list[EvidenceChunk]) -> None:
+    """The seed's telemetry: one span (an OpenInference GUARDRAIL) and one summary log line."""
+    v = record.verification
+    span.set_attribute("openinference.span.kind", "GUARDRAIL")
+    inputs = [{"chunk_index": o.chunk_index, "occurrence": o.occurrence, "claim": o.claim,
+               "title": chunks[o.chunk_index - 1].title, "section": chunks[o.chunk_index - 1].section}
+              for o in occurrences]
+    results = [{"chunk_index": c.index, "occurrence": o.occurrence, "probability": o.probability,
+                "verdict": o.verdict} for c in record.citations for o in c.occurrences]
+    span.set_attribute("input.value", json.dumps(inputs)[:32_000])
+    span.set_attribute("output.value", json.dumps({"summary": v.model_dump(), "results": results})[:32_000])
+    for key in ("provider", "model", "threshold", "kept", "demoted", "fail_open", "latency_ms"):
+        span.set_attribute(f"citation_verification.{key}", getattr(v, key))
+    span.set_attribute("citation_verification.batch_size", v.total)
+    log.info(f"Citation verification complete: {v.total} assessments in {v.latency_ms:.1f}ms "
+             f"(provider={v.provider or 'none'}, model={v.model or 'none'}, mode=batch, "
+             f"threshold={v.threshold:.2f}, kept={v.kept}, demoted={v.demoted}, fail_open={v.fail_open})")
 
 
 def resolve_record(s: GatewaySettings, base: TurnRecord, audit: TurnAudit,
