@@ -95,10 +95,13 @@ def make_broker(settings: ZocratesSettings, **kwargs: Any) -> NatsBroker:
     )
 
 
-async def ensure_streams(broker: NatsBroker) -> None:
+async def ensure_streams(broker: NatsBroker, replicas: int = 1) -> None:
     """Declare the streams idempotently: create, or update a drifted config in place."""
+    import dataclasses
+
     js = broker.config.connection_state.stream
     for config in STREAM_CONFIGS:
+        config = dataclasses.replace(config, num_replicas=replicas)
         try:
             await js.add_stream(config)
         except nats.js.errors.BadRequestError:

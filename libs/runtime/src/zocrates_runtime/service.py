@@ -16,13 +16,14 @@ from zocrates_runtime.tracing import configure_tracing
 Hook = Callable[[], Awaitable[None]]
 
 
-def service_app(broker: NatsBroker, *, on_start: Hook | None = None, on_stop: Hook | None = None) -> FastStream:
+def service_app(broker: NatsBroker, *, on_start: Hook | None = None, on_stop: Hook | None = None,
+                replicas: int = 1) -> FastStream:
     app = FastStream(broker)
 
     @app.on_startup
     async def _declare() -> None:
         await broker.connect()
-        await bus.ensure_streams(broker)
+        await bus.ensure_streams(broker, replicas)
         if on_start is not None:
             await on_start()
 

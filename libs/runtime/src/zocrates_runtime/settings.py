@@ -40,6 +40,8 @@ class ZocratesSettings(BaseSettings):
     nats_user: str | None = Field(default=None, description="NATS user (hosted mode)")
     nats_password: SecretStr | None = Field(default=None, description="NATS password")
     nats_creds_file: Path | None = Field(default=None, description="NATS .creds file (hosted mode)")
+    stream_replicas: int = Field(default=1, ge=1, le=5,
+                                 description="JetStream replicas of every stream and bucket (3 on a NATS cluster)")
     data_dir: Path = Field(default=Path("data"), description="Where local state lives")
     log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR")
     log_json: bool | None = Field(default=None, description="JSON logs; default: JSON unless on a terminal")

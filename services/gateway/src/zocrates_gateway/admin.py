@@ -40,7 +40,7 @@ async def open_store(settings: GatewaySettings) -> tuple[nats.NATS, TokenStore]:
     try:
         kv = await js.key_value(TOKENS_BUCKET)
     except nats.js.errors.BucketNotFoundError:
-        kv = await js.create_key_value(bucket=TOKENS_BUCKET, history=1)
+        kv = await js.create_key_value(bucket=TOKENS_BUCKET, history=1, replicas=settings.stream_replicas)
     return nc, TokenStore(kv, settings.token_pepper.get_secret_value())
 
 

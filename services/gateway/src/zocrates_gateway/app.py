@@ -18,12 +18,12 @@ from zocrates_gateway.sessions import SessionStore
 from zocrates_runtime import bus
 
 
-async def key_value(broker, bucket: str):
+async def key_value(broker, bucket: str, replicas: int = 1):
     js = broker.config.connection_state.stream
     try:
         return await js.key_value(bucket)
     except nats.js.errors.BucketNotFoundError:
-        return await js.create_key_value(bucket=bucket, history=1)
+        return await js.create_key_value(bucket=bucket, history=1, replicas=replicas)
 
 
 def create_app(settings: GatewaySettings | None = None) -> FastAPI:
@@ -34,10 +34,10 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         await broker.start()
-        await bus.ensure_streams(broker)
-        app.state.tokens = TokenStore(await key_value(broker, TOKENS_BUCKET),
+        await bus.ensure_streams(broker, settings.stream_replicas)
+        app.state.tokens = TokenStore(await key_value(broker, TOKENS_BUCKET, settings.stream_replicas),
                                       settings.token_pepper.get_secret_value())
-        app.state.sessions = SessionStore(await key_value(broker, SESSIONS_BUCKET))
+        app.state.sessions = SessionStore(await key_value(broker, SESSIONS_BUCKET, settings.stream_replicas))
         try:
             yield
         finally:

@@ -26,4 +26,5 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         return await service.search(request)
 
     bus.health_responder(broker, "retrieval", lambda: {"status": "ok"})
-    return service_app(broker, on_start=service.start, on_stop=service.close)
+    return service_app(broker, on_start=service.start, on_stop=service.close,
+                       replicas=settings.stream_replicas)

@@ -29,4 +29,4 @@ def create_app(settings: ZocratesSettings) -> FastStream:
         return bus.error_reply(request, NOT_AVAILABLE)
 
     bus.health_responder(broker, "staging", lambda: {"status": "ok", "capability": "not_available"})
-    return service_app(broker)
+    return service_app(broker, replicas=settings.stream_replicas)

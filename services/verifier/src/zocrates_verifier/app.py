@@ -54,7 +54,7 @@ def create_app(settings: ZocratesSettings, service=None, *, http_port: int | Non
                 await task
         await service.close()
 
-    return service_app(broker, on_start=start, on_stop=stop)
+    return service_app(broker, on_start=start, on_stop=stop, replicas=settings.stream_replicas)
 
 
 async def serve_http(service, port: int) -> None:
