@@ -33,7 +33,7 @@ def _open(settings: RetrievalSettings):
     from zocrates_retrieval.embed import Embedder
     from zocrates_retrieval.service import open_store
 
-    embedder = Embedder(settings.embedding_model, settings.embedding_device, settings.embedding_batch_size)
+    embedder = Embedder.shared(settings.embedding_model, settings.embedding_device, settings.embedding_batch_size)
     return embedder, open_store(settings, embedder.dim)
 
 

@@ -150,7 +150,7 @@ def _drop_running_lines(lines: list[_Line], pages: int) -> list[_Line]:
         return ln.top < 0.08 or ln.top > 0.92
 
     def shape(ln: _Line) -> str:
-        return re.sub(r"\d+", "#", _norm(ln.text))  # "Page 3" and "Page 4" are one line
+        return re.sub(r"\d+", "", _norm(ln.text))  # "Page 3" and "Page 4" are one line
 
     counts = Counter(shape(ln) for ln in lines if at_edge(ln))
     running = {k for k, n in counts.items() if n >= max(3, pages // 2)}

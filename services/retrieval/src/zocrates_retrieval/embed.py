@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -56,6 +57,12 @@ class Embedder:
         self.max_tokens = int(self.model.max_seq_length or 512)
         self._tokenizer = _fast_tokenizer(model)
 
+    @classmethod
+    def shared(cls, model: str, device: str = "auto", batch_size: int = 32) -> Embedder:
+        """One loaded copy per (model, device, batch size) in this process: the weights are
+        read-only at inference, so services and tests in one process can share them."""
+        return _shared(cls, model, device, batch_size)
+
     def count_tokens(self, text: str) -> int:
         if self._tokenizer is not None:
             return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
@@ -70,6 +77,11 @@ class Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+
+@functools.lru_cache(maxsize=4)
+def _shared(cls: type[Embedder], model: str, device: str, batch_size: int) -> Embedder:
+    return cls(model, device, batch_size)
 
 
 def _fast_tokenizer(model: str):

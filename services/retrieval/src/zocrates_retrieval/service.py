@@ -50,7 +50,7 @@ class RetrievalService:
         (if configured) in the background. A failure is kept and reported by `search`."""
         s = self.settings
         try:
-            self.embedder = await asyncio.to_thread(Embedder, s.embedding_model, s.embedding_device,
+            self.embedder = await asyncio.to_thread(Embedder.shared, s.embedding_model, s.embedding_device,
                                                     s.embedding_batch_size)
             self.store = await asyncio.to_thread(open_store, s, self.embedder.dim)
         except Exception as exc:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
-import string
 from pathlib import Path
 
 #: Zotero item keys: 8 characters from this alphabet (Zotero.Utilities.generateObjectKey).
@@ -28,6 +27,7 @@ class ZoteroLibraryBuilder:
         (self.dir / "storage").mkdir(exist_ok=True)
         self._rng = random.Random(seed)
         self.con = sqlite3.connect(self.dir / "zotero.sqlite")
+        self.con.execute("PRAGMA synchronous=OFF")  # test data: no need to wait for the disk
         for name in ("userdata.sql", "system.sql", "triggers.sql"):
             self.con.executescript((Path(schema_dir) / name).read_text())
         self._load_global_schema(json.loads((Path(schema_dir) / "zotero-schema.json").read_text()))
@@ -157,7 +157,3 @@ class ZoteroLibraryBuilder:
     def close(self) -> None:
         self.con.close()
 
-
-def random_words(rng: random.Random, n: int) -> str:
-    return " ".join("".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 9)))
-                    for _ in range(n))

@@ -1,0 +1,151 @@
+"""Conversion of real and hand-made documents, and the isolated converter."""
+
+from __future__ import annotations
+
+import pymupdf
+import pytest
+
+from zocrates_retrieval.chunking import approx_tokens, chunk_blocks, is_reference_list
+from zocrates_retrieval.convert import (
+    CORRUPT,
+    EMPTY,
+    ENCRYPTED,
+    SCANNED,
+    TIMEOUT,
+    UNSUPPORTED,
+    Block,
+    ConversionError,
+    ConverterPool,
+    ConvertJob,
+    Document,
+    convert_file,
+    convert_html,
+    convert_text,
+)
+
+
+def sections(doc: Document) -> list[str]:
+    seen: list[str] = []
+    for b in doc.blocks:
+        label = " > ".join(b.section)
+        if label not in seen:
+            seen.append(label)
+    return seen
+
+
+def test_pdf_outline_gives_sections_and_pages(pdf_dir):
+    doc = convert_file(pdf_dir / "cermine" / "test1.pdf", "application/pdf")
+    assert doc.pages == 4
+    assert doc.title.startswith("Complications related to deep venous thrombosis")
+    assert sections(doc)[1:5] == ["Abstract", "Introduction", "Methods", "Conclusion"]
+    abstract = next(b for b in doc.blocks if b.section == ("Abstract",))
+    assert abstract.page == 1 and abstract.text.startswith("Deep venous thrombosis prophylaxis")
+
+
+def test_pdf_nested_outline_with_numbered_headings(pdf_dir):
+    doc = convert_file(pdf_dir / "papermage" / "2203.00130v1.pdf", "application/pdf")
+    assert doc.pages == 39
+    found = sections(doc)
+    assert "1 INTRODUCTION" in found  # "1" and "INTRODUCTION" are separate spans on one baseline
+    assert "5 IMPLEMENTATION > 5.2 Section Gists" in found
+
+
+def test_pdf_without_outline_uses_font_sizes(pdf_dir):
+    doc = convert_file(pdf_dir / "cermine" / "example3.pdf", "application/pdf")
+    found = sections(doc)
+    assert "MATERIALS AND METHODS > Modelling methodology and synthesis" in found
+    assert "RESULTS" in found and "DISCUSSION" in found
+    assert doc.title.startswith("Fragment-based design for the development of N-domain-selective")
+    assert doc.doi == "10.1042/CS20130403"
+    # the running footer "www.clinsci.org" on every page is gone
+    assert not any(b.text == "www.clinsci.org" for b in doc.blocks)
+
+
+def test_two_column_page_is_read_column_by_column(tmp_path):
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_textbox(pymupdf.Rect(50, 50, 550, 90), "A full width title line", fontsize=12)
+    page.insert_textbox(pymupdf.Rect(50, 100, 290, 400), "Left column first paragraph.", fontsize=10)
+    page.insert_textbox(pymupdf.Rect(50, 420, 290, 700), "Left column second paragraph.", fontsize=10)
+    page.insert_textbox(pymupdf.Rect(310, 100, 550, 400), "Right column paragraph.", fontsize=10)
+    path = tmp_path / "columns.pdf"
+    doc.save(path)
+    texts = [b.text for b in convert_file(path, "application/pdf").blocks]
+    assert texts == ["A full width title line", "Left column first paragraph.",
+                     "Left column second paragraph.", "Right column paragraph."]
+
+
+@pytest.mark.parametrize("maker, reason", [
+    ("encrypted_pdf", ENCRYPTED), ("corrupt_pdf", CORRUPT), ("scanned_pdf", SCANNED), ("empty_pdf", EMPTY)])
+def test_unreadable_pdfs_are_reported_with_a_reason(tmp_path, make, maker, reason):
+    path = tmp_path / "bad.pdf"
+    path.write_bytes(getattr(make, maker)())
+    with pytest.raises(ConversionError) as err:
+        convert_file(path, "application/pdf")
+    assert err.value.reason == reason
+
+
+def test_html_not_a_pdf_and_unsupported_types(tmp_path):
+    page = tmp_path / "error.pdf"
+    page.write_bytes(b"<html><body>403 Forbidden</body></html>")
+    with pytest.raises(ConversionError) as err:
+        convert_file(page, "application/pdf")
+    assert err.value.reason == CORRUPT
+    image = tmp_path / "figure.png"
+    image.write_bytes(b"\x89PNG....")
+    with pytest.raises(ConversionError) as err:
+        convert_file(image, "image/png")
+    assert err.value.reason == UNSUPPORTED
+
+
+def test_html_snapshot_keeps_headings_and_citation_metadata():
+    html = """<html><head><title>Site</title><meta name="citation_title" content="Real title">
+    <meta name="citation_author" content="Doe, Jane"><meta name="citation_doi" content="10.1/abc"></head>
+    <body><nav>Home | About</nav><h1>Paper</h1><p>Intro text.</p><h2>Methods</h2><p>We <b>did</b> things.</p>
+    <ul><li>first step</li></ul><h2>Results</h2><p>It worked.</p><script>var x = 1;</script></body></html>"""
+    doc = convert_html(html)
+    assert doc.title == "Real title" and doc.authors == "Doe, Jane" and doc.doi == "10.1/abc"
+    assert [(b.section, b.text) for b in doc.blocks] == [
+        (("Paper",), "Intro text."), (("Paper", "Methods"), "We did things."),
+        (("Paper", "Methods"), "first step"), (("Paper", "Results"), "It worked.")]
+
+
+def test_markdown_and_plain_text():
+    doc = convert_text("# Notes\n\nFirst idea.\n\n## Detail\nsecond\nline\n\nthird", markdown=True)
+    assert [(b.section, b.text) for b in doc.blocks] == [
+        (("Notes",), "First idea."), (("Notes", "Detail"), "second line"), (("Notes", "Detail"), "third")]
+    assert [b.text for b in convert_text("# not a heading\n\nx", markdown=False).blocks] == ["# not a heading", "x"]
+
+
+def test_chunks_are_bounded_and_never_cross_sections():
+    long = " ".join(f"Sentence number {i} says something about heat." for i in range(200))
+    blocks = [Block("Short intro.", ("Intro",), 1), Block(long, ("Methods",), 2), Block("Tail.", ("Methods",), 3),
+              Block("[1] Doe J. Some paper. 2020.", ("References",), 4)]
+    chunks = chunk_blocks(blocks, 64, approx_tokens)
+    assert chunks[0].text == "Short intro." and chunks[0].section == ("Intro",)
+    assert all(approx_tokens(c.text) <= 64 + 2 for c in chunks)
+    assert {c.section for c in chunks} == {("Intro",), ("Methods",)}  # the reference list is left out
+    assert chunks[-1].text.endswith("Tail.") and chunks[-1].page_end == 3
+    assert "".join(c.text for c in chunks[1:]).count("Sentence number") == 200  # nothing lost
+    assert is_reference_list(("7 References",)) and not is_reference_list(("Related references work",))
+
+
+def test_converter_pool_converts_in_order_and_survives_a_timeout(tmp_path, pdf_dir, make):
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(make.encrypted_pdf())
+    jobs = [ConvertJob(pdf_dir / "cermine" / "test1.pdf", "application/pdf"),
+            ConvertJob(bad, "application/pdf"),
+            ConvertJob(pdf_dir / "zotero" / "recognizePDF_test_DOI.pdf", "application/pdf")]
+    with ConverterPool(timeout_s=60) as pool:
+        results = list(pool.convert_many(jobs))
+    assert [j for j, _ in results] == jobs
+    assert isinstance(results[0][1], Document) and results[0][1].pages == 4
+    assert isinstance(results[1][1], ConversionError) and results[1][1].reason == ENCRYPTED
+    assert results[2][1].doi == "10.1371/journal.pntd.0003350"
+
+    # A limit no conversion can meet: each file times out, the worker is replaced each time,
+    # and every job still gets exactly one answer.
+    with ConverterPool(timeout_s=0.001) as pool:
+        results = list(pool.convert_many(jobs))
+    assert [j for j, _ in results] == jobs
+    assert all(isinstance(r, ConversionError) and r.reason == TIMEOUT for _, r in results)

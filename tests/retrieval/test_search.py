@@ -1,0 +1,102 @@
+"""Query sanitising, near-duplicate collapse, the reranker, evidence mapping and the CLI."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from zocrates_retrieval.cli import main
+from zocrates_retrieval.search import Searcher, collapse_near_duplicates, sanitize_query, to_evidence
+from zocrates_retrieval.store import ChunkPoint, EdgeStore, Hit, SparseEncoder, Tenant, point_id
+from zocrates_retrieval.testing import ZoteroLibraryBuilder
+
+
+@pytest.mark.parametrize("raw, clean", [
+    ("What did [1] find about heat [2, 3]?", "What did find about heat ?"),
+    ("compare [2-4] and [ 5 ] with [1;2]", "compare and with"),
+    ("arrays like a[i] stay", "arrays like a[i] stay"),
+    ("[1]", ""),
+])
+def test_sanitize_query_drops_citation_tokens(raw, clean):
+    assert sanitize_query(raw) == clean
+
+
+def hit(n: int, text: str) -> Hit:
+    return Hit(str(n), 1.0 / (n + 1), {"text": text})
+
+
+def test_near_duplicates_collapse_to_the_best_ranked():
+    a = ("Suspended single-layer graphene shows a thermal conductivity of up to 5000 W/mK at room "
+         "temperature, far above copper. We measured it with confocal micro-Raman spectroscopy, heating "
+         "the flake with a laser and reading the shift of the G peak, on flakes prepared by mechanical "
+         "exfoliation of graphite and suspended across trenches etched into silicon.")
+    snapshot = a.upper().replace(" ", "\n")  # the HTML snapshot of the same article
+    hits = [hit(0, a), hit(1, "Something else entirely about yeast proteins and heat shock."),
+            hit(2, a.replace("5000", "5,000")), hit(3, snapshot + " (see Fig. 2)"),
+            hit(4, a[: len(a) // 2])]  # half of it is a different passage
+    assert [h.id for h in collapse_near_duplicates(hits)] == ["0", "1", "4"]
+
+
+def test_evidence_maps_payload_fields():
+    ev = to_evidence(Hit("id1", 0.5, {"item_key": "P1", "attachment_key": "A1", "title": "T", "year": 2020,
+                                      "creators": [{"first_name": "A", "last_name": "B", "name": "", "creator_type": "author"}],
+                                      "section": "Intro > Aim", "publication": "J", "text": "txt", "kind": "note"}))
+    assert (ev.chunk_id, ev.item_key, ev.attachment_key, ev.section, ev.kind, ev.score) == ("id1", "P1", "A1", "Intro > Aim", "note", 0.5)
+    assert ev.creators[0].last_name == "B"
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory, embedder):
+    """A randomly initialised two-layer BERT cross-encoder with MiniLM's tokenizer: enough to
+    show that the reranker is loaded from a directory and decides the order."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    path = tmp_path_factory.mktemp("cross")
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, num_labels=1)
+    BertForSequenceClassification(config).save_pretrained(path)
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        shutil.copy(f"{embedder.name}/{name}", path / name)
+    return path
+
+
+def test_reranker_decides_the_final_order(tmp_path, embedder, tiny_cross_encoder):
+    from zocrates_retrieval.embed import Reranker
+
+    store = EdgeStore(tmp_path / "edge", embedder.dim)
+    sparse = SparseEncoder()
+    texts = ["graphene heat conduction", "yeast heat shock", "coffee prices", "heat engines", "boron nitride"]
+    vectors = embedder.embed_documents(texts)
+    store.upsert([ChunkPoint(point_id("u", "user", f"S{i}", 0), vectors[i], sparse.document(t),
+                             {"user_id": "u", "library_id": "user", "source_key": f"S{i}", "chunk_no": 0, "text": t,
+                              "item_key": f"I{i}"}) for i, t in enumerate(texts)])
+    reranker = Reranker(tiny_cross_encoder, "cpu")
+    hits = Searcher(store, embedder, sparse, reranker).search(Tenant("u"), "heat", top_k=5)
+    store.close()
+    expected = reranker.scores("heat", [h.payload["text"] for h in hits])
+    assert [h.score for h in hits] == sorted(expected, reverse=True)
+    with pytest.raises(RuntimeError, match="does not exist"):
+        Reranker(tmp_path / "missing")
+
+
+def test_cli_ingest_search_status(tmp_path, schema_dir, make, capsys, embedder, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    b = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
+    item, _ = b.add_item("journalArticle", {"title": "Boron nitride defects", "date": "2024"}, [("Giacomo", "Venturi", "author")])
+    b.add_attachment(item, "bn.pdf", make.text_pdf([("Results", ["Carbon defects in boron nitride emit blue light."])]))
+    b.add_attachment(item, "locked.pdf", make.encrypted_pdf())
+    b.close()
+    common = ["--data-dir", str(tmp_path / "data")]
+    assert main(common + ["ingest", "--zotero-dir", str(tmp_path / "zotero"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "1 indexed" in out and "not indexed 1: encrypted 1" in out and "locked.pdf" not in out
+    assert main(common + ["search", "why does boron nitride emit blue light", "-k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "[1] Boron nitride defects (Venturi, 2024) Results | p. 1" in out
+    assert main(common + ["status"]) == 0
+    assert '"sources": 1' in capsys.readouterr().out
+    assert main(common + ["ingest", "--zotero-dir", str(tmp_path / "nowhere")]) == 2
+    assert "holds no zotero.sqlite" in capsys.readouterr().err
