@@ -184,6 +184,7 @@ class Http:
         client: httpx.AsyncClient,
         *,
         policies: dict[str, HostPolicy] | None = None,
+        default_policy: HostPolicy | None = None,
         attempts: int = 3,
         wait_initial: float = 0.5,
         wait_max: float = 8.0,
@@ -193,6 +194,7 @@ class Http:
     ):
         self.client = client
         self._policies = policies or {}
+        self._default_policy = default_policy or HostPolicy(rate_per_s=5.0)
         self._limiters: dict[str, HostLimiter] = {}
         self._attempts = attempts
         self._wait_initial = wait_initial
@@ -202,7 +204,7 @@ class Http:
 
     def limiter(self, host: str) -> HostLimiter:
         if host not in self._limiters:
-            self._limiters[host] = HostLimiter(self._policies.get(host, HostPolicy(rate_per_s=5.0)))
+            self._limiters[host] = HostLimiter(self._policies.get(host, self._default_policy))
         return self._limiters[host]
 
     async def get(self, url: str, **kwargs: Any) -> Fetched | None:

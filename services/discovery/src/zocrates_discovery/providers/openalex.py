@@ -27,6 +27,7 @@ SELECT = ",".join((
     "cited_by_count", "locations", "type",
 ))
 MAX_SEARCH_CHARS = 1_500
+_HEADING = re.compile(r"^(?:abstract|summary)\s*[:.]?\s+(?=\S)", re.IGNORECASE)
 KEYWORD_MIN_SCORE = 0.60
 
 
@@ -36,6 +37,8 @@ def rebuild_abstract(inverted: dict[str, list[int]] | None) -> str | None:
         return None
     positions = {pos: word for word, where in inverted.items() for pos in where}
     text = " ".join(positions[pos] for pos in sorted(positions)).strip()
+    # Publishers' deposits often begin with their "Abstract" heading, which OpenAlex keeps as a word.
+    text = _HEADING.sub("", text, count=1)
     return text or None
 
 
