@@ -167,3 +167,20 @@ async def test_a_redirect_to_another_port_on_loopback_is_blocked(server, client,
     """Allowlisting the test address does not open its other ports."""
     server.routes["/go"] = redirect("http://127.0.0.1:22/")
     assert "port 22" in await refused(client, server.url("/go"), work_dir)
+
+
+async def test_a_name_is_connected_to_its_checked_address_with_its_own_host_header(server,
+                                                                                   work_dir):
+    """DNS pinning over a real socket: the name resolves once, the TCP connection goes to the
+    checked IP, and the server still sees the name in Host."""
+    from staging.support import FakeResolver
+
+    server.routes["/p.pdf"] = respond(SMALL_PDF)
+    resolver = FakeResolver({"pdfs.test": ["127.0.0.1"]})
+    async with make_client(resolver=resolver, allowed_ports=[server.port],
+                           allow_addresses=[ipaddress.ip_address("127.0.0.1")]) as client:
+        done = await fetch(client, f"http://pdfs.test:{server.port}/p.pdf", work_dir)
+    assert done.path.read_bytes() == SMALL_PDF
+    assert done.final_url == f"http://pdfs.test:{server.port}/p.pdf"
+    assert resolver.calls == ["pdfs.test"]
+    assert server.requests[0][2]["host"] == f"pdfs.test:{server.port}"

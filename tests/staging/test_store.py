@@ -151,6 +151,22 @@ async def test_nats_store_verifies_the_digest_on_read(nc, pdf_file):
 
 
 @pytest.mark.connected
+async def test_nats_store_refuses_an_object_with_a_missing_chunk(nc, tmp_path):
+    js = nc.jetstream()
+    store = NatsStagedStore(js)
+    big = tmp_path / "big.part"
+    big.write_bytes(SMALL_PDF + b"%" * (400 * 1024))  # four 128 KB chunks
+    await store.put("alice", "s1", big, META)
+    obj = await js.object_store(DEFAULT_BUCKET)
+    nuid = (await obj.get_info("s1")).nuid
+    first = await js.get_msg(f"OBJ_{DEFAULT_BUCKET}", seq=1, subject=f"$O.{DEFAULT_BUCKET}.C.{nuid}",
+                             next=True)
+    await js.delete_msg(f"OBJ_{DEFAULT_BUCKET}", first.seq)
+    with pytest.raises(StagedIntegrityError, match="do not match"):
+        await store.get("alice", "s1")
+
+
+@pytest.mark.connected
 async def test_nats_bucket_is_created_once_and_shared_with_readers(nc, pdf_file):
     js = nc.jetstream()
     writer = NatsStagedStore(js, ttl=timedelta(hours=6))

@@ -2,7 +2,8 @@
 
 Two adapters behind one protocol:
 - `NatsStagedStore`: a NATS JetStream Object Store bucket (`zocrates_staged`). The bucket's
-  TTL removes files on the server; nats-py records a SHA-256 digest and verifies it on read.
+  TTL removes files on the server; nats-py records a SHA-256 digest on write, and every read
+  here verifies it.
   The gateway builds one from its own connection to serve `GET /staging/{id}`, so this module
   depends on nats-py and the contracts only.
 - `FileStagedStore`: a directory, for tests and single-machine use; every write is a temp
@@ -34,7 +35,6 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import (
     BadRequestError,
     BucketNotFoundError,
-    DigestMismatchError,
     NotFoundError,
     ObjectNotFoundError,
 )
@@ -209,15 +209,42 @@ class NatsStagedStore:
             return None
         obj = await self._store()
         try:
-            async with asyncio.timeout(self._read_timeout):
-                result = await obj.get(staged_id, writeinto=out)
+            raw = await obj.get_info(staged_id)
         except ObjectNotFoundError:
             return None
-        except DigestMismatchError as exc:
+        info = self._visible(raw, user_id)
+        if info is None:
+            return None
+        async with asyncio.timeout(self._read_timeout):
+            await self._read_chunks(raw, out)
+        return info
+
+    async def _read_chunks(self, raw: api.ObjectInfo, out: BinaryIO) -> None:
+        """Copy the object's chunks into `out`, verifying size and SHA-256 digest.
+
+        Reads each chunk with a direct get (next message on the chunk subject) rather than
+        nats-py's `ObjectStore.get`, whose ordered consumer took about 10 ms per 128 KB chunk
+        here (3 MB in 260 ms against 14 ms this way); the digest check is the same.
+        """
+        stream, subject = f"OBJ_{self._bucket}", f"$O.{self._bucket}.C.{raw.nuid}"
+        digest, size, seq = hashlib.sha256(), 0, 1
+        for _ in range(raw.chunks or 0):
+            try:
+                msg = await self._js.get_msg(stream, seq=seq, subject=subject, next=True,
+                                             direct=True)
+            except NotFoundError:
+                break
+            data = msg.data or b""
+            digest.update(data)
+            out.write(data)
+            size += len(data)
+            seq = msg.seq + 1
+        expected = (raw.digest or "").split("=", 1)[-1]
+        actual = base64.urlsafe_b64encode(digest.digest()).decode()
+        if size != (raw.size or 0) or actual.rstrip("=") != expected.rstrip("="):
             raise StagedIntegrityError(
-                f"staged file {staged_id}: its bytes do not match the stored SHA-256 digest"
-            ) from exc
-        return self._visible(result.info, user_id)
+                f"staged file {raw.name}: its bytes do not match the stored SHA-256 digest "
+                f"({size} of {raw.size} bytes read)")
 
     async def delete(self, user_id: str, staged_id: str) -> bool:
         if await self.info(user_id, staged_id) is None:
