@@ -180,12 +180,10 @@ def _read_items(con: sqlite3.Connection) -> list[LibraryItem]:
             if parent_id in keys:
                 add(parent_id, "url", str(value))
 
-    return [
-        LibraryItem(
-            key=key,
-            title=titles.get(item_id, ""),
-            dois=tuple(dict.fromkeys(dois.get(item_id, ()))),
-            arxiv_ids=tuple(dict.fromkeys(arxiv.get(item_id, ()))),
-        )
-        for item_id, key in keys.items()
-    ]
+    def unique(values: list[str] | None) -> tuple[str, ...]:
+        if not values:
+            return ()
+        return (values[0],) if len(values) == 1 else tuple(dict.fromkeys(values))
+
+    return [LibraryItem(key, titles.get(item_id, ""), unique(dois.get(item_id)), unique(arxiv.get(item_id)))
+            for item_id, key in keys.items()]

@@ -19,6 +19,7 @@ from urllib.parse import unquote
 
 _DOI_RE = re.compile(r"10\.\d{4,9}/[^\s\"'<>]+", re.IGNORECASE)
 _DOI_URL_RE = re.compile(r"^(?:https?://)?(?:dx\.)?doi\.org/(.+)$", re.IGNORECASE)
+_DOI_SCHEME_RE = re.compile(r"^(?:doi\s*:\s*|info:doi/|urn:doi:)", re.IGNORECASE)
 _EXTRA_DOI_RE = re.compile(r"^\s*DOI\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
 
 _ARXIV_NEW = r"\d{4}\.\d{4,5}"
@@ -55,7 +56,7 @@ def normalize_doi(value: str | None) -> str | None:
     url = _DOI_URL_RE.match(text)
     if url:
         text = url.group(1)
-    text = re.sub(r"^(?:doi\s*:\s*|info:doi/|urn:doi:)", "", text, flags=re.IGNORECASE)
+    text = _DOI_SCHEME_RE.sub("", text)
     match = _DOI_RE.match(text.strip())
     return _trim_doi(match.group(0)).lower() if match else None
 
@@ -157,6 +158,7 @@ def normalize_title(title: str | None) -> str:
     """A title reduced for comparison: no markup, no diacritics, one space per punctuation run, lower case."""
     if not title:
         return ""
-    text = _TAG_RE.sub(" ", html.unescape(title))
-    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    text = _TAG_RE.sub(" ", html.unescape(title)) if ("<" in title or "&" in title) else title
+    if not text.isascii():  # most titles are ASCII: skip the per-character pass for them
+        text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     return _NON_WORD_RE.sub(" ", text.casefold()).strip()

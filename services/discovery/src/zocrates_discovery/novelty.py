@@ -53,6 +53,7 @@ class TitleIndex:
     def __init__(self, entries: Iterable[tuple[str, str, tuple[str, ...]]]):
         """`entries`: (title, item key, the item's DOIs)."""
         self._norm: list[str] = []
+        self._len: list[int] = []
         self._title: list[str] = []
         self._key: list[str] = []
         self._dois: list[tuple[str, ...]] = []
@@ -64,6 +65,7 @@ class TitleIndex:
                 continue
             i = len(self._norm)
             self._norm.append(norm)
+            self._len.append(len(norm))
             self._title.append(title)
             self._key.append(key)
             self._dois.append(dois)
@@ -102,7 +104,8 @@ class TitleIndex:
         seen: set[int] = set()
         for word in keys:
             seen.update(self._postings[word])
-        return [i for i in seen if shortest <= len(self._norm[i]) <= longest]
+        lengths = self._len
+        return [i for i in seen if shortest <= lengths[i] <= longest]
 
 
 def _is_preprint_doi(doi: str) -> bool:
