@@ -279,7 +279,7 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
 
         for i, ln in enumerate(lines):
             level = levels.get(i)
-            if level == -1:
+            if level == -1 and path_stack:  # a heading's second line
                 path_stack[-1] = (path_stack[-1][0], f"{path_stack[-1][1]} {ln.text}")
                 continue
             if level is not None:
