@@ -18,6 +18,8 @@ from zocrates_contracts.evidence import EvidenceChunk
 from zocrates_contracts.subjects import (
     DISCOVERY_COMPLETED,
     DISCOVERY_REQUESTED,
+    RECHECK_COMPLETED,
+    RECHECK_REQUESTED,
     RETRIEVAL_COMPLETED,
     RETRIEVAL_REQUESTED,
     STAGING_COMPLETED,
@@ -180,6 +182,25 @@ class CandidatesFound(Message):
     error: ServiceError | None = None
 
 
+class RecheckRequested(Request):
+    """At import time: which of these candidates does the user own by now?"""
+
+    SUBJECT = RECHECK_REQUESTED
+
+    candidates: list[Candidate] = Field(min_length=1, max_length=50)
+    library_id: Id | None = None
+
+
+class CandidatesRechecked(Message):
+    """The candidates still novel, and those now owned (with why)."""
+
+    SUBJECT = RECHECK_COMPLETED
+
+    candidates: list[Candidate] = Field(default_factory=list, max_length=50)
+    dropped: list[DroppedCandidate] = Field(default_factory=list, max_length=50)
+    error: ServiceError | None = None
+
+
 # --- staging --------------------------------------------------------------------------------
 
 
@@ -219,6 +240,8 @@ ALL_MESSAGES: tuple[type[Message], ...] = (
     VerificationCompleted,
     DiscoveryRequested,
     CandidatesFound,
+    RecheckRequested,
+    CandidatesRechecked,
     StagingRequested,
     BatchStaged,
 )
@@ -228,5 +251,6 @@ REPLY_OF: dict[type[Request], type[Message]] = {
     RetrievalRequested: EvidenceRetrieved,
     VerificationRequested: VerificationCompleted,
     DiscoveryRequested: CandidatesFound,
+    RecheckRequested: CandidatesRechecked,
     StagingRequested: BatchStaged,
 }

@@ -12,6 +12,8 @@ VERIFICATION_REQUESTED = f"{PREFIX}.verification.requested"
 VERIFICATION_COMPLETED = f"{PREFIX}.verification.completed"
 DISCOVERY_REQUESTED = f"{PREFIX}.discovery.requested"
 DISCOVERY_COMPLETED = f"{PREFIX}.discovery.completed"
+RECHECK_REQUESTED = f"{PREFIX}.recheck.requested"
+RECHECK_COMPLETED = f"{PREFIX}.recheck.completed"
 STAGING_REQUESTED = f"{PREFIX}.staging.requested"
 STAGING_COMPLETED = f"{PREFIX}.staging.completed"
 
@@ -52,6 +54,7 @@ TOKENS_BUCKET = "zocrates_tokens"
 RETRIEVAL_CONSUMER = "retrieval"
 VERIFIER_CONSUMER = "verifier"
 DISCOVERY_CONSUMER = "discovery"
+RECHECK_CONSUMER = "discovery-recheck"
 STAGING_CONSUMER = "staging"
 
 #: Readiness probes: core request/reply on `health.<service>`, outside `zocrates.>` so the
