@@ -1,0 +1,95 @@
+// Small pure formatting helpers shared by the sidebar, the popover and the inspector.
+
+export function escapeHtml(s) {
+  return String(s ?? "")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
+}
+
+/** Escaped for an attribute; newlines kept as &#10; so `title` tooltips stay multiline. */
+export function escapeAttr(s) {
+  return escapeHtml(s).replace(/\r?\n/g, "&#10;");
+}
+
+export const HIGH_SUPPORT = 0.8;
+export const MODERATE_SUPPORT = 0.5;
+
+/** "high" (>= 0.80), "moderate" (>= 0.50), "low", or "unverified" when p is null. */
+export function supportLevel(p) {
+  if (p === null || p === undefined || Number.isNaN(p)) return "unverified";
+  if (p >= HIGH_SUPPORT) return "high";
+  if (p >= MODERATE_SUPPORT) return "moderate";
+  return "low";
+}
+
+/** The popover's support badge: {level, text}. */
+export function supportBadge(p) {
+  const level = supportLevel(p);
+  if (level === "unverified") return { level, text: "Support not verified" };
+  const icon = { high: "✓ ", moderate: "ⓘ ", low: "" }[level];
+  return { level, text: `${icon}Support Probability: ${p.toFixed(2)}` };
+}
+
+/** `Smith et al. (2020)`: a pill's visible label (never an item key). */
+export function pillLabel(citation) {
+  const head = citation.authors || (citation.title || "").trim() || "Untitled source";
+  return `${head} (${citation.year ?? "n.d."})`;
+}
+
+/** The pill tooltip: title, section, this occurrence's support probability. */
+export function pillTooltip(citation, occurrence) {
+  const lines = [`Title: ${citation.title || "Untitled source"}`];
+  if (citation.section) lines.push(`Section: ${citation.section}`);
+  const p = occurrence ? occurrence.probability : null;
+  lines.push(p === null || p === undefined ? "Support probability: not verified" : `Support probability: ${p.toFixed(2)}`);
+  return lines.join("\n");
+}
+
+/** `Authors (Year) • Venue` for the popover header. */
+export function bylineOf(source) {
+  const parts = [];
+  const who = source.authors || "";
+  const year = source.year ?? "n.d.";
+  parts.push(who ? `${who} (${year})` : String(year));
+  const venue = source.publication || source.venue;
+  if (venue) parts.push(venue);
+  return parts.join(" • ");
+}
+
+/** Claim text for display: quotation marks around a math formula are dropped. */
+export function stripMathQuotes(text) {
+  return String(text || "").replace(/["“”'‘’](\${1,2}[^$\n]+?\${1,2})["“”'‘’]/g, "$1");
+}
+
+/** A throttle that runs `fn` at most once per `ms`, always including the last call. */
+export function throttle(fn, ms, { now = () => Date.now(), schedule = setTimeout, cancel = clearTimeout } = {}) {
+  let last = -Infinity;
+  let timer = null;
+  let pending = false;
+  const run = () => {
+    timer = null;
+    pending = false;
+    last = now();
+    fn();
+  };
+  const throttled = () => {
+    pending = true;
+    if (timer !== null) return;
+    const wait = Math.max(0, last + ms - now());
+    timer = schedule(run, wait);
+  };
+  throttled.flush = () => {
+    if (timer !== null) cancel(timer);
+    if (pending) run();
+    timer = null;
+  };
+  throttled.cancel = () => {
+    if (timer !== null) cancel(timer);
+    timer = null;
+    pending = false;
+  };
+  return throttled;
+}
