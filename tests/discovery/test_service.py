@@ -9,7 +9,7 @@ import httpx
 import pytest
 import respx
 
-from zocrates_contracts import Candidate, DiscoveryRequested
+from zocrates_contracts import Candidate, DiscoveryRequested, RecheckRequested
 from zocrates_discovery.service import DEMO_NOTE, DiscoveryService
 from discovery.responses import BUDGET_429
 
@@ -121,6 +121,10 @@ async def test_recheck_sees_items_imported_since_the_search(service, zotero):
     os.utime(zotero.path, ns=(zotero.path.stat().st_atime_ns, zotero.path.stat().st_mtime_ns + 1_000_000))
     [dropped] = await service.recheck("local", [candidate])
     assert dropped.matched_item_key == "IMPORTED"
+    other = Candidate(candidate_id="W2", title="Still new to the user")
+    reply = await service.answer_recheck(RecheckRequested(**IDS, candidates=[candidate, other]))
+    assert [c.candidate_id for c in reply.candidates] == ["W2"]
+    assert [d.candidate.candidate_id for d in reply.dropped] == ["W1"] and reply.turn_id == "t1"
 
 
 async def test_another_users_request_is_not_filtered_by_the_local_library(service, recorded):

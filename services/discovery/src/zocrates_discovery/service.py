@@ -33,8 +33,10 @@ import structlog
 from zocrates_contracts import (
     Candidate,
     CandidatesFound,
+    CandidatesRechecked,
     DiscoveryRequested,
     DroppedCandidate,
+    RecheckRequested,
     ServiceError,
 )
 from zocrates_contracts.messages import MAX_CANDIDATES
@@ -307,6 +309,16 @@ class DiscoveryService:
         if library is None:
             return []
         return filter_novel(candidates, library)[1]
+
+    async def answer_recheck(self, request: RecheckRequested) -> CandidatesRechecked:
+        """Answer a `RecheckRequested`: the candidates still new to the user, and those owned by now."""
+        dropped = await self.recheck(request.user_id, list(request.candidates))
+        owned = {d.candidate.candidate_id for d in dropped}
+        return CandidatesRechecked(
+            **request.reply_fields(),
+            candidates=[c for c in request.candidates if c.candidate_id not in owned],
+            dropped=dropped,
+        )
 
     async def _works_for(self, query: str, notes: list[str]) -> list[Work]:
         ids = identifiers_in_query(query)
