@@ -184,3 +184,12 @@ async def test_a_name_is_connected_to_its_checked_address_with_its_own_host_head
     assert done.final_url == f"http://pdfs.test:{server.port}/p.pdf"
     assert resolver.calls == ["pdfs.test"]
     assert server.requests[0][2]["host"] == f"pdfs.test:{server.port}"
+
+
+async def test_cookies_are_not_carried_from_one_download_to_the_next(server, client, work_dir):
+    """One client serves every user: a cookie one download received must not go out again."""
+    server.routes["/a.pdf"] = respond(SMALL_PDF, headers={"Set-Cookie": "session=alice; Path=/"})
+    server.routes["/b.pdf"] = respond(SMALL_PDF)
+    await fetch(client, server.url("/a.pdf"), work_dir)
+    await fetch(client, server.url("/b.pdf"), work_dir)
+    assert "cookie" not in server.requests[1][2]

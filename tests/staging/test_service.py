@@ -159,3 +159,11 @@ async def test_staged_files_land_in_the_nats_bucket(settings, server, nats_serve
         assert await gateway_view.get("bob", name) is None
     finally:
         await nc.drain()
+
+
+async def test_a_checker_that_cannot_run_fails_the_start(settings, file_store):
+    """Better no service than one that quietly fails every PDF."""
+    service = StagingService(settings.model_copy(update={"check_memory_mb": 24}), file_store)
+    with pytest.raises(RuntimeError, match="fails on a valid PDF"):
+        await service.start()
+    await service.close()

@@ -15,6 +15,7 @@ import os
 import tempfile
 from collections.abc import Collection
 from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 
 import httpx
@@ -94,6 +95,8 @@ def make_client(
                                allow_addresses=allow_addresses, resolve_timeout=connect_timeout)
     return httpx.AsyncClient(
         transport=guarded,
+        # Downloads for different users share this client: keep no cookies between them.
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
         trust_env=False,  # an environment proxy would bypass the guard
         follow_redirects=False,  # followed by hand below, each hop checked by the guard
         timeout=httpx.Timeout(read_timeout, connect=connect_timeout),

@@ -1,7 +1,7 @@
 """The deeper PDF check, run in a child process with resource limits.
 
 Untrusted PDFs can be decompression bombs, parser crashers or CPU sinks (RELIABILITY.md §4),
-so the parse happens in `python -m zocrates_staging.pdfcheck`, which sets RLIMIT_AS,
+so the parse happens in a child `python -I pdfcheck.py`, which sets RLIMIT_AS,
 RLIMIT_CPU and RLIMIT_FSIZE on itself before importing the parser, under a wall-clock timeout
 in the parent. A PDF that needs a password, has no or too many pages, inflates past the cap
 or makes the parser fail, crash or run out of time or memory is refused with a reason; the
@@ -49,8 +49,9 @@ async def check_pdf(
     max_inflated_mb: int,
 ) -> str | None:
     """Why the PDF at `path` is refused, or None when the check passed."""
+    # Run this file by path: the child needs only the stdlib and the parser, not our package.
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-I", "-m", "zocrates_staging.pdfcheck", str(path),
+        sys.executable, "-I", __file__, str(path),
         "--parser", parser, "--cpu-s", str(cpu_s), "--memory-mb", str(memory_mb),
         "--max-pages", str(max_pages), "--max-inflated-mb", str(max_inflated_mb),
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
@@ -66,6 +67,22 @@ async def check_pdf(
             proc.kill()
             await proc.wait()
     return _verdict(proc.returncode, out, cpu_s, memory_mb)
+
+
+def minimal_pdf() -> bytes:
+    """A valid one-page PDF, for the self-test that proves the checker runs at all."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 4\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size 4 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    return bytes(out)
 
 
 def _verdict(returncode: int, out: bytes, cpu_s: int, memory_mb: int) -> str | None:

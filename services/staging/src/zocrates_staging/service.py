@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import re
 import time
 from collections import Counter
@@ -26,7 +27,7 @@ from zocrates_contracts import BatchStaged, Candidate, StagedFile, StagingReques
 from zocrates_staging.config import StagingSettings
 from zocrates_staging.download import Rejected, download_pdf, make_client
 from zocrates_staging.guard import Resolver
-from zocrates_staging.pdfcheck import available_parser, check_pdf
+from zocrates_staging.pdfcheck import available_parser, check_pdf, minimal_pdf
 from zocrates_staging.store import StagedStore
 
 log = structlog.get_logger("zocrates.staging")
@@ -90,8 +91,27 @@ class StagingService:
         if s.unsafe_allow_addresses:
             log.warning("SSRF guard lets these loopback addresses through (tests only)",
                         addresses=[str(a) for a in s.unsafe_allow_addresses])
+        if self._parser:
+            await self._self_test()
         await self.store.expire()  # also creates or binds the bucket: fail at start, not later
         self._expiry = asyncio.create_task(self._expire_forever(), name="staging-expiry")
+
+    async def _self_test(self) -> None:
+        """Check a known-good PDF once, so a checker that cannot run fails the start, not
+        every later file."""
+        s = self.settings
+        probe = s.work_dir / f".selftest-{os.getpid()}.pdf"
+        probe.write_bytes(minimal_pdf())
+        try:
+            reason = await check_pdf(
+                probe, parser=self._parser, timeout=max(s.check_timeout_s, 30.0),
+                cpu_s=s.check_cpu_s, memory_mb=s.check_memory_mb, max_pages=s.check_max_pages,
+                max_inflated_mb=s.check_max_inflated_mb)
+        finally:
+            probe.unlink(missing_ok=True)
+        if reason:
+            raise RuntimeError(f"the {self._parser} PDF check fails on a valid PDF ({reason}); "
+                               "raise ZOCRATES_STAGING_CHECK_MEMORY_MB or set PDF_CHECK=off")
 
     async def stage(self, request: StagingRequested) -> BatchStaged:
         """Stage every candidate of the batch; one `StagedFile` per candidate, in order.
@@ -158,7 +178,7 @@ class StagingService:
                 "batch_id": request.batch_id,
                 "filename": suggested_filename(candidate),
                 "content_type": "application/pdf",
-                "source": download.final_url,
+                "source": download.final_url[:1000],
             })
             if info.sha256 != download.sha256:
                 raise RuntimeError(f"staged file {staged_id} changed between download and store")
