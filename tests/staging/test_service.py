@@ -167,3 +167,22 @@ async def test_a_checker_that_cannot_run_fails_the_start(settings, file_store):
     with pytest.raises(RuntimeError, match="fails on a valid PDF"):
         await service.start()
     await service.close()
+
+
+async def test_a_failing_store_raises_for_the_bus_to_retry_and_leaves_nothing(settings, server,
+                                                                             file_store, work_dir):
+    """The one error `stage` does not turn into a record: the bus naks and redelivers."""
+    class DownStore(FileStagedStore):
+        async def put(self, *args, **kwargs):
+            raise ConnectionError("object store unreachable")
+
+    service = StagingService(settings, DownStore(file_store.root))
+    await service.start()
+    server.routes["/good.pdf"] = respond(SMALL_PDF)
+    try:
+        with pytest.raises(ConnectionError, match="unreachable"):
+            await service.stage(batch(server.url("/good.pdf"), server.url("/good.pdf?v=2")))
+    finally:
+        await service.close()
+    assert leftovers(work_dir) == []
+    assert service.health()["batches_in_flight"] == 0

@@ -147,3 +147,13 @@ def test_the_client_ignores_environment_proxies(monkeypatch):
     client = make_client()
     assert client._trust_env is False
     assert not client._mounts  # no proxy transport could take over from the guard
+
+
+async def test_an_international_name_is_resolved_and_verified_in_its_idna_form(work_dir):
+    transport, seen = recording_transport({"/p.pdf": pdf()})
+    resolver = FakeResolver({"xn--bcher-kva.example": [PUBLIC_V4]})
+    async with make_client(transport=transport, resolver=resolver) as client:
+        await fetch(client, "https://bücher.example/p.pdf", work_dir)
+    assert resolver.calls == ["xn--bcher-kva.example"]
+    assert seen[0].extensions["sni_hostname"] == "xn--bcher-kva.example"
+    assert seen[0].headers["host"] == "xn--bcher-kva.example"

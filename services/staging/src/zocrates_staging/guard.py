@@ -212,7 +212,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         port = check_url(request.url, self._ports)
-        host = request.url.host
+        host = request.url.raw_host.decode("ascii")  # IDNA-encoded: what DNS and TLS see
         last_error: Exception | None = None
         for ip in await self.addresses(host, port):
             pinned = httpx.Request(

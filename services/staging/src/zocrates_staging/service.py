@@ -84,16 +84,16 @@ class StagingService:
         for leftover in s.work_dir.glob(".download-*.part"):
             if leftover.stat().st_mtime < stale:
                 leftover.unlink(missing_ok=True)
+        if self._parser:
+            await self._self_test()
+        await self.store.expire()  # also creates or binds the bucket: fail at start, not later
+        if s.unsafe_allow_addresses:
+            log.warning("SSRF guard lets these loopback addresses through (tests only)",
+                        addresses=[str(a) for a in s.unsafe_allow_addresses])
         self._client = make_client(
             transport=self._transport, resolver=self._resolver, allowed_ports=s.allowed_ports,
             allow_addresses=s.unsafe_allow_addresses, connect_timeout=s.connect_timeout_s,
             read_timeout=s.read_timeout_s, user_agent=s.user_agent)
-        if s.unsafe_allow_addresses:
-            log.warning("SSRF guard lets these loopback addresses through (tests only)",
-                        addresses=[str(a) for a in s.unsafe_allow_addresses])
-        if self._parser:
-            await self._self_test()
-        await self.store.expire()  # also creates or binds the bucket: fail at start, not later
         self._expiry = asyncio.create_task(self._expire_forever(), name="staging-expiry")
 
     async def _self_test(self) -> None:
@@ -110,8 +110,9 @@ class StagingService:
         finally:
             probe.unlink(missing_ok=True)
         if reason:
-            raise RuntimeError(f"the {self._parser} PDF check fails on a valid PDF ({reason}); "
-                               "raise ZOCRATES_STAGING_CHECK_MEMORY_MB or set PDF_CHECK=off")
+            raise RuntimeError(
+                f"the {self._parser} PDF check fails on a valid PDF ({reason}); raise "
+                "ZOCRATES_STAGING_CHECK_MEMORY_MB or set ZOCRATES_STAGING_PDF_CHECK=off")
 
     async def stage(self, request: StagingRequested) -> BatchStaged:
         """Stage every candidate of the batch; one `StagedFile` per candidate, in order.
@@ -136,6 +137,8 @@ class StagingService:
             async with asyncio.TaskGroup() as group:
                 tasks = {key: group.create_task(self._stage_one(request, candidates[idx[0]], key))
                          for key, idx in groups.items()}
+        except ExceptionGroup as failed:  # a store failure: the first one is the story
+            raise failed.exceptions[0] from failed
         finally:
             self._in_flight -= 1
         for key, indexes in groups.items():
