@@ -43,17 +43,26 @@ async def test_verifier_handler_replies_to_the_requesters_subject(settings, monk
     assert reply.message_id == request.reply_fields()["message_id"]
 
 
-async def test_discovery_handler_is_explicit_about_what_it_cannot_do_yet(settings, monkeypatch):
+async def test_discovery_handler_says_clearly_when_the_internet_is_unreachable(settings, monkeypatch):
+    from zocrates_discovery.app import create_app
+    from zocrates_discovery.config import DiscoverySettings
+    from zocrates_discovery.service import DiscoveryService
     from zocrates_runtime import bus
 
     published = AsyncMock()
     monkeypatch.setattr(bus, "publish", published)
-    from zocrates_discovery.app import create_app
-
-    app = create_app(settings)
+    closed = "http://127.0.0.1:9"  # nothing listens there: a refused connection, like no internet
+    service = DiscoveryService(DiscoverySettings(
+        openalex_url=closed, crossref_url=closed, semantic_scholar_url=closed, zotero_dir=None))
+    await service.start()
+    app = create_app(settings, service=service)
     request = DiscoveryRequested(turn_id="t", session_id="s", user_id="u", queries=["q"],
                                  reply_to="zocrates.reply.gw.discovery")
-    async with TestNatsBroker(app.broker) as broker:
-        await broker.publish(request.model_dump_json(), DiscoveryRequested.SUBJECT, stream="ZOCRATES")
+    try:
+        async with TestNatsBroker(app.broker) as broker:
+            await broker.publish(request.model_dump_json(), DiscoveryRequested.SUBJECT, stream="ZOCRATES")
+    finally:
+        await service.close()
     _, reply, _ = published.await_args.args
-    assert reply.error is not None and reply.error.code in {"not_available", "unreachable"}
+    assert reply.candidates == [] and reply.error is not None
+    assert reply.error.code == "unreachable" and "OpenAlex" in reply.error.message

@@ -18,7 +18,7 @@ def _online(host: str = "api.openalex.org") -> bool:
         return False
 
 
-@pytest.mark.connected
+@pytest.mark.network
 async def test_a_pasted_doi_is_found_on_the_real_openalex():
     if not _online():
         pytest.skip("api.openalex.org is unreachable from this machine")

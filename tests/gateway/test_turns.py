@@ -69,10 +69,11 @@ async def test_small_talk_has_no_citations_and_no_sources(system):
     assert system.retrieval.calls == 0
 
 
-async def test_discovery_not_built_yet_reports_not_available(system):
+async def test_discovery_without_internet_says_so_clearly(system):
     events = await system.chat("find new papers about CRISPR off-target effects")
     assert events[-1]["event"] == "error"
-    assert events[-1]["data"]["code"] == "discovery_not_available"
+    assert events[-1]["data"]["code"] == "discovery_unreachable"
+    assert "internet" in events[-1]["data"]["message"]
 
 
 async def test_follow_up_turns_share_the_session_and_scope_their_citations(system):
@@ -163,3 +164,31 @@ async def test_decision_model_connection_test_reports_latency_and_a_probability(
     body = r.json()
     assert r.status_code == 200 and body["reachable"] is True
     assert body["provider"] == "fake" and body["sample_probability"] == 0.9 and body["latency_ms"] >= 0
+
+
+async def test_discovery_turn_lists_candidates_and_its_notes(nats_server):
+    from zocrates_contracts import Candidate, CandidatesFound, CandidatesRechecked, DroppedCandidate
+
+    class FakeDiscovery:
+        async def start(self): ...
+        async def close(self): ...
+        def health(self): return {"status": "ok"}
+
+        async def discover(self, request):
+            return CandidatesFound(**request.reply_fields(), notes=["OpenAlex demo mode (no API key)."],
+                                   candidates=[Candidate(candidate_id="W1", title="A new paper", authors=["Ada Lovelace"],
+                                                         year=2024, venue="Nature", pdf_url="https://example.org/a.pdf")],
+                                   dropped=[DroppedCandidate(candidate=Candidate(candidate_id="W2", title="Owned"),
+                                                             reason="DOI already in your library")])
+
+        async def answer_recheck(self, request):
+            return CandidatesRechecked(**request.reply_fields(), candidates=request.candidates)
+
+    async with running_system(nats_server.url, discovery=FakeDiscovery()) as system:
+        events = await system.chat("find new papers about transformers")
+        done = events[-1]["data"]
+        assert events[-1]["event"] == "done" and done["intent"] == "discovery"
+        assert [c["candidate_id"] for c in done["candidates"]] == ["W1"]
+        assert "A new paper" in done["text"] and "1 already owned" in done["text"]
+        assert done["notes"] == ["OpenAlex demo mode (no API key)."] and "demo mode" in done["text"]
+        assert done["citations"] == []

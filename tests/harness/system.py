@@ -80,6 +80,28 @@ class FakeVerifier:
         return VerificationCompleted(**request.reply_fields(), scores=scores, provider="fake", model="fake")
 
 
+class UnreachableDiscovery:
+    """Discovery as it behaves on a machine without internet access."""
+
+    async def start(self) -> None: ...
+    async def close(self) -> None: ...
+
+    def health(self) -> dict:
+        return {"status": "ok", "openalex_mode": "demo"}
+
+    async def discover(self, request):
+        from zocrates_contracts import CandidatesFound, ServiceError
+
+        return CandidatesFound(**request.reply_fields(), error=ServiceError(
+            code="unreachable", service="discovery",
+            message="OpenAlex is unreachable from this machine. Online discovery needs internet access."))
+
+    async def answer_recheck(self, request):
+        from zocrates_contracts import CandidatesRechecked
+
+        return CandidatesRechecked(**request.reply_fields(), candidates=request.candidates)
+
+
 @dataclass
 class System:
     url: str
@@ -132,7 +154,7 @@ async def collect(client, url, message, session_id, token) -> list[dict]:
 
 
 @contextlib.asynccontextmanager
-async def running_system(nats_url: str, **gateway_overrides):
+async def running_system(nats_url: str, *, discovery=None, staging=None, **gateway_overrides):
     from zocrates_discovery.app import create_app as discovery_app
     from zocrates_retrieval.app import create_app as retrieval_app
     from zocrates_staging.app import create_app as staging_app
@@ -143,8 +165,8 @@ async def running_system(nats_url: str, **gateway_overrides):
     apps = {
         "retrieval": retrieval_app(base, service=retrieval),
         "verifier": verifier_app(base, service=verifier),
-        "discovery": discovery_app(base),
-        "staging": staging_app(base),
+        "discovery": discovery_app(base, service=discovery or UnreachableDiscovery()),
+        "staging": staging_app(base, **({"service": staging} if staging else {})),
     }
     for app in apps.values():
         await app.start()

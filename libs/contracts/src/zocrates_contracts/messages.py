@@ -179,6 +179,8 @@ class CandidatesFound(Message):
 
     candidates: list[Candidate] = Field(default_factory=list, max_length=MAX_CANDIDATES)
     dropped: list[DroppedCandidate] = Field(default_factory=list, max_length=MAX_CANDIDATES)
+    notes: list[str] = Field(default_factory=list, max_length=20,
+                             description="What the user should know: demo mode, budget spent, fallbacks")
     error: ServiceError | None = None
 
 

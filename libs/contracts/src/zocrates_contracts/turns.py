@@ -98,5 +98,6 @@ class TurnRecord(BaseModel):
     references: References = Field(default_factory=References)
     verification: VerificationSummary | None = None
     candidates: list[dict] = Field(default_factory=list, description="Discovery candidates (Candidate)")
+    notes: list[str] = Field(default_factory=list, description="Caveats shown with the answer (e.g. demo mode)")
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     completed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))

@@ -1,32 +1,37 @@
-"""The discovery service on the bus.
-
-Online discovery (OpenAlex, Unpaywall, Crossref) is not built yet (its own issue): every request gets an explicit `not_available`
-error, which the gateway reports to the user; never made-up data.
-"""
+"""The discovery service on the bus: `DiscoveryRequested` in, `CandidatesFound` out; and the
+novelty re-check at import time (`RecheckRequested` in, `CandidatesRechecked` out)."""
 
 from __future__ import annotations
 
 from faststream import FastStream
 
-from zocrates_contracts import DiscoveryRequested, ServiceError
-from zocrates_contracts.subjects import DISCOVERY_CONSUMER
+from zocrates_contracts import DiscoveryRequested, RecheckRequested
+from zocrates_contracts.subjects import DISCOVERY_CONSUMER, RECHECK_CONSUMER
 from zocrates_runtime import bus
 from zocrates_runtime.service import service_app
 from zocrates_runtime.settings import ZocratesSettings
 
-NOT_AVAILABLE = ServiceError(
-    code="not_available", service="discovery",
-    message="Online discovery (OpenAlex, Unpaywall, Crossref) is not available in this build of Zocrates yet.",
-)
 
+def create_app(settings: ZocratesSettings, service=None) -> FastStream:
+    if service is None:
+        from zocrates_discovery.config import DiscoverySettings
+        from zocrates_discovery.service import DiscoveryService
 
-def create_app(settings: ZocratesSettings) -> FastStream:
+        service = DiscoveryService(DiscoverySettings())
     broker = bus.make_broker(settings)
 
-    @bus.request_consumer(broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER, service="discovery")
-    async def on_request(request: DiscoveryRequested):
-        """Answer with an explicit not-available error."""
-        return bus.error_reply(request, NOT_AVAILABLE)
+    @bus.request_consumer(broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER,
+                          service="discovery", max_workers=8, ack_wait=60.0)
+    async def on_discovery(request: DiscoveryRequested):
+        """Search OpenAlex (and fallbacks), drop what the user owns."""
+        return await service.discover(request)
 
-    bus.health_responder(broker, "discovery", lambda: {"status": "ok", "capability": "not_available"})
-    return service_app(broker, replicas=settings.stream_replicas)
+    @bus.request_consumer(broker, RecheckRequested, durable=RECHECK_CONSUMER,
+                          service="discovery", max_workers=4)
+    async def on_recheck(request: RecheckRequested):
+        """Which of these candidates does the user own by now?"""
+        return await service.answer_recheck(request)
+
+    bus.health_responder(broker, "discovery", service.health)
+    return service_app(broker, on_start=service.start, on_stop=service.close,
+                       replicas=settings.stream_replicas)

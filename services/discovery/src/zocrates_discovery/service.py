@@ -248,6 +248,7 @@ class DiscoveryService:
             **request.reply_fields(),
             candidates=result.candidates[:MAX_CANDIDATES],
             dropped=result.dropped[:MAX_CANDIDATES],
+            notes=result.notes[:20],
             error=result.error,
         )
 

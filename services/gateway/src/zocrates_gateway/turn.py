@@ -288,8 +288,12 @@ async def discovery_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict)
             await turn.append("delta", {"text": piece})
     except LLMError as exc:
         raise TurnFailed("synthesis_failed", str(exc)) from None
+    for note in found.notes:
+        piece = f"\n\n_Note: {note}_"
+        parts.append(piece)
+        await turn.append("delta", {"text": piece})
     return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="discovery",
-                      question=message, text="".join(parts),
+                      question=message, text="".join(parts), notes=list(found.notes),
                       candidates=[c.model_dump(mode="json") for c in candidates])
 
 
