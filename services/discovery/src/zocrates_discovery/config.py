@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -17,7 +17,8 @@ def _discover_zotero_dir() -> Path | None:
 class DiscoverySettings(BaseSettings):
     """Everything the discovery service needs; each field is `ZOCRATES_DISCOVERY_<NAME>`."""
 
-    model_config = SettingsConfigDict(env_prefix="ZOCRATES_DISCOVERY_", env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ZOCRATES_DISCOVERY_", env_file=".env", extra="ignore",
+                                      populate_by_name=True)
 
     openalex_api_key: SecretStr | None = Field(
         default=None,
@@ -55,7 +56,8 @@ class DiscoverySettings(BaseSettings):
 
     zotero_dir: Path | None = Field(
         default_factory=_discover_zotero_dir,
-        description="Local Zotero data directory whose zotero.sqlite is the novelty filter's library "
+        validation_alias=AliasChoices("ZOCRATES_DISCOVERY_ZOTERO_DIR", "ZOCRATES_ZOTERO_DIR", "zotero_dir"),
+        description="Local Zotero data directory (also read from ZOCRATES_ZOTERO_DIR) whose zotero.sqlite is the novelty filter's library "
         "(read from a snapshot copy, never written). Defaults to ~/Zotero when it exists.",
     )
     local_user_id: str = Field(default="local", description="The user the local Zotero library belongs to.")
