@@ -123,7 +123,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from zocrates_retrieval.store import Tenant, count_chunks, indexed_versions
 
     settings = _settings(args)
-    embedder, store = _open(settings)
+    _, store = _open(settings)
     try:
         user = args.user or settings.local_user_id
         versions = indexed_versions(store, Tenant(user))

@@ -413,13 +413,13 @@ class ServerStore(ChunkStore):
         dense_q = np.asarray(dense, dtype=np.float32).tolist() if dense is not None else None
         sparse_q = m.SparseVector(indices=sparse[0], values=sparse[1]) if sparse is not None else None
         if mode == "dense":
-            kwargs = dict(query=dense_q, using=DENSE, search_params=dense_params)
+            kwargs = {"query": dense_q, "using": DENSE, "search_params": dense_params}
         elif mode == "lexical":
-            kwargs = dict(query=sparse_q, using=SPARSE, search_params=sparse_params)
+            kwargs = {"query": sparse_q, "using": SPARSE, "search_params": sparse_params}
         else:
-            kwargs = dict(query=m.RrfQuery(rrf=m.Rrf(k=RRF_K)), prefetch=[
+            kwargs = {"query": m.RrfQuery(rrf=m.Rrf(k=RRF_K)), "prefetch": [
                 m.Prefetch(query=dense_q, using=DENSE, limit=candidates, filter=f, params=dense_params),
-                m.Prefetch(query=sparse_q, using=SPARSE, limit=candidates, filter=f, params=sparse_params)])
+                m.Prefetch(query=sparse_q, using=SPARSE, limit=candidates, filter=f, params=sparse_params)]}
         result = self.client.query_points(self.collection, query_filter=f, limit=limit, with_payload=True, **kwargs)
         return [Hit(str(p.id), float(p.score), p.payload or {}) for p in result.points]
 
