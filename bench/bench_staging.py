@@ -132,7 +132,8 @@ over the runs. No target is set for this benchmark.
 | --- | --- | --- | --- |
 {table}
 
-The largest check subprocess peaked at {child_mb:.0f} MB RSS (its address-space limit is
-{StagingSettings().check_memory_mb} MB). Each check is a fresh `python -I` process (about 0.1 s
-to start with pypdf); that start-up is most of the gap between the first two rows.
+The gap between the first two rows is the deeper check: {BATCH} fresh `python -I` processes,
+2 at a time (about 0.12 s each for these PDFs on an idle core). The largest check process
+peaked at {child_mb:.0f} MB RSS (its address-space limit is {StagingSettings().check_memory_mb} MB).
+Load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.
 """
