@@ -27,7 +27,7 @@ from zocrates_contracts import Candidate, StagingRequested  # noqa: E402
 from zocrates_runtime.natsserver import NatsServer  # noqa: E402
 from zocrates_staging.config import StagingSettings  # noqa: E402
 from zocrates_staging.service import StagingService  # noqa: E402
-from zocrates_staging.store import FileStagedStore, NatsStagedStore  # noqa: E402
+from zocrates_runtime.staged_store import FileStagedStore, NatsStagedStore  # noqa: E402
 
 PDF_DIR = ROOT.parent / "shared" / "fixtures" / "pdfs"
 BATCH = 20

@@ -17,6 +17,8 @@ SECTIONS = [
     ("Gateway", "zocrates_gateway.config:GatewaySettings"),
     ("Retrieval", "zocrates_retrieval.config:RetrievalSettings"),
     ("Verifier", "zocrates_verifier.config:VerifierSettings"),
+    ("Discovery", "zocrates_discovery.config:DiscoverySettings"),
+    ("Staging", "zocrates_staging.config:StagingSettings"),
 ]
 
 HEADER = """# Configuration

@@ -26,7 +26,7 @@ class _Dummy:
 @pytest.mark.parametrize("name", SERVICES)
 def test_no_subscriber_uses_the_default_ack_policy(name):
     module = importlib.import_module(f"zocrates_{name}.app")
-    app = module.create_app(ZocratesSettings(), **({"service": _Dummy()} if name in ("retrieval", "verifier", "discovery") else {}))
+    app = module.create_app(ZocratesSettings(), **({"service": _Dummy()} if name in ("retrieval", "verifier", "discovery", "staging") else {}))
     subscribers = list(app.broker.subscribers)
     assert any(type(s).__name__.endswith("PullStreamSubscriber") for s in subscribers)
     for sub in subscribers:

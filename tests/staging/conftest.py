@@ -9,7 +9,7 @@ import pytest
 from staging.loopback import LoopbackServer
 from zocrates_staging.config import StagingSettings
 from zocrates_staging.service import StagingService
-from zocrates_staging.store import FileStagedStore
+from zocrates_runtime.staged_store import FileStagedStore
 
 
 @pytest.fixture

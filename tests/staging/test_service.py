@@ -13,7 +13,7 @@ from staging.support import batch, leftovers
 from zocrates_contracts import BatchStaged
 from zocrates_staging.config import StagingSettings
 from zocrates_staging.service import StagingService, staged_id_for
-from zocrates_staging.store import FileStagedStore, NatsStagedStore
+from zocrates_runtime.staged_store import FileStagedStore, NatsStagedStore
 
 
 def by_id(reply: BatchStaged) -> dict:

@@ -16,7 +16,7 @@ import pytest
 
 from staging.loopback import SMALL_PDF
 from staging.support import leftovers
-from zocrates_staging.store import (
+from zocrates_runtime.staged_store import (
     DEFAULT_BUCKET,
     FileStagedStore,
     NatsStagedStore,
@@ -186,7 +186,7 @@ def test_the_store_module_imports_on_its_own():
     import subprocess
     import sys
 
-    code = ("import sys, zocrates_staging.store; "
+    code = ("import sys, zocrates_runtime.staged_store; "
             "bad = [m for m in ('zocrates_staging.service', 'httpx', 'zocrates_staging.download')"
             " if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

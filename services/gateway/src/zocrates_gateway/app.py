@@ -13,9 +13,10 @@ from zocrates_contracts.subjects import SESSIONS_BUCKET, TOKENS_BUCKET
 from zocrates_gateway import errors
 from zocrates_gateway.auth import TokenStore
 from zocrates_gateway.config import GatewaySettings
-from zocrates_gateway.routes import chat, citations, health, sessions
+from zocrates_gateway.routes import chat, citations, discover, health, sessions
 from zocrates_gateway.sessions import SessionStore
 from zocrates_runtime import bus
+from zocrates_runtime.staged_store import NatsStagedStore
 
 
 async def key_value(broker, bucket: str, replicas: int = 1):
@@ -38,6 +39,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
         app.state.tokens = TokenStore(await key_value(broker, TOKENS_BUCKET, settings.stream_replicas),
                                       settings.token_pepper.get_secret_value())
         app.state.sessions = SessionStore(await key_value(broker, SESSIONS_BUCKET, settings.stream_replicas))
+        app.state.staged = NatsStagedStore(broker.config.connection_state.stream)
         try:
             yield
         finally:
@@ -59,6 +61,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     app.include_router(chat.router)
     app.include_router(sessions.router)
     app.include_router(citations.router)
+    app.include_router(discover.router)
     # One turn is one trace: the HTTP span parents the turn task, whose publishes carry
     # `traceparent` in NATS headers (faststream's telemetry middleware) to every service.
     FastAPIInstrumentor.instrument_app(app, excluded_urls="health")

@@ -36,6 +36,7 @@ class GatewaySettings(ZocratesSettings):
     retrieval_timeout_s: float = Field(default=20.0, gt=0, description="Deadline of the retrieval stage")
     discovery_timeout_s: float = Field(default=45.0, gt=0, description="Deadline of the discovery stage")
     synthesis_timeout_s: float = Field(default=120.0, gt=0, description="Deadline of the LLM answer")
+    staging_timeout_s: float = Field(default=120.0, gt=0, description="Deadline of staging one import batch")
     verification_timeout_s: float = Field(default=10.0, gt=0, description="per verification request")
     verification_budget_s: float = Field(default=20.0, gt=0, description="whole turn's verification")
     keepalive_s: float = Field(default=15.0, gt=0, description="SSE comment ping interval")

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from zocrates_staging.store import DEFAULT_BUCKET, DEFAULT_TTL
+from zocrates_runtime.staged_store import DEFAULT_BUCKET, DEFAULT_TTL
 
 MiB = 1024 * 1024
 

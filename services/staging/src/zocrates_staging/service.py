@@ -28,7 +28,7 @@ from zocrates_staging.config import StagingSettings
 from zocrates_staging.download import Rejected, download_pdf, make_client
 from zocrates_staging.guard import Resolver
 from zocrates_staging.pdfcheck import available_parser, check_pdf, minimal_pdf
-from zocrates_staging.store import StagedStore
+from zocrates_runtime.staged_store import StagedStore
 
 log = structlog.get_logger("zocrates.staging")
 
