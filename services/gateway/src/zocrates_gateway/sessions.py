@@ -62,10 +62,16 @@ class SessionStore:
             return existing
 
     async def add_turn(self, user_id: str, record: TurnRecord) -> None:
-        """Store the turn, then append its id to the session (idempotent, CAS-protected)."""
+        """Store the turn and append its id to the session (idempotent, CAS-protected).
+
+        Both writes go out together; a reader that sees the id a moment before the record
+        skips it (see `turns`), and `done` is only sent once both are stored."""
+        await asyncio.gather(
+            self.kv.put(f"t.{user_id}.{record.session_id}.{record.turn_id}", record.model_dump_json().encode()),
+            self._append_turn_id(user_id, record))
+
+    async def _append_turn_id(self, user_id: str, record: TurnRecord) -> None:
         key = f"s.{user_id}.{record.session_id}"
-        await self.kv.put(f"t.{user_id}.{record.session_id}.{record.turn_id}",
-                          record.model_dump_json().encode())
         for _ in range(50):
             entry = await self.kv.get(key)
             meta = SessionMeta.model_validate_json(entry.value)

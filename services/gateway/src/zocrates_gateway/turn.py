@@ -169,9 +169,10 @@ async def library_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -
         await status(turn, "resolution")
         audit = TurnAudit(raw_text=text, chunks=chunks, support_probabilities=probabilities,
                           threshold=s.verification_threshold)
-        await deps.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit)
+        storing = asyncio.create_task(deps.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit))
         record = resolve_record(s, TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id,
                                               intent="library", question=message, text=""), audit, summary)
+        await storing  # the write's round trip overlapped the resolution's CPU work
         if verifying:
             record_verification(span, record, occurrences, chunks)
     return record
