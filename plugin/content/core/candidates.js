@@ -135,13 +135,15 @@ export function importReport(results) {
   const metadata = count("metadata");
   const skipped = count("skipped");
   const failed = count("failed");
+  const ready = count("ready");
   const parts = [];
   if (imported) parts.push(`${imported} imported with PDF`);
+  if (ready) parts.push(`${ready} PDF${ready === 1 ? "" : "s"} ready to download`);
   if (metadata) parts.push(`${metadata} imported as metadata only`);
   if (skipped) parts.push(`${skipped} skipped (already in your library)`);
   if (failed) parts.push(`${failed} failed`);
   return {
     headline: parts.length ? parts.join(", ") + "." : "Nothing was imported.",
-    lines: results.map((r) => ({ title: r.title, status: r.status, note: r.note || "" })),
+    lines: results.map((r) => ({ title: r.title, status: r.status, note: r.note || "", href: r.href || null, filename: r.filename || null })),
   };
 }

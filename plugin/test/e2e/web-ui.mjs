@@ -1,0 +1,278 @@
+// Drives the /ui/ page in headless Chromium (Debian's, through playwright-core) against a
+// running gateway: ZOCRATES_URL, ZOCRATES_TOKEN, ZOCRATES_ARTIFACTS, ZOCRATES_CHROMIUM.
+// Started by tests/ui/test_web_ui_e2e.py. Prints one JSON line (the report) at the end.
+
+import { chromium } from "playwright-core";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import assert from "node:assert/strict";
+
+const url = process.env.ZOCRATES_URL;
+const token = process.env.ZOCRATES_TOKEN;
+const artifacts = process.env.ZOCRATES_ARTIFACTS || "test-artifacts/ui";
+const executablePath = process.env.ZOCRATES_CHROMIUM || "/usr/bin/chromium";
+const report = { ok: false, pills: 0, screenshots: [], notes: [] };
+const step = (name) => console.log(`# ${name}`);
+
+// Through the session list when the server lists the session; GET /sessions is known to
+// come back empty on some gateway builds (see the report), then through the same loader.
+async function openSession(page, sessionId) {
+  await page.click("#sessions-btn");
+  await page.waitForSelector("#sessions-list li");
+  const entry = page.locator(`#sessions-list li[data-session-id="${sessionId}"]`);
+  if (await entry.count()) {
+    await entry.click();
+  } else {
+    report.notes.push("GET /sessions did not list the session; reloaded it by id (gateway bug)");
+    await page.click("#sessions-btn");
+    await page.evaluate((id) => window.zocrates.loadSession(id), sessionId);
+  }
+}
+
+const userDataDir = mkdtempSync(join(tmpdir(), "zocrates-chromium-"));
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath,
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  viewport: { width: 520, height: 900 },
+});
+const shot = async (page, name) => {
+  const path = join(artifacts, name);
+  await page.screenshot({ path, fullPage: false });
+  report.screenshots.push(path);
+};
+
+try {
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
+  const page = context.pages()[0] || (await context.newPage());
+  const consoleErrors = [];
+  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
+
+  // prepare_batch and staging are being built on the backend; until they answer, the page's
+  // requests to them are served here from the recorded contract shapes.
+  let mockedStaging = false;
+  await page.route("**/discover/prepare_batch", async (route) => {
+    const real = await route.fetch();
+    if (real.status() !== 404 && real.status() !== 405) return route.fulfill({ response: real });
+    mockedStaging = true;
+    const body = JSON.parse(route.request().postData());
+    assert.match(route.request().headers().authorization, /^Bearer /);
+    const files = body.candidate_ids.map((id, i) => i === 0
+      ? { candidate_id: id, status: "staged", object_name: `${id}.pdf`, sha256: "0".repeat(64), size: 1234, reason: null }
+      : { candidate_id: id, status: "no_pdf", object_name: null, sha256: null, size: null, reason: "no open-access PDF" });
+    await route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ batch_id: "batch_1", files }) });
+  });
+  await page.route("**/staging/**", async (route) => {
+    const real = await route.fetch();
+    if (real.status() !== 404 && real.status() !== 405) return route.fulfill({ response: real });
+    mockedStaging = true;
+    await route.fulfill({ status: 200, contentType: "application/pdf", body: "%PDF-1.4\n% recorded\n%%EOF\n" });
+  });
+
+  step("connect");
+  await page.goto(`${url}/ui/`);
+  await page.waitForSelector("#connect-panel:not([hidden])");
+  await page.fill("#connect-token", "wrong-token");
+  await page.click("#connect-form button[type=submit]");
+  await page.waitForFunction(() => /did not accept/.test(document.getElementById("connect-message").textContent));
+  await page.fill("#connect-token", token);
+  await page.click("#connect-form button[type=submit]");
+  await page.waitForSelector("#connect-panel[hidden]", { state: "attached" });
+  assert.equal(await page.evaluate(() => sessionStorage.getItem("zocrates.token")), token);
+
+  step("ask a library question");
+  await page.fill("#chat-input", "What is known about somatic mutation rates in twins?");
+  await page.click("#send-btn");
+  await page.waitForSelector("#stop-btn:not([hidden])");
+  await page.waitForSelector(".message-wrapper.assistant .citation-pill:not(.pending)", { timeout: 30000 });
+  await page.waitForSelector("#send-btn:not([hidden])");
+  report.pills = await page.locator(".message-wrapper.assistant .citation-pill").count();
+  assert.ok(report.pills >= 1, "no citation pills");
+  const bodyText = await page.innerText("body");
+  for (const key of ["ITEMAAAA", "ITEMBBBB", "ITEMCCCC", "ATTAAAAA"]) assert.ok(!bodyText.includes(key), `item key ${key} visible`);
+  const firstPill = page.locator(".citation-pill").first();
+  const label = await firstPill.innerText();
+  assert.match(label, /\(\d{4}\)|\(n\.d\.\)/, `pill label ${label} is not author-year`);
+  const tooltip = await firstPill.getAttribute("title");
+  assert.match(tooltip, /^Title: .+\n(Section: .+\n)?Support probability: 0\.90$/);
+  assert.ok(await page.locator(".zocrates-sources-section .zotero-source-link").count() >= 1, "no source entries");
+  await shot(page, "01-answer.png");
+
+  step("evidence popover");
+  await firstPill.click();
+  const pop = page.locator(".evidence-popover");
+  await pop.waitFor();
+  assert.match(await pop.locator(".evidence-support-badge").innerText(), /✓ Support Probability: 0\.90/);
+  assert.ok(await pop.locator(".evidence-support-badge.high").count());
+  assert.ok((await pop.locator(".evidence-quote").innerText()).length > 20);
+  assert.ok(await pop.locator(".open-reader-btn[disabled]").count(), "reader action must be disabled on the web");
+  assert.equal(await pop.locator(".evidence-resizer").count(), 8);
+  const box = await pop.boundingBox();
+  assert.ok(box.y >= 7 && box.y + box.height <= 900 - 7, `popover not clamped to the viewport: ${JSON.stringify(box)}`);
+  await shot(page, "02-popover.png");
+  await pop.locator(".evidence-popover-maximize-btn").click();
+  const maxBox = await pop.boundingBox();
+  assert.ok(Math.abs(maxBox.width - 520 * 0.92) < 3 && Math.abs(maxBox.height - 900 * 0.88) < 3, `maximized ${JSON.stringify(maxBox)}`);
+  await pop.locator(".evidence-popover-maximize-btn").click();
+  const restored = await pop.boundingBox();
+  assert.ok(Math.abs(restored.width - box.width) < 2, "restore did not return to the docked size");
+  // Drag the south-east handle: the popover grows.
+  const se = await pop.locator(".evidence-resizer.se").boundingBox();
+  await page.mouse.move(se.x + 4, se.y + 4);
+  await page.mouse.down();
+  await page.mouse.move(se.x - 60, se.y + 40, { steps: 4 });
+  await page.mouse.up();
+  const resized = await pop.boundingBox();
+  assert.ok(resized.width < restored.width - 30, "the se handle did not resize");
+  // Scrolling inside the quote keeps the popover open (scroll isolation).
+  await pop.locator(".evidence-quote").dispatchEvent("scroll");
+  assert.equal(await page.locator(".evidence-popover").count(), 1, "scroll inside the popover closed it");
+  await page.keyboard.press("Escape");
+  assert.equal(await page.locator(".evidence-popover").count(), 0);
+
+  step("narrow placement");
+  await page.setViewportSize({ width: 380, height: 800 });
+  await firstPill.click();
+  const narrow = await page.locator(".evidence-popover").boundingBox();
+  assert.ok(Math.abs(narrow.x - 8) < 1 && Math.abs(narrow.width - (380 - 16)) < 2, `narrow placement ${JSON.stringify(narrow)}`);
+  await page.keyboard.press("Escape");
+  await page.setViewportSize({ width: 520, height: 900 });
+
+  step("copy with citations visible, then hidden");
+  const assistant = page.locator(".message-wrapper.assistant").first();
+  await assistant.locator(".copy-btn").click();
+  const visibleCopy = await page.evaluate(() => navigator.clipboard.readText());
+  assert.match(visibleCopy, /\([A-Z][^()]*, \d{4}\)/, "author-year citations missing from the copy");
+  assert.match(visibleCopy, /# Cited Sources/);
+  assert.ok(!/\[\d+\]/.test(visibleCopy) && !/ITEM[A-Z]{4}/.test(visibleCopy), "numeric tokens or keys in the copy");
+  await assistant.locator(".citations-toggle").click();
+  assert.equal(await assistant.locator(".citations-toggle").getAttribute("aria-pressed"), "false");
+  assert.equal(await assistant.locator(".citation-pill").first().isVisible(), false, "pills still visible when hidden");
+  assert.equal(await assistant.locator(".zocrates-sources-section").isVisible(), false);
+  await assistant.locator(".copy-btn").click();
+  const hiddenCopy = await page.evaluate(() => navigator.clipboard.readText());
+  assert.ok(!/Cited Sources|\[\d+\]|\(\w[^()]*, \d{4}\)/.test(hiddenCopy), `clean copy still cites: ${hiddenCopy}`);
+  report.copies = { visible: visibleCopy, hidden: hiddenCopy };
+  await assistant.locator(".citations-toggle").click();
+
+  step("claim verification inspector");
+  await page.setViewportSize({ width: 1200, height: 900 });
+  await assistant.locator(".claims-inspector-btn").click();
+  const inspector = page.locator("#claims-inspector");
+  await inspector.waitFor();
+  const rows = await inspector.locator("tbody tr").count();
+  assert.ok(rows >= 1);
+  assert.match(await inspector.locator(".counts-line").innerText(), /claims? evaluated: \d+ verified \(p ≥ 0\.\d\d\), \d+ rejected/);
+  assert.match(await inspector.locator("tbody tr").first().innerText(), /p = 0\.900\s*VERIFIED/);
+  await inspector.locator("th[data-column=probability]").click();
+  assert.match(await inspector.locator("th[data-column=probability] .sort-mark").innerText(), /▼/);
+  const before = await inspector.locator("th[data-column=claim]").boundingBox();
+  const grip = await inspector.locator("th[data-column=claim] .col-resizer").boundingBox();
+  await page.mouse.move(grip.x + grip.width / 2, grip.y + 10);
+  await page.mouse.down();
+  await page.mouse.move(grip.x + grip.width / 2 + 80, grip.y + 10, { steps: 4 });
+  await page.mouse.up();
+  const after = await inspector.locator("th[data-column=claim]").boundingBox();
+  assert.ok(after.width > before.width + 50, "column did not resize");
+  assert.match(await inspector.locator("th[data-column=probability] .sort-mark").innerText(), /▼/, "a resize drag changed the sort");
+  await inspector.locator("#claims-source-btn").click();
+  const options = inspector.locator("#claims-source-menu button");
+  if ((await options.count()) > 2) {
+    await options.nth(1).click();
+    assert.ok((await inspector.locator("tbody tr").count()) < rows, "filter did not narrow the rows");
+  } else {
+    await options.nth(0).click();
+  }
+  await shot(page, "03-inspector.png");
+  await inspector.locator(".modal-close").click();
+  await page.setViewportSize({ width: 520, height: 900 });
+
+  step("message info");
+  await assistant.locator(".info-btn").click();
+  const info = page.locator("#message-info");
+  assert.match(await info.locator(".stats-line").innerText(), /^Mean p: 0\.900 ± 0\.000 \(std\)$/);
+  assert.match(await info.locator(".counts-line").innerText(), /^\d+ claims? evaluated: \d+ verified \(p ≥ 0\.\d\d\), 0 rejected \(p < 0\.\d\d\)$/);
+  await info.locator(".modal-close").click();
+
+  step("reload the session: identical rendering");
+  const streamedHtml = await assistant.locator(".message-content").innerHTML();
+  const firstSession = await page.evaluate(() => window.zocrates.state.sessionId);
+  await openSession(page, firstSession);
+  await page.waitForFunction(() => document.querySelectorAll(".message-wrapper.assistant").length === 1);
+  const reloadedHtml = await page.locator(".message-wrapper.assistant .message-content").first().innerHTML();
+  assert.equal(reloadedHtml, streamedHtml, "rehydrated turn renders differently from the streamed one");
+
+  step("text size persists");
+  await page.click("#more-btn");
+  await page.click("[data-font-size=large]");
+  await page.reload();
+  await page.waitForSelector("#connect-panel[hidden]", { state: "attached" });
+  assert.equal(await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--base-font-size").trim()), "15.5px");
+  await page.click("#more-btn");
+  await page.click("[data-font-size=medium]");
+
+  step("stop button cancels a running turn");
+  await page.fill("#chat-input", "How do attention functions map queries to outputs?");
+  await page.click("#send-btn");
+  await page.waitForSelector("#stop-btn:not([hidden])");
+  await page.waitForFunction(() => window.zocrates.state.running?.message.turnId);
+  await page.click("#stop-btn");
+  await page.waitForSelector("#send-btn:not([hidden])", { timeout: 20000 });
+  const last = page.locator(".message-wrapper.assistant").last();
+  const ended = (await last.locator(".message-error").count()) ? await last.locator(".message-error").innerText() : "(finished before the stop)";
+  report.notes.push(`stop: ${ended}`);
+  assert.ok(/Stopped/.test(ended) || (await last.locator(".citation-pill").count()) > 0, `stop left: ${ended}`);
+
+  step("discovery turn from recorded candidates");
+  await page.click("#new-session-btn");
+  await page.fill("#chat-input", "Find new papers on retrieval augmented generation");
+  await page.click("#send-btn");
+  await page.waitForSelector(".candidate-card", { timeout: 30000 });
+  const cards = page.locator(".candidate-card");
+  assert.equal(await cards.count(), 3);
+  assert.equal(await page.locator(".candidate-check:checked").count(), 0, "candidates must start unselected");
+  await page.click(".select-all-btn");
+  assert.equal(await page.locator(".candidate-check:checked").count(), 3);
+  assert.equal(await page.locator(".select-all-btn").innerText(), "Deselect All");
+  await cards.nth(2).locator(".candidate-check").uncheck();
+  assert.match(await page.locator(".candidates-summary").innerText(), /2 of 3 selected/);
+  await page.click(".import-btn");
+  const confirm = page.locator("#import-confirm");
+  await confirm.waitFor();
+  assert.equal(await confirm.locator(".confirm-list li").count(), 2);
+  assert.match(await confirm.innerText(), /Open access \(green\)/);
+  await shot(page, "04-discovery-confirm.png");
+  await confirm.locator(".confirm-btn").click();
+  await page.waitForSelector(".import-report strong");
+  const reportText = await page.locator(".import-report").innerText();
+  assert.match(reportText, /ready to download|imported/);
+  report.import = reportText;
+  report.mockedStaging = mockedStaging;
+  if (mockedStaging) report.notes.push("prepare_batch/staging answered by the test (the backend routes are not there yet)");
+  await shot(page, "05-import-report.png");
+
+  step("dark theme");
+  await page.emulateMedia({ colorScheme: "dark" });
+  await openSession(page, firstSession);
+  await page.waitForSelector(".citation-pill:not(.pending)");
+  await page.locator(".citation-pill").first().click();
+  await shot(page, "06-dark-popover.png");
+
+  assert.deepEqual(consoleErrors.filter((e) => !/favicon/.test(e)), [], "the page logged errors");
+  report.ok = true;
+} catch (exc) {
+  console.log(`FAILED: ${exc.stack || exc}`);
+  try {
+    const page = context.pages()[0];
+    await page.screenshot({ path: join(artifacts, "failure.png") });
+    report.screenshots.push(join(artifacts, "failure.png"));
+  } catch { /* best effort */ }
+  process.exitCode = 1;
+} finally {
+  await context.close();
+  rmSync(userDataDir, { recursive: true, force: true });
+  console.log(JSON.stringify(report));
+}
