@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PACKAGES := libs/contracts libs/runtime libs/citations services/gateway services/retrieval services/verifier services/discovery services/staging
 PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
 
-.PHONY: run test test-fast bench lint fmt schemas docs clean
+.PHONY: run test test-fast bench lint fmt schemas docs clean plugin plugin-deps
 
 $(STAMP): $(PYPROJECTS) requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,7 +18,8 @@ $(STAMP): $(PYPROJECTS) requirements-dev.txt
 run: $(STAMP)
 	$(PY) -m zocrates_runtime.stack
 
-test: $(STAMP)
+test: $(STAMP) plugin-deps
+	cd plugin && node --test test/*.test.js
 	$(PY) -m pytest
 
 test-fast: $(STAMP)
@@ -38,3 +39,16 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) data
+
+# The Zotero plugin (issue 7): npm packages (and the vendored markdown-it and KaTeX) from the
+# committed package-lock.json, then build/zocrates.xpi.
+PLUGIN_DEPS := plugin/node_modules/.zocrates-installed
+
+$(PLUGIN_DEPS): plugin/package.json plugin/package-lock.json
+	cd plugin && npm ci --no-audit --no-fund
+	touch $(PLUGIN_DEPS)
+
+plugin-deps: $(PLUGIN_DEPS)
+
+plugin: $(PLUGIN_DEPS)
+	cd plugin && node scripts/build.mjs ../build/zocrates.xpi

@@ -19,19 +19,52 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "plugin" / "test" / "parity-runner.mjs"
 
 CHUNKS = [
-    EvidenceChunk(chunk_id="c1", item_key="ITEMAAAA", title="Somatic mutation rates",
-                  creators=[Creator(last_name="Jonsson"), Creator(last_name="Stefansson")], year=2021,
-                  publication="Nature Genetics", text="Mutation rates were estimated."),
-    EvidenceChunk(chunk_id="c2", item_key="ITEMBBBB", title="Attention Is All You Need",
-                  creators=[Creator(last_name="Vaswani"), Creator(last_name="Shazeer"),
-                            Creator(last_name="Parmar")], year=2017, text="Attention maps queries."),
-    EvidenceChunk(chunk_id="c3", item_key="ITEMAAAA", title="Somatic mutation rates",
-                  creators=[Creator(last_name="Jonsson"), Creator(last_name="Stefansson")], year=2021,
-                  text="A second chunk of the first item."),
-    EvidenceChunk(chunk_id="c4", item_key="ITEMDDDD", title="  Untitled & <odd> *title*?  ",
-                  creators=[], year=None, publication="Proc. [X]", text="Orphan text."),
-    EvidenceChunk(chunk_id="c5", item_key="ITEMEEEE", title="World Health Report",
-                  creators=[Creator(name="World Health Organization")], year=2020, text="Global figures."),
+    EvidenceChunk(
+        chunk_id="c1",
+        item_key="ITEMAAAA",
+        title="Somatic mutation rates",
+        creators=[Creator(last_name="Jonsson"), Creator(last_name="Stefansson")],
+        year=2021,
+        publication="Nature Genetics",
+        text="Mutation rates were estimated.",
+    ),
+    EvidenceChunk(
+        chunk_id="c2",
+        item_key="ITEMBBBB",
+        title="Attention Is All You Need",
+        creators=[
+            Creator(last_name="Vaswani"),
+            Creator(last_name="Shazeer"),
+            Creator(last_name="Parmar"),
+        ],
+        year=2017,
+        text="Attention maps queries.",
+    ),
+    EvidenceChunk(
+        chunk_id="c3",
+        item_key="ITEMAAAA",
+        title="Somatic mutation rates",
+        creators=[Creator(last_name="Jonsson"), Creator(last_name="Stefansson")],
+        year=2021,
+        text="A second chunk of the first item.",
+    ),
+    EvidenceChunk(
+        chunk_id="c4",
+        item_key="ITEMDDDD",
+        title="  Untitled & <odd> *title*?  ",
+        creators=[],
+        year=None,
+        publication="Proc. [X]",
+        text="Orphan text.",
+    ),
+    EvidenceChunk(
+        chunk_id="c5",
+        item_key="ITEMEEEE",
+        title="World Health Report",
+        creators=[Creator(name="World Health Organization")],
+        year=2020,
+        text="Global figures.",
+    ),
 ]
 
 HAND = [
@@ -43,7 +76,7 @@ HAND = [
     "```\r\nweird [1]  \r\n```\r\nCRLF text [1].\r\n",
     "Inline `code [1]` and ``double `[2]` ticks`` then [3].",
     "An image ![alt [1]](x.png) and ![ref][2] then [1].",
-    "[1]: https://example.org \"title\"\nA link def above, a citation [2].",
+    '[1]: https://example.org "title"\nA link def above, a citation [2].',
     "See [1](https://example.org) link, not a citation; but this is [1].",
     "[1] opens a line.\n  [2] opens an indented line.\n- [3] in a list",
     "Unterminated fence\n```\nstill code [1]",
@@ -57,9 +90,41 @@ HAND = [
     "No citations at all.",
 ]
 
-FRAGMENTS = ["Claim", " text", " [1]", " [2]", "[3]", " [1, 2]", "[4;5]", "【2】", ". ", ", ", "\n", "\n\n",
-             "`[1]`", "```\n[2]\n```\n", "~~~\n[1]\n~~~\n", "![a](b.png)", " [9]", "[E2]", "\r\n", "(", ")",
-             "- ", "# H\n", "$x_[1]$", "[x]: http://e.org\n", " ", "\t", "`", "!", "~", "[", "]", "1"]
+FRAGMENTS = [
+    "Claim",
+    " text",
+    " [1]",
+    " [2]",
+    "[3]",
+    " [1, 2]",
+    "[4;5]",
+    "【2】",
+    ". ",
+    ", ",
+    "\n",
+    "\n\n",
+    "`[1]`",
+    "```\n[2]\n```\n",
+    "~~~\n[1]\n~~~\n",
+    "![a](b.png)",
+    " [9]",
+    "[E2]",
+    "\r\n",
+    "(",
+    ")",
+    "- ",
+    "# H\n",
+    "$x_[1]$",
+    "[x]: http://e.org\n",
+    " ",
+    "\t",
+    "`",
+    "!",
+    "~",
+    "[",
+    "]",
+    "1",
+]
 
 
 def _cited_tokens_only(text: str, citations) -> bool:
@@ -81,9 +146,12 @@ def cases() -> list[dict]:
         texts.append("".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 25))))
     out = []
     for i, raw in enumerate(texts):
-        probabilities = {n: [rng.choice([0.95, 0.7, 0.3, None]) for _ in range(12)] for n in range(1, 6)}
+        probabilities = {
+            n: [rng.choice([0.95, 0.7, 0.3, None]) for _ in range(12)] for n in range(1, 6)
+        }
         resolution = resolve_citations_and_references(
-            raw, CHUNKS, support_probabilities=probabilities, considered_disclosure=i % 3 != 0)
+            raw, CHUNKS, support_probabilities=probabilities, considered_disclosure=i % 3 != 0
+        )
         record = {
             "text": resolution.text,
             "citations": [c.model_dump(mode="json") for c in resolution.citations],
@@ -98,19 +166,23 @@ def cases() -> list[dict]:
         if not _cited_tokens_only(resolution.text, resolution.citations):
             # The JS side only knows the turn's citations; see _cited_tokens_only.
             del expected["author_year"]
-        out.append({
-            "raw": raw,
-            "record": record,
-            "expected": expected,
-        })
+        out.append(
+            {
+                "raw": raw,
+                "record": record,
+                "expected": expected,
+            }
+        )
     return out
 
 
 def test_javascript_citation_views_match_python_byte_for_byte(tmp_path):
     node = shutil.which("node")
     if node is None:
-        pytest.fail("node is not installed: the plugin's citation code cannot be checked "
-                    "(install Node 20, as `make test` expects)")
+        pytest.fail(
+            "node is not installed: the plugin's citation code cannot be checked "
+            "(install Node 20, as `make test` expects)"
+        )
     data = cases()
     src, dst = tmp_path / "cases.json", tmp_path / "out.json"
     src.write_text(json.dumps([{"raw": c["raw"], "record": c["record"]} for c in data]))

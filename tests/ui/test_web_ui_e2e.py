@@ -36,11 +36,14 @@ def recorded_discovery(nats_url: str):
     """A discovery service on the bus that answers every request with the recorded candidates."""
     broker = bus.make_broker(ZocratesSettings(nats_url=nats_url))
 
-    @bus.request_consumer(broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER, service="discovery")
+    @bus.request_consumer(
+        broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER, service="discovery"
+    )
     async def on_request(request: DiscoveryRequested):
         """Recorded OpenAlex candidates."""
-        return CandidatesFound(**request.reply_fields(),
-                               candidates=[Candidate.model_validate(c) for c in CANDIDATES])
+        return CandidatesFound(
+            **request.reply_fields(), candidates=[Candidate.model_validate(c) for c in CANDIDATES]
+        )
 
     bus.health_responder(broker, "discovery", lambda: {"status": "ok", "capability": "recorded"})
     return service_app(broker)
@@ -51,11 +54,15 @@ def _require_tools() -> tuple[str, Path]:
     if node is None:
         pytest.fail("node is not installed; the web UI test needs Node 20 (see `make test`)")
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"chromium not found at {CHROMIUM}; install it with `apt-get install -y chromium` "
-                    "(`make test` does this when run as root)")
+        pytest.fail(
+            f"chromium not found at {CHROMIUM}; install it with `apt-get install -y chromium` "
+            "(`make test` does this when run as root)"
+        )
     modules = ROOT / "plugin" / "node_modules" / "playwright-core"
     if not modules.exists() or not (ROOT / "plugin" / "content" / "vendor" / "katex.mjs").exists():
-        pytest.fail("plugin/node_modules or plugin/content/vendor is missing; run `npm ci` in plugin/")
+        pytest.fail(
+            "plugin/node_modules or plugin/content/vendor is missing; run `npm ci` in plugin/"
+        )
     return node, modules
 
 
@@ -70,11 +77,20 @@ async def test_sidebar_web_page_end_to_end_in_chromium(nats_server):
         # A slower verifier leaves time to press Stop during a turn.
         system.verifier.delay = 1.5
         try:
-            env = os.environ | {"ZOCRATES_URL": system.url, "ZOCRATES_TOKEN": system.token,
-                                "ZOCRATES_ARTIFACTS": str(ARTIFACTS), "ZOCRATES_CHROMIUM": CHROMIUM}
+            env = os.environ | {
+                "ZOCRATES_URL": system.url,
+                "ZOCRATES_TOKEN": system.token,
+                "ZOCRATES_ARTIFACTS": str(ARTIFACTS),
+                "ZOCRATES_CHROMIUM": CHROMIUM,
+            }
             proc = await asyncio.create_subprocess_exec(
-                node, str(SCRIPT), cwd=str(ROOT / "plugin"), env=env,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+                node,
+                str(SCRIPT),
+                cwd=str(ROOT / "plugin"),
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
             out, _ = await asyncio.wait_for(proc.communicate(), timeout=200)
             log = out.decode(errors="replace")
             (ARTIFACTS / "e2e.log").write_text(log)

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 
 const url = process.env.ZOCRATES_URL;
 const token = process.env.ZOCRATES_TOKEN;
-const artifacts = process.env.ZOCRATES_ARTIFACTS || "test-artifacts/ui";
+const artifacts = process.env.ZOCRATES_ARTIFACTS || new URL("../../../test-artifacts/ui/", import.meta.url).pathname;
 const executablePath = process.env.ZOCRATES_CHROMIUM || "/usr/bin/chromium";
 const report = { ok: false, pills: 0, screenshots: [], notes: [] };
 const step = (name) => console.log(`# ${name}`);

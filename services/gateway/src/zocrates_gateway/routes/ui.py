@@ -57,16 +57,26 @@ def content_dir() -> Path:
 def _file(relative: str) -> FileResponse:
     root = content_dir()
     path = (root / relative).resolve()
-    if not path.is_relative_to(root) or path.suffix not in _TYPES or any(p.startswith(".") for p in path.relative_to(root).parts):
+    if (
+        not path.is_relative_to(root)
+        or path.suffix not in _TYPES
+        or any(p.startswith(".") for p in path.relative_to(root).parts)
+    ):
         raise ApiError(404, "not_found", f"No UI file {relative!r}.")
     if not path.is_file():
         if relative.startswith("vendor/"):
-            raise ApiError(503, "ui_not_built",
-                           f"The web UI's vendored libraries are missing ({relative}); run `make plugin` "
-                           "(or `npm ci` in plugin/) once.")
+            raise ApiError(
+                503,
+                "ui_not_built",
+                f"The web UI's vendored libraries are missing ({relative}); run `make plugin` "
+                "(or `npm ci` in plugin/) once.",
+            )
         if not (root / "sidebar.html").is_file():
-            raise ApiError(503, "ui_not_found",
-                           f"The plugin's sidebar files were not found at {root}; set ZOCRATES_UI_DIR.")
+            raise ApiError(
+                503,
+                "ui_not_found",
+                f"The plugin's sidebar files were not found at {root}; set ZOCRATES_UI_DIR.",
+            )
         raise ApiError(404, "not_found", f"No UI file {relative!r}.")
     return FileResponse(path, media_type=_TYPES[path.suffix], headers=_HEADERS)
 

@@ -1,0 +1,62 @@
+/* Zocrates hooks: lifecycle events dispatched from bootstrap.js to the feature modules
+   (prefs, the sidebar pane, the preferences pane). Each registration pushes its undo. */
+/* global Zotero, ZocratesPrefs, ZocratesPane, rootURI, pluginID, version */
+/* exported ZocratesHooks */
+var ZocratesHooks = (function () {
+  const undo = [];
+
+  async function onStartup(scope) {
+    const prefs = ZocratesPrefs.create(Zotero.Prefs);
+    Zotero.Zocrates = { prefs, version: scope.version, rootURI: scope.rootURI, panes: new Map() };
+    undo.push(() => {
+      prefs.unregisterAll();
+      delete Zotero.Zocrates;
+    });
+
+    let username = "";
+    try {
+      username = Zotero.Prefs.get("sync.server.username") || Zotero.Users.getCurrentUsername() || "";
+    } catch (exc) {
+      Zotero.debug(`Zocrates: no sync username (${exc})`);
+    }
+    prefs.detectPoliteEmail(username);
+
+    const paneID = await Zotero.PreferencePanes.register({
+      pluginID: scope.pluginID,
+      src: scope.rootURI + "content/zotero/preferences.xhtml",
+      scripts: [scope.rootURI + "content/zotero/preferences.js"],
+      stylesheets: [scope.rootURI + "content/zotero/preferences.css"],
+      label: "Zocrates",
+      image: scope.rootURI + "content/icons/zocrates.svg",
+    });
+    undo.push(() => Zotero.PreferencePanes.unregister?.(paneID));
+
+    for (const win of Zotero.getMainWindows()) onMainWindowLoad(win);
+  }
+
+  function onMainWindowLoad(win) {
+    if (!win.ZoteroPane || Zotero.Zocrates.panes.has(win)) return;
+    Zotero.Zocrates.panes.set(win, ZocratesPane.mount(win, Zotero.Zocrates.prefs));
+  }
+
+  function onMainWindowUnload(win) {
+    const unmount = Zotero.Zocrates?.panes.get(win);
+    if (unmount) {
+      unmount();
+      Zotero.Zocrates.panes.delete(win);
+    }
+  }
+
+  function onShutdown() {
+    for (const win of [...(Zotero.Zocrates?.panes.keys() || [])]) onMainWindowUnload(win);
+    while (undo.length) {
+      try {
+        undo.pop()();
+      } catch (exc) {
+        Zotero.logError(exc);
+      }
+    }
+  }
+
+  return { onStartup, onMainWindowLoad, onMainWindowUnload, onShutdown };
+})();

@@ -1,0 +1,53 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  claimRows, countsLine, filterRows, formatProbability, inspectorTooltip, nextSort, probabilityStats,
+  resizeColumns, sortRows, sourceOptions, statsLine, verificationCounts,
+} from "../content/core/inspector.js";
+import { RECORD } from "./fixtures.js";
+
+test("one row per evaluated occurrence, numbered in answer order", () => {
+  const rows = claimRows(RECORD);
+  assert.equal(rows.length, 5);
+  assert.deepEqual(rows.map((r) => [r.number, r.index, r.occurrence]), [[1, 1, 1], [2, 2, 1], [3, 3, 1], [4, 1, 3], [5, 1, 2]]);
+  assert.deepEqual(rows.map((r) => r.verdictLabel), ["VERIFIED", "UNVERIFIED", "VERIFIED", "VERIFIED", "REJECTED"]);
+  assert.equal(rows[0].source, "Jonsson & Stefansson (2021)");
+});
+
+test("sorting by probability puts unverified last when descending; ties keep claim order", () => {
+  const rows = claimRows(RECORD);
+  assert.deepEqual(sortRows(rows, "probability", "desc").map((r) => r.number), [1, 4, 3, 5, 2]);
+  assert.deepEqual(sortRows(rows, "probability", "asc").map((r) => r.number), [2, 5, 3, 4, 1]);
+  assert.deepEqual(nextSort({ column: "number", direction: "asc" }, "probability"), { column: "probability", direction: "desc" });
+  assert.deepEqual(nextSort({ column: "claim", direction: "asc" }, "claim"), { column: "claim", direction: "desc" });
+});
+
+test("filter by source", () => {
+  const rows = claimRows(RECORD);
+  assert.deepEqual(sourceOptions(rows).map((o) => [o.itemKey, o.count]), [["ITEMAAAA", 3], ["ITEMBBBB", 2]]);
+  assert.equal(filterRows(rows, "ITEMBBBB").length, 2);
+  assert.equal(filterRows(rows, "").length, 5);
+});
+
+test("message info: mean ± sample sd to 3 decimals and the counts line", () => {
+  const stats = probabilityStats(RECORD);
+  assert.equal(stats.n, 4);
+  assert.equal(statsLine(stats), "Mean p: 0.553 ± 0.301 (std)");
+  assert.equal(statsLine(null), "Mean p: no verified claims");
+  assert.equal(countsLine(verificationCounts(RECORD)), "5 claims evaluated: 3 verified (p ≥ 0.60), 1 rejected (p < 0.60), 1 unverified");
+  assert.equal(countsLine({ total: 1, kept: 1, demoted: 0, failOpen: 0, threshold: 0.7 }), "1 claim evaluated: 1 verified (p ≥ 0.70), 0 rejected (p < 0.70)");
+  assert.equal(inspectorTooltip(verificationCounts(RECORD)), "Inspect claim verification table (3 verified, 1 rejected of 5 total)");
+  assert.equal(formatProbability(0.8524), "0.852");
+  assert.equal(formatProbability(null), "—");
+});
+
+test("counts fall back to the occurrences when the summary is missing", () => {
+  assert.deepEqual(verificationCounts({ ...RECORD, verification: null }), { total: 5, kept: 3, demoted: 1, failOpen: 1, threshold: 0.6 });
+});
+
+test("column resize: the right neighbour compensates, both stay above their floors", () => {
+  assert.deepEqual(resizeColumns([50, 200, 200, 300, 150], 1, 30), [50, 230, 170, 300, 150]);
+  assert.deepEqual(resizeColumns([50, 200, 200, 300, 150], 1, 500), [50, 270, 130, 300, 150]);
+  assert.deepEqual(resizeColumns([50, 200, 200, 300, 150], 1, -500), [50, 140, 260, 300, 150]);
+  assert.deepEqual(resizeColumns([50, 200, 200, 300, 150], 4, -100), [50, 200, 200, 300, 120]);
+});

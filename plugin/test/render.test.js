@@ -1,0 +1,78 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import markdownit from "markdown-it";
+import katex from "katex";
+import { createRenderer } from "../content/core/render.js";
+import { pillTooltip, supportBadge, supportLevel, throttle } from "../content/core/format.js";
+import { RECORD } from "./fixtures.js";
+
+const r = createRenderer({ markdownit, katex });
+
+test("pills are author-year with per-occurrence tooltips; demoted occurrences are skipped", () => {
+  const html = r.renderTurn(RECORD);
+  const pills = [...html.matchAll(/<span class="citation-pill"[^>]*data-citation-idx="(\d+)" data-citation-occ="(\d+)" title="([^"]*)">([^<]*)</g)];
+  assert.deepEqual(pills.map((m) => [m[1], m[2], m[4]]), [
+    ["1", "1", "Jonsson &amp; Stefansson (2021)"], ["2", "1", "Vaswani et al. (2017)"], ["3", "1", "Vaswani et al. (2017)"],
+    ["1", "3", "Jonsson &amp; Stefansson (2021)"]]);
+  assert.equal(pills[0][3], "Title: Somatic rates&#10;Section: Methods&#10;Support probability: 0.91");
+  assert.equal(pills[3][3], "Title: Somatic rates&#10;Section: Methods&#10;Support probability: 0.65");
+  assert.match(pills[1][3], /Support probability: not verified/);
+  assert.match(html, /<span class="citation-pill-group"><span class="citation-pill"[^]*?data-citation-idx="2"[^]*?<span class="pill-sep">; <\/span><span class="citation-pill"[^]*?data-citation-idx="3"/);
+});
+
+test("sources render from references, considered ones collapsible, keys only in data attributes", () => {
+  const html = r.renderTurn(RECORD);
+  assert.match(html, /<h3 class="sources-heading">Cited Sources<\/h3>/);
+  assert.match(html, /<details class="considered-sources"><summary>1 additional source analyzed by search agent<\/summary>/);
+  const visible = html.replace(/<[^>]+>/g, "");
+  assert.ok(!visible.includes("ITEM"), "an item key is visible");
+  assert.ok(!html.includes("&lt;span"), "the text's own HTML leaked as text");
+});
+
+test("raw HTML from the model is escaped, never rendered", () => {
+  const html = r.renderTurn({ ...RECORD, text: "<img src=x onerror=alert(1)> [1]", references: {} });
+  assert.ok(!html.includes("<img"));
+  assert.match(html, /&lt;img/);
+});
+
+test("math renders with KaTeX inline and display; prices are not math", () => {
+  assert.match(r.markdown("Rate $\\mu = 10^{-8}$ per site."), /class="katex"/);
+  assert.match(r.markdown("$$\n\\sum_i x_i\n$$"), /class="math-block"><span class="katex-display"/);
+  assert.match(r.markdown("Inline \\(a^2\\) too"), /class="katex"/);
+  assert.ok(!/katex/.test(r.markdown("It costs $5 and $10.")));
+  assert.match(r.markdown("```\n$x$ [1]\n```"), /<code>\$x\$ \[1\]/);
+});
+
+test("streaming text shows neutral pending pills", () => {
+  const html = r.renderStreaming("A claim [1] and [2, 3]");
+  assert.match(html, /<span class="citation-pill pending" title="Being verified">1<\/span>/);
+  assert.match(html, />2, 3</);
+});
+
+test("discovery turns link [n] to candidate cards", () => {
+  const html = r.renderTurn({ intent: "discovery", text: "See [1].", candidates: [{ candidate_id: "c", title: "Self-RAG", authors: ["Akari Asai", "B"], year: 2024 }] });
+  assert.match(html, /<span class="candidate-pill"[^>]*data-candidate-idx="1"[^>]*>Asai et al\. \(2024\)<\/span>/);
+});
+
+test("support badges at 0.80 / 0.50", () => {
+  assert.deepEqual([0.8, 0.79, 0.5, 0.49, null].map(supportLevel), ["high", "moderate", "moderate", "low", "unverified"]);
+  assert.deepEqual(supportBadge(0.98), { level: "high", text: "✓ Support Probability: 0.98" });
+  assert.deepEqual(supportBadge(0.65), { level: "moderate", text: "ⓘ Support Probability: 0.65" });
+  assert.deepEqual(supportBadge(0.42), { level: "low", text: "Support Probability: 0.42" });
+  assert.equal(pillTooltip({ title: "T" }, { probability: 0.5 }), "Title: T\nSupport probability: 0.50");
+});
+
+test("throttle runs at most once per window and always runs the last call", () => {
+  let now = 0;
+  const timers = [];
+  let runs = 0;
+  const t = throttle(() => { runs += 1; }, 50, { now: () => now, schedule: (fn, ms) => timers.push([fn, now + ms]), cancel: () => {} });
+  t(); t(); t();
+  assert.equal(timers.length, 1);
+  now = 0; timers.shift()[0]();
+  assert.equal(runs, 1);
+  t(); t();
+  assert.equal(timers[0][1], 50);
+  now = 50; timers.shift()[0]();
+  assert.equal(runs, 2);
+});
