@@ -192,3 +192,20 @@ async def test_discovery_turn_lists_candidates_and_its_notes(nats_server):
         assert "A new paper" in done["text"] and "1 already owned" in done["text"]
         assert done["notes"] == ["OpenAlex demo mode (no API key)."] and "demo mode" in done["text"]
         assert done["citations"] == []
+
+
+async def test_session_list_shows_the_users_sessions_newest_first(system):
+    first = (await system.chat("hello"))[-1]["data"]
+    second = (await system.chat("What was the somatic mutation rate?"))[-1]["data"]
+    listed = (await system.client.get(f"{system.url}/sessions", headers=system.auth)).json()["sessions"]
+    assert [s["session_id"] for s in listed] == [second["session_id"], first["session_id"]]
+    assert listed[0]["turns"] == 1 and listed[0]["title"].startswith("What was")
+    bob = {"Authorization": f"Bearer {await system.new_token('bob')}"}
+    await system.chat("hi", token=bob["Authorization"][7:])
+    assert len((await system.client.get(f"{system.url}/sessions", headers=system.auth)).json()["sessions"]) == 2
+
+
+async def test_token_list_shows_ids_and_users_never_digests(system):
+    rows = await system.app.state.tokens.list()
+    assert [r["user_id"] for r in rows] == ["alice"]
+    assert "digest" not in rows[0] and rows[0]["token_id"] == system.token.split("_")[1]

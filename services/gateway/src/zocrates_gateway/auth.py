@@ -87,15 +87,13 @@ class TokenStore:
         return True
 
     async def list(self) -> list[dict]:
-        try:
-            keys = await self.kv.keys(filters=["tok.*"])
-        except nats.js.errors.NoKeysError:
-            return []
+        from zocrates_gateway.sessions import watch_latest
+
         rows = []
-        for key in sorted(keys):
-            record = json.loads((await self.kv.get(key)).value)
+        for entry in sorted(await watch_latest(self.kv, "tok.*"), key=lambda e: e.key):
+            record = json.loads(entry.value)
             record.pop("digest", None)
-            rows.append({"token_id": key.removeprefix("tok."), **record})
+            rows.append({"token_id": entry.key.removeprefix("tok."), **record})
         return rows
 
 

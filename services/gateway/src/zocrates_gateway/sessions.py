@@ -21,6 +21,23 @@ from zocrates_contracts import EvidenceChunk, TurnRecord
 MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
 
 
+async def watch_latest(kv: KeyValue, pattern: str) -> list:
+    """The current entries whose keys match `pattern` (a subject wildcard, filtered by the
+    server). nats-py's `keys(filters=...)` reads every key and substring-matches, which would
+    neither match a wildcard nor scale with the number of users."""
+    watcher = await kv.watch(pattern, ignore_deletes=True)
+    entries = []
+    try:
+        async for entry in watcher:
+            if entry is None:  # the initial values are all delivered
+                break
+            if entry.value is not None:
+                entries.append(entry)
+    finally:
+        await watcher.stop()
+    return entries
+
+
 class SessionMeta(BaseModel):
     session_id: str
     title: str = ""
@@ -119,16 +136,8 @@ class SessionStore:
         return records
 
     async def list(self, user_id: str) -> list[SessionMeta]:
-        try:
-            keys = await self.kv.keys(filters=[f"s.{user_id}.*"])
-        except nats.js.errors.NoKeysError:
-            return []
-        metas = []
-        for key in keys:
-            try:
-                metas.append(SessionMeta.model_validate_json((await self.kv.get(key)).value))
-            except MISSING:
-                continue
+        metas = [SessionMeta.model_validate_json(entry.value)
+                 for entry in await watch_latest(self.kv, f"s.{user_id}.*")]
         return sorted(metas, key=lambda m: m.updated_at, reverse=True)
 
     async def delete(self, user_id: str, session_id: str) -> bool:
