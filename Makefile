@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PACKAGES := libs/contracts libs/runtime libs/citations services/gateway services/retrieval services/verifier services/discovery services/staging
 PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
 
-.PHONY: run test test-fast bench lint fmt schemas docs clean plugin plugin-deps
+.PHONY: run test test-fast bench lint fmt schemas docs clean plugin plugin-deps browser
 
 $(STAMP): $(PYPROJECTS) requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,10 +15,10 @@ $(STAMP): $(PYPROJECTS) requirements-dev.txt
 	$(PY) -m pip install --quiet $(addprefix -e ,$(PACKAGES)) -r requirements-dev.txt
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(STAMP) plugin-deps
 	$(PY) -m zocrates_runtime.stack
 
-test: $(STAMP) plugin-deps
+test: $(STAMP) plugin-deps browser
 	cd plugin && node --test test/*.test.js
 	$(PY) -m pytest
 
@@ -52,3 +52,7 @@ plugin-deps: $(PLUGIN_DEPS)
 
 plugin: $(PLUGIN_DEPS)
 	cd plugin && node scripts/build.mjs ../build/zocrates.xpi
+
+# The web UI's end-to-end test drives Debian's chromium (tests/ui): install it when absent.
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium)
