@@ -35,7 +35,9 @@ def collapse_near_duplicates(hits: list[Hit], threshold: float = DUPLICATE_JACCA
     kept: list[tuple[Hit, set]] = []
     for hit in hits:
         sh = _shingles(hit.payload.get("text", ""))
-        if any(len(sh & other) / max(len(sh | other), 1) >= threshold for _, other in kept):
+        # Jaccard >= t needs sizes within a factor t of each other: skip the rest unexamined
+        if any(threshold * len(other) <= len(sh) <= len(other) / threshold
+               and len(sh & other) / max(len(sh | other), 1) >= threshold for _, other in kept):
             continue
         kept.append((hit, sh))
     return [h for h, _ in kept]

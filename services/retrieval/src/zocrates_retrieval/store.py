@@ -307,6 +307,13 @@ class EdgeStore(ChunkStore):
         return [Hit(str(p.id), float(p.score), p.payload or {}) for p in points]
 
     def optimize(self) -> None:
+        """Build the HNSW index of segments past Qdrant's indexing threshold (about 10 MB of
+        vectors, some 7,000 chunks), which Edge does not do in the background.
+
+        Measured: qdrant-edge-py 0.9 holds the GIL for the whole call, so every thread of the
+        process waits, the event loop included (about 5 s for 12,000 chunks, a minute or more
+        for 100,000 on 2 busy cores). The ingest calls it once at its end, only when
+        something changed; an unchanged re-ingest never pays it."""
         with self._mutex:
             self.shard.optimize()
             self.shard.flush()
