@@ -14,6 +14,7 @@ from zocrates_retrieval.service import RetrievalService
 from zocrates_retrieval.testing import ZoteroLibraryBuilder
 
 GRAPHENE = [
+    ("Abstract", ["We report the first measurement of the thermal conductivity of a suspended graphene sheet."]),
     ("Introduction", ["Graphene conducts heat remarkably well. Suspended single-layer graphene shows a thermal "
                       "conductivity of up to 5000 W/mK at room temperature, far above copper."]),
     ("Methods", ["We measured the thermal conductivity with confocal micro-Raman spectroscopy, heating the "
@@ -111,7 +112,8 @@ async def test_search_returns_evidence_with_parent_item_metadata(service, zotero
     assert top.title == "Thermal conductivity of graphene" and top.year == 2008
     assert top.publication == "Nano Letters"
     assert [(c.first_name, c.last_name) for c in top.creators] == [("Alexander", "Balandin")]
-    assert top.section in ("Introduction", "Methods") and "graphene" in top.text.lower()
+    assert top.section in ("Abstract", "Introduction", "Methods") and "graphene" in top.text.lower()
+    assert {c.kind for c in reply.chunks if c.item_key == keys["graphene"]} == {"abstract", "text"}
     assert len(reply.chunks) <= 5
     assert len({c.chunk_id for c in reply.chunks}) == len(reply.chunks)
 
@@ -120,7 +122,7 @@ async def test_every_kind_of_source_is_searchable(service, zotero):
     _, keys = zotero
     cases = {
         "Arabica coffee price after the frost in Brazil": (keys["coffee"], "text"),
-        "low molecular weight heparin bleeding in trauma patients": (keys["dvt"], "text"),
+        "low molecular weight heparin bleeding in trauma patients": (keys["dvt"], "abstract"),
         "chaperones folding glycoproteins in the endoplasmic reticulum": (keys["book"], "note"),
         "why do boron nitride nanosheets glow blue": (keys["loose_pdf"], "text"),  # no parent: its own key
     }

@@ -204,14 +204,13 @@ class Ingestor:
         if not chunks:
             self._fail(progress, src, "empty", "no text after conversion")
             return False
-        kind = "note" if src.kind == "note" else None
         vectors = self.embedder.embed_documents([_embedding_text(meta, c) for c in chunks])
         points = [
             ChunkPoint(
                 id=point_id(user_id, src.library_id, src.key, no),
                 dense=vectors[no],
                 sparse=self.sparse.document(_embedding_text(meta, c)),
-                payload=_payload(user_id, src, meta, c, no, digest, kind or c.kind),
+                payload=_payload(user_id, src, meta, c, no, digest, _kind(src, c)),
             )
             for no, c in enumerate(chunks)
         ]
@@ -243,6 +242,15 @@ def _with_fallbacks(item: ItemMeta, doc: Document) -> ItemMeta:
     if not item.doi and doc.doi:
         changes["doi"] = doc.doi
     return replace(item, **changes) if changes else item
+
+
+def _kind(src: Source, chunk: Chunk) -> str:
+    """`note` for Zotero notes, `abstract` for a document's abstract, else the chunk's own kind."""
+    if src.kind == "note":
+        return "note"
+    if chunk.section and chunk.section[0].strip().rstrip(".:").lower() == "abstract":
+        return "abstract"
+    return chunk.kind
 
 
 def _embedding_text(meta: ItemMeta, chunk: Chunk) -> str:
