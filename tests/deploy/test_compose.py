@@ -359,3 +359,14 @@ def test_healthcheck_probes_the_gateway_over_http(tmp_path):
         assert subprocess.run([sys.executable, script], env=env, capture_output=True).returncode == 1
     finally:
         server.shutdown()
+
+
+def test_deploy_doc_names_only_files_that_exist():
+    """docs/deploy.md points at deploy/ files; a rename must not leave it pointing at nothing."""
+    doc = (ROOT / "docs" / "deploy.md").read_text()
+    generated = {"deploy/.env", "deploy/compose.gpus.yaml", "deploy/compose.override.yaml"}
+    for path in sorted(set(re.findall(r"(?<![\w/])deploy/[\w./-]*\w", doc)) - generated):
+        assert (ROOT / path).exists(), f"docs/deploy.md mentions {path}, which does not exist"
+    for line in re.findall(r"python deploy/gpus.py [^`\n]*", doc):
+        args = line.split("python deploy/gpus.py ", 1)[1].split(" >")[0].split()
+        assert subprocess.run([sys.executable, str(DEPLOY / "gpus.py"), *args], capture_output=True).returncode == 0
