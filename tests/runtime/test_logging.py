@@ -91,3 +91,10 @@ def test_redact_text_leaves_ordinary_text_alone():
     assert redact_text("GET /works?search=tokens&page=2") == "GET /works?search=tokens&page=2"
     # Errs on the side of caution: the word after any "bearer" goes.
     assert redact_text("authorization: bearer x.y") == f"authorization: bearer {REDACTED}"
+
+
+def test_a_password_in_a_url_is_redacted():
+    from zocrates_runtime.logging import redact_text
+
+    text = "cannot connect to nats://zocrates:hunter2@nats-1:4222, tried nats://nats-2:4222"
+    assert redact_text(text) == "cannot connect to nats://zocrates:[REDACTED]@nats-1:4222, tried nats://nats-2:4222"

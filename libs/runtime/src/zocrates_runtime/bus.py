@@ -77,12 +77,14 @@ def make_broker(settings: ZocratesSettings, **kwargs: Any) -> NatsBroker:
     """A broker for `settings.nats_url` with credentials and trace propagation in headers."""
     from faststream.nats.opentelemetry import NatsTelemetryMiddleware
 
+    from faststream.security import SASLPlaintext
+
     auth: dict[str, Any] = {}
     if settings.nats_creds_file:
         auth["user_credentials"] = str(settings.nats_creds_file)
     if settings.nats_user:
-        auth["user"] = settings.nats_user
-        auth["password"] = settings.nats_password.get_secret_value() if settings.nats_password else ""
+        password = settings.nats_password.get_secret_value() if settings.nats_password else ""
+        auth["security"] = SASLPlaintext(username=settings.nats_user, password=password)
     servers = [s.strip() for s in settings.nats_url.split(",") if s.strip()]
     return NatsBroker(
         servers,
@@ -118,22 +120,35 @@ def message_headers(message: Message) -> dict[str, str]:
     return headers
 
 
+#: How long a publish keeps retrying: a stream leader election on a NATS cluster takes
+#: 5-11 s (measured in tests/deploy/test_cluster.py); callers' own deadlines cut it shorter.
+PUBLISH_RETRY_S = 15.0
+
+
 async def publish(broker: NatsBroker, message: Message, subject: str | None = None,
-                  *, attempts: int = 3) -> Any:
-    """Publish to JetStream and wait for the PubAck; retried with the same message id."""
+                  *, retry_for: float = PUBLISH_RETRY_S) -> Any:
+    """Publish to JetStream and wait for the PubAck.
+
+    Retried with the same message id (so the stream keeps one copy) and a growing backoff
+    for up to `retry_for` seconds: through a reconnect or a stream leader election.
+    """
     target = subject or message.SUBJECT
     payload = message.model_dump_json().encode()
     headers = message_headers(message)
-    for attempt in range(1, attempts + 1):
+    give_up = asyncio.get_running_loop().time() + retry_for
+    delay = 0.05
+    attempt = 0
+    while True:
+        attempt += 1
         try:
             return await broker.publish(payload, target, headers=headers, stream=AUDIT_STREAM,
                                         timeout=2.0)
-        except (TimeoutError, nats.errors.Error) as exc:
-            if attempt == attempts:
+        except (TimeoutError, nats.errors.Error, ValueError) as exc:  # ValueError: empty PubAck
+            if asyncio.get_running_loop().time() + delay > give_up:
                 raise
-            log.warning("publish retry", subject=target, attempt=attempt, error=str(exc))
-            await asyncio.sleep(0.1 * attempt)
-    raise AssertionError("unreachable")
+            log.warning("publish retry", subject=target, attempt=attempt, error=repr(exc))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
 
 async def dead_letter(broker: NatsBroker, msg: NatsMessage, reason: str) -> None:
@@ -242,7 +257,12 @@ async def _consume(broker: NatsBroker, msg: NatsMessage, request_cls: type[R], h
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
         if reply is not None:
-            await publish(broker, reply, request.reply_to)
+            try:
+                await publish(broker, reply, request.reply_to, retry_for=min(ack_wait / 2, 5.0))
+            except Exception as exc:  # noqa: BLE001 - the bus is unwell: retry soon, not after AckWait
+                log.warning("reply not published; redelivering soon", error=repr(exc))
+                await msg.nack(delay=retry_delay)
+                return
         await msg.ack()
     finally:
         structlog.contextvars.unbind_contextvars("turn_id", "session_id", "message_id", "subject")

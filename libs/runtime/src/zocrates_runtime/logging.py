@@ -36,6 +36,8 @@ _SECRET_KEY = re.compile(
 )
 _BEARER = re.compile(r"\b(bearer)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
 _QUERY_SECRET = re.compile(r"([?&](?:api_?key|access_token|token|key)=)[^&\s#\"']+", re.IGNORECASE)
+# Credentials in a URL's userinfo: nats://user:password@host (a NATS URL in a traceback).
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]+:)[^@\s/]+@", re.IGNORECASE)
 
 # Libraries whose loggers do not propagate to the root (faststream sets propagate=False and
 # adds its own handler unless one to stdout already exists) or that uvicorn configures.
@@ -48,8 +50,9 @@ _FASTSTREAM_EXTRAS = ["subject", "stream", "queue", "message_id"]
 
 
 def redact_text(text: str) -> str:
-    """`text` with bearer tokens and secret query parameters replaced."""
+    """`text` with bearer tokens, URL passwords and secret query parameters replaced."""
     text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
     return _QUERY_SECRET.sub(lambda m: m.group(1) + REDACTED, text)
 
 

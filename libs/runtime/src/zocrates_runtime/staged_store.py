@@ -129,8 +129,9 @@ class NatsStagedStore:
 
     def __init__(self, js: JetStreamContext, *, bucket: str = DEFAULT_BUCKET,
                  ttl: timedelta | None = None, read_timeout: float = 120.0,
-                 clock: Clock = utcnow) -> None:
+                 clock: Clock = utcnow, replicas: int = 1) -> None:
         self._js = js
+        self._replicas = replicas
         self._bucket = bucket
         self._ttl = ttl
         self._read_timeout = read_timeout
@@ -154,6 +155,7 @@ class NatsStagedStore:
             config = api.ObjectStoreConfig(
                 description="Zocrates staged PDFs awaiting import",
                 ttl=self._max_age.total_seconds(),
+                replicas=self._replicas,
             )
             try:
                 return await self._js.create_object_store(self._bucket, config)

@@ -29,7 +29,8 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         async def start() -> None:
             # The store needs the broker's JetStream connection, which exists only once started.
             js = broker.config.connection_state.stream
-            store = NatsStagedStore(js, bucket=staging_settings.bucket, ttl=staging_settings.expire_after)
+            store = NatsStagedStore(js, bucket=staging_settings.bucket, ttl=staging_settings.expire_after,
+                                    replicas=settings.stream_replicas)
             holder["service"] = StagingService(staging_settings, store)
             await holder["service"].start()
     else:
