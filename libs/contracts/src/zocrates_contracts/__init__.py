@@ -11,7 +11,16 @@ from zocrates_contracts.base import (
 from zocrates_contracts.evidence import Creator, EvidenceChunk
 from zocrates_contracts.messages import (
     ALL_MESSAGES,
+    MAX_SYNC_ITEMS,
     REPLY_OF,
+    AttachmentAccepted,
+    AttachmentUploaded,
+    IngestFailure,
+    LibraryStatus,
+    LibraryStatusRequested,
+    LibrarySynced,
+    LibrarySyncRequested,
+    SyncedItem,
     BatchStaged,
     Candidate,
     CandidatesFound,

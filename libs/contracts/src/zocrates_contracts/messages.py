@@ -9,15 +9,21 @@ receives them; the audit stream captures both.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from zocrates_contracts.base import Id, Message, ServiceError
-from zocrates_contracts.evidence import EvidenceChunk
+from zocrates_contracts.evidence import Creator, EvidenceChunk
 from zocrates_contracts.subjects import (
     DISCOVERY_COMPLETED,
     DISCOVERY_REQUESTED,
+    LIBRARY_STATUS_COMPLETED,
+    LIBRARY_STATUS_REQUESTED,
+    LIBRARY_SYNC_COMPLETED,
+    LIBRARY_SYNC_REQUESTED,
+    LIBRARY_UPLOAD_COMPLETED,
+    LIBRARY_UPLOAD_REQUESTED,
     RECHECK_COMPLETED,
     RECHECK_REQUESTED,
     RETRIEVAL_COMPLETED,
@@ -232,6 +238,174 @@ class BatchStaged(Message):
     error: ServiceError | None = None
 
 
+# --- the lab-hosted library ---------------------------------------------------------------
+
+#: A page of a library sync stays well under NATS's 1 MB max_payload: 500 items whose text
+#: fields are bounded below (the gateway also caps the request body at 768 KB).
+MAX_SYNC_ITEMS = 500
+MAX_SYNC_DELETED = 5_000
+MAX_NOTE_CHARS = 32_000
+MAX_STATUS_FAILURES = 100
+
+#: A Zotero library: the user's own (`user`) or a group (`group-<groupID>`), as in retrieval.
+LibraryId = Annotated[str, StringConstraints(pattern=r"^(user|group-[0-9]{1,20})$")]
+#: A Zotero item key: 8 characters (Zotero.Utilities.generateObjectKey), upper case and digits.
+ItemKey = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{8}$")]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+Text = Annotated[str, StringConstraints(max_length=2_000)]
+
+
+class SyncedItem(BaseModel):
+    """One Zotero item as the plugin sends it: a regular item, an attachment or a note.
+
+    Attachments and notes name their `parent_key` (none when standalone). An attachment with
+    a file carries its `content_type` and the SHA-256 of the file (lower-case hex), which
+    tells the server whether the file must be uploaded again; a note carries its HTML.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: ItemKey
+    item_type: str = Field(pattern=r"^[A-Za-z]{1,64}$", description="Zotero item type, e.g. journalArticle, attachment, note")
+    title: Text = ""
+    creators: list[Creator] = Field(default_factory=list, max_length=100)
+    date: str | None = Field(default=None, max_length=100, description="Zotero's date field as entered")
+    year: int | None = Field(default=None, ge=0, le=3000)
+    publication: Text | None = None
+    doi: str | None = Field(default=None, max_length=256)
+    url: str | None = Field(default=None, max_length=2_048)
+    extra: str | None = Field(default=None, max_length=10_000)
+    parent_key: ItemKey | None = None
+    content_type: str | None = Field(default=None, max_length=255, pattern=r"^[a-z0-9.+-]+/[a-z0-9.+-]+$")
+    sha256: Sha256 | None = None
+    filename: str | None = Field(default=None, max_length=255)
+    note: str | None = Field(default=None, max_length=MAX_NOTE_CHARS, description="A note's HTML")
+
+    @model_validator(mode="after")
+    def _fields_fit_the_type(self) -> SyncedItem:
+        if self.item_type != "attachment" and (self.sha256 or self.content_type or self.filename):
+            raise ValueError(f"item {self.key}: sha256, content_type and filename belong to attachments only")
+        if self.item_type != "note" and self.note is not None:
+            raise ValueError(f"item {self.key}: note text belongs to notes only")
+        if self.item_type not in ("attachment", "note") and self.parent_key is not None:
+            raise ValueError(f"item {self.key}: only attachments and notes have a parent_key")
+        if self.parent_key == self.key:
+            raise ValueError(f"item {self.key} cannot be its own parent")
+        return self
+
+
+class LibrarySyncRequested(Request):
+    """One page of a user's library metadata (no files: those are uploaded one by one).
+
+    A sync is one or more pages sharing `sync_id`, numbered from 0; the last one says
+    `final`. `items` are created or replaced, `deleted` keys are removed with their files and
+    index entries. A `full` sync lists the whole library: once every page of it has arrived,
+    the items of `library_id` that it did not list are removed as well.
+    """
+
+    SUBJECT = LIBRARY_SYNC_REQUESTED
+
+    library_id: LibraryId = "user"
+    sync_id: Id
+    page: int = Field(default=0, ge=0, le=100_000)
+    final: bool = True
+    full: bool = False
+    items: list[SyncedItem] = Field(default_factory=list, max_length=MAX_SYNC_ITEMS)
+    deleted: list[ItemKey] = Field(default_factory=list, max_length=MAX_SYNC_DELETED)
+
+    @model_validator(mode="after")
+    def _unique_keys(self) -> LibrarySyncRequested:
+        keys = [i.key for i in self.items]
+        if len(set(keys)) != len(keys):
+            raise ValueError("items: each key may appear once per page")
+        if set(keys) & set(self.deleted):
+            raise ValueError("a key cannot be both in items and in deleted")
+        return self
+
+
+class LibrarySynced(Message):
+    """What a sync page changed, and which attachments of it still need their file uploaded."""
+
+    SUBJECT = LIBRARY_SYNC_COMPLETED
+
+    library_id: LibraryId = "user"
+    sync_id: str = Field(default="", max_length=64)  # defaults: the bus builds error replies on its own
+    page: int = 0
+    stored: int = 0
+    deleted: int = 0
+    needs_upload: list[ItemKey] = Field(default_factory=list, max_length=MAX_SYNC_ITEMS)
+    complete: bool = Field(default=False, description="Every page of this sync has arrived (and, for a full sync, "
+                           "the items it did not list are removed)")
+    error: ServiceError | None = None
+
+
+class AttachmentUploaded(Request):
+    """Claim-check of an uploaded attachment file: the bytes are in the `LIBRARY_BUCKET` object
+    store under `object_name` (see `subjects.library_object_name`), never in this message."""
+
+    SUBJECT = LIBRARY_UPLOAD_REQUESTED
+
+    library_id: LibraryId = "user"
+    key: ItemKey
+    object_name: str = Field(min_length=1, max_length=512)
+    sha256: Sha256
+    size: int = Field(ge=1)
+    content_type: str = Field(max_length=255, pattern=r"^[a-z0-9.+-]+/[a-z0-9.+-]+$")
+
+
+class AttachmentAccepted(Message):
+    """The upload is recorded (`queued` for indexing, or `unchanged`: that file is already
+    indexed); or `error.code="invalid"` when the key is no attachment of the synced library."""
+
+    SUBJECT = LIBRARY_UPLOAD_COMPLETED
+
+    library_id: LibraryId = "user"
+    key: str = Field(default="", max_length=8)
+    status: Literal["queued", "unchanged", "rejected"] = "rejected"
+    error: ServiceError | None = None
+
+
+class LibraryStatusRequested(Request):
+    """Ingest progress of the requesting user's library."""
+
+    SUBJECT = LIBRARY_STATUS_REQUESTED
+
+
+class IngestFailure(BaseModel):
+    """An attachment or note that could not be indexed, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    library_id: str
+    source_key: str
+    item_key: str
+    title: str = ""
+    reason: str = Field(description="encrypted, corrupt, empty, scanned, missing, unsupported, timeout, ...")
+    detail: str = ""
+
+
+class LibraryStatus(Message):
+    """Where the user's library stands: what was synced and uploaded, what is indexed, what failed."""
+
+    SUBJECT = LIBRARY_STATUS_COMPLETED
+
+    source: Literal["zotero_dir", "hosted", "none"] = "none"
+    state: Literal["idle", "running", "done", "stopped", "failed"] = "idle"
+    ready: bool = False
+    items: int = Field(default=0, description="Regular items (not attachments or notes)")
+    attachments: int = 0
+    uploaded: int = Field(default=0, description="Hosted: attachments whose current file has been uploaded")
+    awaiting_upload: int = Field(default=0, description="Hosted: attachments whose file is still to upload")
+    sources_total: int = 0
+    sources_done: int = 0
+    indexed: int = 0
+    chunks_indexed: int | None = None
+    failures_by_reason: dict[str, int] = Field(default_factory=dict)
+    failures: list[IngestFailure] = Field(default_factory=list, max_length=MAX_STATUS_FAILURES)
+    last_sync_at: datetime | None = None
+    error: ServiceError | None = None
+
+
 #: Every message class, for schema export and the drift test.
 ALL_MESSAGES: tuple[type[Message], ...] = (
     TurnRequested,
@@ -246,6 +420,12 @@ ALL_MESSAGES: tuple[type[Message], ...] = (
     CandidatesRechecked,
     StagingRequested,
     BatchStaged,
+    LibrarySyncRequested,
+    LibrarySynced,
+    AttachmentUploaded,
+    AttachmentAccepted,
+    LibraryStatusRequested,
+    LibraryStatus,
 )
 
 #: The reply class of each request class, so the bus can answer with an error on its own.
@@ -255,4 +435,7 @@ REPLY_OF: dict[type[Request], type[Message]] = {
     DiscoveryRequested: CandidatesFound,
     RecheckRequested: CandidatesRechecked,
     StagingRequested: BatchStaged,
+    LibrarySyncRequested: LibrarySynced,
+    AttachmentUploaded: AttachmentAccepted,
+    LibraryStatusRequested: LibraryStatus,
 }

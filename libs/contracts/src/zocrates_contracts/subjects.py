@@ -16,6 +16,12 @@ RECHECK_REQUESTED = f"{PREFIX}.recheck.requested"
 RECHECK_COMPLETED = f"{PREFIX}.recheck.completed"
 STAGING_REQUESTED = f"{PREFIX}.staging.requested"
 STAGING_COMPLETED = f"{PREFIX}.staging.completed"
+LIBRARY_SYNC_REQUESTED = f"{PREFIX}.library.sync.requested"
+LIBRARY_SYNC_COMPLETED = f"{PREFIX}.library.sync.completed"
+LIBRARY_UPLOAD_REQUESTED = f"{PREFIX}.library.upload.requested"
+LIBRARY_UPLOAD_COMPLETED = f"{PREFIX}.library.upload.completed"
+LIBRARY_STATUS_REQUESTED = f"{PREFIX}.library.status.requested"
+LIBRARY_STATUS_COMPLETED = f"{PREFIX}.library.status.completed"
 
 
 def reply_subject(instance_id: str, completed_subject: str) -> str:
@@ -56,6 +62,23 @@ VERIFIER_CONSUMER = "verifier"
 DISCOVERY_CONSUMER = "discovery"
 RECHECK_CONSUMER = "discovery-recheck"
 STAGING_CONSUMER = "staging"
+LIBRARY_SYNC_CONSUMER = "retrieval-library-sync"
+LIBRARY_UPLOAD_CONSUMER = "retrieval-library-upload"
+LIBRARY_STATUS_CONSUMER = "retrieval-library-status"
+DISCOVERY_LIBRARY_CONSUMER = "discovery-library-sync"
+
+#: Object Store bucket of the lab-hosted libraries' attachment files (the claim-check of
+#: `AttachmentUploaded`: a file never travels inside a message).
+LIBRARY_BUCKET = "zocrates_library"
+
+
+def library_object_name(user_id: str, library_id: str, key: str, sha256: str) -> str:
+    """Where an uploaded attachment file lives in `LIBRARY_BUCKET`: by owner, library, key and content.
+
+    Content-addressed, so a new version never overwrites the one being indexed, and an upload
+    of an unchanged file lands on the object already there.
+    """
+    return f"{user_id}/{library_id}/{key}/{sha256}"
 
 #: Readiness probes: core request/reply on `health.<service>`, outside `zocrates.>` so the
 #: audit stream does not capture them (a captured request would be answered by a PubAck).
