@@ -135,18 +135,33 @@ async def publish(broker: NatsBroker, message: Message, subject: str | None = No
     target = subject or message.SUBJECT
     payload = message.model_dump_json().encode()
     headers = message_headers(message)
-    give_up = asyncio.get_running_loop().time() + retry_for
+    return await retrying(
+        lambda: broker.publish(payload, target, headers=headers, stream=AUDIT_STREAM, timeout=2.0),
+        retry_for=retry_for, what=f"publish to {target}")
+
+
+#: What a JetStream call raises while the server reconnects or a stream elects a leader
+#: (ValueError: an empty PubAck body fails to decode as JSON).
+RETRYABLE = (TimeoutError, nats.errors.Error, ValueError)
+
+
+async def retrying(call: Callable[[], Awaitable[Any]], *, retry_for: float = PUBLISH_RETRY_S,
+                   what: str = "JetStream call") -> Any:
+    """Run an idempotent JetStream call, retrying with a growing backoff for `retry_for` s."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + retry_for
     delay = 0.05
     attempt = 0
     while True:
         attempt += 1
         try:
-            return await broker.publish(payload, target, headers=headers, stream=AUDIT_STREAM,
-                                        timeout=2.0)
-        except (TimeoutError, nats.errors.Error, ValueError) as exc:  # ValueError: empty PubAck
-            if asyncio.get_running_loop().time() + delay > give_up:
+            return await call()
+        except (nats.js.errors.BadRequestError, nats.js.errors.NotFoundError):
+            raise  # an answer (wrong revision, no such key), not an outage
+        except RETRYABLE as exc:
+            if loop.time() + delay > give_up:
                 raise
-            log.warning("publish retry", subject=target, attempt=attempt, error=repr(exc))
+            log.warning("retrying", what=what, attempt=attempt, error=repr(exc))
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
 

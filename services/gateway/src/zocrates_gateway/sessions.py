@@ -17,6 +17,7 @@ from nats.js.kv import KeyValue
 from pydantic import BaseModel, Field
 
 from zocrates_contracts import EvidenceChunk, TurnRecord
+from zocrates_runtime.bus import retrying
 
 MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
 
@@ -71,7 +72,8 @@ class SessionStore:
     async def ensure(self, user_id: str, session_id: str, title: str) -> SessionMeta:
         meta = SessionMeta(session_id=session_id, title=title[:120])
         try:
-            await self.kv.create(f"s.{user_id}.{session_id}", meta.model_dump_json().encode())
+            await retrying(lambda: self.kv.create(f"s.{user_id}.{session_id}", meta.model_dump_json().encode()),
+                           what="create session")
             return meta
         except nats.js.errors.KeyWrongLastSequenceError:
             existing = await self.get_meta(user_id, session_id)
@@ -83,9 +85,10 @@ class SessionStore:
 
         Both writes go out together; a reader that sees the id a moment before the record
         skips it (see `turns`), and `done` is only sent once both are stored."""
+        key = f"t.{user_id}.{record.session_id}.{record.turn_id}"
         await asyncio.gather(
-            self.kv.put(f"t.{user_id}.{record.session_id}.{record.turn_id}", record.model_dump_json().encode()),
-            self._append_turn_id(user_id, record))
+            retrying(lambda: self.kv.put(key, record.model_dump_json().encode()), what="store turn"),
+            retrying(lambda: self._append_turn_id(user_id, record), what="append turn id"))
 
     async def _append_turn_id(self, user_id: str, record: TurnRecord) -> None:
         key = f"s.{user_id}.{record.session_id}"
@@ -104,7 +107,8 @@ class SessionStore:
         raise RuntimeError(f"could not append turn {record.turn_id}: session {record.session_id} is contended")
 
     async def put_audit(self, user_id: str, session_id: str, turn_id: str, audit: TurnAudit) -> None:
-        await self.kv.put(f"a.{user_id}.{session_id}.{turn_id}", audit.model_dump_json().encode())
+        key = f"a.{user_id}.{session_id}.{turn_id}"
+        await retrying(lambda: self.kv.put(key, audit.model_dump_json().encode()), what="store audit")
 
     async def get_audit(self, user_id: str, session_id: str, turn_id: str) -> TurnAudit | None:
         try:
