@@ -43,6 +43,7 @@ def no_home_zotero(monkeypatch, tmp_path):
     """Settings must not discover a real ~/Zotero during tests."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("ZOCRATES_RETRIEVAL_ZOTERO_DIR", raising=False)
+    monkeypatch.delenv("ZOCRATES_ZOTERO_DIR", raising=False)
 
 
 def text_pdf(sections: list[tuple[str, list[str]]], toc: bool = True, title: str | None = None) -> bytes:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from faststream import FastStream
 
-from zocrates_contracts import DiscoveryRequested, RecheckRequested
-from zocrates_contracts.subjects import DISCOVERY_CONSUMER, RECHECK_CONSUMER
+from zocrates_contracts import DiscoveryRequested, LibrarySyncRequested, RecheckRequested
+from zocrates_contracts.subjects import DISCOVERY_CONSUMER, DISCOVERY_LIBRARY_CONSUMER, RECHECK_CONSUMER
 from zocrates_runtime import bus
 from zocrates_runtime.service import service_app
 from zocrates_runtime.settings import ZocratesSettings
@@ -31,6 +31,14 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
     async def on_recheck(request: RecheckRequested):
         """Which of these candidates does the user own by now?"""
         return await service.answer_recheck(request)
+
+    # Its own durable consumer of the sync pages retrieval stores: one worker keeps them in order.
+    @bus.request_consumer(broker, LibrarySyncRequested, durable=DISCOVERY_LIBRARY_CONSUMER,
+                          service="discovery", max_workers=1)
+    async def on_library_sync(request: LibrarySyncRequested):
+        """Feed a hosted library's sync pages to the novelty filter (retrieval answers the request)."""
+        await service.apply_library_sync(request)
+        return None
 
     bus.health_responder(broker, "discovery", service.health)
     return service_app(broker, on_start=service.start, on_stop=service.close,

@@ -36,8 +36,10 @@ from zocrates_contracts import (
     CandidatesRechecked,
     DiscoveryRequested,
     DroppedCandidate,
+    LibrarySyncRequested,
     RecheckRequested,
     ServiceError,
+    SyncedItem,
 )
 from zocrates_contracts.messages import MAX_CANDIDATES
 from zocrates_discovery.config import DiscoverySettings
@@ -55,7 +57,11 @@ from zocrates_discovery.normalize import (
     QueryIdentifiers,
     arxiv_doi,
     arxiv_of_doi,
+    doi_in_extra,
+    doi_in_url,
+    find_arxiv_ids,
     identifiers_in_query,
+    normalize_doi,
 )
 from zocrates_discovery.novelty import LibraryIndex, filter_novel
 from zocrates_discovery.providers.abstracts import AbstractBackfill
@@ -137,6 +143,14 @@ def _merge(works: list[Work]) -> list[Work]:
     return merged
 
 
+def synced_identity(item: SyncedItem) -> LibraryItem:
+    """The identifiers of a synced item, found where the Zotero reader finds them (DOI field,
+    Extra, a doi.org URL; arXiv ids in Extra, the URL or an arXiv DOI)."""
+    dois = [d for d in dict.fromkeys((normalize_doi(item.doi), doi_in_url(item.url), doi_in_extra(item.extra))) if d]
+    arxiv = [*find_arxiv_ids(item.extra), *find_arxiv_ids(item.url), *filter(None, map(arxiv_of_doi, dois))]
+    return LibraryItem(item.key, item.title, tuple(dois), tuple(dict.fromkeys(arxiv)))
+
+
 class DiscoveryService:
     """Online discovery for the bus handler: `start`, then `discover` / `recheck`, `health`, `close`."""
 
@@ -145,6 +159,8 @@ class DiscoveryService:
         self._client = http
         self._owns_client = http is None
         self._libraries: dict[str, _Library] = {}
+        # Hosted libraries as their sync pages arrive: user -> (library, key) -> (sync id, identity).
+        self._hosted: dict[str, dict[tuple[str, str], tuple[str, LibraryItem]]] = {}
         self._library_error: str | None = None
         self._library_lock = asyncio.Lock()
         self._started = False
@@ -206,6 +222,32 @@ class DiscoveryService:
     def set_library(self, user_id: str, items: list[LibraryItem]) -> None:
         """Install the library of a user whose items reach us some other way (a hosted, synced library)."""
         self._libraries[user_id] = _Library(LibraryIndex(items, self.settings.title_similarity))
+
+    async def apply_library_sync(self, request: LibrarySyncRequested) -> None:
+        """Keep the novelty filter's copy of a hosted library in step with its sync pages.
+
+        Pages accumulate; the index is rebuilt (`set_library`) on a sync's final page, when a
+        full sync also drops the items it did not list. Attachments and notes are not owned
+        papers and are left out. The local user's library is read from zotero.sqlite instead.
+        """
+        s = self.settings
+        if request.user_id == s.local_user_id and s.zotero_dir is not None:
+            return
+        items = self._hosted.setdefault(request.user_id, {})
+        lib = request.library_id
+        for item in request.items:
+            if item.item_type not in ("attachment", "note", "annotation"):
+                items[(lib, item.key)] = (request.sync_id, synced_identity(item))
+        for key in request.deleted:
+            items.pop((lib, key), None)
+        if not request.final:
+            return
+        if request.full:
+            for stale in [k for k, (sync_id, _) in items.items() if k[0] == lib and sync_id != request.sync_id]:
+                del items[stale]
+        index = await asyncio.to_thread(LibraryIndex, [ident for _, ident in items.values()], s.title_similarity)
+        self._libraries[request.user_id] = _Library(index)
+        log.info("hosted library updated", user_id=request.user_id, items=index.size)
 
     async def _library_for(self, user_id: str) -> LibraryIndex | None:
         """`user_id`'s index; the local user's is re-read when zotero.sqlite changed since."""

@@ -41,6 +41,10 @@ class GatewaySettings(ZocratesSettings):
     verification_budget_s: float = Field(default=20.0, gt=0, description="whole turn's verification")
     keepalive_s: float = Field(default=15.0, gt=0, description="SSE comment ping interval")
 
+    # the lab-hosted library
+    library_max_upload_mb: int = Field(default=100, ge=1, le=2048, description="Largest accepted attachment upload (MB)")
+    library_timeout_s: float = Field(default=30.0, gt=0, description="Deadline of a library sync page, upload record or status")
+
     @model_validator(mode="after")
     def _refuse_default_pepper(self) -> GatewaySettings:
         if self.mode == "hosted" and self.token_pepper.get_secret_value() == LOCAL_PEPPER:

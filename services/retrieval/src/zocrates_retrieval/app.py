@@ -1,11 +1,23 @@
-"""The retrieval service on the bus: `RetrievalRequested` in, ranked `EvidenceRetrieved` out."""
+"""The retrieval service on the bus: `RetrievalRequested` in, ranked `EvidenceRetrieved` out;
+and the lab-hosted library: sync pages, uploaded files (claim-checks), status."""
 
 from __future__ import annotations
 
 from faststream import FastStream
 
-from zocrates_contracts import RetrievalRequested
-from zocrates_contracts.subjects import RETRIEVAL_CONSUMER
+from zocrates_contracts import (
+    AttachmentUploaded,
+    LibraryStatusRequested,
+    LibrarySyncRequested,
+    RetrievalRequested,
+)
+from zocrates_contracts.subjects import (
+    LIBRARY_BUCKET,
+    LIBRARY_STATUS_CONSUMER,
+    LIBRARY_SYNC_CONSUMER,
+    LIBRARY_UPLOAD_CONSUMER,
+    RETRIEVAL_CONSUMER,
+)
 from zocrates_runtime import bus
 from zocrates_runtime.service import service_app
 from zocrates_runtime.settings import ZocratesSettings
@@ -25,6 +37,32 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         """Hybrid search of the caller's library (tenant = user, library)."""
         return await service.search(request)
 
+    # One worker: pages of a sync are applied in the order they were published.
+    @bus.request_consumer(broker, LibrarySyncRequested, durable=LIBRARY_SYNC_CONSUMER,
+                          service="retrieval", max_workers=1)
+    async def on_library_sync(request: LibrarySyncRequested):
+        """Store a page of a hosted library's metadata; answer which files to upload."""
+        return await service.sync_library(request)
+
+    @bus.request_consumer(broker, AttachmentUploaded, durable=LIBRARY_UPLOAD_CONSUMER,
+                          service="retrieval", max_workers=4)
+    async def on_upload(request: AttachmentUploaded):
+        """Record an uploaded attachment file and queue it for indexing."""
+        return await service.accept_upload(request)
+
+    @bus.request_consumer(broker, LibraryStatusRequested, durable=LIBRARY_STATUS_CONSUMER,
+                          service="retrieval", max_workers=4)
+    async def on_status(request: LibraryStatusRequested):
+        """Ingest progress of the caller's library."""
+        return await service.library_status(request)
+
+    async def start() -> None:
+        if getattr(service, "files", "absent") is None:  # the real service: connect its file store
+            from zocrates_retrieval.hosted import LibraryFiles
+
+            service.files = LibraryFiles(broker.config.connection_state.stream, LIBRARY_BUCKET)
+        await service.start()
+
     bus.health_responder(broker, "retrieval", lambda: {"status": "ok"})
-    return service_app(broker, on_start=service.start, on_stop=service.close,
+    return service_app(broker, on_start=start, on_stop=service.close,
                        replicas=settings.stream_replicas)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -30,12 +30,13 @@ def default_embedding_model() -> str:
 class RetrievalSettings(BaseSettings):
     """Everything the retrieval service needs to know; each field is `ZOCRATES_RETRIEVAL_<NAME>`."""
 
-    model_config = SettingsConfigDict(env_prefix="ZOCRATES_RETRIEVAL_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ZOCRATES_RETRIEVAL_", extra="ignore", populate_by_name=True)
 
     zotero_dir: Path | None = Field(
         default_factory=_discover_zotero_dir,
-        description="Local Zotero data directory (holds zotero.sqlite and storage/). "
-        "Defaults to ~/Zotero when that exists; None disables the local library.",
+        validation_alias=AliasChoices("ZOCRATES_RETRIEVAL_ZOTERO_DIR", "ZOCRATES_ZOTERO_DIR", "zotero_dir"),
+        description="Local Zotero data directory (holds zotero.sqlite and storage/; also read from "
+        "ZOCRATES_ZOTERO_DIR). Defaults to ~/Zotero when that exists; None disables the local library.",
     )
     local_user_id: str = Field(
         default="local", description="The user the local Zotero library belongs to."
@@ -76,6 +77,12 @@ class RetrievalSettings(BaseSettings):
     convert_timeout_s: float = Field(default=120.0, gt=0, description="Per-file conversion limit.")
     convert_memory_mb: int = Field(default=2048, ge=256, description="Address-space cap of the converter.")
     max_pages: int = Field(default=2000, ge=1, description="Pages read per PDF; the rest is ignored.")
+    optimize_after_chunks: int = Field(
+        default=5000, ge=1,
+        description="Build the HNSW index (qdrant-edge optimize, which holds the GIL and so pauses the "
+        "service) only once this many chunks were written or sources removed since the last build; "
+        "smaller deltas are searched exactly in their unindexed segment, which costs little.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> RetrievalSettings:

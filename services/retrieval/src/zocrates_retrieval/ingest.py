@@ -14,10 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -49,6 +50,12 @@ log = logging.getLogger(__name__)
 #: Bump when conversion or chunking changes what a source turns into: everything re-indexes.
 INDEX_VERSION = "1"
 
+#: Lab-hosted files are fetched from the object store this many at a time (bounded scratch disk).
+FETCH_BATCH = 16
+
+#: Materialises a source's file in a scratch directory and returns its path.
+Fetch = Callable[[Source, Path], Path]
+
 #: Content types we convert; other attachments (images, audio, ...) are counted as unsupported.
 SUPPORTED_TYPES = ("application/pdf", "text/html", "application/xhtml+xml", "text/plain",
                    "text/markdown", "text/x-markdown")
@@ -62,6 +69,7 @@ class Failure:
     title: str
     reason: str
     detail: str
+    content_hash: str = ""  # of the version that failed: the same bytes are not tried again
 
 
 @dataclass
@@ -100,7 +108,7 @@ class Ingestor:
 
     def __init__(self, store: ChunkStore, embedder: Embedder, sparse: SparseEncoder | None = None,
                  chunk_tokens: int = 200, convert_timeout_s: float = 120.0, convert_memory_mb: int = 2048,
-                 max_pages: int = 2000):
+                 max_pages: int = 2000, optimize_after: int = 1):
         self.store = store
         self.embedder = embedder
         self.sparse = sparse or SparseEncoder()
@@ -108,34 +116,61 @@ class Ingestor:
         self.convert_timeout_s = convert_timeout_s
         self.convert_memory_mb = convert_memory_mb
         self.max_pages = max_pages
+        self.optimize_after = optimize_after
+        self._written = 0  # chunks written or sources removed since the last optimize()
         self.stop = threading.Event()
 
     def ingest_zotero(self, zotero_dir: Path, user_id: str, progress: IngestProgress | None = None,
                       on_progress: Callable[[IngestProgress], None] | None = None) -> IngestProgress:
         """Bring `user_id`'s part of the index in line with the Zotero data directory."""
+        def load() -> tuple[list[Source], int, int]:
+            snap = read_library(Path(zotero_dir))
+            return snap.sources, len(snap.libraries), len(snap.items)
+
+        return self._run(str(zotero_dir), user_id, load, progress, on_progress)
+
+    def ingest_sources(self, sources: list[Source], user_id: str, progress: IngestProgress | None = None,
+                       on_progress: Callable[[IngestProgress], None] | None = None, *, label: str = "",
+                       libraries: int = 0, items: int = 0, fetch: Fetch | None = None,
+                       known_failures: Iterable[Failure] = ()) -> IngestProgress:
+        """Bring `user_id`'s part of the index in line with `sources`, the whole of their library
+        (anything indexed for the user that is not among them is deleted).
+
+        An attachment without a local `path` is materialised by `fetch(source, scratch_dir)`
+        just before conversion (a lab-hosted file in the object store), a batch at a time.
+        A source whose content hash matches one of `known_failures` is reported failed again
+        without being converted again.
+        """
+        return self._run(label, user_id, lambda: (sources, libraries, items), progress, on_progress,
+                         fetch=fetch, known_failures=known_failures)
+
+    def _run(self, label: str, user_id: str, load: Callable[[], tuple[list[Source], int, int]],
+             progress: IngestProgress | None, on_progress: Callable[[IngestProgress], None] | None,
+             **options) -> IngestProgress:
         progress = progress or IngestProgress(user_id=user_id)
-        progress.source, progress.state, progress.started_at = str(zotero_dir), "running", time.time()
+        progress.source, progress.state, progress.started_at = label, "running", time.time()
         notify = on_progress or (lambda p: None)
         try:
-            self._ingest(Path(zotero_dir), user_id, progress, notify)
+            sources, progress.libraries, progress.items = load()
+            self._ingest(sources, user_id, progress, notify, **options)
             progress.state = "stopped" if self.stop.is_set() else "done"
         except Exception as exc:
-            log.exception("ingest of %s failed", zotero_dir)
+            log.exception("ingest of %s failed", label)
             progress.state, progress.error = "failed", f"{type(exc).__name__}: {exc}"
         finally:
             progress.finished_at = time.time()
             notify(progress)
         return progress
 
-    def _ingest(self, zotero_dir: Path, user_id: str, progress: IngestProgress,
-                notify: Callable[[IngestProgress], None]) -> None:
-        snap = read_library(zotero_dir)
-        progress.libraries, progress.items = len(snap.libraries), len(snap.items)
+    def _ingest(self, sources: list[Source], user_id: str, progress: IngestProgress,
+                notify: Callable[[IngestProgress], None], *, fetch: Fetch | None = None,
+                known_failures: Iterable[Failure] = ()) -> None:
+        known = {(f.library_id, f.source_key): f for f in known_failures}
         indexed = indexed_versions(self.store, Tenant(user_id))
         keep: set[tuple[str, str]] = set()
         todo: list[tuple[Source, str]] = []
-        progress.sources_total = len(snap.sources)
-        for src in snap.sources:
+        progress.sources_total = len(sources)
+        for src in sources:
             if src.kind == "attachment" and src.content_type not in SUPPORTED_TYPES:
                 self._fail(progress, src, UNSUPPORTED, f"{src.content_type or 'unknown type'} is not indexed")
                 continue
@@ -148,12 +183,16 @@ class Ingestor:
                 progress.unchanged += 1
                 progress.sources_done += 1
                 continue
+            failed = known.get((src.library_id, src.key))
+            if failed is not None and failed.content_hash == digest:  # same bytes failed before
+                progress.failures.append(failed)
+                progress.sources_done += 1
+                continue
             todo.append((src, digest))
         notify(progress)
 
         notes = [(s, h) for s, h in todo if s.kind == "note"]
         files = [(s, h) for s, h in todo if s.kind == "attachment"]
-        by_job = {ConvertJob(s.path, s.content_type): (s, h) for s, h in files}
         for src, digest in notes:
             if self.stop.is_set():
                 return
@@ -161,20 +200,40 @@ class Ingestor:
             if self._index(user_id, src, digest, result, progress):
                 keep.add((src.library_id, src.key))
             notify(progress)
-        with ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages) as pool:
-            for job, result in pool.convert_many(by_job):
-                if self.stop.is_set():
-                    return  # the next run picks up where this one stopped
-                src, digest = by_job[job]
-                if self._index(user_id, src, digest, result, progress):
-                    keep.add((src.library_id, src.key))
-                notify(progress)
+        with (ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages) as pool,
+              tempfile.TemporaryDirectory(prefix="zocrates-ingest-") as scratch):
+            for start in range(0, len(files), FETCH_BATCH):
+                by_job: dict[ConvertJob, tuple[Source, str]] = {}
+                for src, digest in files[start:start + FETCH_BATCH]:
+                    if src.path is None:
+                        try:
+                            if fetch is None:
+                                raise FileNotFoundError("no local file and nothing to fetch it from")
+                            src = replace(src, path=fetch(src, Path(scratch)))
+                        except Exception as exc:  # noqa: BLE001 - reported; the rest still indexes
+                            # no content hash: a fetch failure is retried on the next run
+                            self._fail(progress, src, MISSING, f"the uploaded file could not be read: {exc}")
+                            continue
+                    by_job[ConvertJob(src.path, src.content_type)] = (src, digest)
+                for job, result in pool.convert_many(by_job):
+                    if self.stop.is_set():
+                        return  # the next run picks up where this one stopped
+                    src, digest = by_job[job]
+                    if self._index(user_id, src, digest, result, progress):
+                        keep.add((src.library_id, src.key))
+                    notify(progress)
+                for job in by_job:  # fetched copies are scratch; Zotero's own files are not ours
+                    if job.path.parent == Path(scratch):
+                        job.path.unlink(missing_ok=True)
 
         for library_id, source_key in set(indexed) - keep:  # gone, trashed, or now failing
             delete_source(self.store, Tenant(user_id, library_id), source_key)
             progress.removed += 1
         if progress.indexed or progress.removed:
-            self.store.optimize()
+            self._written += progress.chunks + progress.removed
+            if self._written >= self.optimize_after:
+                self.store.optimize()
+                self._written = 0
 
     def _content_hash(self, src: Source) -> str:
         h = hashlib.sha256()
@@ -183,26 +242,29 @@ class Ingestor:
         h.update(json.dumps(shape, sort_keys=True, default=str).encode())
         if src.note_html is not None:
             h.update(src.note_html.encode())
+        elif src.sha256 is not None:  # an uploaded file: its SHA-256 was taken on upload
+            h.update(src.sha256.encode())
         elif src.path is not None:
             with open(src.path, "rb") as fh:
                 for block in iter(lambda: fh.read(1 << 20), b""):
                     h.update(block)
         return h.hexdigest()[:32]
 
-    def _fail(self, progress: IngestProgress, src: Source, reason: str, detail: str) -> None:
-        progress.failures.append(Failure(src.library_id, src.key, src.item.key, src.item.title, reason, detail))
+    def _fail(self, progress: IngestProgress, src: Source, reason: str, detail: str, digest: str = "") -> None:
+        progress.failures.append(Failure(src.library_id, src.key, src.item.key, src.item.title, reason, detail,
+                                         digest))
         progress.sources_done += 1
 
     def _index(self, user_id: str, src: Source, digest: str, result: Document | ConversionError,
                progress: IngestProgress) -> bool:
         """Index one converted source; False (and a reported failure) when it has no text."""
         if isinstance(result, ConversionError):
-            self._fail(progress, src, result.reason, result.detail)
+            self._fail(progress, src, result.reason, result.detail, digest)
             return False
         meta = _with_fallbacks(src.item, result)
         chunks = chunk_blocks(result.blocks, self.chunk_tokens, self.embedder.count_tokens)
         if not chunks:
-            self._fail(progress, src, "empty", "no text after conversion")
+            self._fail(progress, src, "empty", "no text after conversion", digest)
             return False
         vectors = self.embedder.embed_documents([_embedding_text(meta, c) for c in chunks])
         points = [

@@ -1,4 +1,5 @@
-"""The retrieval service's entry point for the bus wiring: start, search, status, close.
+"""The retrieval service's entry point for the bus wiring: start, search, status, close, and
+the lab-hosted library (sync pages, uploaded files) that feeds the same ingest.
 
 Blocking work (loading the model, opening the index, ingesting, embedding a query) runs in
 threads so the event loop keeps serving other requests. The service never answers with
@@ -9,18 +10,36 @@ available) it says so in `EvidenceRetrieved.error` with `code="not_available"`.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 
-from zocrates_contracts import EvidenceRetrieved, RetrievalRequested, ServiceError
+from zocrates_contracts import (
+    AttachmentAccepted,
+    AttachmentUploaded,
+    EvidenceRetrieved,
+    IngestFailure,
+    LibraryStatus,
+    LibraryStatusRequested,
+    LibrarySynced,
+    LibrarySyncRequested,
+    RetrievalRequested,
+    ServiceError,
+)
+from zocrates_contracts.messages import MAX_STATUS_FAILURES
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.embed import Embedder, Reranker
+from zocrates_retrieval.hosted import Catalog, LibraryFiles
 from zocrates_retrieval.ingest import IngestProgress, Ingestor
 from zocrates_retrieval.search import Searcher, to_evidence
 from zocrates_retrieval.store import ChunkStore, EdgeStore, ServerStore, SparseEncoder, Tenant, count_chunks
+from zocrates_retrieval.zotero import Source
 
 log = logging.getLogger(__name__)
 SERVICE = "retrieval"
+FETCH_TIMEOUT_S = 300.0  # one uploaded file from the object store (100 MB at a slow few MB/s)
 
 
 def open_store(settings: RetrievalSettings, dim: int) -> ChunkStore:
@@ -34,8 +53,10 @@ def open_store(settings: RetrievalSettings, dim: int) -> ChunkStore:
 class RetrievalService:
     """Library ingest and hybrid search for every user; one instance per process."""
 
-    def __init__(self, settings: RetrievalSettings):
+    def __init__(self, settings: RetrievalSettings, files: LibraryFiles | None = None):
         self.settings = settings
+        self.files = files  # the uploaded files of hosted libraries (set by the bus wiring)
+        self.catalog: Catalog | None = None
         self.embedder: Embedder | None = None
         self.store: ChunkStore | None = None
         self.searcher: Searcher | None = None
@@ -44,12 +65,16 @@ class RetrievalService:
         self.reranker_error: str | None = None
         self._progress: dict[str, IngestProgress] = {}
         self._ingest_task: asyncio.Task | None = None
+        self._ingest_lock = asyncio.Lock()  # one ingest at a time: they share the CPU and the index
+        self._hosted_runs: dict[str, asyncio.Task] = {}
+        self._hosted_again: set[str] = set()
 
     async def start(self) -> None:
         """Load the embedder, open the index, and start ingesting the local Zotero library
         (if configured) in the background. A failure is kept and reported by `search`."""
         s = self.settings
         try:
+            self.catalog = await asyncio.to_thread(Catalog, s.store_dir / "hosted.sqlite")
             self.embedder = await asyncio.to_thread(Embedder.shared, s.embedding_model, s.embedding_device,
                                                     s.embedding_batch_size)
             self.store = await asyncio.to_thread(open_store, s, self.embedder.dim)
@@ -67,9 +92,11 @@ class RetrievalService:
         sparse = SparseEncoder()
         self.searcher = Searcher(self.store, self.embedder, sparse, reranker, s.candidates)
         self.ingestor = Ingestor(self.store, self.embedder, sparse, s.chunk_tokens, s.convert_timeout_s,
-                                 s.convert_memory_mb, s.max_pages)
+                                 s.convert_memory_mb, s.max_pages, optimize_after=s.optimize_after_chunks)
         if s.zotero_dir is not None:
             self._ingest_task = asyncio.create_task(self.ingest_zotero(s.zotero_dir, s.local_user_id))
+        for user_id in await asyncio.to_thread(self.catalog.users):
+            self._kick(user_id)  # finish what a previous run left (a no-op when all is indexed)
 
     async def ingest_zotero(self, zotero_dir: Path, user_id: str) -> IngestProgress:
         """Ingest a Zotero data directory for `user_id` (incremental; one run per user at a time)."""
@@ -80,7 +107,103 @@ class RetrievalService:
             return current
         progress = IngestProgress(user_id=user_id, source=str(zotero_dir), state="running")
         self._progress[user_id] = progress
-        return await asyncio.to_thread(self.ingestor.ingest_zotero, zotero_dir, user_id, progress)
+        async with self._ingest_lock:
+            return await asyncio.to_thread(self.ingestor.ingest_zotero, zotero_dir, user_id, progress)
+
+    # --- the lab-hosted library -------------------------------------------------------------
+
+    def _hosted_refusal(self, user_id: str) -> ServiceError | None:
+        if self.catalog is None or self.ingestor is None:
+            return ServiceError(code="not_available", service=SERVICE, message=(
+                f"The library service is not available: {self.startup_error or 'it is still starting'}"))
+        if self.settings.zotero_dir is not None and user_id == self.settings.local_user_id:
+            return ServiceError(code="not_available", service=SERVICE, message=(
+                f"This account's library is read from the Zotero data directory {self.settings.zotero_dir}; "
+                "uploads are for lab-hosted accounts"))
+        return None
+
+    async def sync_library(self, request: LibrarySyncRequested) -> LibrarySynced:
+        """Store one page of a hosted library's metadata; re-index what it changed."""
+        fields = dict(**request.reply_fields(), library_id=request.library_id, sync_id=request.sync_id,
+                      page=request.page)
+        if (refusal := self._hosted_refusal(request.user_id)) is not None:
+            return LibrarySynced(**fields, error=refusal)
+        outcome = await asyncio.to_thread(self.catalog.apply_sync, request.user_id, request)
+        for name in outcome.orphaned_objects:
+            await self._delete_object(name)
+        if outcome.stored or outcome.deleted:
+            self._kick(request.user_id)
+        return LibrarySynced(**fields, stored=outcome.stored, deleted=outcome.deleted,
+                             needs_upload=outcome.needs_upload, complete=outcome.complete)
+
+    async def accept_upload(self, request: AttachmentUploaded) -> AttachmentAccepted:
+        """Record an uploaded file (claim-check) of a synced attachment and queue it for indexing."""
+        fields = dict(**request.reply_fields(), library_id=request.library_id, key=request.key)
+        if (refusal := self._hosted_refusal(request.user_id)) is not None:
+            return AttachmentAccepted(**fields, error=refusal)
+        outcome = await asyncio.to_thread(self.catalog.record_upload, request.user_id, request.library_id,
+                                          request.key, request.sha256, request.object_name,
+                                          request.content_type, request.size)
+        if not outcome.accepted:
+            return AttachmentAccepted(**fields, error=ServiceError(code="invalid", service=SERVICE,
+                                                                   message=outcome.reason))
+        if outcome.replaced_object:
+            await self._delete_object(outcome.replaced_object)
+        if outcome.unchanged:
+            return AttachmentAccepted(**fields, status="unchanged")
+        self._kick(request.user_id)
+        return AttachmentAccepted(**fields, status="queued")
+
+    async def _delete_object(self, name: str) -> None:
+        if self.files is None:
+            return
+        try:
+            await self.files.delete(name)
+        except Exception as exc:  # noqa: BLE001 - an orphaned file costs space, not correctness
+            log.warning("could not delete %s from the library bucket: %s", name, exc)
+
+    def _kick(self, user_id: str) -> None:
+        """Bring a hosted user's index in line with their catalog, in the background; a kick
+        during a run makes it run once more after (so bursts of uploads coalesce)."""
+        running = self._hosted_runs.get(user_id)
+        if running is not None and not running.done():
+            self._hosted_again.add(user_id)
+            return
+        self._hosted_runs[user_id] = asyncio.create_task(self._reconcile(user_id))
+
+    async def _reconcile(self, user_id: str) -> None:
+        loop = asyncio.get_running_loop()
+
+        def fetch(src: Source, scratch: Path) -> Path:  # runs in the ingest thread
+            return asyncio.run_coroutine_threadsafe(self._fetch(src, scratch), loop).result(FETCH_TIMEOUT_S)
+
+        while True:
+            self._hosted_again.discard(user_id)
+            async with self._ingest_lock:
+                if self.ingestor is None or self.ingestor.stop.is_set():
+                    return
+                sources, libraries, items = await asyncio.to_thread(self.catalog.sources, user_id)
+                known = await asyncio.to_thread(self.catalog.failures, user_id)
+                progress = IngestProgress(user_id=user_id, source="hosted", state="running")
+                self._progress[user_id] = progress
+                await asyncio.to_thread(self.ingestor.ingest_sources, sources, user_id, progress, label="hosted",
+                                        libraries=libraries, items=items, fetch=fetch, known_failures=known)
+                # Conversion failures are kept with their content hash; a missing file is retried.
+                await asyncio.to_thread(self.catalog.set_failures, user_id,
+                                        [f for f in progress.failures if f.content_hash])
+            if user_id not in self._hosted_again:
+                return
+
+    async def _fetch(self, src: Source, scratch: Path) -> Path:
+        """Copy an uploaded file out of the object store and check it is the one recorded."""
+        if self.files is None:
+            raise RuntimeError("no object store is connected")
+        target = await self.files.download(src.object_name, scratch / f"{src.library_id}-{src.key}")
+        digest = await asyncio.to_thread(_sha256_of, target)
+        if digest != src.sha256:
+            raise ValueError(f"object {src.object_name} holds SHA-256 {digest[:12]}..., "
+                             f"the upload recorded {src.sha256[:12]}...")
+        return target
 
     async def search(self, request: RetrievalRequested) -> EvidenceRetrieved:
         """Ranked evidence for the request's user (and library, when it names one)."""
@@ -115,10 +238,14 @@ class RetrievalService:
                    if p.failures else "."))
 
     def status(self, user_id: str) -> dict:
-        """Ingest progress and index summary for GET /library/status."""
+        """Ingest progress and index summary for GET /library/status (local or hosted library)."""
         p = self._progress.get(user_id)
+        local = self.settings.zotero_dir is not None and user_id == self.settings.local_user_id
+        hosted = not local and self.catalog is not None and self.catalog.has_library(user_id)
         out: dict = {
             "user_id": user_id,
+            "source": "zotero_dir" if local else "hosted" if hosted else "none",
+            "hosted": asdict(self.catalog.counts(user_id)) if hosted else None,
             "ready": self.searcher is not None,
             "error": self.startup_error,
             "reranker_error": self.reranker_error,
@@ -126,6 +253,8 @@ class RetrievalService:
             "ingest": p.as_dict() if p else None,
             "chunks_indexed": None,
         }
+        if hosted and p is None:  # after a restart, before the first run: what failed last time
+            out["ingest"] = {"failures": [asdict(f) for f in self.catalog.failures(user_id)]}
         if self.store is not None:
             try:
                 out["chunks_indexed"] = count_chunks(self.store, Tenant(user_id))
@@ -133,16 +262,50 @@ class RetrievalService:
                 out["error"] = f"index not readable: {exc}"
         return out
 
+    async def library_status(self, request: LibraryStatusRequested) -> LibraryStatus:
+        """`status()` of the requesting user as the bus reply."""
+        st = await asyncio.to_thread(self.status, request.user_id)
+        ingest, hosted = st["ingest"] or {}, st["hosted"] or {}
+        failures = [IngestFailure(**{k: f[k] for k in IngestFailure.model_fields if k in f})
+                    for f in ingest.get("failures", [])]
+        by_reason: dict[str, int] = {}
+        for f in failures:
+            by_reason[f.reason] = by_reason.get(f.reason, 0) + 1
+        error = st["error"] or (ingest.get("error") if st["state"] == "failed" else None)
+        last_sync = hosted.get("last_sync_at")
+        return LibraryStatus(
+            **request.reply_fields(), source=st["source"], state=st["state"], ready=st["ready"],
+            items=hosted.get("items", ingest.get("items", 0)), attachments=hosted.get("attachments", 0),
+            uploaded=hosted.get("uploaded", 0), awaiting_upload=hosted.get("awaiting_upload", 0),
+            sources_total=ingest.get("sources_total", 0), sources_done=ingest.get("sources_done", 0),
+            indexed=ingest.get("indexed", 0) + ingest.get("unchanged", 0), chunks_indexed=st["chunks_indexed"],
+            failures_by_reason=by_reason, failures=failures[:MAX_STATUS_FAILURES],
+            last_sync_at=datetime.fromtimestamp(last_sync, UTC) if last_sync else None,
+            error=ServiceError(code="not_available", service=SERVICE, message=error) if error else None)
+
     async def close(self) -> None:
         """Stop a running ingest at the next file and close the index."""
         if self.ingestor is not None:
             self.ingestor.stop.set()
-        if self._ingest_task is not None:
+        for task in [self._ingest_task, *self._hosted_runs.values()]:
+            if task is None:
+                continue
             try:
-                await self._ingest_task
+                await task
             except Exception:
                 log.exception("background ingest ended with an error")
         if self.store is not None:
             await asyncio.to_thread(self.store.close)
             self.store = None
+        if self.catalog is not None:
+            self.catalog.close()
+            self.catalog = None
         self.searcher = None
+
+
+def _sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -99,6 +99,8 @@ class Source:
     path: Path | None = None
     note_html: str | None = None
     missing_reason: str | None = None  # why `path` is unusable, when it is
+    sha256: str | None = None  # an uploaded file's digest, known before its bytes are at hand
+    object_name: str | None = None  # where an uploaded file lives (lab-hosted library)
 
 
 @dataclass

@@ -1,0 +1,196 @@
+"""The lab-hosted library: `POST /library/sync`, `PUT /library/attachments/{key}`, `GET /library/status`.
+
+In the hosted deployment the plugin uploads the researcher's library: its metadata in pages
+(each page one `LibrarySyncRequested` to retrieval, which stores it and answers which files it
+still needs), then each of those files. A file never travels on the bus: it is streamed into
+the `zocrates_library` object store under a name made of its owner, library, key and SHA-256,
+and retrieval gets a claim-check (`AttachmentUploaded`). Retrieval owns the catalog, so it
+decides whether the key is an attachment of this user's synced library; when it is not, the
+gateway deletes the object it just wrote and answers 404, so a rejected request leaves
+nothing behind.
+
+The user is always the token's: no route takes a user id, and every object name and bus
+message carries the caller's own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+
+import nats.js.errors
+from fastapi import APIRouter, Path, Query, Request
+from nats.js import api
+from pydantic import ValidationError
+
+from zocrates_contracts import (
+    AttachmentAccepted,
+    AttachmentUploaded,
+    LibraryStatus,
+    LibraryStatusRequested,
+    LibrarySynced,
+    LibrarySyncRequested,
+    Message,
+    new_id,
+)
+from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
+from zocrates_gateway.auth import CurrentUser, Principal
+from zocrates_gateway.errors import ApiError
+from zocrates_gateway.turn import _deadline
+
+router = APIRouter()
+
+ITEM_KEY = r"^[A-Z0-9]{8}$"
+LIBRARY_ID = r"^(user|group-[0-9]{1,20})$"
+#: A sync page must fit one bus message (NATS max_payload is 1 MB) with its envelope.
+MAX_SYNC_BODY = 768 * 1024
+SYNC_FIELDS = {"library_id", "sync_id", "page", "final", "full", "items", "deleted"}
+#: What retrieval converts; anything else is refused at the door.
+UPLOAD_TYPES = {"application/pdf", "text/html", "application/xhtml+xml", "text/plain", "text/markdown",
+                "text/x-markdown"}
+SPOOL_IN_MEMORY = 8 * 1024 * 1024  # bigger uploads spill to a temp file on disk
+ENVELOPE = {"schema_version", "message_id", "turn_id", "session_id", "user_id", "trace", "created_at", "error"}
+
+
+def _ids(user: Principal) -> dict:
+    """Envelope of a library request: it belongs to no chat turn, so it gets ids of its own."""
+    return {"turn_id": new_id(), "session_id": new_id(), "user_id": user.user_id}
+
+
+async def _ask(request: Request, message, what: str) -> Message:
+    state = request.app.state
+    timeout = state.settings.library_timeout_s
+    try:
+        return await state.requester.request(message, timeout=timeout)
+    except TimeoutError:
+        raise ApiError(504, "library_timeout", f"The library service did not {what} within {timeout:.0f} s; "
+                       "try again (a repeated request is harmless).") from None
+
+
+def _service_error(reply) -> ApiError:
+    return ApiError(503, f"library_{reply.error.code}", reply.error.message)
+
+
+@router.post("/library/sync")
+async def sync(request: Request, user: CurrentUser) -> dict:
+    """Store one page of the caller's library metadata; answers which attachment files to upload."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_SYNC_BODY:
+        raise _too_large_sync()
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_SYNC_BODY:
+            raise _too_large_sync()
+    try:
+        page = json.loads(body)
+    except ValueError:
+        raise ApiError(400, "malformed_json", "The request body is not valid JSON.") from None
+    if not isinstance(page, dict):
+        raise ApiError(422, "invalid_request", "body: expected a JSON object (a sync page).")
+    if unknown := sorted(set(page) - SYNC_FIELDS):
+        raise ApiError(422, "invalid_request", f"body: unknown fields {', '.join(unknown[:5])}; "
+                       f"a sync page has {', '.join(sorted(SYNC_FIELDS))}.")
+    try:
+        message = LibrarySyncRequested.model_validate({
+            **page, **_ids(user), "reply_to": request.app.state.requester.reply_to(LibrarySyncRequested),
+            "deadline": _deadline(request.app.state.settings.library_timeout_s)})
+    except ValidationError as exc:
+        details = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()[:20]]
+        summary = "; ".join(f"{'.'.join(map(str, d['loc'])) or 'body'}: {d['msg']}" for d in details[:5])
+        raise ApiError(422, "invalid_request", summary) from None
+    reply: LibrarySynced = await _ask(request, message, "store the page")
+    if reply.error is not None:
+        raise _service_error(reply)
+    return reply.model_dump(mode="json", exclude=ENVELOPE)
+
+
+def _too_large_sync() -> ApiError:
+    return ApiError(413, "sync_page_too_large", f"A sync page may be at most {MAX_SYNC_BODY // 1024} KB; "
+                    "send the library in more pages (same sync_id, page 0, 1, ..., the last one final).")
+
+
+async def _bucket(request: Request):
+    """The library files' object store, created on first use (no expiry: they are the library)."""
+    state = request.app.state
+    bucket = getattr(state, "library_bucket", None)
+    if bucket is None:
+        js = state.broker.config.connection_state.stream
+        try:
+            bucket = await js.object_store(LIBRARY_BUCKET)
+        except nats.js.errors.BucketNotFoundError:
+            config = api.ObjectStoreConfig(description="Zocrates lab-hosted library files",
+                                           replicas=state.settings.stream_replicas)
+            try:
+                bucket = await js.create_object_store(LIBRARY_BUCKET, config)
+            except nats.js.errors.BadRequestError:  # another replica created it first
+                bucket = await js.object_store(LIBRARY_BUCKET)
+        state.library_bucket = bucket
+    return bucket
+
+
+@router.put("/library/attachments/{key}")
+async def upload(request: Request, user: CurrentUser, key: str = Path(pattern=ITEM_KEY),
+                 library_id: str = Query(default="user", pattern=LIBRARY_ID)) -> dict:
+    """Upload the file of a synced attachment (the raw bytes as the body, its type as Content-Type)."""
+    settings = request.app.state.settings
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type not in UPLOAD_TYPES:
+        raise ApiError(415, "unsupported_media_type", f"Content-Type {content_type or '(none)'} is not indexed; "
+                       f"send one of {', '.join(sorted(UPLOAD_TYPES))}.")
+    cap = settings.library_max_upload_mb * 1024 * 1024
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise _too_large_upload(cap)
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY) as spool:
+        digest, size, head = hashlib.sha256(), 0, b""
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > cap:
+                raise _too_large_upload(cap)
+            if len(head) < 8:
+                head += chunk[:8]
+            digest.update(chunk)
+            spool.write(chunk)
+        if size == 0:
+            raise ApiError(422, "empty_upload", "The request body is empty; send the attachment's bytes.")
+        if content_type == "application/pdf" and not head.startswith(b"%PDF-"):
+            raise ApiError(415, "not_a_pdf", "The body is declared application/pdf but does not start with %PDF-.")
+        sha256 = digest.hexdigest()
+        name = library_object_name(user.user_id, library_id, key, sha256)
+        bucket = await _bucket(request)
+        try:
+            existed = not (await bucket.get_info(name)).deleted
+        except nats.js.errors.ObjectNotFoundError:
+            existed = False
+        if not existed:  # the same bytes under the same name are already there otherwise
+            spool.seek(0)
+            await bucket.put(name, spool, meta=api.ObjectMeta(
+                name=name, description="library attachment", headers={"Zocrates-Owner": [user.user_id]}))
+    message = AttachmentUploaded(**_ids(user), library_id=library_id, key=key, object_name=name, sha256=sha256,
+                                 size=size, content_type=content_type,
+                                 reply_to=request.app.state.requester.reply_to(AttachmentUploaded),
+                                 deadline=_deadline(settings.library_timeout_s))
+    reply: AttachmentAccepted = await _ask(request, message, "record the upload")
+    if reply.error is not None:
+        if not existed:
+            await bucket.delete(name)
+        if reply.error.code == "invalid":  # the key is no attachment of the caller's synced library
+            raise ApiError(404, "unknown_attachment", reply.error.message)
+        raise _service_error(reply)
+    return {"library_id": library_id, "key": key, "sha256": sha256, "size": size, "status": reply.status}
+
+
+def _too_large_upload(cap: int) -> ApiError:
+    return ApiError(413, "upload_too_large", f"An attachment may be at most {cap // (1024 * 1024)} MB "
+                    "(ZOCRATES_LIBRARY_MAX_UPLOAD_MB).")
+
+
+@router.get("/library/status")
+async def status(request: Request, user: CurrentUser) -> dict:
+    """The caller's library: synced items, uploads, ingest progress, failures by reason."""
+    message = LibraryStatusRequested(**_ids(user), reply_to=request.app.state.requester.reply_to(LibraryStatusRequested),
+                                     deadline=_deadline(request.app.state.settings.library_timeout_s))
+    reply: LibraryStatus = await _ask(request, message, "answer")
+    return reply.model_dump(mode="json", exclude=ENVELOPE - {"error"})

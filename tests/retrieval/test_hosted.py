@@ -1,0 +1,241 @@
+"""The lab-hosted library in retrieval: sync pages and uploaded files (claim-checks in a real
+NATS object store) feed the same ingest; incremental by SHA-256; deletions reach the index;
+each user sees only their own catalog; the catalog survives a restart."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import nats
+import pytest
+from nats.js.errors import ObjectNotFoundError
+
+from zocrates_contracts import (
+    AttachmentUploaded,
+    LibraryStatusRequested,
+    LibrarySyncRequested,
+    RetrievalRequested,
+    SyncedItem,
+)
+from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
+from zocrates_retrieval.config import RetrievalSettings
+from zocrates_retrieval.hosted import Catalog, LibraryFiles
+from zocrates_retrieval.service import RetrievalService
+
+pytestmark = pytest.mark.connected
+
+PARENT, PDF_KEY, NOTE, LOOSE = "DVT2PAR1", "DVT2PDF1", "NOTE2AB1", "LOOSE2A1"
+ENVELOPE = {"session_id": "s1", "reply_to": "zocrates.reply.gw.library"}
+
+
+def sync(user: str, items: list[SyncedItem], deleted=(), **page) -> LibrarySyncRequested:
+    return LibrarySyncRequested(turn_id="t1", user_id=user, sync_id=page.pop("sync_id", "sync1"),
+                                items=items, deleted=list(deleted), **ENVELOPE, **page)
+
+
+def article(title: str = "Complications related to deep venous thrombosis prophylaxis in trauma") -> SyncedItem:
+    return SyncedItem(key=PARENT, item_type="journalArticle", title=title, date="2010-02-15",
+                      creators=[{"first_name": "Indraneel", "last_name": "Datta"}],
+                      publication="Journal of Trauma Management & Outcomes",
+                      extra="DOI: 10.1186/1752-2897-4-1")
+
+
+def attachment(sha: str, key: str = PDF_KEY, parent: str | None = PARENT) -> SyncedItem:
+    return SyncedItem(key=key, item_type="attachment", parent_key=parent, title="Full Text PDF",
+                      content_type="application/pdf", sha256=sha, filename="datta.pdf")
+
+
+def ask(user: str, query: str) -> RetrievalRequested:
+    return RetrievalRequested(turn_id="t2", user_id=user, query=query, top_k=5, **ENVELOPE)
+
+
+@pytest.fixture
+async def bucket(nats_server):
+    nc = await nats.connect(nats_server.url)
+    js = nc.jetstream()
+    store = await js.create_object_store(LIBRARY_BUCKET)
+    yield js, store
+    await nc.close()
+
+
+class Hosted:
+    """A retrieval service over a real object store, and the plugin's side of an upload."""
+
+    def __init__(self, js, store, data_dir: Path):
+        self.js, self.store, self.data_dir = js, store, data_dir
+        self.service: RetrievalService | None = None
+
+    async def start(self) -> RetrievalService:
+        settings = RetrievalSettings(zotero_dir=None, data_dir=self.data_dir, embedding_device="cpu",
+                                     optimize_after_chunks=1)
+        self.service = RetrievalService(settings, files=LibraryFiles(self.js, LIBRARY_BUCKET))
+        await self.service.start()
+        return self.service
+
+    async def upload(self, user: str, data: bytes, key: str = PDF_KEY, content_type: str = "application/pdf"):
+        sha = hashlib.sha256(data).hexdigest()
+        name = library_object_name(user, "user", key, sha)
+        await self.store.put(name, data)
+        return await self.service.accept_upload(AttachmentUploaded(
+            turn_id="t3", user_id=user, key=key, object_name=name, sha256=sha, size=len(data),
+            content_type=content_type, **ENVELOPE)), name
+
+    async def settled(self, user: str):
+        """Wait for the user's background ingest runs to finish; return the status reply."""
+        while (task := self.service._hosted_runs.get(user)) is not None and not task.done():
+            await task
+        return await self.service.library_status(LibraryStatusRequested(turn_id="t4", user_id=user, **ENVELOPE))
+
+
+@pytest.fixture
+async def hosted(bucket, tmp_path, no_home_zotero):
+    h = Hosted(*bucket, tmp_path / "data")
+    await h.start()
+    yield h
+    if h.service is not None:
+        await h.service.close()
+
+
+async def test_sync_then_upload_indexes_the_file_with_its_parents_metadata(hosted, pdf_dir):
+    svc = hosted.service
+    pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
+    sha = hashlib.sha256(pdf).hexdigest()
+    note = SyncedItem(key=NOTE, item_type="note", parent_key=PARENT,
+                      note="<p>Inferior vena cava filters were placed in 12 of our patients.</p>")
+    synced = await svc.sync_library(sync("alice", [article(), attachment(sha), note]))
+    assert synced.error is None and synced.stored == 3 and synced.complete
+    assert synced.needs_upload == [PDF_KEY]
+
+    accepted, _ = await hosted.upload("alice", pdf)
+    assert accepted.status == "queued" and accepted.error is None
+    status = await hosted.settled("alice")
+    assert status.source == "hosted" and status.state == "done"
+    assert (status.items, status.attachments, status.uploaded, status.awaiting_upload) == (1, 1, 1, 0)
+    assert status.indexed == 2 and status.chunks_indexed > 5 and status.failures == []
+
+    reply = await svc.search(ask("alice", "What complications does thrombosis prophylaxis cause in trauma?"))
+    assert reply.error is None and reply.chunks
+    top = reply.chunks[0]
+    assert top.item_key == PARENT and top.attachment_key in (PDF_KEY, None)
+    assert top.title.startswith("Complications related to deep venous thrombosis") and top.year == 2010
+    assert [(c.first_name, c.last_name) for c in top.creators] == [("Indraneel", "Datta")]
+    assert {c.attachment_key for c in reply.chunks} >= {PDF_KEY}
+
+    again = await svc.sync_library(sync("alice", [attachment(sha)], sync_id="sync2"))
+    assert again.needs_upload == []  # the server has this file
+
+
+async def test_same_file_again_is_skipped_and_changed_metadata_reindexes(hosted, pdf_dir):
+    svc = hosted.service
+    pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
+    await svc.sync_library(sync("alice", [article(), attachment(hashlib.sha256(pdf).hexdigest())]))
+    await hosted.upload("alice", pdf)
+    await hosted.settled("alice")
+    chunks = svc.status("alice")["chunks_indexed"]
+
+    accepted, _ = await hosted.upload("alice", pdf)
+    assert accepted.status == "unchanged"
+    assert svc._hosted_runs["alice"].done()  # nothing was queued
+
+    await svc.sync_library(sync("alice", [article("Thromboprophylaxis complications (revised title)")],
+                                sync_id="sync2"))
+    status = await hosted.settled("alice")
+    assert status.indexed == 1 and svc._progress["alice"].indexed == 1  # re-read with the new title
+    reply = await svc.search(ask("alice", "thrombosis prophylaxis complications"))
+    assert reply.chunks[0].title == "Thromboprophylaxis complications (revised title)"
+    assert svc.status("alice")["chunks_indexed"] == chunks
+
+
+async def test_deleting_an_item_removes_its_chunks_and_its_file(hosted, pdf_dir, make):
+    svc = hosted.service
+    pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
+    loose = make.text_pdf([("Notes", ["Boron nitride nanosheets glow blue under ultraviolet light."])])
+    await svc.sync_library(sync("alice", [
+        article(), attachment(hashlib.sha256(pdf).hexdigest()),
+        attachment(hashlib.sha256(loose).hexdigest(), key=LOOSE, parent=None)]))
+    _, name = await hosted.upload("alice", pdf)
+    await hosted.upload("alice", loose, key=LOOSE)
+    await hosted.settled("alice")
+
+    removed = await svc.sync_library(sync("alice", [], deleted=[PARENT], sync_id="sync2"))
+    assert removed.deleted == 2  # the parent and its attachment
+    status = await hosted.settled("alice")
+    assert (status.items, status.attachments, status.uploaded) == (0, 1, 1)
+    reply = await svc.search(ask("alice", "thrombosis prophylaxis in trauma"))
+    assert reply.chunks and {c.item_key for c in reply.chunks} == {LOOSE}
+    with pytest.raises(ObjectNotFoundError):
+        await hosted.store.get_info(name)
+
+
+async def test_one_user_never_sees_anothers_library(hosted, pdf_dir):
+    svc = hosted.service
+    pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
+    await svc.sync_library(sync("alice", [article(), attachment(hashlib.sha256(pdf).hexdigest())]))
+    await hosted.upload("alice", pdf)
+    await hosted.settled("alice")
+
+    bob = await hosted.settled("bob")
+    assert bob.source == "none" and (bob.items, bob.attachments, bob.chunks_indexed) == (0, 0, 0)
+    refused = await svc.search(ask("bob", "thrombosis prophylaxis in trauma"))
+    assert refused.chunks == [] and refused.error.code == "not_available"
+    stolen, _ = await hosted.upload("bob", pdf)  # alice's key, bob's catalog: unknown there
+    assert stolen.status == "rejected" and stolen.error.code == "invalid" and PDF_KEY in stolen.error.message
+    assert (await hosted.settled("bob")).uploaded == 0
+
+
+async def test_unreadable_files_are_reported_once_and_survive_a_restart(hosted, make, tmp_path):
+    svc = hosted.service
+    bad = make.corrupt_pdf()
+    await svc.sync_library(sync("alice", [article(), attachment(hashlib.sha256(bad).hexdigest())]))
+    await hosted.upload("alice", bad)
+    status = await hosted.settled("alice")
+    assert status.failures_by_reason == {"corrupt": 1} and status.failures[0].title.startswith("Complications")
+
+    svc._kick("alice")  # the same bytes are not converted again
+    status = await hosted.settled("alice")
+    assert status.failures_by_reason == {"corrupt": 1} and svc._progress["alice"].sources_done == 1
+
+    await svc.close()
+    restarted = await hosted.start()
+    status = await hosted.settled("alice")
+    assert status.source == "hosted" and (status.items, status.uploaded) == (1, 1)
+    assert status.failures_by_reason == {"corrupt": 1}
+    assert restarted.catalog.failures("alice")[0].reason == "corrupt"
+
+
+async def test_the_local_account_is_not_synced_over_its_zotero_dir(bucket, tmp_path, schema_dir, no_home_zotero):
+    from zocrates_retrieval.testing import ZoteroLibraryBuilder
+
+    b = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
+    b.close()
+    svc = RetrievalService(RetrievalSettings(zotero_dir=b.dir, data_dir=tmp_path / "data", embedding_device="cpu"))
+    await svc.start()
+    try:
+        refused = await svc.sync_library(sync("local", [article()]))
+        assert refused.error.code == "not_available" and "Zotero data directory" in refused.error.message
+        assert not svc.catalog.has_library("local")
+    finally:
+        await svc.close()
+
+
+def test_a_full_sync_removes_what_it_did_not_list_once_every_page_arrived(tmp_path):
+    catalog = Catalog(tmp_path / "hosted.sqlite")
+    old = SyncedItem(key="OLD2ITEM", item_type="book", title="Gone from Zotero")
+    catalog.apply_sync("alice", sync("alice", [old, article()], sync_id="first"))
+    catalog.apply_sync("bob", sync("bob", [old], sync_id="first"))
+
+    last = catalog.apply_sync("alice", sync("alice", [], sync_id="full", page=1, final=True, full=True))
+    assert not last.complete and catalog.counts("alice").items == 2  # page 0 has not arrived yet
+    first = catalog.apply_sync("alice", sync("alice", [article()], sync_id="full", page=0, final=False, full=True))
+    assert first.complete and first.deleted == 1
+    assert catalog.counts("alice").items == 1 and catalog.counts("bob").items == 1  # bob untouched
+    again = catalog.apply_sync("alice", sync("alice", [article()], sync_id="full", page=0, final=False, full=True))
+    assert again.deleted == 0  # a redelivered page changes nothing more
+
+
+def test_zotero_dir_is_also_read_from_the_shared_variable(tmp_path, monkeypatch, no_home_zotero):
+    (tmp_path / "zotero").mkdir()
+    (tmp_path / "zotero" / "zotero.sqlite").touch()
+    monkeypatch.setenv("ZOCRATES_ZOTERO_DIR", str(tmp_path / "zotero"))
+    assert RetrievalSettings(data_dir=tmp_path).zotero_dir == tmp_path / "zotero"
