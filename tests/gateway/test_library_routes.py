@@ -231,3 +231,24 @@ async def test_deleting_an_item_removes_it_from_search(system, pdf):
     assert name not in await system.objects()
     events = await system.chat("frank", QUESTION)
     assert events[-1]["event"] == "error" and events[-1]["data"]["code"] == "retrieval_not_available"
+
+
+async def test_discovery_keeps_hosted_libraries_across_a_restart(tmp_path):
+    from zocrates_contracts import LibrarySyncRequested, SyncedItem
+    from zocrates_discovery.config import DiscoverySettings
+    from zocrates_discovery.service import DiscoveryService
+
+    page = LibrarySyncRequested(turn_id="t1", session_id="s1", user_id="gina", reply_to="r", sync_id="s1", items=[
+        SyncedItem(key="ABCD2345", item_type="journalArticle", title="Owned", extra="DOI: 10.1186/1752-2897-4-1")])
+    first = DiscoveryService(DiscoverySettings(zotero_dir=None), state_dir=tmp_path)
+    await first.apply_library_sync(page)
+    await first.close()
+
+    again = DiscoveryService(DiscoverySettings(zotero_dir=None), state_dir=tmp_path)
+    await again.start()
+    try:
+        dropped = await again.recheck("gina", [Candidate(candidate_id="W1", title="x", doi="10.1186/1752-2897-4-1")])
+        assert [d.candidate.candidate_id for d in dropped] == ["W1"]
+        assert await again.recheck("hank", [Candidate(candidate_id="W1", title="x", doi="10.1186/1752-2897-4-1")]) == []
+    finally:
+        await again.close()

@@ -17,7 +17,7 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         from zocrates_discovery.config import DiscoverySettings
         from zocrates_discovery.service import DiscoveryService
 
-        service = DiscoveryService(DiscoverySettings())
+        service = DiscoveryService(DiscoverySettings(), state_dir=settings.data_dir / "discovery")
     broker = bus.make_broker(settings)
 
     @bus.request_consumer(broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER,

@@ -21,10 +21,14 @@ them yet, so `discover` logs them and `health` reports the budget and mode.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from itertools import chain, zip_longest
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -154,8 +158,10 @@ def synced_identity(item: SyncedItem) -> LibraryItem:
 class DiscoveryService:
     """Online discovery for the bus handler: `start`, then `discover` / `recheck`, `health`, `close`."""
 
-    def __init__(self, settings: DiscoverySettings, *, http: httpx.AsyncClient | None = None):
+    def __init__(self, settings: DiscoverySettings, *, http: httpx.AsyncClient | None = None,
+                 state_dir: Path | None = None):
         self.settings = settings
+        self._state_dir = state_dir  # hosted libraries' identities outlive the process here
         self._client = http
         self._owns_client = http is None
         self._libraries: dict[str, _Library] = {}
@@ -188,6 +194,7 @@ class DiscoveryService:
         self._started = True
         if s.zotero_dir is not None:
             await self._library_for(s.local_user_id)
+        await self._load_hosted()
         if self.openalex.demo:
             log.warning("openalex demo mode", note=DEMO_NOTE)
 
@@ -247,7 +254,40 @@ class DiscoveryService:
                 del items[stale]
         index = await asyncio.to_thread(LibraryIndex, [ident for _, ident in items.values()], s.title_similarity)
         self._libraries[request.user_id] = _Library(index)
+        if self._state_dir is not None:
+            await asyncio.to_thread(self._save_hosted, request.user_id, dict(items))
         log.info("hosted library updated", user_id=request.user_id, items=index.size)
+
+    def _save_hosted(self, user_id: str, items: dict[tuple[str, str], tuple[str, LibraryItem]]) -> None:
+        """Write a user's hosted identities atomically (temp file, fsync, rename)."""
+        folder = self._state_dir / "hosted"
+        folder.mkdir(parents=True, exist_ok=True)
+        rows = [[lib, key, sync_id, asdict(ident)] for (lib, key), (sync_id, ident) in items.items()]
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".part")
+        with os.fdopen(fd, "w") as out:
+            json.dump(rows, out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, folder / f"{user_id}.json")
+
+    async def _load_hosted(self) -> None:
+        """The hosted libraries saved by earlier runs (user ids are subject-safe, so file-safe)."""
+        folder = self._state_dir / "hosted" if self._state_dir is not None else None
+        if folder is None or not folder.is_dir():
+            return
+        for path in folder.glob("*.json"):
+            try:
+                rows = json.loads(await asyncio.to_thread(path.read_text))
+                items = {(lib, key): (sync_id, LibraryItem(ident["key"], ident["title"], tuple(ident["dois"]),
+                                                           tuple(ident["arxiv_ids"])))
+                         for lib, key, sync_id, ident in rows}
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning("hosted library not loaded", path=str(path), error=str(exc))
+                continue
+            self._hosted[path.stem] = items
+            index = await asyncio.to_thread(LibraryIndex, [i for _, i in items.values()],
+                                            self.settings.title_similarity)
+            self._libraries[path.stem] = _Library(index)
 
     async def _library_for(self, user_id: str) -> LibraryIndex | None:
         """`user_id`'s index; the local user's is re-read when zotero.sqlite changed since."""

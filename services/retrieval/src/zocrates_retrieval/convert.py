@@ -492,6 +492,7 @@ class ConverterPool:
         self.max_pages = max_pages
         self.lookahead = max(1, lookahead)
         self._proc: subprocess.Popen | None = None
+        self._in_flight = 0  # files sent to the worker whose result was not taken yet
 
     def _worker(self) -> subprocess.Popen:
         if self._proc is None:
@@ -537,6 +538,7 @@ class ConverterPool:
             try:
                 while pending and len(in_flight) < self.lookahead:
                     in_flight.append(pending.pop(0))
+                    self._in_flight = len(in_flight)
                     self._send(in_flight[-1])
                 deadline = time.monotonic() + self.timeout_s
                 size = int.from_bytes(self._read(8, deadline), "big")
@@ -557,9 +559,15 @@ class ConverterPool:
                 self._kill()
                 pending[:0] = in_flight  # queued behind it: send them to the fresh worker
                 in_flight.clear()
+            self._in_flight = len(in_flight)
             yield job, result
 
     def close(self) -> None:
+        """Let the worker exit; one still converting files nobody will read (the caller
+        stopped early, e.g. the service is shutting down) is killed at once instead."""
+        if self._in_flight:
+            self._kill()
+            self._in_flight = 0
         if self._proc is not None:
             try:
                 self._proc.stdin.close()

@@ -188,9 +188,10 @@ class RetrievalService:
                 self._progress[user_id] = progress
                 await asyncio.to_thread(self.ingestor.ingest_sources, sources, user_id, progress, label="hosted",
                                         libraries=libraries, items=items, fetch=fetch, known_failures=known)
-                # Conversion failures are kept with their content hash; a missing file is retried.
-                await asyncio.to_thread(self.catalog.set_failures, user_id,
-                                        [f for f in progress.failures if f.content_hash])
+                if progress.state == "done":  # a stopped run saw only part of the library
+                    # Conversion failures are kept with their content hash; a missing file is retried.
+                    await asyncio.to_thread(self.catalog.set_failures, user_id,
+                                            [f for f in progress.failures if f.content_hash])
             if user_id not in self._hosted_again:
                 return
 

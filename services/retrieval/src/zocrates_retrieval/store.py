@@ -312,8 +312,8 @@ class EdgeStore(ChunkStore):
 
         Measured: qdrant-edge-py 0.9 holds the GIL for the whole call, so every thread of the
         process waits, the event loop included (about 5 s for 12,000 chunks, a minute or more
-        for 100,000 on 2 busy cores). The ingest calls it once at its end, only when
-        something changed; an unchanged re-ingest never pays it."""
+        for 100,000 on 2 busy cores). The ingest calls it at the end of a run only once
+        `optimize_after_chunks` chunks were written since the last build (README: measured)."""
         with self._mutex:
             self.shard.optimize()
             self.shard.flush()
