@@ -1,0 +1,1 @@
+"""The failure and attack suite of shared/RELIABILITY.md; each test reports its figures."""

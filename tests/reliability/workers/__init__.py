@@ -1,0 +1,1 @@
+"""Worker processes the reliability tests start, SIGKILL and restart."""
