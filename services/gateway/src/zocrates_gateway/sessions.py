@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from datetime import UTC, datetime
 
 import nats.js.errors
@@ -20,6 +21,8 @@ from zocrates_contracts import EvidenceChunk, TurnRecord
 from zocrates_runtime.bus import retrying
 
 MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
+#: How long appending a turn id may stay contended before the turn fails (safety net only).
+APPEND_DEADLINE_S = 30.0
 
 
 async def watch_latest(kv: KeyValue, pattern: str) -> list:
@@ -92,7 +95,9 @@ class SessionStore:
 
     async def _append_turn_id(self, user_id: str, record: TurnRecord) -> None:
         key = f"s.{user_id}.{record.session_id}"
-        for _ in range(50):
+        loop = asyncio.get_running_loop()
+        give_up, backoff = loop.time() + APPEND_DEADLINE_S, 0.002
+        while True:
             entry = await self.kv.get(key)
             meta = SessionMeta.model_validate_json(entry.value)
             if record.turn_id in meta.turn_ids:
@@ -103,8 +108,14 @@ class SessionStore:
                 await self.kv.update(key, meta.model_dump_json().encode(), last=entry.revision)
                 return
             except nats.js.errors.KeyWrongLastSequenceError:
-                await asyncio.sleep(0.005)
-        raise RuntimeError(f"could not append turn {record.turn_id}: session {record.session_id} is contended")
+                # Another append won this round, so every round makes progress: bound the loop
+                # by time, not by a count (N concurrent appends need up to N rounds), and
+                # jitter the retry so the losers do not collide again in lockstep.
+                if loop.time() > give_up:
+                    raise RuntimeError(f"could not append turn {record.turn_id}: session "
+                                       f"{record.session_id} stayed contended for {APPEND_DEADLINE_S:.0f} s") from None
+                await asyncio.sleep(random.uniform(0, backoff))
+                backoff = min(backoff * 2, 0.05)
 
     async def put_audit(self, user_id: str, session_id: str, turn_id: str, audit: TurnAudit) -> None:
         key = f"a.{user_id}.{session_id}.{turn_id}"
