@@ -1,7 +1,7 @@
 """Discovery novelty filter: 50 candidates against a 100,000-item Zotero library.
 
 The library is a real `zotero.sqlite` built once in a temporary directory from Zotero's own
-schema (`../shared/fixtures/zotero/schema`, via `zocrates_discovery.testing.ZoteroDatabase`):
+schema (`../shared/fixtures/zotero/schema`, via `tests/harness/zotero.py`):
 100,000 journal articles whose titles are 5-16-word spans of SciFact abstracts (real scientific
 vocabulary and word frequencies; random words when the shared fixtures are absent), 70% with a
 DOI, 10% with an arXiv id in Extra, 5% with a doi.org URL. The index is then loaded the way the
@@ -11,6 +11,12 @@ candidates: 10 owned DOIs, 5 owned arXiv ids, 10 owned titles with case and punc
 """
 
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+# the Zotero library builder lives with the tests (tests/harness/zotero.py)
+_sys.path.insert(0, str(_Path(__file__).resolve().parent.parent / "tests"))
 
 import json
 import random
@@ -22,7 +28,7 @@ from pathlib import Path
 from zocrates_contracts import Candidate
 from zocrates_discovery.library import read_library_items
 from zocrates_discovery.novelty import LibraryIndex, filter_novel
-from zocrates_discovery.testing import ZoteroDatabase
+from harness.zotero import ZoteroLibraryBuilder as ZoteroDatabase  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -143,7 +149,7 @@ def run() -> str:
         "## Discovery novelty filter",
         "",
         "`.venv/bin/python -m bench discovery`. A `zotero.sqlite` with 100,000 items is built once in a",
-        "temporary directory from Zotero's published schema (`zocrates_discovery.testing.ZoteroDatabase`;",
+        "temporary directory from Zotero's published schema (`tests/harness/zotero.py`;",
         "titles are 5-16-word spans of SciFact abstracts, 70% with a DOI, 10% with an arXiv id in Extra,",
         "5% with a doi.org URL), then loaded as the service loads it: snapshot copy, read-only read,",
         "index build (DOI and arXiv dicts, exact-title dict, word-blocked and length-windowed fuzzy index).",

@@ -22,6 +22,12 @@ build/bench-cache/ (keyed by model and text), so a second run takes a few minute
 
 from __future__ import annotations
 
+import sys as _sys
+from pathlib import Path as _Path
+
+# the Zotero library builder lives with the tests (tests/harness/zotero.py)
+_sys.path.insert(0, str(_Path(__file__).resolve().parent.parent / "tests"))
+
 import hashlib
 import json
 import math
@@ -95,7 +101,7 @@ def bench_ingest(embedder) -> dict:
     from zocrates_retrieval.convert import convert_file
     from zocrates_retrieval.ingest import Ingestor
     from zocrates_retrieval.store import EdgeStore
-    from zocrates_retrieval.testing import ZoteroLibraryBuilder
+    from harness.zotero import ZoteroLibraryBuilder
 
     pdfs = sorted((FIXTURES / "pdfs").glob("*/*.pdf"))
     started = time.perf_counter()

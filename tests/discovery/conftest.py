@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from zocrates_discovery.config import DiscoverySettings
-from zocrates_discovery.testing import ZoteroDatabase
+from harness.zotero import ZoteroLibraryBuilder as ZoteroDatabase
 
 
 @pytest.fixture

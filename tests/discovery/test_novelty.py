@@ -32,7 +32,7 @@ def library(module_zotero):
     z.add_item("journalArticle", {"title": "Effect of native oxide layers on copper thin-film tensile properties: "
                                            "A reactive molecular dynamics study"}, key="COPPER22")
     parent, _ = z.add_item("journalArticle", {"title": "Attention is all you need"}, key="ATTENTIO")
-    z.add_attachment(parent, "https://arxiv.org/abs/1706.03762v7", title="arXiv.org Snapshot")
+    z.add_link_attachment(parent, "https://arxiv.org/abs/1706.03762v7", title="arXiv.org Snapshot")
     trashed, _ = z.add_item("journalArticle", {"title": "Deep residual learning for image recognition",
                                                "DOI": "10.1109/cvpr.2016.90"}, key="TRASHED2")
     z.trash(trashed)

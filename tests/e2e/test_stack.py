@@ -31,7 +31,7 @@ QUESTION = "What are the complications of deep venous thrombosis prophylaxis in 
 
 @pytest.fixture
 def zotero_dir(tmp_path, fixtures_dir):
-    from zocrates_retrieval.testing import ZoteroLibraryBuilder
+    from harness.zotero import ZoteroLibraryBuilder
 
     builder = ZoteroLibraryBuilder(tmp_path / "Zotero", fixtures_dir / "zotero" / "schema")
     item_id, _ = builder.add_item(

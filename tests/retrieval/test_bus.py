@@ -8,7 +8,7 @@ from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_retrieval.app import create_app
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.service import RetrievalService
-from zocrates_retrieval.testing import ZoteroLibraryBuilder
+from harness.zotero import ZoteroLibraryBuilder
 from zocrates_runtime import bus
 from zocrates_runtime.settings import ZocratesSettings
 

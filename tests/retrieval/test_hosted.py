@@ -205,7 +205,7 @@ async def test_unreadable_files_are_reported_once_and_survive_a_restart(hosted, 
 
 
 async def test_the_local_account_is_not_synced_over_its_zotero_dir(bucket, tmp_path, schema_dir, no_home_zotero):
-    from zocrates_retrieval.testing import ZoteroLibraryBuilder
+    from harness.zotero import ZoteroLibraryBuilder
 
     b = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
     b.close()

@@ -9,7 +9,7 @@ import pytest
 from zocrates_retrieval.cli import main
 from zocrates_retrieval.search import Searcher, collapse_near_duplicates, sanitize_query, to_evidence
 from zocrates_retrieval.store import ChunkPoint, EdgeStore, Hit, SparseEncoder, Tenant, point_id
-from zocrates_retrieval.testing import ZoteroLibraryBuilder
+from harness.zotero import ZoteroLibraryBuilder
 
 
 @pytest.mark.parametrize("raw, clean", [

@@ -11,7 +11,7 @@ import pytest_asyncio
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.service import RetrievalService
-from zocrates_retrieval.testing import ZoteroLibraryBuilder
+from harness.zotero import ZoteroLibraryBuilder
 
 GRAPHENE = [
     ("Abstract", ["We report the first measurement of the thermal conductivity of a suspended graphene sheet."]),

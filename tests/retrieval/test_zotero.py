@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from zocrates_retrieval.testing import ZoteroLibraryBuilder
+from harness.zotero import ZoteroLibraryBuilder
 from zocrates_retrieval.zotero import ZoteroReadError, read_library, snapshot_database
 
 

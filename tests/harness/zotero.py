@@ -23,10 +23,12 @@ class ZoteroLibraryBuilder:
 
     def __init__(self, zotero_dir: Path, schema_dir: Path, seed: int = 7):
         self.dir = Path(zotero_dir)
+        self.path = self.dir / "zotero.sqlite"
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "storage").mkdir(exist_ok=True)
         self._rng = random.Random(seed)
-        self.con = sqlite3.connect(self.dir / "zotero.sqlite")
+        self._keys: set[str] = set()
+        self.con = sqlite3.connect(self.path)
         self.con.execute("PRAGMA synchronous=OFF")  # test data: no need to wait for the disk
         for name in ("userdata.sql", "system.sql", "triggers.sql"):
             self.con.executescript((Path(schema_dir) / name).read_text())
@@ -71,7 +73,12 @@ class ZoteroLibraryBuilder:
         con.execute("INSERT INTO version VALUES ('userdata', 129)")
 
     def new_key(self) -> str:
-        return "".join(self._rng.choice(KEY_ALPHABET) for _ in range(8))
+        """A fresh item key, never repeated (keys are unique per library; 100,000-item
+        libraries would otherwise meet a birthday collision now and then)."""
+        while (key := "".join(self._rng.choice(KEY_ALPHABET) for _ in range(8))) in self._keys:
+            pass
+        self._keys.add(key)
+        return key
 
     def add_group(self, group_id: int, name: str) -> int:
         """Add a group library; returns its local libraryID."""
@@ -84,7 +91,7 @@ class ZoteroLibraryBuilder:
 
     def add_item(self, item_type: str, fields: dict[str, str] | None = None,
                  creators: list[tuple[str, str, str]] | list[str] = (), library_id: int = 1,
-                 key: str | None = None) -> tuple[int, str]:
+                 key: str | None = None, commit: bool = True) -> tuple[int, str]:
         """Add a regular item. `creators`: (first, last, creatorType) or a single-field name."""
         key = key or self.new_key()
         cur = self.con.execute("INSERT INTO items (itemTypeID, libraryID, key) VALUES (?, ?, ?)",
@@ -104,6 +111,33 @@ class ZoteroLibraryBuilder:
                 (first, last, mode)).fetchone()[0]
             self.con.execute("INSERT INTO itemCreators VALUES (?, ?, ?, ?)",
                              (item_id, creator_id, self.creator_type_ids[ctype], order))
+        if commit:
+            self.con.commit()
+        return item_id, key
+
+    def add_items(self, rows) -> int:
+        """Add many (item type, fields) items in one transaction (for 100,000-item libraries)."""
+        count = 0
+        for item_type, fields in rows:
+            self.add_item(item_type, fields, commit=False)
+            count += 1
+        self.con.commit()
+        return count
+
+    def add_feed(self, name: str) -> int:
+        """Add an RSS feed library (not part of the user's library); returns its libraryID."""
+        library_id = self.con.execute(
+            "INSERT INTO libraries (type, editable, filesEditable) VALUES ('feed', 0, 0)").lastrowid
+        self.con.execute("INSERT INTO feeds (libraryID, name, url) VALUES (?, ?, ?)",
+                         (library_id, name, f"https://example.org/{library_id}.rss"))
+        self.con.commit()
+        return library_id
+
+    def add_link_attachment(self, parent_id: int, url: str, title: str = "Snapshot") -> tuple[int, str]:
+        """A linked-URL attachment of `parent_id` (Zotero's "arXiv.org Snapshot" and the like)."""
+        item_id, key = self.add_item("attachment", {"title": title, "url": url})
+        self.con.execute("INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType) "
+                         "VALUES (?, ?, 3, 'text/html')", (item_id, parent_id))
         self.con.commit()
         return item_id, key
 
