@@ -1,0 +1,333 @@
+"""R-SSE-1..6: the gateway's event streams under client drops, idleness, churn, hostile text,
+slow readers and malformed `Last-Event-ID` values, over real HTTP on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import socket
+import time
+
+import httpx
+import psutil
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sse_starlette.event import ensure_bytes
+
+from harness.system import running_system
+from reliability.sse import parse_stream
+from reliability.support import wait_until
+from zocrates_gateway.events import TurnEvent, TurnLog
+from zocrates_runtime.natsserver import NatsServer, free_port
+
+pytestmark = pytest.mark.connected
+QUESTION = "What was the somatic mutation rate estimated from twins?"
+
+
+def as_tuples(events: list[dict]) -> list[tuple[int, str, object]]:
+    return [(int(e["id"]), e["event"], json.loads(e["data"])) for e in events]
+
+
+def logged(turn: TurnLog) -> list[tuple[int, str, object]]:
+    return [(e.id, e.event, e.data) for e in turn.events]
+
+
+async def read_events(response, limit: int | None) -> list[dict]:
+    """Events of an open SSE response: stop (and drop the connection) after `limit` events."""
+    text = ""
+    async for chunk in response.aiter_text():
+        text += chunk
+        events, _ = parse_stream(text)
+        if limit is not None and len(events) >= limit:
+            return events[:limit]
+    return parse_stream(text)[0]
+
+
+async def test_random_drops_resumed_with_last_event_id_have_no_gap_and_no_duplicate(nats_server, report):
+    """200 drops at random points, live and after the turn ended, from memory and replayed
+    from the events stream; the reassembled stream must equal the server's turn log."""
+    rng = random.Random(3)
+    drops, reconnects, turns, gaps, dups, replayed = 0, 0, 0, 0, 0, 0
+    async with running_system(nats_server.url) as system:
+        system.retrieval.delay = system.verifier.delay = 0.03  # drops land while the turn is live
+        while drops < 200:
+            turns += 1
+            got: list[dict] = []
+            body = {"message": QUESTION}
+            async with system.client.stream("POST", f"{system.url}/chat", json=body, headers=system.auth) as r:
+                got += await read_events(r, rng.randint(1, 4))
+            drops += 1
+            turn_id = json.loads(got[0]["data"])["turn_id"]
+            turn = system.app.state.turns[turn_id][0]
+            if turns % 3 == 0 and got[-1]["event"] not in ("done", "error"):
+                await wait_until(lambda: turn.finished, 10, "the turn's end")
+                system.app.state.turns.pop(turn_id)  # gone from memory: replayed from the stream
+                replayed += 1
+            while got[-1]["event"] not in ("done", "error"):
+                reconnects += 1
+                headers = system.auth | {"Last-Event-ID": got[-1]["id"]}
+                async with system.client.stream("GET", f"{system.url}/chat/{turn_id}/events",
+                                                headers=headers) as r:
+                    assert r.status_code == 200
+                    part = await read_events(r, rng.randint(1, 4))
+                if part and part[-1]["event"] not in ("done", "error"):
+                    drops += 1
+                got += part
+            ids = [int(e["id"]) for e in got]
+            gaps += sum(b - a > 1 for a, b in zip(ids, ids[1:]))
+            dups += len(ids) - len(set(ids))
+            assert as_tuples(got) == logged(turn), f"turn {turns}: reassembled stream differs from the log"
+    report("R-SSE-1", drops=drops, reconnects=reconnects, turns=turns, turns_replayed_from_stream=replayed,
+           gaps=gaps, duplicates=dups)
+    assert gaps == 0 and dups == 0
+
+
+async def test_idle_stream_sends_a_keepalive_comment_within_the_interval(nats_server, report):
+    keepalive = 0.2
+    async with running_system(nats_server.url, keepalive_s=keepalive) as system:
+        system.retrieval.delay = 1.5  # the stream has nothing to say for 1.5 s
+        arrivals, text = [], ""
+        async with system.client.stream("POST", f"{system.url}/chat", json={"message": QUESTION},
+                                        headers=system.auth) as r:
+            async for chunk in r.aiter_text():
+                arrivals.append(time.monotonic())
+                text += chunk
+    events, comments = parse_stream(text)
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+    report("R-SSE-2", keepalive_s=keepalive, max_inter_byte_gap_s=round(max(gaps), 3),
+           pings=len(comments), idle_s=1.5)
+    assert events[-1]["event"] == "done"
+    assert len(comments) >= 5, "about one ping per interval while retrieval is busy"
+    assert max(gaps) <= keepalive + 0.15
+
+
+def subscriptions(server: NatsServer) -> int:
+    with httpx.Client() as client:
+        return client.get(f"http://127.0.0.1:{server.http_port}/subsz").json()["num_subscriptions"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+async def test_thousand_connect_abort_cycles_leak_no_task_fd_or_subscription(tmp_path, report):
+    """New turns, resumes of a live turn and resumes replayed from the events stream, each
+    dropped after its first event; tasks, descriptors and NATS subscriptions return to baseline."""
+    rng = random.Random(5)
+    server = NatsServer(tmp_path / "js", http_port=free_port()).start()
+    process = psutil.Process()
+    try:
+        async with running_system(server.url, retrieval_timeout_s=600) as system:
+            system.retrieval.delay = 600  # the live turn waits in retrieval all along
+            url, auth = system.url, system.auth
+            limits = httpx.Limits(max_keepalive_connections=0)  # every cycle its own connection
+            async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+                async def first_event(method, path, **kw):
+                    async with client.stream(method, f"{url}{path}", headers=auth | kw.pop("headers", {}),
+                                             **kw) as r:
+                        assert r.status_code == 200, await r.aread()
+                        return (await read_events(r, 1))[0]
+
+                live = json.loads((await first_event("POST", "/chat", json={"message": QUESTION}))["data"])
+                done = json.loads((await first_event("POST", "/chat", json={"message": "hello"}))["data"])
+                await wait_until(lambda: system.app.state.turns[done["turn_id"]][0].finished, 10, "a chat turn")
+                system.app.state.turns.pop(done["turn_id"])  # resumes of it replay from the stream
+                cycles = {"new_turn": lambda: first_event("POST", "/chat", json={"message": "hello"}),
+                          "resume_live": lambda: first_event("GET", f"/chat/{live['turn_id']}/events"),
+                          "resume_replayed": lambda: first_event("GET", f"/chat/{done['turn_id']}/events")}
+                for run in cycles.values():  # warm every path once before the baseline
+                    await run()
+
+                def idle_turns() -> bool:
+                    return all(task.done() for tid, (_, task) in system.app.state.turns.items()
+                               if tid != live["turn_id"])
+
+                await wait_until(idle_turns, 10, "warm-up turns finished")
+                base = (len(asyncio.all_tasks()), process.num_fds(), subscriptions(server))
+                counts = dict.fromkeys(cycles, 0)
+                started = time.monotonic()
+                for _ in range(1000):
+                    kind = rng.choices(list(cycles), weights=[1, 3, 3])[0]
+                    counts[kind] += 1
+                    await cycles[kind]()
+                took = time.monotonic() - started
+                await wait_until(idle_turns, 30, "the new turns finished")
+
+                def back() -> tuple[int, int, int]:
+                    return (len(asyncio.all_tasks()), process.num_fds(), subscriptions(server))
+
+                with_deltas = lambda: all(now <= was for now, was in zip(back(), base))  # noqa: E731
+                try:
+                    await wait_until(with_deltas, 10, "tasks, fds and subscriptions back to baseline", 0.2)
+                except AssertionError:
+                    pass
+                now = back()
+                await client.post(f"{url}/chat/{live['turn_id']}/cancel", headers=auth)
+    finally:
+        server.stop()
+    report("R-SSE-3", cycles=sum(counts.values()), by_kind=counts, seconds=round(took, 1),
+           leaked_tasks=now[0] - base[0], fd_delta=now[1] - base[1], subscriptions_delta=now[2] - base[2],
+           baseline={"tasks": base[0], "fds": base[1], "subscriptions": base[2]})
+    assert now[0] <= base[0], "server-side stream tasks left behind"
+    assert now[1] <= base[1], "file descriptors left open"
+    assert now[2] <= base[2], "NATS subscriptions left behind"
+
+
+SPECIALS = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\u0085", "\x1e", "\x00", "\ufeff", "data: x",
+            ": not a comment", "id: 9", "\n\n", "é", "😀"]
+hostile_text = st.lists(st.sampled_from(SPECIALS) | st.text(max_size=8), max_size=12).map("".join)
+
+
+@pytest.mark.fuzz
+def test_sse_encoding_round_trips_hostile_text_through_a_whatwg_parser(report):
+    """The gateway's event (TurnEvent.sse(): JSON, ensure_ascii=False) encoded by sse-starlette
+    exactly as EventSourceResponse sends it, parsed back per the HTML standard."""
+    examples = []
+
+    @settings(max_examples=500, deadline=None)
+    @given(text=hostile_text, event=st.sampled_from(["turn", "status", "delta", "done", "error"]),
+           event_id=st.integers(1, 10**9))
+    def round_trip(text, event, event_id):
+        data = {"text": text, "nested": {"quote": text[::-1]}, "list": [text]}
+        wire = ensure_bytes(TurnEvent(event_id, event, data).sse(), "\r\n").decode()
+        events, comments = parse_stream(wire)
+        assert comments == [] and len(events) == 1, wire
+        assert (events[0]["id"], events[0]["event"]) == (str(event_id), event), "id and event stay single-line"
+        assert json.loads(events[0]["data"]) == data
+        examples.append(text)
+
+    round_trip()
+    with_separators = sum(any(c in t for c in "\n\r\u2028\u0085\x1e") for t in examples)
+    report("R-SSE-4", examples=len(examples), with_line_separators=with_separators, failures=0)
+
+
+async def test_hostile_text_reaches_the_client_intact_through_a_real_turn(nats_server, report):
+    """A passage full of line separators, through the real turn and HTTP: the `done` event's
+    quotes equal the evidence byte for byte, and the data is sent as UTF-8 JSON (not \\u-escaped)."""
+    from harness.system import CHUNKS
+
+    hostile = "Line one.\nLine two.\r\nSep\u2028para\u2029next\u0085rec\x1esep end."
+    async with running_system(nats_server.url) as system:
+        system.retrieval.chunks = [c.model_copy(update={"text": c.text + " " + hostile}) for c in CHUNKS]
+        async with system.client.stream("POST", f"{system.url}/chat", json={"message": QUESTION},
+                                        headers=system.auth) as r:
+            raw = (await r.aread()).decode()
+        events, _ = parse_stream(raw)
+        turn = system.app.state.turns[json.loads(events[0]["data"])["turn_id"]][0]
+    done = json.loads(events[-1]["data"])
+    quotes = [c["quote"] for c in done["citations"]]
+    report("R-SSE-4-turn", events=len(events), equal_to_log=as_tuples(events) == logged(turn),
+           u2028_sent_unescaped="\u2028" in raw)
+    assert as_tuples(events) == logged(turn)
+    assert any(hostile in q for q in quotes), "the quote keeps every separator"
+    assert "\u2028" in raw and "\\u2028" not in raw, "JSON sent with ensure_ascii=False"
+
+
+async def open_slow_readers(system, turn_id: str, readers: int) -> list[socket.socket]:
+    """Connections that ask for a stream and never read a byte (tiny receive buffers)."""
+    port = int(system.url.rsplit(":", 1)[1])
+    loop = asyncio.get_running_loop()
+    sockets = []
+    for _ in range(readers):
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        await loop.sock_connect(sock, ("127.0.0.1", port))
+        await loop.sock_sendall(sock, (f"GET /chat/{turn_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                       f"Authorization: Bearer {system.token}\r\n\r\n").encode())
+        sockets.append(sock)
+    return sockets
+
+
+async def long_turn(system, events: int, size: int) -> TurnLog:
+    """A finished turn whose log is `events` x `size` bytes, as a very long answer would be."""
+    turn = TurnLog(turn_id="slowreader", user_id="alice", session_id="s")
+    for i in range(events - 1):
+        await turn.append("delta", {"text": f"{i:08d}" + "x" * size})
+    await turn.append("done", {"text": "end"})
+    system.app.state.turns[turn.turn_id] = (turn, asyncio.get_running_loop().create_future())
+    return turn
+
+
+@pytest.fixture
+def short_send_timeout(monkeypatch):
+    """The route's EventSourceResponse with send_timeout 1 s (it asks for 30 s); records what
+    the route asked for and when each stream's generator was closed."""
+    from zocrates_gateway.routes import chat
+
+    seen = {"asked": [], "closed": []}
+    real = chat.EventSourceResponse
+
+    def response(content, *args, **kwargs):
+        seen["asked"].append(kwargs.get("send_timeout"))
+
+        async def tracked():
+            try:
+                async for item in content:
+                    yield item
+            finally:
+                seen["closed"].append(time.monotonic())
+
+        return real(tracked(), *args, **kwargs | {"send_timeout": 1.0})
+
+    monkeypatch.setattr(chat, "EventSourceResponse", response)
+    return seen
+
+
+async def test_slow_reader_is_cut_off_by_the_send_timeout_with_bounded_memory(
+        nats_server, short_send_timeout, report):
+    """Readers that never read a long turn: the server holds at most a socket buffer each, and
+    ends the streams when a send blocks past `send_timeout` (30 s in the route, 1 s here)."""
+    readers, events, size = 10, 400, 64 * 1024
+    process = psutil.Process()
+    async with running_system(nats_server.url) as system:
+        turn = await long_turn(system, events, size)
+        baseline = process.memory_info().rss
+        opened = time.monotonic()
+        sockets = await open_slow_readers(system, turn.turn_id, readers)
+        peak = baseline
+
+        def ended() -> bool:
+            nonlocal peak
+            peak = max(peak, process.memory_info().rss)
+            return len(short_send_timeout["closed"]) == readers
+
+        try:
+            await wait_until(ended, 15, "every slow reader's stream to end", 0.05)
+        finally:
+            for sock in sockets:
+                sock.close()
+    closed_after = max(short_send_timeout["closed"]) - opened
+    log_mb = events * size / 2**20
+    growth_mb = (peak - baseline) / 2**20
+    report("R-SSE-5", readers=readers, turn_log_mb=round(log_mb, 1), rss_growth_mb=round(growth_mb, 1),
+           unbounded_would_be_mb=round(readers * log_mb, 1),
+           route_send_timeout_s=short_send_timeout["asked"][0], test_send_timeout_s=1.0,
+           streams_ended_after_s=round(closed_after, 2))
+    assert all(t is not None and t <= 60 for t in short_send_timeout["asked"]), "the route bounds a blocked send"
+    assert growth_mb < 0.25 * readers * log_mb, "memory grows by socket buffers, not by the turn per reader"
+    assert closed_after < 1.0 + 5
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "uvicorn ends a response whose send timed out with transport.close(), which waits for the "
+    "unread write buffer to drain: a client that never reads keeps its socket (an fd and one "
+    "buffered chunk) open on the gateway until it disconnects itself, and holds up a graceful "
+    "shutdown. Closing it needs transport.abort() in the HTTP server, not in the app."))
+async def test_bug_slow_reader_socket_stays_open_after_its_send_timed_out(nats_server, short_send_timeout):
+    process = psutil.Process()
+    async with running_system(nats_server.url) as system:
+        turn = await long_turn(system, 100, 64 * 1024)
+        port = int(system.url.rsplit(":", 1)[1])
+        sockets = await open_slow_readers(system, turn.turn_id, 3)
+
+        def server_side_open() -> int:
+            return sum(1 for c in process.net_connections("tcp")
+                       if c.laddr and c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED)
+
+        try:
+            await wait_until(lambda: len(short_send_timeout["closed"]) == 3, 15, "the streams to end")
+            await wait_until(lambda: server_side_open() == 0, 5, "the server to close the sockets", 0.1)
+        finally:
+            for sock in sockets:
+                sock.close()
