@@ -8,7 +8,6 @@ crosses is the production one. Each operation gets positive and negative example
 
 from __future__ import annotations
 
-import json
 
 import httpx
 import pytest

@@ -184,6 +184,7 @@ async def test_no_raw_token_in_any_store_or_log_and_digests_compare_in_constant_
 
     monkeypatch.setattr(hmac, "compare_digest", spy)
     buffer = io.StringIO()
+    levels = {name: logging.getLogger(name).level for name in ("", "uvicorn.access")}
     try:
         async with running_system(nats_server.url) as system:
             configure_logging("gateway", json=True, level="DEBUG", stream=buffer)
@@ -204,6 +205,8 @@ async def test_no_raw_token_in_any_store_or_log_and_digests_compare_in_constant_
         root = logging.getLogger()
         for handler in [h for h in root.handlers if getattr(h, "_zocrates", False)]:
             root.removeHandler(handler)
+        for name, level in levels.items():  # DEBUG left on would flood every later test's log capture
+            logging.getLogger(name).setLevel(level)
     logs = buffer.getvalue()
     raw = [token, secret, other, other.split("_", 2)[2]]
     store_hits = sum(dump.count(s.encode()) for s in raw)

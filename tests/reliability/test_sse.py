@@ -4,15 +4,17 @@ slow readers and malformed `Last-Event-ID` values, over real HTTP on loopback.""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import random
 import socket
 import time
+import tracemalloc
 
 import httpx
 import psutil
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from sse_starlette.event import ensure_bytes
 
@@ -100,7 +102,7 @@ async def test_idle_stream_sends_a_keepalive_comment_within_the_interval(nats_se
            pings=len(comments), idle_s=1.5)
     assert events[-1]["event"] == "done"
     assert len(comments) >= 5, "about one ping per interval while retrieval is busy"
-    assert max(gaps) <= keepalive + 0.15
+    assert max(gaps) <= keepalive + 0.3  # the interval plus scheduling slack
 
 
 def subscriptions(server: NatsServer) -> int:
@@ -118,7 +120,13 @@ async def test_thousand_connect_abort_cycles_leak_no_task_fd_or_subscription(tmp
     process = psutil.Process()
     try:
         async with running_system(server.url, retrieval_timeout_s=600) as system:
-            system.retrieval.delay = 600  # the live turn waits in retrieval all along
+            release, search = asyncio.Event(), system.retrieval.search
+
+            async def held(request):  # the live turn waits in retrieval until the end
+                await release.wait()
+                return await search(request)
+
+            system.retrieval.search = held
             url, auth = system.url, system.auth
             limits = httpx.Limits(max_keepalive_connections=0)  # every cycle its own connection
             async with httpx.AsyncClient(timeout=30, limits=limits) as client:
@@ -156,16 +164,20 @@ async def test_thousand_connect_abort_cycles_leak_no_task_fd_or_subscription(tmp
                 def back() -> tuple[int, int, int]:
                     return (len(asyncio.all_tasks()), process.num_fds(), subscriptions(server))
 
-                with_deltas = lambda: all(now <= was for now, was in zip(back(), base))  # noqa: E731
+                def at_baseline() -> bool:
+                    return all(now <= was for now, was in zip(back(), base))
+
+                settling, right_after = time.monotonic(), back()
                 try:
-                    await wait_until(with_deltas, 10, "tasks, fds and subscriptions back to baseline", 0.2)
+                    await wait_until(at_baseline, 10, "tasks, fds and subscriptions back to baseline", 0.2)
                 except AssertionError:
-                    pass
-                now = back()
-                await client.post(f"{url}/chat/{live['turn_id']}/cancel", headers=auth)
+                    pass  # the figures below say what stayed behind
+                now, settled_s = back(), time.monotonic() - settling
+                release.set()
     finally:
         server.stop()
     report("R-SSE-3", cycles=sum(counts.values()), by_kind=counts, seconds=round(took, 1),
+           settled_after_s=round(settled_s, 1), subscriptions_right_after=right_after[2],
            leaked_tasks=now[0] - base[0], fd_delta=now[1] - base[1], subscriptions_delta=now[2] - base[2],
            baseline={"tasks": base[0], "fds": base[1], "subscriptions": base[2]})
     assert now[0] <= base[0], "server-side stream tasks left behind"
@@ -282,7 +294,9 @@ async def test_slow_reader_is_cut_off_by_the_send_timeout_with_bounded_memory(
     process = psutil.Process()
     async with running_system(nats_server.url) as system:
         turn = await long_turn(system, events, size)
+        gc.collect()
         baseline = process.memory_info().rss
+        tracemalloc.start()  # Python allocations from here on: what the streams hold
         opened = time.monotonic()
         sockets = await open_slow_readers(system, turn.turn_id, readers)
         peak = baseline
@@ -295,17 +309,19 @@ async def test_slow_reader_is_cut_off_by_the_send_timeout_with_bounded_memory(
         try:
             await wait_until(ended, 15, "every slow reader's stream to end", 0.05)
         finally:
+            traced_peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
             for sock in sockets:
                 sock.close()
     closed_after = max(short_send_timeout["closed"]) - opened
     log_mb = events * size / 2**20
-    growth_mb = (peak - baseline) / 2**20
-    report("R-SSE-5", readers=readers, turn_log_mb=round(log_mb, 1), rss_growth_mb=round(growth_mb, 1),
-           unbounded_would_be_mb=round(readers * log_mb, 1),
+    held_mb = traced_peak / 2**20
+    report("R-SSE-5", readers=readers, turn_log_mb=round(log_mb, 1), python_heap_peak_mb=round(held_mb, 1),
+           rss_growth_mb=round((peak - baseline) / 2**20, 1), unbounded_would_be_mb=round(readers * log_mb, 1),
            route_send_timeout_s=short_send_timeout["asked"][0], test_send_timeout_s=1.0,
            streams_ended_after_s=round(closed_after, 2))
     assert all(t is not None and t <= 60 for t in short_send_timeout["asked"]), "the route bounds a blocked send"
-    assert growth_mb < 0.25 * readers * log_mb, "memory grows by socket buffers, not by the turn per reader"
+    assert held_mb < 0.1 * readers * log_mb, "each reader holds a few chunks, not the turn"
     assert closed_after < 1.0 + 5
 
 
@@ -327,7 +343,7 @@ async def test_bug_slow_reader_socket_stays_open_after_its_send_timed_out(nats_s
 
         try:
             await wait_until(lambda: len(short_send_timeout["closed"]) == 3, 15, "the streams to end")
-            await wait_until(lambda: server_side_open() == 0, 5, "the server to close the sockets", 0.1)
+            await wait_until(lambda: server_side_open() == 0, 3, "the server to close the sockets", 0.1)
         finally:
             for sock in sockets:
                 sock.close()
