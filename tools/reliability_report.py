@@ -74,7 +74,7 @@ ROWS = [
         "up to 2 min of acked messages can be lost on a single replica: see RELIABILITY.md", []),
     Row("R-SSE-1", f"{R}test_sse.py", "client drops after 1-4 events, 200+ times, live and replayed from the events stream",
         "the reassembled stream equals the server's turn log: 0 gaps, 0 duplicates", ["R-SSE-1"],
-        note="xfail (strict): resuming a live turn on a replica that does not hold it never ends (see below)"),
+        note="a live turn resumed on a replica that does not hold it follows the events stream to its `done` (regression guard below)"),
     Row("R-SSE-2", f"{R}test_sse.py", "1.5 s of silence (slow retrieval) with keepalive_s = 0.2",
         "a comment ping within the interval", ["R-SSE-2"]),
     Row("R-SSE-3", f"{R}test_sse.py", "1,000 connect/abort cycles: new turns, a live turn, replayed turns",
@@ -248,18 +248,10 @@ FOOTER = """
 | test (regression guard) | bug | fix |
 | --- | --- | --- |
 | `tests/reliability/test_kv_and_object_store.py::test_regression_contended_session_append_gave_up_after_50_tries_and_lost_turns` (R-JS-7) | `SessionStore._append_turn_id` gave up after 50 lost compare-and-set rounds: 200 concurrent turns on one session from two gateways lost 100 turn ids ("session is contended"), and those turns ended in an error | `services/gateway/src/zocrates_gateway/sessions.py`: the CAS loop is bounded by time (`APPEND_DEADLINE_S`, 30 s), not by a count, since every lost round is another append's win; retries are jittered (exponential, capped at 50 ms) so losers do not collide again in lockstep |
+| `tests/reliability/test_sse.py::test_regression_resume_on_a_replica_that_does_not_hold_the_live_turn_ends_with_done` (R-SSE-1) | a client resuming a turn on a gateway replica that does not hold it got the events stored so far and then only pings: `replay()` read the events stream until 0.5 s of silence and then followed a static log | `services/gateway/src/zocrates_gateway/routes/chat.py`: the replay keeps its ordered consumer and appends events as they arrive until the terminal event or the turn's deadline (then an `error` event), and stops when the client leaves |
 | `tests/reliability/test_auth_and_tenancy.py::test_regression_anonymous_request_with_a_malformed_body_got_400_before_401` and the schemathesis run without a token (S-AUTH-1) | FastAPI parses the body and validates ids before it runs the auth dependency, so an anonymous request with broken JSON, a non-UTF-8 body or a malformed id got 400/422 instead of 401 | `services/gateway/src/zocrates_gateway/errors.py`: the validation and body-parse (400) handlers first check whether the matched route depends on `require_principal` and the request carries no valid token; if so they answer the 401 |
 
 ## Known failures, kept as strict xfails (reported to the gateway's owner)
-
-`tests/reliability/test_sse.py::test_bug_resume_on_a_replica_that_does_not_hold_the_live_turn_never_ends`
-(R-SSE-1): a client that resumes a turn on a gateway replica that does not hold it (two gateways
-behind the proxy in the lab deployment) gets the events stored so far, then nothing: `replay()`
-in `routes/chat.py` reads the `events.<turn_id>` stream until 0.5 s of silence and then follows
-a static log, so while the turn is still running on the other replica the stream never gets its
-`done` and stays open on pings. The fix is to keep the ordered consumer and append events as
-they arrive until the terminal event or the turn's deadline (then end with an `error`), and to
-stop it when the client leaves; a resume of a finished turn is unaffected (R-SSE-1 above).
 
 `tests/reliability/test_sse.py::test_bug_slow_reader_socket_stays_open_after_its_send_timed_out`
 (R-SSE-5): the stream of a reader that never reads ends at `send_timeout` and memory stays

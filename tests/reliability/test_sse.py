@@ -349,12 +349,7 @@ async def test_bug_slow_reader_socket_stays_open_after_its_send_timed_out(nats_s
                 sock.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the replay of a turn this replica does not hold reads the events stream until 0.5 s of silence "
-    "and then follows a static log: while the turn is still running on another replica the resumed "
-    "stream never gets its `done` and stays open on pings. Fix: keep the ordered consumer and "
-    "append as events arrive, until the terminal event or the turn's deadline (routes/chat.py replay)."))
-async def test_bug_resume_on_a_replica_that_does_not_hold_the_live_turn_never_ends(nats_server):
+async def test_regression_resume_on_a_replica_that_does_not_hold_the_live_turn_ends_with_done(nats_server):
     async with running_system(nats_server.url) as system:
         system.retrieval.delay = 1.5  # the turn is still in retrieval when the client comes back
         async with system.client.stream("POST", f"{system.url}/chat", json={"message": QUESTION},

@@ -13,6 +13,7 @@ import asyncio
 import json
 import re
 
+import nats.errors
 import nats.js.api
 from fastapi import APIRouter, Header, Path, Request
 from pydantic import BaseModel, Field
@@ -72,10 +73,14 @@ def start_turn(app, user_id: str, session_id: str, message: str) -> TurnLog:
     return turn
 
 
-def sse(request: Request, turn: TurnLog, after: int) -> EventSourceResponse:
+def sse(request: Request, turn: TurnLog, after: int, on_close=None) -> EventSourceResponse:
     async def stream():
-        async for event in turn.follow(after):
-            yield event.sse()
+        try:
+            async for event in turn.follow(after):
+                yield event.sse()
+        finally:
+            if on_close is not None:  # the client left, or the turn ended: stop following it
+                on_close()
 
     settings = request.app.state.settings
     return EventSourceResponse(stream(), ping=settings.keepalive_s, send_timeout=30,
@@ -102,36 +107,66 @@ async def resume(request: Request, user: CurrentUser, turn_id: str = TurnId,
         if turn.user_id != user.user_id:
             raise ApiError(404, "turn_not_found", f"No turn {turn_id} for this user.")
         return sse(request, turn, after)
-    replayed = await replay(request.app.state.broker, turn_id, user.user_id)
+    replayed = await replay(request.app.state.broker, turn_id, user.user_id,
+                            follow_for=turn_budget_s(request.app.state.settings))
     if replayed is None:
         raise ApiError(404, "turn_not_found", f"No turn {turn_id} for this user.")
-    return sse(request, replayed, after)
+    turn, pump = replayed
+    return sse(request, turn, after, on_close=pump.cancel)
 
 
-async def replay(broker, turn_id: str, user_id: str) -> TurnLog | None:
-    """Rebuild a finished turn's log from the events stream (another replica, or a restart)."""
+def turn_budget_s(settings) -> float:
+    """The longest a turn can run: the sum of its stage deadlines."""
+    return (settings.retrieval_timeout_s + settings.discovery_timeout_s + settings.synthesis_timeout_s
+            + settings.verification_budget_s + 30.0)
+
+
+async def replay(broker, turn_id: str, user_id: str, *, follow_for: float,
+                 first_wait: float = 0.5) -> tuple[TurnLog, asyncio.Task] | None:
+    """A turn's log rebuilt from the events stream: a finished turn (another replica, or a
+    restart), or one still running elsewhere, followed live until its terminal event or its
+    deadline. None when the stream has no event of this turn for this user."""
     js = broker.config.connection_state.stream
-    try:
-        sub = await js.subscribe(f"{EVENTS_PREFIX}.{turn_id}", ordered_consumer=True,
-                                 deliver_policy=nats.js.api.DeliverPolicy.ALL)
-    except Exception:  # noqa: BLE001
-        return None
+    sub = await js.subscribe(f"{EVENTS_PREFIX}.{turn_id}", ordered_consumer=True,
+                             deliver_policy=nats.js.api.DeliverPolicy.ALL)
     turn = TurnLog(turn_id=turn_id, user_id=user_id, session_id="")
+
+    async def take(msg) -> bool:
+        """Append one event; False when it is not this user's (then nothing is shown)."""
+        if (msg.headers or {}).get("Zocrates-User") != user_id:
+            return False
+        item = json.loads(msg.data)
+        await turn.append(item["event"], json.loads(item["data"]))
+        return True
+
     try:
-        while True:
-            try:
-                msg = await sub.next_msg(timeout=0.5)
-            except Exception:  # noqa: BLE001 - no more (or no) events
-                break
-            if (msg.headers or {}).get("Zocrates-User") != user_id:
-                return None
-            item = json.loads(msg.data)
-            await turn.append(item["event"], json.loads(item["data"]))
-            if item["event"] in TERMINAL:
-                break
-    finally:
+        first = await sub.next_msg(timeout=first_wait)
+    except Exception:  # noqa: BLE001 - nats' TimeoutError: no such turn (or it expired)
         await sub.unsubscribe()
-    return turn if turn.events else None
+        return None
+    if not await take(first):
+        await sub.unsubscribe()
+        return None
+
+    async def pump() -> None:
+        deadline = asyncio.get_running_loop().time() + follow_for
+        try:
+            while not turn.finished:
+                remaining = deadline - asyncio.get_running_loop().time()
+                if remaining <= 0:
+                    await turn.append("error", {"code": "timeout",
+                                                "message": "The turn did not finish in time."})
+                    return
+                try:
+                    msg = await sub.next_msg(timeout=min(remaining, 5.0))
+                except nats.errors.TimeoutError:
+                    continue
+                if not await take(msg):
+                    return
+        finally:
+            await sub.unsubscribe()
+
+    return turn, asyncio.create_task(pump())
 
 
 @router.post("/chat/{turn_id}/cancel")
