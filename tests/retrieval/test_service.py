@@ -193,3 +193,14 @@ def _pdf_about(text: str) -> bytes:
     doc = pymupdf.open()
     doc.new_page().insert_text((72, 72), text, fontsize=11)
     return doc.tobytes()
+
+
+async def test_without_a_zotero_library_the_local_user_is_told_how_to_point_to_one(tmp_path, no_home_zotero):
+    svc = RetrievalService(RetrievalSettings(zotero_dir=None, data_dir=tmp_path / "d"))
+    await svc.start()
+    try:
+        reply = await svc.search(request("anything"))
+    finally:
+        await svc.close()
+    assert reply.error.code == "not_available"
+    assert "ZOCRATES_ZOTERO_DIR" in reply.error.message and "zotero.sqlite" in reply.error.message

@@ -226,6 +226,10 @@ class RetrievalService:
 
     def _not_indexed_message(self, user_id: str) -> str:
         p = self._progress.get(user_id)
+        if p is None and user_id == self.settings.local_user_id and self.settings.zotero_dir is None:
+            return ("No Zotero library was found on this machine: set ZOCRATES_ZOTERO_DIR to your Zotero "
+                    "data directory (the folder holding zotero.sqlite) and start again, e.g. "
+                    "`ZOCRATES_ZOTERO_DIR=~/Zotero make run`.")
         if p is None:
             return "Your library is not indexed yet: no library has been synced for this account."
         if p.state == "running":
