@@ -204,3 +204,26 @@ async def test_without_a_zotero_library_the_local_user_is_told_how_to_point_to_o
         await svc.close()
     assert reply.error.code == "not_available"
     assert "ZOCRATES_ZOTERO_DIR" in reply.error.message and "zotero.sqlite" in reply.error.message
+
+
+async def test_a_paper_imported_into_zotero_becomes_searchable_without_a_restart(tmp_path, schema_dir, pdf_dir, no_home_zotero):
+    import asyncio
+
+    builder = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
+    first, _ = builder.add_item("journalArticle", {"title": "Heat shock in yeast", "date": "2001"})
+    builder.add_attachment(first, "yeast.pdf", _pdf_about("Heat shock proteins refold denatured yeast enzymes."))
+    svc = RetrievalService(RetrievalSettings(zotero_dir=builder.dir, data_dir=tmp_path / "data",
+                                             embedding_device="cpu", rescan_interval_s=0.2))
+    await svc.start()
+    try:
+        await svc._ingest_task
+        new, key = builder.add_item("journalArticle", {"title": "Complications of DVT prophylaxis", "date": "2010"})
+        builder.add_attachment(new, "datta.pdf", (pdf_dir / "cermine" / "test1.pdf").read_bytes())
+        for _ in range(150):  # the rescan notices the changed database and re-ingests
+            chunks = (await svc.search(request("inferior vena cava filter complications"))).chunks
+            if any(c.item_key == key for c in chunks):
+                break
+            await asyncio.sleep(0.2)
+        assert any(c.item_key == key for c in chunks)
+    finally:
+        await svc.close()

@@ -77,6 +77,10 @@ class RetrievalSettings(BaseSettings):
     convert_timeout_s: float = Field(default=120.0, gt=0, description="Per-file conversion limit.")
     convert_memory_mb: int = Field(default=2048, ge=256, description="Address-space cap of the converter.")
     max_pages: int = Field(default=2000, ge=1, description="Pages read per PDF; the rest is ignored.")
+    rescan_interval_s: float = Field(
+        default=60.0, ge=0,
+        description="How often the local Zotero database is checked for changes (new imports, edits, "
+        "trash); a change starts an incremental re-ingest. 0 = only at start.")
     optimize_after_chunks: int = Field(
         default=20_000, ge=1,
         description="Build the HNSW index (qdrant-edge optimize, which holds the GIL and so pauses the "

@@ -65,7 +65,9 @@ class RetrievalService:
         self.reranker_error: str | None = None
         self._progress: dict[str, IngestProgress] = {}
         self._ingest_task: asyncio.Task | None = None
+        self._rescan_task: asyncio.Task | None = None
         self._ingest_lock = asyncio.Lock()  # one ingest at a time: they share the CPU and the index
+        self._closing = asyncio.Event()
         self._hosted_runs: dict[str, asyncio.Task] = {}
         self._hosted_again: set[str] = set()
 
@@ -94,9 +96,28 @@ class RetrievalService:
         self.ingestor = Ingestor(self.store, self.embedder, sparse, s.chunk_tokens, s.convert_timeout_s,
                                  s.convert_memory_mb, s.max_pages, optimize_after=s.optimize_after_chunks)
         if s.zotero_dir is not None:
+            seen = database_signature(s.zotero_dir)
             self._ingest_task = asyncio.create_task(self.ingest_zotero(s.zotero_dir, s.local_user_id))
+            if s.rescan_interval_s > 0:
+                self._rescan_task = asyncio.create_task(self._rescan_local_library(s.zotero_dir, seen))
         for user_id in await asyncio.to_thread(self.catalog.users):
             self._kick(user_id)  # finish what a previous run left (a no-op when all is indexed)
+
+    async def _rescan_local_library(self, zotero_dir: Path, seen: tuple) -> None:
+        """Ingest the local library again whenever its database changes (papers imported from
+        the sidebar, edits, the trash), checked every `rescan_interval_s` after the first ingest."""
+        await asyncio.wait({self._ingest_task})
+        while not self._closing.is_set():
+            try:
+                await asyncio.wait_for(self._closing.wait(), self.settings.rescan_interval_s)
+                return
+            except TimeoutError:
+                pass
+            now = database_signature(zotero_dir)
+            if now != seen:
+                seen = now
+                log.info("the Zotero database changed; re-indexing incrementally")
+                await self.ingest_zotero(zotero_dir, self.settings.local_user_id)
 
     async def ingest_zotero(self, zotero_dir: Path, user_id: str) -> IngestProgress:
         """Ingest a Zotero data directory for `user_id` (incremental; one run per user at a time)."""
@@ -290,9 +311,10 @@ class RetrievalService:
 
     async def close(self) -> None:
         """Stop a running ingest at the next file and close the index."""
+        self._closing.set()
         if self.ingestor is not None:
             self.ingestor.stop.set()
-        for task in [self._ingest_task, *self._hosted_runs.values()]:
+        for task in [self._ingest_task, self._rescan_task, *self._hosted_runs.values()]:
             if task is None:
                 continue
             try:
@@ -306,6 +328,18 @@ class RetrievalService:
             self.catalog.close()
             self.catalog = None
         self.searcher = None
+
+
+def database_signature(zotero_dir: Path) -> tuple:
+    """What changes when Zotero writes: size and mtime of zotero.sqlite and its WAL."""
+    signature = []
+    for name in ("zotero.sqlite", "zotero.sqlite-wal"):
+        try:
+            stat = (Path(zotero_dir) / name).stat()
+            signature.append((stat.st_size, stat.st_mtime_ns))
+        except FileNotFoundError:
+            signature.append(None)
+    return tuple(signature)
 
 
 def _sha256_of(path: Path) -> str:
