@@ -16,11 +16,12 @@ in URLs (`arxiv.org/abs/...`) of the item and of its attachments, and arXiv DOIs
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from zocrates_runtime.zotero_snapshot import snapshot_database
 
 from zocrates_discovery.normalize import (
     arxiv_of_doi,
@@ -47,39 +48,6 @@ class LibraryItem:
     arxiv_ids: tuple[str, ...] = ()
 
 
-def snapshot(db_path: Path, target_dir: Path, attempts: int = 5) -> Path:
-    """Copy `db_path` and its journal into `target_dir` while Zotero is not writing it; return the copy."""
-    if not db_path.is_file():
-        raise LibraryReadError(f"no Zotero database at {db_path}; expected <zotero_dir>/zotero.sqlite")
-    companions = ("-journal", "-wal")
-    target = target_dir / "zotero.sqlite"
-    for _ in range(attempts):
-        before = _stats(db_path, companions)
-        shutil.copyfile(db_path, target)
-        for suffix in companions:
-            source, copy = Path(f"{db_path}{suffix}"), Path(f"{target}{suffix}")
-            if source.exists():
-                shutil.copyfile(source, copy)
-            else:
-                copy.unlink(missing_ok=True)
-        if _stats(db_path, companions) == before:
-            return target
-    raise LibraryReadError(
-        f"{db_path} kept changing while it was copied ({attempts} attempts); try again when Zotero is idle"
-    )
-
-
-def _stats(path: Path, suffixes: tuple[str, ...]) -> tuple:
-    out = []
-    for p in (path, *(Path(f"{path}{s}") for s in suffixes)):
-        try:
-            st = p.stat()
-            out.append((st.st_size, st.st_mtime_ns))
-        except FileNotFoundError:
-            out.append(None)
-    return tuple(out)
-
-
 def database_path(zotero_dir_or_db: Path) -> Path:
     """`<dir>/zotero.sqlite` for a Zotero data directory, or the path itself for a database file."""
     path = Path(zotero_dir_or_db)
@@ -90,10 +58,7 @@ def read_library_items(zotero_dir_or_db: Path) -> list[LibraryItem]:
     """Every owned item of a Zotero data directory (or a `zotero.sqlite` path) with its identifiers."""
     db_path = database_path(zotero_dir_or_db)
     with tempfile.TemporaryDirectory(prefix="zocrates-discovery-") as tmp:
-        copy = snapshot(db_path, Path(tmp))
-        # Opening our private copy read-write first lets SQLite replay a copied WAL or roll back
-        # a hot journal; the reading connection is then read-only.
-        sqlite3.connect(copy).close()
+        copy = snapshot_database(db_path, Path(tmp), error=LibraryReadError)
         con = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
         try:
             return _read_items(con)

@@ -28,6 +28,7 @@ from zocrates_contracts import (
     RetrievalRequested,
     ServiceError,
 )
+from zocrates_runtime.zotero_snapshot import database_signature
 from zocrates_contracts.messages import MAX_STATUS_FAILURES
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.embed import Embedder, Reranker
@@ -96,7 +97,7 @@ class RetrievalService:
         self.ingestor = Ingestor(self.store, self.embedder, sparse, s.chunk_tokens, s.convert_timeout_s,
                                  s.convert_memory_mb, s.max_pages, optimize_after=s.optimize_after_chunks)
         if s.zotero_dir is not None:
-            seen = database_signature(s.zotero_dir)
+            seen = database_signature(s.zotero_dir / "zotero.sqlite")
             self._ingest_task = asyncio.create_task(self.ingest_zotero(s.zotero_dir, s.local_user_id))
             if s.rescan_interval_s > 0:
                 self._rescan_task = asyncio.create_task(self._rescan_local_library(s.zotero_dir, seen))
@@ -113,7 +114,7 @@ class RetrievalService:
                 return
             except TimeoutError:
                 pass
-            now = database_signature(zotero_dir)
+            now = database_signature(zotero_dir / "zotero.sqlite")
             if now != seen:
                 seen = now
                 log.info("the Zotero database changed; re-indexing incrementally")
@@ -328,18 +329,6 @@ class RetrievalService:
             self.catalog.close()
             self.catalog = None
         self.searcher = None
-
-
-def database_signature(zotero_dir: Path) -> tuple:
-    """What changes when Zotero writes: size and mtime of zotero.sqlite and its WAL."""
-    signature = []
-    for name in ("zotero.sqlite", "zotero.sqlite-wal"):
-        try:
-            stat = (Path(zotero_dir) / name).stat()
-            signature.append((stat.st_size, stat.st_mtime_ns))
-        except FileNotFoundError:
-            signature.append(None)
-    return tuple(signature)
 
 
 def _sha256_of(path: Path) -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sqlite3
 import tempfile
 from collections import defaultdict
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zocrates_contracts import Creator
+from zocrates_runtime.zotero_snapshot import snapshot_database as _snapshot
 
 #: Zotero's attachment link modes (chrome/content/zotero/xpcom/attachments.js).
 LINK_IMPORTED_FILE, LINK_IMPORTED_URL, LINK_LINKED_FILE, LINK_LINKED_URL = 0, 1, 2, 3
@@ -117,45 +117,8 @@ class LibrarySnapshot:
 
 
 def snapshot_database(db_path: Path, target_dir: Path, attempts: int = 5) -> Path:
-    """Copy a live `zotero.sqlite` into `target_dir` consistently and return the copy's path."""
-    if not db_path.is_file():
-        raise ZoteroReadError(f"no Zotero database at {db_path}; expected <zotero_dir>/zotero.sqlite")
-    companions = ("-journal", "-wal")
-    for _ in range(attempts):
-        before = _stat_all(db_path, companions)
-        target = target_dir / "zotero.sqlite"
-        shutil.copyfile(db_path, target)
-        for suffix in companions:
-            src = db_path.with_name(db_path.name + suffix)
-            dst = target.with_name(target.name + suffix)
-            if src.exists():
-                shutil.copyfile(src, dst)
-            elif dst.exists():
-                dst.unlink()
-        if _stat_all(db_path, companions) != before:
-            continue  # Zotero wrote while we copied: try again
-        try:
-            with sqlite3.connect(target) as con:  # our copy: replays WAL / rolls back journal
-                if con.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                    continue
-        except sqlite3.DatabaseError:
-            continue
-        return target
-    raise ZoteroReadError(
-        f"could not take a consistent snapshot of {db_path} after {attempts} attempts "
-        "(Zotero kept writing or the file is damaged); try again when Zotero is idle"
-    )
-
-
-def _stat_all(db_path: Path, suffixes: tuple[str, ...]) -> tuple:
-    out = []
-    for p in (db_path, *(db_path.with_name(db_path.name + s) for s in suffixes)):
-        try:
-            st = p.stat()
-            out.append((st.st_size, st.st_mtime_ns))
-        except FileNotFoundError:
-            out.append(None)
-    return tuple(out)
+    """Copy a live `zotero.sqlite` into `target_dir` consistently (see zocrates_runtime.zotero_snapshot)."""
+    return _snapshot(db_path, target_dir, attempts, error=ZoteroReadError)
 
 
 def read_library(zotero_dir: Path) -> LibrarySnapshot:
