@@ -29,7 +29,6 @@ from zocrates_contracts import (
     EvidenceRetrieved,
     References,
     RetrievalRequested,
-    ServiceError,
     TurnRecord,
     TurnRequested,
     TurnResolved,
@@ -40,7 +39,7 @@ from zocrates_contracts import (
 )
 from zocrates_contracts.messages import MAX_SOURCE_CHARS
 from zocrates_gateway.config import GatewaySettings
-from zocrates_gateway.domain.intent import Intent, route_intent
+from zocrates_gateway.domain.intent import route_intent
 from zocrates_gateway.domain.synthesis import (
     CHAT_REPLY,
     ONLINE_PROMPT,
@@ -127,7 +126,8 @@ async def chat_turn(turn: TurnLog, message: str) -> TurnRecord:
                       question=message, text=CHAT_REPLY)
 
 
-def _deadline(seconds: float) -> datetime:
+def deadline_in(seconds: float) -> datetime:
+    """The absolute deadline a request carries: now plus `seconds` (UTC)."""
     return datetime.now(UTC) + timedelta(seconds=seconds)
 
 
@@ -147,7 +147,7 @@ async def library_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -
     await status(turn, "retrieval")
     request = RetrievalRequested(**ids, trace=inject_trace(), query=message, top_k=s.top_k,
                                  reply_to=deps.requester.reply_to(RetrievalRequested),
-                                 deadline=_deadline(s.retrieval_timeout_s))
+                                 deadline=deadline_in(s.retrieval_timeout_s))
     evidence: EvidenceRetrieved = await _ask(deps, request, s.retrieval_timeout_s, "retrieval")
     chunks = list(evidence.chunks)
 
@@ -242,7 +242,7 @@ async def verify(deps: TurnDeps, ids: dict, chunks: list[EvidenceChunk], occurre
     started = time.perf_counter()
     request = VerificationRequested(**ids, trace=inject_trace(), pairs=pairs[:512],
                                     reply_to=deps.requester.reply_to(VerificationRequested),
-                                    deadline=_deadline(timeout))
+                                    deadline=deadline_in(timeout))
     try:
         reply: VerificationCompleted = await deps.requester.request(request, timeout=timeout)
     except TimeoutError:
@@ -272,7 +272,7 @@ async def discovery_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict)
     await status(turn, "discovery")
     request = DiscoveryRequested(**ids, trace=inject_trace(), queries=[message[:4000]],
                                  reply_to=deps.requester.reply_to(DiscoveryRequested),
-                                 deadline=_deadline(s.discovery_timeout_s))
+                                 deadline=deadline_in(s.discovery_timeout_s))
     found: CandidatesFound = await _ask(deps, request, s.discovery_timeout_s, "discovery")
     candidates = list(found.candidates)
     await status(turn, "synthesis")

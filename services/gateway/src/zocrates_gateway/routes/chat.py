@@ -23,7 +23,7 @@ from zocrates_contracts import ID_PATTERN, new_id
 from zocrates_contracts.subjects import EVENTS_PREFIX
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.errors import ApiError
-from zocrates_gateway.events import TERMINAL, TurnEvent, TurnLog
+from zocrates_gateway.events import TurnEvent, TurnLog
 from zocrates_gateway.turn import TurnDeps, run_turn
 
 router = APIRouter()

@@ -11,7 +11,7 @@ from zocrates_citations import extract_claim_occurrences
 from zocrates_contracts import ID_PATTERN, VerificationPair, VerificationRequested, new_id
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.errors import ApiError
-from zocrates_gateway.turn import TurnDeps, _deadline, resolve_record, verify
+from zocrates_gateway.turn import TurnDeps, deadline_in, resolve_record, verify
 
 router = APIRouter()
 
@@ -60,7 +60,7 @@ async def test_decision_model(request: Request, user: CurrentUser) -> dict:
     deps = deps_of(request)
     timeout = deps.settings.verification_timeout_s
     probe = VerificationRequested(
-        turn_id=new_id(), session_id=new_id(), user_id=user.user_id, deadline=_deadline(timeout),
+        turn_id=new_id(), session_id=new_id(), user_id=user.user_id, deadline=deadline_in(timeout),
         reply_to=deps.requester.reply_to(VerificationRequested),
         pairs=[VerificationPair(chunk_index=1, occurrence=1, claim=SAMPLE_CLAIM, source_text=SAMPLE_SOURCE)])
     started = time.perf_counter()

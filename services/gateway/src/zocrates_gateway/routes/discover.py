@@ -25,7 +25,7 @@ from zocrates_contracts import (
 )
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.errors import ApiError
-from zocrates_gateway.turn import _deadline
+from zocrates_gateway.turn import deadline_in
 from zocrates_runtime.staged_store import StagedIntegrityError
 
 router = APIRouter()
@@ -55,7 +55,7 @@ async def prepare_batch(request: Request, body: PrepareBatch, user: CurrentUser)
     try:
         rechecked: CandidatesRechecked = await state.requester.request(RecheckRequested(
             **ids, candidates=chosen, reply_to=state.requester.reply_to(RecheckRequested),
-            deadline=_deadline(RECHECK_TIMEOUT_S)), timeout=RECHECK_TIMEOUT_S)
+            deadline=deadline_in(RECHECK_TIMEOUT_S)), timeout=RECHECK_TIMEOUT_S)
         if rechecked.error is None:
             owned = list(rechecked.dropped)
             chosen = list(rechecked.candidates)
@@ -71,7 +71,7 @@ async def prepare_batch(request: Request, body: PrepareBatch, user: CurrentUser)
         timeout = state.settings.staging_timeout_s
         try:
             staged: BatchStaged = await state.requester.request(StagingRequested(
-                **ids, batch_id=batch_id, candidates=chosen, deadline=_deadline(timeout),
+                **ids, batch_id=batch_id, candidates=chosen, deadline=deadline_in(timeout),
                 reply_to=state.requester.reply_to(StagingRequested)), timeout=timeout)
         except TimeoutError:
             raise ApiError(504, "staging_timeout",

@@ -37,7 +37,7 @@ from zocrates_contracts import (
 from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
 from zocrates_gateway.auth import CurrentUser, Principal
 from zocrates_gateway.errors import ApiError
-from zocrates_gateway.turn import _deadline
+from zocrates_gateway.turn import deadline_in
 
 router = APIRouter()
 
@@ -95,7 +95,7 @@ async def sync(request: Request, user: CurrentUser) -> dict:
     try:
         message = LibrarySyncRequested.model_validate({
             **page, **_ids(user), "reply_to": request.app.state.requester.reply_to(LibrarySyncRequested),
-            "deadline": _deadline(request.app.state.settings.library_timeout_s)})
+            "deadline": deadline_in(request.app.state.settings.library_timeout_s)})
     except ValidationError as exc:
         details = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()[:20]]
         summary = "; ".join(f"{'.'.join(map(str, d['loc'])) or 'body'}: {d['msg']}" for d in details[:5])
@@ -171,7 +171,7 @@ async def upload(request: Request, user: CurrentUser, key: str = Path(pattern=IT
     message = AttachmentUploaded(**_ids(user), library_id=library_id, key=key, object_name=name, sha256=sha256,
                                  size=size, content_type=content_type,
                                  reply_to=request.app.state.requester.reply_to(AttachmentUploaded),
-                                 deadline=_deadline(settings.library_timeout_s))
+                                 deadline=deadline_in(settings.library_timeout_s))
     reply: AttachmentAccepted = await _ask(request, message, "record the upload")
     if reply.error is not None:
         if not existed:
@@ -191,6 +191,6 @@ def _too_large_upload(cap: int) -> ApiError:
 async def status(request: Request, user: CurrentUser) -> dict:
     """The caller's library: synced items, uploads, ingest progress, failures by reason."""
     message = LibraryStatusRequested(**_ids(user), reply_to=request.app.state.requester.reply_to(LibraryStatusRequested),
-                                     deadline=_deadline(request.app.state.settings.library_timeout_s))
+                                     deadline=deadline_in(request.app.state.settings.library_timeout_s))
     reply: LibraryStatus = await _ask(request, message, "answer")
     return reply.model_dump(mode="json", exclude=ENVELOPE - {"error"})
