@@ -28,7 +28,8 @@ class VerifierSettings(BaseSettings):
     provider: Provider = Field("auto", description="Which backend answers; auto picks one.")
     model_dir: Path | None = Field(
         None, description="Local checkpoint: a Hugging Face sequence-classification (NLI or "
-        "cross-encoder) directory, or a Laya checkpoint (has rl_agent_config.json).")
+        "cross-encoder) directory, or a Laya checkpoint (has rl_agent_config.json; needs "
+        "the laya package: pip install 'zocrates-verifier[laya]').")
     model: str = Field(
         "", description="Model name: reported for local checkpoints, sent to a remote server "
         f"(empty = its default), the OpenRouter model (empty = {DEFAULT_OPENROUTER_MODEL}).")
@@ -37,7 +38,8 @@ class VerifierSettings(BaseSettings):
     device: str = Field("auto", description="auto (cuda, mps, xpu, cpu by probe) or a torch "
                         "device such as cuda:0; pin a GPU with CUDA_VISIBLE_DEVICES.")
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(
-        "auto", description="auto = float16 on a GPU, float32 on CPU.")
+        "auto", description="auto = float16 on a GPU, float32 on CPU. Hugging Face "
+        "checkpoints only: Laya picks its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).")
 
     # --- micro-batching (local and heuristic backends) ---------------------------------------
     max_batch_tokens: int = Field(16_384, ge=64, description="Padded tokens per forward pass "

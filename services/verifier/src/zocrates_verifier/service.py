@@ -85,6 +85,10 @@ class VerifierService:
         backend = build_backend(self.settings, self.provider, self.device)
         started = time.perf_counter()
         await backend.start()
+        if self.provider == "local" and backend.device != self.device:
+            self.cpu_fallbacks = {"count": 1, "last_reason": f"the model could not be placed "
+                                  f"on {self.device}; it runs on {backend.device}"}
+            self.device = backend.device
         self.backend = backend
         self._started = True
         log.info("verifier ready", provider=backend.provider, model=backend.model,

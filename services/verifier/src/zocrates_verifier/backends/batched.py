@@ -30,6 +30,9 @@ class BatchedBackend(Backend):
     async def start(self) -> None:
         # Loading weights blocks for seconds: off the event loop, once per process.
         await asyncio.to_thread(self._model.setup, self.device)
+        # Where the model really landed: a loader may fall back (Laya moves to CPU when the
+        # device cannot take the weights).
+        self.device = getattr(self._model, "device", self.device)
         self.batcher = MicroBatcher(self._model.predict, self._model.cost,
                                     on_out_of_memory=self._empty_cache, **self._options)
         self.batcher.start()

@@ -121,7 +121,15 @@ class SequenceClassifierModel(BatchModel):
 
 
 class LayaModel(BatchModel):
-    """A Laya checkpoint through the `laya` package: its `noul` head answers the question."""
+    """A Laya checkpoint through the `laya` package: its `noul` head answers our question.
+
+    `laya.load(directory)` reads a local checkpoint (`rl_agent_config.json`, `model.safetensors`,
+    `tokenizer/`, `encoder/`), offline. Laya picks its own precision (autocast to the checkpoint's
+    `amp_dtype` on CUDA, fp32 on CPU unless `LAYA_CPU_AMP=bf16`), so `dtype` does not apply, and
+    it falls back to CPU when the device cannot take the model: `device` is where it really runs.
+    One `predict_batch` call is one forward pass (no `batch_size`): our micro-batcher has already
+    sized and length-sorted the batch.
+    """
 
     provider = "local"
 
@@ -129,18 +137,25 @@ class LayaModel(BatchModel):
         self.path = Path(path)
         self.model = name or f"laya:{self.path.name}"
         self.max_seq_len = max_seq_len
+        self.device = "cpu"
         self._agent = None
 
     def setup(self, device: str) -> None:
         import laya
 
-        self._agent = laya.load(str(self.path), device=device)
+        # An absolute path: laya.load reads a bare word as a registry alias.
+        self._agent = laya.load(str(self.path.resolve()), device=device)
+        self.device = str(self._agent.device)
+        # Never ask for a longer window than the checkpoint was built for.
+        self.max_seq_len = min(self.max_seq_len, int(self._agent.cfg.get("max_len", 512)))
 
     def cost(self, pair: Pair) -> int:
-        return min(self.max_seq_len, (len(pair.claim) + len(pair.source_text)) // 4 + 32)
+        # Laya's row is [question head][state as JSON]: about four characters a token plus the
+        # head (question and two option texts, about 40 tokens).
+        return min(self.max_seq_len, (len(pair.claim) + len(pair.source_text)) // 4 + 48)
 
     def predict(self, pairs: Sequence[Pair]) -> list[float]:
-        # A Laya batch shares one question set, so single and compound pairs run apart.
+        # A Laya call shares one question set, so single and compound pairs run apart.
         out = [0.0] * len(pairs)
         for compound in (False, True):
             idx = [i for i, p in enumerate(pairs) if p.compound == compound]
@@ -149,10 +164,16 @@ class LayaModel(BatchModel):
             states = [{"source_text": pairs[i].source_text, "claim": pairs[i].claim}
                       for i in idx]
             questions = {"support": {"type": "noul", "instructions": pairs[idx[0]].question}}
-            results = self._agent.predict_batch(states, questions, sort_by_length=True)
+            results = self._agent.predict_batch(states, questions, max_len=self.max_seq_len)
             for i, result in zip(idx, results):
                 out[i] = float(result["answers"]["support"]["noul"])
         return out
+
+    def describe(self) -> dict[str, Any]:
+        agent = self._agent
+        return {"dtype": str(agent.dtype).removeprefix("torch.") if agent else "",
+                "amp": bool(agent.amp_enabled) if agent else False,
+                "checkpoint": str(self.path), "laya_device": self.device}
 
 
 def is_laya_checkpoint(path: Path) -> bool:
