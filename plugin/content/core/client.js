@@ -48,13 +48,14 @@ export class ApiClient {
     return headers;
   }
 
-  async _send(path, { method = "GET", body, headers = {}, signal } = {}) {
+  /** `body` is sent as JSON; `raw` (bytes) as it is, with the Content-Type in `headers`. */
+  async _send(path, { method = "GET", body, raw, headers = {}, signal } = {}) {
     let response;
     try {
       response = await this.fetch(this.baseUrl + path, {
         method,
         headers: this._headers(body !== undefined ? { "Content-Type": "application/json", ...headers } : headers),
-        body: body !== undefined ? JSON.stringify(body) : undefined,
+        body: raw !== undefined ? raw : body !== undefined ? JSON.stringify(body) : undefined,
         signal,
       });
     } catch (exc) {
@@ -110,6 +111,30 @@ export class ApiClient {
       method: "POST",
       body: { session_id: sessionId, turn_id: turnId, candidate_ids: candidateIds },
     });
+  }
+
+  /**
+   * Tell the server the polite-pool contact email (null forgets it):
+   * `POST /register` -> `{user_id, contact_email}`.
+   */
+  register(contactEmail) {
+    return this.json("/register", { method: "POST", body: { contact_email: contactEmail || null } });
+  }
+
+  /** `GET /library/status`: `source` (`zotero_dir`, `hosted`, `none`), counts, ingest progress. */
+  libraryStatus() {
+    return this.json("/library/status");
+  }
+
+  /** One sync page (docs/api.md, "The lab-hosted library") -> `{needs_upload, complete, ...}`. */
+  syncLibrary(page) {
+    return this.json("/library/sync", { method: "POST", body: page });
+  }
+
+  /** The file of a synced attachment -> `{key, sha256, size, status: "queued" | "unchanged"}`. */
+  uploadAttachment(key, bytes, contentType, libraryId = "user") {
+    return this.json(`/library/attachments/${encodeURIComponent(key)}?library_id=${encodeURIComponent(libraryId)}`,
+      { method: "PUT", raw: bytes, headers: { "Content-Type": contentType } });
   }
 
   /** A staged PDF's bytes (ArrayBuffer). */

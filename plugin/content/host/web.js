@@ -66,7 +66,7 @@ export function createHost(window) {
           results.push({ title: candidate.title, status: "metadata", note: file?.reason || "no open-access PDF" });
         }
       }
-      return results;
+      return { results, ingest: "" };
     },
   };
 }

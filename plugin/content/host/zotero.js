@@ -4,12 +4,47 @@
 
 import { findOutlineTarget } from "../core/outline.js";
 import { zoteroItemData } from "../core/candidates.js";
+import { createLibrarySync, fileStore, summaryLine } from "./zotero-library.js";
 
 export function createHost(window, Zotero = window.parent.Zotero) {
   const prefs = Zotero.Zocrates.prefs;
   const mainWindow = () => Zotero.getMainWindow();
   const pane = () => Zotero.getActiveZoteroPane();
   const libraryID = () => Zotero.Libraries.userLibraryID;
+  // Item ids whose notifier events the library sync ignores (this plugin's own import); the
+  // set lives in the bootstrap scope (hooks.js), shared by every window's sidebar.
+  const suppressed = Zotero.Zocrates.suppressedItemIDs;
+  let librarySync = null;
+
+  /** The library sync for this sidebar (one per server URL's remembered state). */
+  function librarySyncFor(api, onProgress = () => {}) {
+    if (!librarySync) {
+      const server = String(prefs.get("serverUrl") || "").replace(/[^A-Za-z0-9]+/g, "_").slice(0, 80);
+      const path = window.PathUtils.join(Zotero.DataDirectory.dir, `zocrates-sync-${server}.json`);
+      librarySync = createLibrarySync({ Zotero, IOUtils: window.IOUtils, crypto: window.crypto, api, suppressed,
+        store: fileStore(window.IOUtils, path), onProgress: (p) => librarySync?.onProgress?.(p) });
+    }
+    if (onProgress) librarySync.onProgress = onProgress;
+    return librarySync;
+  }
+
+  /**
+   * After an import: ONE batch ingest of what it created. Hosted: one sync of the new items
+   * and the uploads of their PDFs. Local: the server reads zotero.sqlite itself and notices
+   * the change on its next rescan (it has no route to ask for one now).
+   */
+  async function ingestImported(api, ids) {
+    if (!ids.length) return "";
+    try {
+      const outcome = await librarySyncFor(api, null).syncChanges({ ids });
+      if (outcome.mode === "local") {
+        return "The server reads your Zotero library directly and re-indexes it within a minute of a change; the new papers become searchable then.";
+      }
+      return `Sent to the server for indexing: ${summaryLine(outcome)}`;
+    } catch (exc) {
+      return `Imported into Zotero, but not sent to the server yet (${exc.message}); the next library sync sends it.`;
+    }
+  }
 
   async function itemByKey(key) {
     const item = await Zotero.Items.getByLibraryAndKeyAsync(libraryID(), key);
@@ -37,6 +72,34 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       window.addEventListener("unload", undo, { once: true });
     },
     openSettings: () => Zotero.Utilities.Internal.openPreferences("zocrates@zocrates.org"),
+    politeEmail: () => prefs.get("politeEmail"),
+    onPoliteEmailChange: (callback) => {
+      const undo = prefs.observe("politeEmail", callback);
+      window.addEventListener("unload", undo, { once: true });
+    },
+    canSyncLibrary: true,
+
+    /**
+     * Connect the library to the server: read `/library/status`; in the hosted mode send
+     * the library (full the first time, then what changed) and, in one window only, watch
+     * Zotero for changes. Resolves with the sync's outcome (`{mode: "local"}` when the server
+     * reads zotero.sqlite itself).
+     */
+    async startLibrarySync(api, onProgress) {
+      const sync = librarySyncFor(api, onProgress);
+      const outcome = await sync.syncLibrary();
+      if (outcome.mode === "hosted" && !Zotero.Zocrates.libraryObserverOwner) {
+        const owner = `window-${Math.random().toString(36).slice(2)}`;
+        Zotero.Zocrates.libraryObserverOwner = owner;
+        const stop = sync.observe();
+        window.addEventListener("unload", () => {
+          stop();
+          if (Zotero.Zocrates?.libraryObserverOwner === owner) Zotero.Zocrates.libraryObserverOwner = null;
+        }, { once: true });
+      }
+      return outcome;
+    },
+    librarySync: () => librarySync,
     fetch: (...args) => window.fetch(...args),
     async copyText(text) {
       Zotero.Utilities.Internal.copyTextToClipboard(text);
@@ -77,79 +140,113 @@ export function createHost(window, Zotero = window.parent.Zotero) {
      * Download the staged PDFs, then create every item, its tags, collection membership and
      * its PDF attachment record in one transaction; attachment files are copied into storage
      * after the commit (as Zotero.Attachments does), and a file that fails to copy leaves a
-     * metadata-only item behind, reported as such.
+     * metadata-only item behind, reported as such. The new items' notifier events are
+     * suppressed (the library sync would send them one by one); one batch ingest follows.
+     * Resolves with `{results, ingest}`: a report line per candidate, and one about the ingest.
      */
     async importBatch(plan, { collectionId, api }) {
       const results = new Map();
-      const staged = new Map();
-      for (const entry of plan) {
-        const { candidate, file, action } = entry;
-        if (action === "skip") {
-          results.set(candidate.candidate_id, { title: candidate.title, status: "skipped", note: file?.reason || "already in your library" });
-          continue;
-        }
-        if (action !== "pdf") continue;
-        try {
-          const bytes = new Uint8Array(await api.stagedFile(file.object_name));
-          if (file.sha256) {
-            const digest = [...new Uint8Array(await window.crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
-            if (digest !== file.sha256) throw new Error("the downloaded PDF does not match the server's checksum");
-          }
-          const path = window.PathUtils.join(window.PathUtils.tempDir, `zocrates-${file.sha256 || candidate.candidate_id}.pdf`);
-          await window.IOUtils.write(path, bytes);
-          staged.set(candidate.candidate_id, path);
-        } catch (exc) {
-          results.set(candidate.candidate_id, { title: candidate.title, status: "metadata", note: `PDF not downloaded: ${exc.message}` });
-        }
+      const staged = await downloadStaged(plan, api, results);
+      const mine = [];
+      try {
+        const created = await writeItems(plan, staged, collectionId, mine);
+        await attachFiles(created, results);
+        const kept = created.flatMap(({ item, attachment }) => [item.id, ...(attachment && Zotero.Items.get(attachment.id) ? [attachment.id] : [])]);
+        const ingest = await ingestImported(api, kept);
+        return {
+          results: plan.map(({ candidate }) => results.get(candidate.candidate_id) || { title: candidate.title, status: "failed", note: "not processed" }),
+          ingest,
+        };
+      } finally {
+        for (const id of mine) suppressed.delete(id);
+        for (const path of staged.values()) await window.IOUtils.remove(path, { ignoreAbsent: true });
       }
-      const created = [];
-      await Zotero.DB.executeTransaction(async () => {
-        for (const { candidate, action } of plan) {
-          if (action === "skip") continue;
-          const data = zoteroItemData(candidate);
-          const item = new Zotero.Item(data.itemType);
-          item.libraryID = libraryID();
-          for (const [field, value] of Object.entries(data.fields)) {
-            if (Zotero.ItemFields.isValidForType(Zotero.ItemFields.getID(field), item.itemTypeID)) item.setField(field, value);
-          }
-          item.setCreators(data.creators);
-          for (const tag of data.tags) item.addTag(tag, 1);
-          if (collectionId) item.setCollections([Number(collectionId)]);
-          await item.save();
-          let attachment = null;
-          const path = staged.get(candidate.candidate_id);
-          if (path) {
-            attachment = new Zotero.Item("attachment");
-            attachment.libraryID = item.libraryID;
-            attachment.parentID = item.id;
-            attachment.attachmentLinkMode = Zotero.Attachments.LINK_MODE_IMPORTED_FILE;
-            attachment.attachmentContentType = "application/pdf";
-            attachment.attachmentPath = "storage:" + fileName(candidate);
-            attachment.setField("title", "Full Text PDF");
-            await attachment.save();
-          }
-          created.push({ candidate, item, attachment, path });
-        }
-      });
-      for (const { candidate, attachment, path } of created) {
-        if (!attachment) {
-          if (!results.has(candidate.candidate_id)) results.set(candidate.candidate_id, { title: candidate.title, status: "metadata", note: "no open-access PDF" });
-          continue;
-        }
-        try {
-          const dir = await Zotero.Attachments.createDirectoryForItem(attachment);
-          await window.IOUtils.copy(path, window.PathUtils.join(dir, fileName(candidate)));
-          results.set(candidate.candidate_id, { title: candidate.title, status: "imported", note: "" });
-        } catch (exc) {
-          await attachment.eraseTx();
-          results.set(candidate.candidate_id, { title: candidate.title, status: "metadata", note: `PDF not attached: ${exc.message}` });
-        } finally {
-          await window.IOUtils.remove(path, { ignoreAbsent: true });
-        }
-      }
-      return plan.map(({ candidate }) => results.get(candidate.candidate_id) || { title: candidate.title, status: "failed", note: "not processed" });
     },
   };
+
+  /** The staged PDFs, checked against the server's SHA-256, in temp files: candidate id -> path. */
+  async function downloadStaged(plan, api, results) {
+    const staged = new Map();
+    for (const { candidate, file, action } of plan) {
+      if (action === "skip") {
+        results.set(candidate.candidate_id, { title: candidate.title, status: "skipped", note: file?.reason || "already in your library" });
+        continue;
+      }
+      if (action !== "pdf") continue;
+      try {
+        const bytes = new Uint8Array(await api.stagedFile(file.object_name));
+        if (file.sha256) {
+          const digest = [...new Uint8Array(await window.crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+          if (digest !== file.sha256) throw new Error("the downloaded PDF does not match the server's checksum");
+        }
+        const path = window.PathUtils.join(window.PathUtils.tempDir, `zocrates-${file.sha256 || candidate.candidate_id}.pdf`);
+        await window.IOUtils.write(path, bytes);
+        staged.set(candidate.candidate_id, path);
+      } catch (exc) {
+        results.set(candidate.candidate_id, { title: candidate.title, status: "metadata", note: `PDF not downloaded: ${exc.message}` });
+      }
+    }
+    return staged;
+  }
+
+  /** Every item and attachment record in ONE transaction; their ids go into `suppressed` (and `mine`). */
+  async function writeItems(plan, staged, collectionId, mine) {
+    const created = [];
+    const suppress = (id) => {
+      // Notifications wait for the commit, so the observer already sees these ids as suppressed.
+      suppressed.add(id);
+      mine.push(id);
+    };
+    await Zotero.DB.executeTransaction(async () => {
+      for (const { candidate, action } of plan) {
+        if (action === "skip") continue;
+        const data = zoteroItemData(candidate);
+        const item = new Zotero.Item(data.itemType);
+        item.libraryID = libraryID();
+        for (const [field, value] of Object.entries(data.fields)) {
+          if (Zotero.ItemFields.isValidForType(Zotero.ItemFields.getID(field), item.itemTypeID)) item.setField(field, value);
+        }
+        item.setCreators(data.creators);
+        for (const tag of data.tags) item.addTag(tag, 1);
+        if (collectionId) item.setCollections([Number(collectionId)]);
+        await item.save();
+        suppress(item.id);
+        let attachment = null;
+        const path = staged.get(candidate.candidate_id);
+        if (path) {
+          attachment = new Zotero.Item("attachment");
+          attachment.libraryID = item.libraryID;
+          attachment.parentID = item.id;
+          attachment.attachmentLinkMode = Zotero.Attachments.LINK_MODE_IMPORTED_FILE;
+          attachment.attachmentContentType = "application/pdf";
+          attachment.attachmentPath = "storage:" + fileName(candidate);
+          attachment.setField("title", "Full Text PDF");
+          await attachment.save();
+          suppress(attachment.id);
+        }
+        created.push({ candidate, item, attachment, path });
+      }
+    });
+    return created;
+  }
+
+  /** Copy each staged PDF into its attachment's storage directory; a failure erases the record. */
+  async function attachFiles(created, results) {
+    for (const { candidate, attachment, path } of created) {
+      if (!attachment) {
+        if (!results.has(candidate.candidate_id)) results.set(candidate.candidate_id, { title: candidate.title, status: "metadata", note: "no open-access PDF" });
+        continue;
+      }
+      try {
+        const dir = await Zotero.Attachments.createDirectoryForItem(attachment);
+        await window.IOUtils.copy(path, window.PathUtils.join(dir, fileName(candidate)));
+        results.set(candidate.candidate_id, { title: candidate.title, status: "imported", note: "" });
+      } catch (exc) {
+        await attachment.eraseTx();
+        results.set(candidate.candidate_id, { title: candidate.title, status: "metadata", note: `PDF not attached: ${exc.message}` });
+      }
+    }
+  }
 }
 
 function fileName(candidate) {

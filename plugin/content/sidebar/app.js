@@ -12,7 +12,9 @@ import {
 } from "../core/inspector.js";
 import { CandidateSelection, confirmationSummary, importPlan, importReport, oaLabel } from "../core/candidates.js";
 import { DIRECTIONS, maximizedRect, placePopover, resizeRect, scrollIsInside } from "../core/geometry.js";
+import { libraryStatusLine, syncProgressLine } from "../core/library-sync.js";
 import { morphHtml } from "./morph.js";
+import { ICONS } from "./icons.js";
 
 export const FONT_SIZES = { small: "13px", medium: "14px", large: "15.5px" };
 const RENDER_THROTTLE_MS = 50;
@@ -91,6 +93,8 @@ export function startSidebar({ window, host, libs }) {
       $("connect-panel").hidden = true;
       root.dataset.state = "ready";
       setStatus(result.message);
+      registerContact(); // neither of these blocks the chat
+      startLibrary();
       await refreshSessions();
       return true;
     } catch (exc) {
@@ -98,6 +102,63 @@ export function startSidebar({ window, host, libs }) {
       return false;
     }
   }
+
+  // ---- contact email (polite pools) and the library --------------------------------
+  /** Send the polite-pool email (POST /register); a failure is said, never blocks the chat. */
+  async function registerContact() {
+    if (!host.politeEmail) return; // the web page has no email of its own to send
+    try {
+      await api.register(host.politeEmail() || null);
+    } catch (exc) {
+      const why = exc.status === 404 ? "this server has no /register route yet" : exc.message;
+      setStatus(`Your contact email for the scholarly APIs was not sent (${why}). Chat works without it.`, true);
+    }
+  }
+  host.onPoliteEmailChange?.(() => registerContact());
+
+  const libraryBar = $("library-bar");
+  function showLibrary(line, { error = false, progress = null } = {}) {
+    libraryBar.hidden = false;
+    $("library-line").textContent = line;
+    libraryBar.classList.toggle("error", error);
+    const bar = $("library-progress");
+    bar.hidden = !progress;
+    if (progress) {
+      bar.max = Math.max(1, progress.total);
+      bar.value = progress.done;
+    }
+  }
+
+  /** Hosted mode: send the library and keep it current; show its progress and status. */
+  async function startLibrary() {
+    if (!host.canSyncLibrary) return;
+    const onProgress = (p) => {
+      if (p.phase === "done") showLibrary(p.message);
+      else showLibrary(syncProgressLine(p), { error: p.phase === "error", progress: p.total ? p : null });
+    };
+    try {
+      showLibrary("Checking your library on the server…");
+      const outcome = await host.startLibrarySync(api, onProgress);
+      await refreshLibraryStatus(outcome.mode === "hosted" ? syncLine(outcome) : "");
+    } catch (exc) {
+      showLibrary(`Library sync stopped: ${exc.message}`, { error: true });
+    }
+  }
+
+  function syncLine(outcome) {
+    return outcome.failed?.length ? `${outcome.failed.length} files could not be uploaded (${outcome.failed[0].message}). ` : "";
+  }
+
+  async function refreshLibraryStatus(prefix = "") {
+    try {
+      const status = await api.libraryStatus();
+      showLibrary(prefix + libraryStatusLine(status));
+    } catch (exc) {
+      showLibrary(`Library status unavailable: ${exc.message}`, { error: true });
+    }
+  }
+  $("library-refresh").addEventListener("click", () => refreshLibraryStatus());
+  $("library-sync-btn").addEventListener("click", () => startLibrary());
 
   function setStatus(text, error = false) {
     const el = $("composer-status");
@@ -369,7 +430,7 @@ export function startSidebar({ window, host, libs }) {
         const on = message.citationsVisible;
         message.wrapper.classList.toggle("citations-hidden", !on);
         toggle.setAttribute("aria-pressed", String(on));
-        toggle.textContent = on ? "👁 Citations: Visible" : "⊘ Citations: Hidden";
+        toggle.innerHTML = on ? `${ICONS.eye} Citations: Visible` : `${ICONS.eyeOff} Citations: Hidden`;
         toggle.title = on ? "Hide citations" : "Show citations";
         if (!on) closePopover();
       };
@@ -377,7 +438,9 @@ export function startSidebar({ window, host, libs }) {
       left.appendChild(toggle);
       if ((record.citations || []).length) {
         const counts = verificationCounts(record);
-        left.appendChild(button("claims-inspector-btn", "🛡️ Claim Verification Inspector", inspectorTooltip(counts), () => openInspector(record)));
+        const inspector = button("claims-inspector-btn", "", inspectorTooltip(counts), () => openInspector(record));
+        inspector.innerHTML = `${ICONS.shield} Claim Verification Inspector`;
+        left.appendChild(inspector);
       }
     }
     const copy = button("copy-btn", "Copy", "Copy the answer", async () => {
@@ -465,8 +528,8 @@ export function startSidebar({ window, host, libs }) {
       `<div class="evidence-popover-badges-row">${section}<span class="evidence-support-badge ${badge.level}">${escapeHtml(badge.text)}</span></div>` +
       `<div class="evidence-quote">${renderer.markdown(citation.quote || "")}</div>` +
       '<div class="evidence-popover-actions">' +
-      `<button class="secondary-btn open-reader-btn" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? "Open the PDF at this section" : host.zoteroOnlyHint)}">📖 Open in Reader</button>` +
-      `<button class="secondary-btn select-library-btn" ${host.canSelectInLibrary ? "" : "disabled"} title="${escapeAttr(host.canSelectInLibrary ? "Select the item in your library" : host.zoteroOnlyHint)}">📁 Select in Library</button>` +
+      `<button class="secondary-btn open-reader-btn" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? "Open the PDF at this section" : host.zoteroOnlyHint)}">${ICONS.book} Open in Reader</button>` +
+      `<button class="secondary-btn select-library-btn" ${host.canSelectInLibrary ? "" : "disabled"} title="${escapeAttr(host.canSelectInLibrary ? "Select the item in your library" : host.zoteroOnlyHint)}">${ICONS.folder} Select in Library</button>` +
       "</div>" + DIRECTIONS.map((d) => `<div class="evidence-resizer ${d}" data-dir="${d}"></div>`).join("");
     document.body.appendChild(pop);
     const viewport = () => ({ width: window.innerWidth, height: window.innerHeight });
@@ -566,11 +629,11 @@ export function startSidebar({ window, host, libs }) {
   }
 
   // ---- modals -------------------------------------------------------------------------
-  function modal(title, { wide = false, id = "" } = {}) {
+  function modal(title, { wide = false, id = "", icon = "" } = {}) {
     const backdrop = document.createElement("div");
     backdrop.className = "modal-backdrop";
     backdrop.innerHTML = `<div class="modal${wide ? " wide" : ""}" role="dialog" aria-modal="true"${id ? ` id="${id}"` : ""}>` +
-      `<div class="modal-head"><h2>${escapeHtml(title)}</h2><button class="icon-btn modal-close" aria-label="Close">✕</button></div>` +
+      `<div class="modal-head"><h2>${icon}${escapeHtml(title)}</h2><button class="icon-btn modal-close" aria-label="Close">✕</button></div>` +
       '<div class="modal-body"></div><div class="modal-foot" hidden></div></div>';
     backdrop.addEventListener("pointerdown", (e) => {
       if (e.target === backdrop) backdrop.remove();
@@ -604,7 +667,7 @@ export function startSidebar({ window, host, libs }) {
 
   function openInspector(record) {
     if (host.openInspectorWindow && host.openInspectorWindow(record)) return;
-    const m = modal("🛡️ Claim Verification Inspector", { wide: true, id: "claims-inspector" });
+    const m = modal("Claim Verification Inspector", { wide: true, id: "claims-inspector", icon: ICONS.shield });
     renderInspector(m.body, record, { renderer, host, onSelect: selectInLibrary, onOpen: (row) => runHostAction(() => host.openInReader(row)), window });
   }
 
@@ -701,11 +764,13 @@ export function startSidebar({ window, host, libs }) {
         chosen.map((c) => c.candidate_id));
       const plan = importPlan(chosen, batch);
       reportEl.textContent = host.canImport ? `Importing into ${collectionName || "My Library"}…` : "Fetching staged PDFs…";
-      const results = await host.importBatch(plan, { collectionId, api });
+      const { results, ingest } = await host.importBatch(plan, { collectionId, api });
       const report = importReport(results);
       reportEl.innerHTML = `<strong>${escapeHtml(report.headline)}</strong><ul>${report.lines.map((l) =>
         `<li data-status="${escapeAttr(l.status)}">${escapeHtml(l.title)} — ${escapeHtml(l.status)}${l.note ? `: ${escapeHtml(l.note)}` : ""}` +
-        `${l.href ? ` <a href="${escapeAttr(l.href)}" download="${escapeAttr(l.filename || "paper.pdf")}">Download PDF</a>` : ""}</li>`).join("")}</ul>`;
+        `${l.href ? ` <a href="${escapeAttr(l.href)}" download="${escapeAttr(l.filename || "paper.pdf")}">Download PDF</a>` : ""}</li>`).join("")}</ul>` +
+        (ingest ? `<p class="info-muted import-ingest">${escapeHtml(ingest)}</p>` : "");
+      if (host.canSyncLibrary) refreshLibraryStatus();
     } catch (exc) {
       reportEl.textContent = exc.code === "not_found"
         ? "This server cannot stage papers yet (no /discover/prepare_batch route). Nothing was imported."
@@ -823,8 +888,8 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
         `<td>${renderer.markdown(stripMathQuotes(row.claim))}</td>` +
         `<td><div><strong>${renderer.inlineMarkdown(row.title)}</strong></div><div class="info-muted">${escapeHtml(row.source)}</div>` +
         (row.section ? `<div class="evidence-section-badge">§ ${renderer.inlineMarkdown(row.section)}</div>` : "") +
-        `<div class="row-actions"><button class="secondary-btn row-open" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? "Open in Reader" : host.zoteroOnlyHint)}">📖 Open in Reader</button>` +
-        `<button class="secondary-btn row-select" ${host.canSelectInLibrary ? "" : "disabled"} title="${escapeAttr(host.canSelectInLibrary ? "Select in Library" : host.zoteroOnlyHint)}">📁 Select in Library</button></div></td>` +
+        `<div class="row-actions"><button class="secondary-btn row-open" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? "Open in Reader" : host.zoteroOnlyHint)}">${ICONS.book} Open in Reader</button>` +
+        `<button class="secondary-btn row-select" ${host.canSelectInLibrary ? "" : "disabled"} title="${escapeAttr(host.canSelectInLibrary ? "Select in Library" : host.zoteroOnlyHint)}">${ICONS.folder} Select in Library</button></div></td>` +
         `<td><div class="evidence-cell">${renderer.markdown(row.evidence)}</div></td>` +
         `<td><span class="probability">p = ${formatProbability(row.probability)}</span>` +
         `<span class="verdict-badge ${row.verdictLabel.toLowerCase()}">${row.verdictLabel}</span></td>`;

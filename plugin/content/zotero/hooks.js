@@ -7,7 +7,11 @@ var ZocratesHooks = (function () {
 
   async function onStartup(scope) {
     const prefs = ZocratesPrefs.create(Zotero.Prefs);
-    Zotero.Zocrates = { prefs, version: scope.version, rootURI: scope.rootURI, panes: new Map() };
+    // suppressedItemIDs: items this plugin is importing, whose notifier events the library
+    // sync ignores; libraryObserverOwner: the one sidebar that watches the library. Both live
+    // here, in the bootstrap scope, because every window's sidebar shares them.
+    Zotero.Zocrates = { prefs, version: scope.version, rootURI: scope.rootURI, panes: new Map(),
+      suppressedItemIDs: new Set(), libraryObserverOwner: null };
     undo.push(() => {
       prefs.unregisterAll();
       delete Zotero.Zocrates;

@@ -1,0 +1,279 @@
+// The Zotero half of the lab-hosted library sync: reads the user's library through Zotero's
+// API (items, attachment files and their SHA-256), sends it with core/library-sync.js's pages
+// to /library/sync, uploads the files the server asks for, and keeps it current from
+// Zotero.Notifier events. What it sent is remembered (a small JSON file per server), so a
+// restart sends only what changed. Runs inside Zotero; the Node tests drive it with the fake
+// Zotero of plugin/test/fake-zotero.js.
+
+import {
+  ChangeSet, Debouncer, fingerprint, isUploadable, libraryMode, newSyncId, planSync, serverMatches, syncPages,
+  syncedItem, withRetry,
+} from "../core/library-sync.js";
+
+const KIND = { attachment: "attachment", note: "note" };
+
+/** Remembered state in a JSON file (IOUtils), or null when there is none or it is unreadable. */
+export function fileStore(IOUtils, path) {
+  return {
+    async load() {
+      try {
+        return await IOUtils.readJSON(path);
+      } catch {
+        return null;
+      }
+    },
+    async save(state) {
+      await IOUtils.writeJSON(path, state, { tmpPath: `${path}.tmp` });
+    },
+  };
+}
+
+export function memoryStore(initial = null) {
+  let state = initial;
+  return { load: async () => (state ? structuredClone(state) : null), save: async (s) => { state = structuredClone(s); } };
+}
+
+/**
+ * @param {object} o
+ * @param {object} o.Zotero the Zotero global
+ * @param {object} o.IOUtils @param {object} o.crypto (WebCrypto: crypto.subtle.digest)
+ * @param {import("../core/client.js").ApiClient} o.api
+ * @param {{load, save}} o.store remembered state
+ * @param {Set<number>} [o.suppressed] item ids whose notifier events are ignored (shared with the import)
+ * @param {(progress) => void} [o.onProgress] `{phase: reading|syncing|uploading|done|error, done, total, message}`
+ */
+export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppressed = new Set(), onProgress = () => {},
+  sleep = (ms) => new Promise((r) => setTimeout(r, ms)), libraryId = "user", debounce = {} }) {
+  const changes = new ChangeSet();
+  changes.suppressed = suppressed;
+  let queue = Promise.resolve();
+  const engine = { mode: null, status: null, lastError: null };
+  const retry = (fn) => withRetry(fn, { sleep });
+
+  /** Jobs run one after the other: a notifier batch waits for a running full sync. */
+  function enqueue(job) {
+    const run = queue.then(job, job);
+    queue = run.catch(() => {});
+    return run;
+  }
+
+  async function sha256Of(path, cached) {
+    const info = await IOUtils.stat(path);
+    const mtime = info.lastModified;
+    if (cached && cached.path === path && cached.size === info.size && cached.mtime === mtime) return cached;
+    const bytes = await IOUtils.read(path);
+    const digest = await crypto.subtle.digest("SHA-256", bytes);
+    const sha256 = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    return { path, size: info.size, mtime, sha256 };
+  }
+
+  /** One Zotero item as `{item: SyncedItem, path, contentType}`, or null (annotations...). */
+  async function describe(item, remembered) {
+    const json = item.toJSON();
+    const file = {};
+    if (item.isAttachment()) {
+      file.contentType = item.attachmentContentType || "";
+      if (isUploadable(file.contentType)) {
+        const path = await item.getFilePathAsync();
+        if (path) {
+          const hashed = await sha256Of(path, remembered.files?.[item.key]);
+          Object.assign(file, { path, sha256: hashed.sha256, hashed });
+        }
+      }
+    }
+    const synced = syncedItem(json, file);
+    return synced && { item: synced, path: file.path || null, contentType: file.contentType || "", hashed: file.hashed };
+  }
+
+  /** An item in the trash, or a child of one: the server should not keep it. */
+  function isGone(item) {
+    if (item.deleted) return true;
+    const parent = item.parentID ? Zotero.Items.get(item.parentID) : null;
+    return Boolean(parent && parent.deleted);
+  }
+
+  function childKeys(item) {
+    if (!item.isRegularItem()) return [];
+    const ids = [...item.getAttachments(true), ...item.getNotes(true)];
+    return Zotero.Items.get(ids).map((child) => child.key);
+  }
+
+  async function readLibrary(remembered) {
+    const libraryID = Zotero.Libraries.userLibraryID;
+    const items = await Zotero.Items.getAll(libraryID, false, false);
+    const described = [];
+    for (const item of items) {
+      if (isGone(item)) continue;
+      const d = await describe(item, remembered);
+      if (d) described.push(d);
+    }
+    return described;
+  }
+
+  function emptyState() {
+    return { items: {}, files: {} };
+  }
+
+  /**
+   * Send a plan (items and deleted keys) as pages, then upload the files the server asked
+   * for. What the server accepted is remembered; an attachment whose file could not be
+   * uploaded is marked, so the next sync offers it again.
+   */
+  async function send(plan, described, state) {
+    const byKey = new Map(described.map((d) => [d.item.key, d]));
+    const pages = syncPages({ syncId: newSyncId(), libraryId, ...plan });
+    const needs = [];
+    const summary = { full: plan.full, sent: plan.items.length, deleted: plan.deleted.length, uploaded: 0, unchanged: 0, failed: [] };
+    for (const [i, page] of pages.entries()) {
+      onProgress({ phase: "syncing", done: i, total: pages.length });
+      const reply = await retry(() => api.syncLibrary(page));
+      for (const item of page.items) {
+        const d = byKey.get(item.key);
+        state.items[item.key] = { fp: fingerprint(item), kind: KIND[item.item_type] || "item" };
+        if (d?.hashed) state.files[item.key] = d.hashed;
+      }
+      for (const key of page.deleted) {
+        delete state.items[key];
+        delete state.files[key];
+      }
+      needs.push(...(reply.needs_upload || []));
+    }
+    for (const [i, key] of needs.entries()) {
+      onProgress({ phase: "uploading", done: i, total: needs.length });
+      const d = byKey.get(key);
+      try {
+        if (!d?.path) throw new Error("the file is not in this Zotero library's storage");
+        const bytes = await IOUtils.read(d.path);
+        const reply = await retry(() => api.uploadAttachment(key, bytes, d.contentType, libraryId));
+        if (reply.status === "unchanged") summary.unchanged += 1;
+        else summary.uploaded += 1;
+      } catch (exc) {
+        // Still on the server (the counts stay right), but marked so the next sync offers it again.
+        if (state.items[key]) state.items[key].fp = "upload-failed";
+        delete state.files[key];
+        summary.failed.push({ key, title: d?.item.title || key, message: exc.message });
+      }
+    }
+    onProgress({ phase: "uploading", done: needs.length, total: needs.length });
+    return summary;
+  }
+
+  async function save(state) {
+    const kinds = Object.values(state.items).map((v) => v.kind);
+    state.regular = kinds.filter((k) => k === "item").length;
+    state.attachments = kinds.filter((k) => k === "attachment").length;
+    await store.save(state);
+  }
+
+  /** `/library/status`, and from it the mode: `local` (the server reads zotero.sqlite) or `hosted`. */
+  async function refreshStatus() {
+    engine.status = await api.libraryStatus();
+    engine.mode = libraryMode(engine.status);
+    return engine.status;
+  }
+
+  /**
+   * Bring the server up to date with the whole library: a full sync when the server does not
+   * hold what was remembered (first connection, new server), else only what changed.
+   */
+  function syncLibrary({ forceFull = false } = {}) {
+    return enqueue(async () => {
+      const status = await refreshStatus();
+      if (engine.mode === "local") return { mode: "local" };
+      const remembered = await store.load();
+      const full = forceFull || !serverMatches(status, remembered);
+      const state = full ? emptyState() : remembered;
+      onProgress({ phase: "reading" });
+      try {
+        const described = await readLibrary(remembered || emptyState());
+        const previous = full ? null : Object.fromEntries(Object.entries(remembered.items).map(([k, v]) => [k, v.fp]));
+        const plan = planSync(previous, described.map((d) => d.item));
+        if (!plan.full && !plan.items.length && !plan.deleted.length) {
+          onProgress({ phase: "done", message: "Your library on the server is up to date." });
+          return { mode: "hosted", full: false, sent: 0, deleted: 0, uploaded: 0, unchanged: 0, failed: [] };
+        }
+        const summary = await send(plan, described, state);
+        onProgress({ phase: "done", message: summaryLine(summary) });
+        return { mode: "hosted", ...summary };
+      } catch (exc) {
+        engine.lastError = exc;
+        onProgress({ phase: "error", message: exc.message });
+        throw exc;
+      } finally {
+        await save(state);
+        await refreshStatus().catch(() => {});
+      }
+    });
+  }
+
+  /**
+   * Send a batch of changed item ids and deleted keys (from the notifier, or from an import)
+   * as one sync, with the uploads it calls for. Unchanged items are not sent again.
+   */
+  function syncChanges({ ids = [], deletedKeys = [] }) {
+    return enqueue(async () => {
+      if (engine.mode === null) await refreshStatus();
+      if (engine.mode !== "hosted") return { mode: engine.mode };
+      const state = (await store.load()) || emptyState();
+      const deleted = new Set(deletedKeys);
+      const described = [];
+      for (const item of await Zotero.Items.getAsync(ids)) {
+        if (!item) continue;
+        if (isGone(item)) {
+          deleted.add(item.key);
+          for (const key of childKeys(item)) deleted.add(key);
+          continue;
+        }
+        const d = await describe(item, state);
+        if (d && state.items[d.item.key]?.fp !== fingerprint(d.item)) described.push(d);
+      }
+      const gone = [...deleted].filter((key) => key in state.items || deletedKeys.includes(key));
+      if (!described.length && !gone.length) return { mode: "hosted", sent: 0, deleted: 0, uploaded: 0, unchanged: 0, failed: [] };
+      try {
+        const summary = await send({ full: false, items: described.map((d) => d.item), deleted: gone }, described, state);
+        onProgress({ phase: "done", message: summaryLine(summary) });
+        return { mode: "hosted", ...summary };
+      } catch (exc) {
+        engine.lastError = exc;
+        onProgress({ phase: "error", message: exc.message });
+        throw exc;
+      } finally {
+        await save(state);
+      }
+    });
+  }
+
+  /**
+   * Watch the library (Zotero.Notifier, "item" events) and send what changed once activity
+   * settles. Events of suppressed ids (the plugin's own import) are ignored. Returns the undo.
+   */
+  function observe() {
+    const flush = () => {
+      if (changes.empty) return Promise.resolve();
+      return syncChanges(changes.take()).catch((exc) => Zotero.debug(`Zocrates: library change not sent (${exc.message})`));
+    };
+    const debouncer = new Debouncer(flush, debounce);
+    const observer = {
+      notify(event, type, ids, extraData) {
+        if (changes.note(event, type, ids, extraData)) debouncer.poke();
+      },
+    };
+    const id = Zotero.Notifier.registerObserver(observer, ["item"], "zocrates-library-sync");
+    engine.flush = () => debouncer.fire();
+    return () => {
+      Zotero.Notifier.unregisterObserver(id);
+      debouncer.cancel();
+    };
+  }
+
+  return Object.assign(engine, { changes, refreshStatus, syncLibrary, syncChanges, observe, idle: () => queue });
+}
+
+export function summaryLine(summary) {
+  const parts = [];
+  parts.push(summary.full ? `Library sent in full (${summary.sent} items)` : `${summary.sent} changed items sent`);
+  if (summary.deleted) parts.push(`${summary.deleted} removed`);
+  if (summary.uploaded) parts.push(`${summary.uploaded} files uploaded`);
+  if (summary.failed.length) parts.push(`${summary.failed.length} files not uploaded (${summary.failed[0].message})`);
+  return `${parts.join(", ")}.`;
+}

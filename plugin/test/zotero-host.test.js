@@ -1,0 +1,261 @@
+// The Zotero-side code (host/zotero.js, host/zotero-library.js) run against the fake Zotero
+// of fake-zotero.js: the import in one transaction with its fallbacks, the notifier
+// suppression around it and its one batch ingest, and the hosted library sync.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import vm from "node:vm";
+import { createFakeZotero, fakeIOUtils, fakeWindow } from "./fake-zotero.js";
+import { fakeGateway } from "./fake-gateway.js";
+import { createHost } from "../content/host/zotero.js";
+import { createLibrarySync, fileStore, memoryStore } from "../content/host/zotero-library.js";
+
+const PDF = readFileSync(new URL("../../../shared/fixtures/pdfs/cermine/test1.pdf", import.meta.url));
+const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
+
+function zoteroWithPlugin() {
+  const Zotero = createFakeZotero();
+  const ctx = {};
+  vm.runInNewContext(`${readFileSync(new URL("../content/zotero/prefs.js", import.meta.url), "utf8")}\nthis.ZocratesPrefs = ZocratesPrefs;`, ctx);
+  // What hooks.js onStartup puts there.
+  Zotero.Zocrates = { prefs: ctx.ZocratesPrefs.create(Zotero.Prefs), suppressedItemIDs: new Set(), libraryObserverOwner: null };
+  const window = fakeWindow(Zotero);
+  return { Zotero, window, host: createHost(window, Zotero) };
+}
+
+const candidate = (id, extra = {}) => ({ candidate_id: id, title: `Paper ${id}`, authors: ["Ada Lovelace", "Alan Turing"], year: 2024,
+  doi: `10.1000/${id}`, venue: "Journal of Tests", keywords: ["testing", "zotero"], oa_status: "gold", ...extra });
+
+test("the fake keeps Zotero's transaction semantics: events after commit, rollback on a throw", async () => {
+  const Zotero = createFakeZotero();
+  const seen = [];
+  Zotero.Notifier.registerObserver({ notify: (event, type, ids) => seen.push(`${event}:${ids.join(",")}`) }, ["item"], "test");
+  let inside;
+  await Zotero.DB.executeTransaction(async () => {
+    const item = new Zotero.Item("journalArticle");
+    item.setField("title", "A");
+    await item.save();
+    inside = [...seen];
+  });
+  assert.deepEqual(inside, [], "no event while the transaction is open");
+  assert.deepEqual(seen, ["add:1"]);
+  await assert.rejects(Zotero.DB.executeTransaction(async () => {
+    const item = new Zotero.Item("journalArticle");
+    await item.save();
+    throw new Error("boom");
+  }), /boom/);
+  assert.equal((await Zotero.Items.getAll(1)).length, 1, "the rolled-back item is gone");
+  assert.deepEqual(seen, ["add:1"], "and so are its events");
+  assert.throws(() => new Zotero.Item("journalArticle").setField("repository", "arXiv"), /not a valid field for type 'journalArticle'/);
+  await new Zotero.Item("journalArticle").save();
+  assert.match(Zotero.errors[0].message, /without a wrapping transaction/);
+  await assert.rejects(Zotero.DB.executeTransaction(() => new Zotero.Item("book").saveTx()), /inside a transaction/);
+});
+
+test("importBatch: one transaction, PDFs in storage, checksum mismatch and no PDF as metadata, duplicates skipped", async () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  const collection = Zotero.createCollection("Reading");
+  const other = new Uint8Array(Buffer.from("%PDF-1.4 other bytes"));
+  const api = fakeGateway({ source: "zotero_dir", staged: new Map([["ok.pdf", new Uint8Array(PDF)], ["bad.pdf", other]]) });
+  const plan = [
+    { candidate: candidate("A"), file: { status: "staged", object_name: "ok.pdf", sha256: sha256(PDF) }, action: "pdf" },
+    { candidate: candidate("B"), file: { status: "staged", object_name: "bad.pdf", sha256: "0".repeat(64) }, action: "pdf" },
+    { candidate: candidate("C"), file: { status: "no_pdf" }, action: "metadata" },
+    { candidate: candidate("D"), file: { status: "duplicate", reason: "already in your library (DOI)" }, action: "skip" },
+  ];
+  const before = Zotero.DB.transactions;
+  const { results, ingest } = await host.importBatch(plan, { collectionId: String(collection.id), api });
+  assert.equal(Zotero.DB.transactions - before, 1, "every item and attachment record in ONE transaction");
+  assert.deepEqual(results.map((r) => r.status), ["imported", "metadata", "metadata", "skipped"]);
+  assert.match(results[1].note, /does not match the server's checksum/);
+  assert.equal(results[2].note, "no open-access PDF");
+  assert.equal(results[3].note, "already in your library (DOI)");
+
+  const items = await Zotero.Items.getAll(1, true);
+  assert.deepEqual(items.map((i) => i.getField("title")).sort(), ["Paper A", "Paper B", "Paper C"]);
+  const a = items.find((i) => i.getField("title") === "Paper A");
+  assert.equal(a.getField("DOI"), "10.1000/A");
+  assert.equal(a.getField("publicationTitle"), "Journal of Tests");
+  assert.deepEqual(a.getCreators()[0], { creatorType: "author", firstName: "Ada", lastName: "Lovelace" });
+  assert.deepEqual(a.getTags(), [{ tag: "testing", type: 1 }, { tag: "zotero", type: 1 }]);
+  assert.deepEqual(a.getCollections(), [collection.id]);
+  const [attachmentID] = a.getAttachments();
+  const attachment = Zotero.Items.get(attachmentID);
+  const path = await attachment.getFilePathAsync();
+  assert.ok(path.startsWith(`${Zotero.dataDir}/storage/${attachment.key}/`));
+  assert.equal(sha256(readFileSync(path)), sha256(PDF));
+  for (const title of ["Paper B", "Paper C"]) assert.deepEqual(items.find((i) => i.getField("title") === title).getAttachments(), []);
+  // Local mode: nothing to send; the server's rescan picks it up.
+  assert.deepEqual(api.routes("sync"), []);
+  assert.match(ingest, /re-indexes it within a minute/);
+  assert.equal(Zotero.Zocrates.suppressedItemIDs.size, 0);
+  assert.deepEqual(Zotero.errors, []);
+});
+
+test("importBatch: a PDF that cannot be copied into storage leaves a metadata-only item", async () => {
+  const { Zotero, window, host } = zoteroWithPlugin();
+  const api = fakeGateway({ source: "zotero_dir", staged: new Map([["ok.pdf", new Uint8Array(PDF)]]) });
+  window.IOUtils.copy = async () => { throw new Error("disk full"); };
+  const { results } = await host.importBatch([{ candidate: candidate("A"), file: { object_name: "ok.pdf", sha256: sha256(PDF) }, action: "pdf" }],
+    { collectionId: "", api });
+  assert.equal(results[0].status, "metadata");
+  assert.match(results[0].note, /PDF not attached: disk full/);
+  const items = await Zotero.Items.getAll(1);
+  assert.deepEqual(items.map((i) => i.itemType), ["journalArticle"], "the attachment record is erased");
+});
+
+test("hosted import: its own notifier events are suppressed and ONE batch ingest sends items and PDFs", async () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  await Zotero.addItem({ fields: { title: "Already here" }, file: { bytes: PDF, name: "here.pdf" } });
+  const api = fakeGateway({ staged: new Map([["ok.pdf", new Uint8Array(PDF)]]) });
+  const first = await host.startLibrarySync(api, () => {});
+  assert.equal(first.full, true);
+  assert.equal(first.uploaded, 1);
+  assert.equal(Zotero.Notifier.observerCount(), 1, "the sidebar watches the library");
+  const sync = host.librarySync();
+  api.calls.length = 0;
+
+  const { results, ingest } = await host.importBatch([
+    { candidate: candidate("A"), file: { object_name: "ok.pdf", sha256: sha256(PDF) }, action: "pdf" },
+    { candidate: candidate("C"), file: null, action: "metadata" },
+  ], { collectionId: "", api });
+  assert.deepEqual(results.map((r) => r.status), ["imported", "metadata"]);
+  const pages = api.routes("sync");
+  assert.equal(pages.length, 1, "one sync page for the whole import");
+  assert.deepEqual(pages[0].page.items.map((i) => i.item_type).sort(), ["attachment", "journalArticle", "journalArticle"]);
+  assert.equal(api.routes("upload").length, 1, "the imported PDF, uploaded once");
+  assert.match(ingest, /Sent to the server for indexing: 3 changed items sent, 1 files uploaded/);
+  // The import's add events reached the observer, which ignored them: flushing sends nothing.
+  const added = Zotero.Notifier.delivered.filter((d) => d.event === "add").flatMap((d) => d.ids);
+  assert.ok(added.length >= 3);
+  assert.equal(sync.changes.empty, true);
+  await sync.flush();
+  await sync.idle();
+  assert.equal(api.routes("sync").length, 1);
+  assert.equal(Zotero.Zocrates.suppressedItemIDs.size, 0, "suppression ends with the import");
+
+  // An ordinary edit afterwards is sent by the observer.
+  const [imported] = (await Zotero.Items.getAll(1, true)).filter((i) => i.getField("title") === "Paper C");
+  imported.setField("title", "Paper C, revised");
+  await imported.saveTx();
+  assert.equal(sync.changes.empty, false);
+  await sync.flush();
+  await sync.idle();
+  const edits = api.routes("sync").slice(1);
+  assert.deepEqual(edits.map((c) => c.page.items.map((i) => i.title)), [["Paper C, revised"]]);
+});
+
+test("library sync: full at first, nothing when unchanged, edits, trash and deletes as they happen", async () => {
+  const Zotero = createFakeZotero();
+  const { item: paper, attachment: pdf } = await Zotero.addItem({ fields: { title: "Twins", date: "2021", DOI: "10.1/t" },
+    creators: [{ creatorType: "author", firstName: "H.", lastName: "Jonsson" }], file: { bytes: PDF, name: "twins.pdf" } });
+  const { attachment: html } = await Zotero.addItem({ itemType: "webpage", fields: { title: "A blog" },
+    file: { bytes: Buffer.from("<html><body>Snapshot</body></html>"), name: "snap.html", contentType: "text/html", title: "Snapshot" } });
+  const note = new Zotero.Item("note");
+  note.parentID = paper.id;
+  note.setNote("<p>Read this</p>");
+  await note.saveTx();
+  const link = new Zotero.Item("attachment");
+  link.parentID = paper.id;
+  link.attachmentLinkMode = Zotero.Attachments.LINK_MODE_LINKED_URL;
+  link.setField("url", "https://example.org");
+  await link.saveTx();
+  const { item: trashed } = await Zotero.addItem({ fields: { title: "In the trash" } });
+  trashed.deleted = true;
+  await trashed.saveTx();
+
+  const api = fakeGateway();
+  const storePath = `${Zotero.dataDir}/zocrates-sync.json`;
+  const progress = [];
+  const make = () => createLibrarySync({ Zotero, IOUtils: fakeIOUtils(), crypto: globalThis.crypto, api,
+    store: fileStore(fakeIOUtils(), storePath), onProgress: (p) => progress.push(p.phase), sleep: async () => {} });
+  const sync = make();
+  const first = await sync.syncLibrary();
+  assert.equal(first.full, true);
+  const [page] = api.routes("sync").map((c) => c.page);
+  assert.equal(page.full, true);
+  const byKey = new Map(page.items.map((i) => [i.key, i]));
+  assert.equal(byKey.size, 6, "2 items, 3 attachments, 1 note; the trashed item is left out");
+  assert.ok(!byKey.has(trashed.key));
+  assert.equal(byKey.get(pdf.key).sha256, sha256(PDF));
+  assert.equal(byKey.get(html.key).content_type, "text/html");
+  assert.equal(byKey.get(link.key).sha256, undefined, "a link has no file to upload");
+  assert.equal(byKey.get(note.key).note, "<p>Read this</p>");
+  assert.deepEqual(api.routes("upload").map((u) => u.key).sort(), [pdf.key, html.key].sort());
+  assert.ok(progress.includes("reading") && progress.includes("syncing") && progress.includes("uploading"));
+
+  // A restart: the remembered state matches the server, nothing is sent again.
+  api.calls.length = 0;
+  const again = await make().syncLibrary();
+  assert.equal(again.sent, 0);
+  assert.deepEqual(api.routes("sync"), []);
+
+  // Live changes through the notifier, batched.
+  const live = make();
+  live.observe();
+  paper.setField("title", "Twins, revised");
+  await paper.saveTx();
+  await live.flush();
+  await live.idle();
+  let sent = api.routes("sync").at(-1).page;
+  assert.deepEqual(sent.items.map((i) => i.title), ["Twins, revised"]);
+  assert.deepEqual(api.routes("upload"), [], "the file did not change");
+
+  const { item: blog } = { item: Zotero.Items.get(html.parentID) };
+  blog.deleted = true;
+  await blog.saveTx();
+  await live.flush();
+  await live.idle();
+  sent = api.routes("sync").at(-1).page;
+  assert.deepEqual(sent.deleted.sort(), [blog.key, html.key].sort(), "a trashed item leaves with its attachment");
+  assert.ok(!api.items.has(html.key));
+
+  const noteKey = note.key;
+  await note.eraseTx();
+  await live.flush();
+  await live.idle();
+  assert.deepEqual(api.routes("sync").at(-1).page.deleted, [noteKey]);
+
+  // The server lost the library (counts disagree): the next sync is a full one again.
+  api.items.clear();
+  api.files.clear();
+  const rebuilt = await make().syncLibrary();
+  assert.equal(rebuilt.full, true);
+  assert.equal(api.items.size, 3, "paper, its PDF and its link");
+});
+
+test("library sync: uploads are retried when the server is busy; a refused one is offered again next time", async () => {
+  const Zotero = createFakeZotero();
+  const { attachment } = await Zotero.addItem({ fields: { title: "Twins" }, file: { bytes: PDF, name: "twins.pdf" } });
+  const api = fakeGateway();
+  const slept = [];
+  const store = memoryStore();
+  const make = () => createLibrarySync({ Zotero, IOUtils: fakeIOUtils(), crypto: globalThis.crypto, api, store, sleep: async (ms) => slept.push(ms) });
+  api.failUploads.push({ status: 503, code: "library_unavailable" }, { status: 504, code: "library_timeout" });
+  const first = await make().syncLibrary();
+  assert.equal(first.uploaded, 1);
+  assert.deepEqual(slept, [1000, 2000]);
+
+  // A new PDF version the server refuses (415): reported, and forgotten so the next sync offers it again.
+  const path = await attachment.getFilePathAsync();
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(path, Buffer.concat([PDF, Buffer.from("\n% new version")]));
+  api.failUploads.push({ status: 415, code: "not_a_pdf" });
+  const second = await make().syncLibrary();
+  assert.equal(second.failed.length, 1);
+  assert.equal(second.failed[0].key, attachment.key);
+  const retried = await make().syncLibrary();
+  assert.equal(retried.sent, 1, "the attachment is offered again");
+  assert.equal(retried.uploaded, 1);
+  assert.equal(api.files.get(attachment.key), sha256(readFileSync(path)));
+});
+
+test("local mode: the server reads zotero.sqlite, so the plugin sends nothing", async () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  await Zotero.addItem({ fields: { title: "Twins" }, file: { bytes: PDF } });
+  const api = fakeGateway({ source: "zotero_dir" });
+  assert.deepEqual(await host.startLibrarySync(api, () => {}), { mode: "local" });
+  assert.deepEqual(api.routes("sync"), []);
+  assert.equal(Zotero.Notifier.observerCount(), 0, "no observer in local mode");
+});
