@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from zocrates_contracts import ALL_MESSAGES, REPLY_OF, RetrievalRequested, TurnRequested
+from zocrates_contracts import ALL_MESSAGES, REPLY_OF, DiscoveryRequested, RetrievalRequested, TurnRequested
 from zocrates_contracts.export import SCHEMA_DIR, render, schemas
 
 
@@ -42,6 +42,24 @@ def test_a_newer_schema_version_is_refused_clearly():
     with pytest.raises(ValidationError, match="not readable by this build"):
         TurnRequested(turn_id="t", session_id="s", user_id="u", message="hi", intent="chat",
                       schema_version=99)
+
+
+def test_every_message_is_written_at_its_own_schema_version():
+    for model in ALL_MESSAGES:
+        assert model.model_fields["schema_version"].default == model.SCHEMA_VERSION, model.__name__
+
+
+def test_a_version_1_discovery_request_still_decodes_and_a_version_2_one_is_refused_by_a_v1_reader():
+    v1 = {"turn_id": "t", "session_id": "s", "user_id": "u", "queries": ["q"], "reply_to": "r",
+          "schema_version": 1}
+    assert DiscoveryRequested.model_validate(v1).contact_email is None
+    v2 = DiscoveryRequested(turn_id="t", session_id="s", user_id="u", queries=["q"], reply_to="r",
+                            contact_email=" ada@lab.org ")
+    assert (v2.schema_version, v2.contact_email) == (2, "ada@lab.org")
+    assert DiscoveryRequested.model_validate_json(v2.model_dump_json()) == v2
+    with pytest.raises(ValidationError, match="contact_email"):
+        DiscoveryRequested(turn_id="t", session_id="s", user_id="u", queries=["q"], reply_to="r",
+                           contact_email="not an email")
 
 
 def test_unknown_fields_are_rejected():

@@ -158,3 +158,34 @@ async def test_keyless_openalex_is_demo_mode_in_health_and_notes(settings, recor
 async def test_empty_queries_are_invalid(service):
     result = await service.find(["   "], 5, "local")
     assert result.error.code == "invalid"
+
+
+async def test_the_requesters_contact_email_goes_to_the_polite_pools_and_only_for_their_request(
+        settings, zotero, recorded, fixtures_dir):
+    svc = DiscoveryService(settings.model_copy(update={"zotero_dir": zotero.dir, "contact_email": None}))
+    await svc.start()
+    try:
+        with respx.mock(assert_all_called=False) as mock:
+            mock.get(url__regex=rf"{OPENALEX}/works/doi:10\.1016/j\.xgen\.2025\.100814").respond(
+                200, json=recorded("openalex/work__10.1016_j.xgen.2025.100814__200_*"))
+            unpaywall = mock.get(url__regex=r"https://api\.unpaywall\.org/v2/10\.1016/j\.xgen.*").respond(
+                200, json=recorded("unpaywall/doi__10.1016_j.xgen.2025.100814__200_*"))
+            crossref = mock.get(url__regex=r"https://api\.crossref\.org/works/10\.1016/j\.xgen.*").respond(
+                200, json=recorded("crossref/work__10.1016_j.xgen.2025.100814__200_*"))
+            mock.post(S2_BATCH).respond(200, json=[None])
+            efetch = mock.get("https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi").respond(
+                200, text=(fixtures_dir / "api/pubmed/biopython/pubmed4.xml").read_text())
+            query = ["10.1016/j.xgen.2025.100814"]
+            await svc.discover(DiscoveryRequested(**IDS, queries=query, contact_email="ada@lab.org"))
+            assert unpaywall.call_count == 1
+            assert unpaywall.calls.last.request.url.params["email"] == "ada@lab.org"
+            assert crossref.called and efetch.called
+            for route in (crossref, efetch):
+                assert all(c.request.url.params.get("mailto", c.request.url.params.get("email")) == "ada@lab.org"
+                           for c in route.calls)
+            # Another user's request without a contact (and none configured): Unpaywall is not asked.
+            await svc.discover(DiscoveryRequested(**IDS | {"user_id": "other"}, queries=query))
+            assert unpaywall.call_count == 1
+            assert all("ada@lab.org" not in str(c.request.url) for c in crossref.calls[1:] + efetch.calls[1:])
+    finally:
+        await svc.close()

@@ -64,6 +64,8 @@ class Message(BaseModel):
     SUBJECT: ClassVar[str] = ""
     SCHEMA_VERSION: ClassVar[int] = 1
 
+    # A message is written at its class's version: a class that raises SCHEMA_VERSION also
+    # declares `schema_version: int = <that version>` (a contract test holds them equal).
     schema_version: int = 1
     message_id: Id = Field(default_factory=new_id)
     turn_id: Id

@@ -172,12 +172,22 @@ class DroppedCandidate(BaseModel):
     matched_item_key: str | None = None
 
 
+#: A plain, bounded email address (the polite pools of Crossref, Unpaywall and NCBI want one).
+ContactEmail = Annotated[str, StringConstraints(strip_whitespace=True, max_length=254,
+                                                pattern=r"^[^\s@]+@[^\s@]+\.[^\s@]+$")]
+
+
 class DiscoveryRequested(Request):
     SUBJECT = DISCOVERY_REQUESTED
+    SCHEMA_VERSION = 2  # 2: contact_email
+    schema_version: int = 2
 
     queries: list[str] = Field(min_length=1, max_length=8)
     limit: int = Field(default=10, ge=1, le=50)
     library_id: Id | None = None
+    contact_email: ContactEmail | None = Field(
+        default=None, description="The user's contact for the providers' polite pools; "
+        "None: the deployment's configured contact")
 
 
 class CandidatesFound(Message):

@@ -27,8 +27,9 @@ class DiscoverySettings(BaseSettings):
     )
     contact_email: str | None = Field(
         default=None,
-        description="Your e-mail: named in the User-Agent (courtesy) and required by Unpaywall, "
-        "which is skipped without it.",
+        description="The deployment's contact e-mail: named in the User-Agent (courtesy), and sent to "
+        "Crossref, Unpaywall and NCBI for users who registered none of their own (`POST /register`). "
+        "Unpaywall needs one: without any, it is skipped.",
     )
     semantic_scholar_api_key: SecretStr | None = Field(
         default=None, description="Optional Semantic Scholar key (`x-api-key`); raises its rate limit."

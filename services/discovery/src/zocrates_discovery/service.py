@@ -47,6 +47,7 @@ from zocrates_contracts import (
 )
 from zocrates_contracts.messages import MAX_CANDIDATES
 from zocrates_discovery.config import DiscoverySettings
+from zocrates_discovery.contact import requester_contact
 from zocrates_discovery.http import (
     BudgetExhausted,
     HostPolicy,
@@ -323,7 +324,8 @@ class DiscoveryService:
 
     async def discover(self, request: DiscoveryRequested) -> CandidatesFound:
         """Answer a `DiscoveryRequested`: new candidates, dropped ones with reasons, or an explicit error."""
-        result = await self.find(request.queries, request.limit, request.user_id, deadline=request.deadline)
+        with requester_contact(request.contact_email):
+            result = await self.find(request.queries, request.limit, request.user_id, deadline=request.deadline)
         if result.notes:
             log.info("discovery notes", turn_id=request.turn_id, notes=result.notes)
         return CandidatesFound(

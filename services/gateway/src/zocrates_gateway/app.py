@@ -13,7 +13,7 @@ from zocrates_contracts.subjects import SESSIONS_BUCKET, TOKENS_BUCKET
 from zocrates_gateway import errors
 from zocrates_gateway.auth import TokenStore
 from zocrates_gateway.config import GatewaySettings
-from zocrates_gateway.routes import chat, citations, discover, health, library, sessions, ui
+from zocrates_gateway.routes import chat, citations, discover, health, library, profile, sessions, ui
 from zocrates_gateway.sessions import SessionStore
 from zocrates_runtime import bus
 from zocrates_runtime.staged_store import NatsStagedStore
@@ -63,6 +63,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     app.include_router(citations.router)
     app.include_router(discover.router)
     app.include_router(library.router)
+    app.include_router(profile.router)
     app.include_router(ui.router)
     # One turn is one trace: the HTTP span parents the turn task, whose publishes carry
     # `traceparent` in NATS headers (faststream's telemetry middleware) to every service.

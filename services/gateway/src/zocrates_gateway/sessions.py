@@ -1,7 +1,8 @@
 """Sessions and their turns in a JetStream KV bucket, never only in memory.
 
 Keys: `s.<user>.<session>` holds the session's metadata and ordered turn ids;
-`t.<user>.<session>.<turn>` holds one `TurnRecord`, exactly what the `done` event carried.
+`t.<user>.<session>.<turn>` holds one `TurnRecord`, exactly what the `done` event carried;
+`p.<user>` holds the user's profile (what the plugin registered: the polite-pool contact).
 The user is part of every key, so one user's lookups can never reach another's sessions.
 Appending a turn id is a compare-and-set loop, so concurrent turns lose no update.
 """
@@ -61,9 +62,27 @@ class TurnAudit(BaseModel):
     threshold: float = 0.60
 
 
+class Profile(BaseModel):
+    """What a user's client registered with `POST /register`."""
+
+    contact_email: str | None = None
+    updated_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
 class SessionStore:
     def __init__(self, kv: KeyValue) -> None:
         self.kv = kv
+
+    async def get_profile(self, user_id: str) -> Profile:
+        try:
+            entry = await self.kv.get(f"p.{user_id}")
+        except MISSING:
+            return Profile()
+        return Profile.model_validate_json(entry.value)
+
+    async def put_profile(self, user_id: str, profile: Profile) -> None:
+        await retrying(lambda: self.kv.put(f"p.{user_id}", profile.model_dump_json().encode()),
+                       what="store profile")
 
     async def get_meta(self, user_id: str, session_id: str) -> SessionMeta | None:
         try:

@@ -270,7 +270,9 @@ async def verify(deps: TurnDeps, ids: dict, chunks: list[EvidenceChunk], occurre
 async def discovery_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
     s = deps.settings
     await status(turn, "discovery")
+    profile = await deps.sessions.get_profile(turn.user_id)
     request = DiscoveryRequested(**ids, trace=inject_trace(), queries=[message[:4000]],
+                                 contact_email=profile.contact_email,
                                  reply_to=deps.requester.reply_to(DiscoveryRequested),
                                  deadline=deadline_in(s.discovery_timeout_s))
     found: CandidatesFound = await _ask(deps, request, s.discovery_timeout_s, "discovery")

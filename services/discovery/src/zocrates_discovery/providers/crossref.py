@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from zocrates_discovery.config import DiscoverySettings
+from zocrates_discovery.contact import contact_email
 from zocrates_discovery.http import Http
 from zocrates_discovery.normalize import arxiv_of_doi, normalize_doi
 from zocrates_discovery.works import Work
@@ -81,12 +82,16 @@ class Crossref:
     def __init__(self, http: Http, settings: DiscoverySettings):
         self._http = http
         self._base = settings.crossref_url.rstrip("/")
+        self._configured_email = settings.contact_email
+
+    def _polite(self) -> dict[str, str]:
         # Crossref still runs a polite pool for requests that name a contact.
-        self._params = {"mailto": settings.contact_email} if settings.contact_email else {}
+        email = contact_email(self._configured_email)
+        return {"mailto": email} if email else {}
 
     async def work(self, doi: str) -> Work | None:
         """The Crossref record of `doi`, or None if Crossref does not register it."""
-        fetched = await self._http.get(f"{self._base}/works/{quote(doi, safe='/:()')}", params=self._params or None)
+        fetched = await self._http.get(f"{self._base}/works/{quote(doi, safe='/:()')}", params=self._polite() or None)
         if fetched is None:
             return None
         return parse_item((fetched.data or {}).get("message") or {})
@@ -94,6 +99,6 @@ class Crossref:
     async def search(self, query: str, rows: int = 25) -> list[Work]:
         """Works matching `query` bibliographically (title, authors, venue), best first."""
         fetched = await self._http.get(f"{self._base}/works", params={
-            "query.bibliographic": query[:1_000], "rows": min(rows, 100), "select": SELECT, **self._params})
+            "query.bibliographic": query[:1_000], "rows": min(rows, 100), "select": SELECT, **self._polite()})
         items = ((fetched.data if fetched else None) or {}).get("message", {}).get("items") or []
         return [w for w in map(parse_item, items) if w is not None]

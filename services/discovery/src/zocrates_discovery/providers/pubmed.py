@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from zocrates_discovery.config import DiscoverySettings
+from zocrates_discovery.contact import contact_email
 from zocrates_discovery.http import Http
 
 
@@ -37,14 +38,18 @@ class PubMed:
     def __init__(self, http: Http, settings: DiscoverySettings):
         self._http = http
         self._base = settings.pubmed_url.rstrip("/")
+        self._configured_email = settings.contact_email
+
+    def _identity(self) -> dict[str, str]:
         # NCBI asks every client to name itself (tool) and a contact (email).
-        self._params = {"tool": "zocrates", **({"email": settings.contact_email} if settings.contact_email else {})}
+        email = contact_email(self._configured_email)
+        return {"tool": "zocrates", **({"email": email} if email else {})}
 
     async def abstracts(self, pmids: list[str], timeout: float | None = None) -> dict[str, str]:
         """PMID -> abstract for those of `pmids` PubMed has an abstract for (one efetch request)."""
         if not pmids:
             return {}
         fetched = await self._http.get(f"{self._base}/efetch.fcgi", params={
-            "db": "pubmed", "id": ",".join(pmids[:200]), "retmode": "xml", **self._params},
+            "db": "pubmed", "id": ",".join(pmids[:200]), "retmode": "xml", **self._identity()},
             timeout=timeout, parse="text")
         return parse_abstracts(fetched.data) if fetched else {}

@@ -1,7 +1,7 @@
 """Unpaywall (https://unpaywall.org/products/api): the legal open-access copy of a DOI.
 
-Unpaywall requires an `email` parameter on every request; without a configured contact the
-resolver is disabled rather than sending a made-up address.
+Unpaywall requires an `email` parameter on every request; without a contact (the requester's
+or the configured one) the resolver is disabled rather than sending a made-up address.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zocrates_discovery.config import DiscoverySettings
+from zocrates_discovery.contact import contact_email
 from zocrates_discovery.http import Http
 
 
@@ -41,15 +42,17 @@ class Unpaywall:
     def __init__(self, http: Http, settings: DiscoverySettings):
         self._http = http
         self._base = settings.unpaywall_url.rstrip("/")
-        self._email = settings.contact_email
+        self._configured_email = settings.contact_email
 
     @property
     def enabled(self) -> bool:
-        return self._email is not None
+        """Whether the request being answered has a contact to send (its own or the configured one)."""
+        return contact_email(self._configured_email) is not None
 
     async def lookup(self, doi: str) -> OpenAccess | None:
         """The OA record of `doi`; None when Unpaywall does not know the DOI or is disabled."""
-        if not self._email:
+        email = contact_email(self._configured_email)
+        if not email:
             return None
-        fetched = await self._http.get(f"{self._base}/{doi}", params={"email": self._email})
+        fetched = await self._http.get(f"{self._base}/{doi}", params={"email": email})
         return parse_record(fetched.data) if fetched and isinstance(fetched.data, dict) else None
