@@ -185,6 +185,20 @@ async def test_another_user_sees_nothing_of_alices_library(system, pdf):
     assert not any(e["event"] == "done" for e in events)
 
 
+async def test_a_rescan_reindexes_the_callers_library_and_a_user_without_one_gets_404(system, pdf):
+    assert (await system.sync("fay", library(pdf))).status_code == 200
+    assert (await system.upload("fay", PDF_KEY, pdf)).status_code == 200
+    settled = await system.settled("fay")
+    rescan = await system.client.post("/library/rescan", headers=await system.auth("fay"))
+    assert rescan.status_code == 200, rescan.text
+    assert rescan.json()["source"] == "hosted" and rescan.json()["items"] == 1
+    again = await system.settled("fay")
+    assert (again["indexed"], again["chunks_indexed"]) == (settled["indexed"], settled["chunks_indexed"])
+    nobody = await system.client.post("/library/rescan", headers=await system.auth("gus"))
+    assert nobody.status_code == 404 and nobody.json()["error"]["code"] == "no_library"
+    assert (await system.client.post("/library/rescan")).status_code == 401
+
+
 async def test_bad_input_is_refused_with_json_and_changes_nothing(system, pdf):
     assert (await system.sync("erin", library(pdf))).status_code == 200
     before, status_before = await system.objects(), await system.status("erin")

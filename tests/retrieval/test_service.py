@@ -227,3 +227,32 @@ async def test_a_paper_imported_into_zotero_becomes_searchable_without_a_restart
         assert any(c.item_key == key for c in chunks)
     finally:
         await svc.close()
+
+
+async def test_a_rescan_request_indexes_an_import_at_once_even_while_an_ingest_runs(
+        tmp_path, schema_dir, pdf_dir, no_home_zotero):
+    import asyncio
+
+    from zocrates_contracts import LibraryStatusRequested
+
+    builder = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
+    first, _ = builder.add_item("journalArticle", {"title": "Heat shock in yeast", "date": "2001"})
+    builder.add_attachment(first, "yeast.pdf", _pdf_about("Heat shock proteins refold denatured yeast enzymes."))
+    svc = RetrievalService(RetrievalSettings(zotero_dir=builder.dir, data_dir=tmp_path / "data",
+                                             embedding_device="cpu", rescan_interval_s=0))  # no periodic rescan
+    await svc.start()
+    try:
+        # The import lands while the first ingest may still be reading the database: the rescan
+        # runs after it, so the new paper is indexed either way.
+        new, key = builder.add_item("journalArticle", {"title": "Complications of DVT prophylaxis", "date": "2010"})
+        builder.add_attachment(new, "datta.pdf", (pdf_dir / "cermine" / "test1.pdf").read_bytes())
+        ask = dict(turn_id="t", session_id="s", user_id="local", reply_to="zocrates.reply.gw.library")
+        status = await svc.library_status(LibraryStatusRequested(**ask, rescan=True))
+        assert status.source == "zotero_dir" and status.state == "running"
+        await asyncio.wait_for(svc._local_rescan, 120)
+        chunks = (await svc.search(request("inferior vena cava filter complications"))).chunks
+        assert any(c.item_key == key for c in chunks)
+        other = await svc.library_status(LibraryStatusRequested(**ask | {"user_id": "bob"}, rescan=True))
+        assert other.source == "none" and svc._local_rescan.done()  # bob has no library: nothing ran
+    finally:
+        await svc.close()

@@ -376,9 +376,14 @@ class AttachmentAccepted(Message):
 
 
 class LibraryStatusRequested(Request):
-    """Ingest progress of the requesting user's library."""
+    """Ingest progress of the requesting user's library; with `rescan`, index it again first."""
 
     SUBJECT = LIBRARY_STATUS_REQUESTED
+    SCHEMA_VERSION = 2  # 2: rescan
+    schema_version: int = 2
+
+    rescan: bool = Field(default=False, description="Re-index the library now (incremental: only "
+                         "what changed), e.g. right after the plugin imported papers into it")
 
 
 class IngestFailure(BaseModel):

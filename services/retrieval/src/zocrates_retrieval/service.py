@@ -67,6 +67,7 @@ class RetrievalService:
         self._progress: dict[str, IngestProgress] = {}
         self._ingest_task: asyncio.Task | None = None
         self._rescan_task: asyncio.Task | None = None
+        self._local_rescan: asyncio.Task | None = None  # one asked for by POST /library/rescan
         self._ingest_lock = asyncio.Lock()  # one ingest at a time: they share the CPU and the index
         self._closing = asyncio.Event()
         self._hosted_runs: dict[str, asyncio.Task] = {}
@@ -289,8 +290,31 @@ class RetrievalService:
                 out["error"] = f"index not readable: {exc}"
         return out
 
+    def rescan(self, user_id: str) -> None:
+        """Index the user's library again now, incrementally: the local Zotero library (after
+        the ingest that may be running, which may have read the database before the change),
+        or a hosted one (reconciled against its catalog). No library: nothing to do."""
+        if self.ingestor is None:
+            return
+        if self.settings.zotero_dir is not None and user_id == self.settings.local_user_id:
+            if self._local_rescan is None or self._local_rescan.done():
+                self._local_rescan = asyncio.create_task(self._ingest_local_after_current(self.settings.zotero_dir))
+        elif self.catalog is not None and self.catalog.has_library(user_id):
+            self._kick(user_id)
+
+    async def _ingest_local_after_current(self, zotero_dir: Path) -> None:
+        user_id = self.settings.local_user_id
+        while (p := self._progress.get(user_id)) is not None and p.state == "running":
+            if self._closing.is_set():
+                return
+            await asyncio.sleep(0.1)
+        await self.ingest_zotero(zotero_dir, user_id)
+
     async def library_status(self, request: LibraryStatusRequested) -> LibraryStatus:
-        """`status()` of the requesting user as the bus reply."""
+        """`status()` of the requesting user as the bus reply (after starting a rescan, if asked)."""
+        if request.rescan:
+            self.rescan(request.user_id)
+            await asyncio.sleep(0)  # let the run start, so the answer already says "running"
         st = await asyncio.to_thread(self.status, request.user_id)
         ingest, hosted = st["ingest"] or {}, st["hosted"] or {}
         failures = [IngestFailure(**{k: f[k] for k in IngestFailure.model_fields if k in f})
@@ -315,7 +339,7 @@ class RetrievalService:
         self._closing.set()
         if self.ingestor is not None:
             self.ingestor.stop.set()
-        for task in [self._ingest_task, self._rescan_task, *self._hosted_runs.values()]:
+        for task in [self._ingest_task, self._rescan_task, self._local_rescan, *self._hosted_runs.values()]:
             if task is None:
                 continue
             try:

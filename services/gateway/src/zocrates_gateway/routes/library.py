@@ -1,4 +1,5 @@
-"""The lab-hosted library: `POST /library/sync`, `PUT /library/attachments/{key}`, `GET /library/status`.
+"""The library routes: `POST /library/sync`, `PUT /library/attachments/{key}` (lab-hosted),
+`GET /library/status` and `POST /library/rescan` (either kind of library).
 
 In the hosted deployment the plugin uploads the researcher's library: its metadata in pages
 (each page one `LibrarySyncRequested` to retrieval, which stores it and answers which files it
@@ -190,7 +191,23 @@ def _too_large_upload(cap: int) -> ApiError:
 @router.get("/library/status")
 async def status(request: Request, user: CurrentUser) -> dict:
     """The caller's library: synced items, uploads, ingest progress, failures by reason."""
-    message = LibraryStatusRequested(**_ids(user), reply_to=request.app.state.requester.reply_to(LibraryStatusRequested),
+    return await _status(request, user, rescan=False)
+
+
+@router.post("/library/rescan")
+async def rescan(request: Request, user: CurrentUser) -> dict:
+    """Index the caller's library again now (only what changed), e.g. right after an import;
+    answers its status. A library that is already being indexed is indexed once more after."""
+    answer = await _status(request, user, rescan=True)
+    if answer["source"] == "none":
+        raise ApiError(404, "no_library", "There is no library to index for this user: the server reads no "
+                       "Zotero data directory for you and you have synced none (POST /library/sync).")
+    return answer
+
+
+async def _status(request: Request, user: Principal, *, rescan: bool) -> dict:
+    message = LibraryStatusRequested(**_ids(user), rescan=rescan,
+                                     reply_to=request.app.state.requester.reply_to(LibraryStatusRequested),
                                      deadline=deadline_in(request.app.state.settings.library_timeout_s))
     reply: LibraryStatus = await _ask(request, message, "answer")
     return reply.model_dump(mode="json", exclude=ENVELOPE - {"error"})
