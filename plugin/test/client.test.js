@@ -64,3 +64,25 @@ test("turn error lines", () => {
   assert.equal(turnErrorMessage({ code: "cancelled", message: "Stopped." }), "Stopped.");
   assert.match(turnErrorMessage({ code: "discovery_not_available", message: "" }), /not available on this server yet/);
 });
+
+test("register, library status, sync pages and raw uploads go to the documented routes", async () => {
+  const calls = [];
+  const fetch = async (url, init) => {
+    calls.push({ url, init });
+    return { ok: true, status: 200, json: async () => ({ user_id: "ada", contact_email: "ada@uni.edu" }) };
+  };
+  const client = new ApiClient({ baseUrl: "http://h:1", token: () => "tok", fetch });
+  assert.deepEqual(await client.register("ada@uni.edu"), { user_id: "ada", contact_email: "ada@uni.edu" });
+  await client.register("");
+  await client.libraryStatus();
+  await client.syncLibrary({ sync_id: "s", items: [], deleted: [] });
+  const bytes = new Uint8Array([37, 80, 68, 70, 45]);
+  await client.uploadAttachment("ABCD2345", bytes, "application/pdf");
+  assert.deepEqual(calls.map((c) => `${c.init.method} ${c.url}`), ["POST http://h:1/register", "POST http://h:1/register",
+    "GET http://h:1/library/status", "POST http://h:1/library/sync", "PUT http://h:1/library/attachments/ABCD2345?library_id=user"]);
+  assert.deepEqual(JSON.parse(calls[0].init.body), { contact_email: "ada@uni.edu" });
+  assert.deepEqual(JSON.parse(calls[1].init.body), { contact_email: null }, "no email forgets it");
+  assert.equal(calls[4].init.body, bytes, "the file goes as raw bytes");
+  assert.equal(calls[4].init.headers["Content-Type"], "application/pdf");
+  assert.equal(calls[4].init.headers.Authorization, "Bearer tok");
+});

@@ -141,8 +141,15 @@ try {
   await page.keyboard.press("Escape");
   await page.setViewportSize({ width: 520, height: 900 });
 
-  step("copy with citations visible, then hidden");
+  step("icons are inline SVG, no emoji; the web page has no library bar");
   const assistant = page.locator(".message-wrapper.assistant").first();
+  assert.equal(await assistant.locator(".claims-inspector-btn svg.icon").count(), 1);
+  assert.equal(await assistant.locator(".citations-toggle svg.icon").count(), 1);
+  const emoji = await page.evaluate(() => document.body.innerText.match(/\p{Extended_Pictographic}/gu) || []);
+  assert.deepEqual(emoji.filter((c) => !"✓✕⋯☰⤢⤡▾▲▼⊘".includes(c)), [], "emoji would render as boxes without a colour-emoji font");
+  assert.equal(await page.locator("#library-bar").isVisible(), false);
+
+  step("copy with citations visible, then hidden");
   await assistant.locator(".copy-btn").click();
   const visibleCopy = await page.evaluate(() => navigator.clipboard.readText());
   assert.match(visibleCopy, /\([A-Z][^()]*, \d{4}\)/, "author-year citations missing from the copy");
