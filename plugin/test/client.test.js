@@ -75,14 +75,16 @@ test("register, library status, sync pages and raw uploads go to the documented 
   assert.deepEqual(await client.register("ada@uni.edu"), { user_id: "ada", contact_email: "ada@uni.edu" });
   await client.register("");
   await client.libraryStatus();
+  await client.rescanLibrary();
   await client.syncLibrary({ sync_id: "s", items: [], deleted: [] });
   const bytes = new Uint8Array([37, 80, 68, 70, 45]);
   await client.uploadAttachment("ABCD2345", bytes, "application/pdf");
   assert.deepEqual(calls.map((c) => `${c.init.method} ${c.url}`), ["POST http://h:1/register", "POST http://h:1/register",
-    "GET http://h:1/library/status", "POST http://h:1/library/sync", "PUT http://h:1/library/attachments/ABCD2345?library_id=user"]);
+    "GET http://h:1/library/status", "POST http://h:1/library/rescan", "POST http://h:1/library/sync", "PUT http://h:1/library/attachments/ABCD2345?library_id=user"]);
   assert.deepEqual(JSON.parse(calls[0].init.body), { contact_email: "ada@uni.edu" });
   assert.deepEqual(JSON.parse(calls[1].init.body), { contact_email: null }, "no email forgets it");
-  assert.equal(calls[4].init.body, bytes, "the file goes as raw bytes");
-  assert.equal(calls[4].init.headers["Content-Type"], "application/pdf");
-  assert.equal(calls[4].init.headers.Authorization, "Bearer tok");
+  const upload = calls.at(-1).init;
+  assert.equal(upload.body, bytes, "the file goes as raw bytes");
+  assert.equal(upload.headers["Content-Type"], "application/pdf");
+  assert.equal(upload.headers.Authorization, "Bearer tok");
 });

@@ -31,6 +31,11 @@ export function fakeGateway({ source = "hosted", staged = new Map() } = {}) {
         indexed: files.size, failures_by_reason: {},
       };
     },
+    async rescanLibrary() {
+      calls.push({ route: "rescan" });
+      if (!items.size && api.source !== "zotero_dir") fail(404, "no_library", "no library to rescan");
+      return api.libraryStatus();
+    },
     async syncLibrary(page) {
       calls.push({ route: "sync", page });
       if (api.source === "zotero_dir") fail(503, "library_not_available", "read from the Zotero data directory");

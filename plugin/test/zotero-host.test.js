@@ -86,9 +86,10 @@ test("importBatch: one transaction, PDFs in storage, checksum mismatch and no PD
   assert.ok(path.startsWith(`${Zotero.dataDir}/storage/${attachment.key}/`));
   assert.equal(sha256(readFileSync(path)), sha256(PDF));
   for (const title of ["Paper B", "Paper C"]) assert.deepEqual(items.find((i) => i.getField("title") === title).getAttachments(), []);
-  // Local mode: nothing to send; the server's rescan picks it up.
+  // Local mode: nothing to send; the server is asked once to rescan now.
   assert.deepEqual(api.routes("sync"), []);
-  assert.match(ingest, /re-indexes it within a minute/);
+  assert.equal(api.routes("rescan").length, 1);
+  assert.match(ingest, /indexing your library again now/);
   assert.equal(Zotero.Zocrates.suppressedItemIDs.size, 0);
   assert.deepEqual(Zotero.errors, []);
 });
@@ -125,6 +126,7 @@ test("hosted import: its own notifier events are suppressed and ONE batch ingest
   assert.equal(pages.length, 1, "one sync page for the whole import");
   assert.deepEqual(pages[0].page.items.map((i) => i.item_type).sort(), ["attachment", "journalArticle", "journalArticle"]);
   assert.equal(api.routes("upload").length, 1, "the imported PDF, uploaded once");
+  assert.deepEqual(api.routes("rescan"), [], "hosted: the sync itself starts the indexing");
   assert.match(ingest, /Sent to the server for indexing: 3 changed items sent, 1 files uploaded/);
   // The import's add events reached the observer, which ignored them: flushing sends nothing.
   const added = Zotero.Notifier.delivered.filter((d) => d.event === "add").flatMap((d) => d.ids);

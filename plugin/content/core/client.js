@@ -126,6 +126,11 @@ export class ApiClient {
     return this.json("/library/status");
   }
 
+  /** `POST /library/rescan`: index the library again now (e.g. after an import) -> its status. */
+  rescanLibrary() {
+    return this.json("/library/rescan", { method: "POST" });
+  }
+
   /** One sync page (docs/api.md, "The lab-hosted library") -> `{needs_upload, complete, ...}`. */
   syncLibrary(page) {
     return this.json("/library/sync", { method: "POST", body: page });

@@ -30,15 +30,20 @@ export function createHost(window, Zotero = window.parent.Zotero) {
 
   /**
    * After an import: ONE batch ingest of what it created. Hosted: one sync of the new items
-   * and the uploads of their PDFs. Local: the server reads zotero.sqlite itself and notices
-   * the change on its next rescan (it has no route to ask for one now).
+   * and the uploads of their PDFs. Local: the server reads zotero.sqlite itself; ask it to
+   * rescan now (POST /library/rescan) rather than at its next periodic check.
    */
   async function ingestImported(api, ids) {
     if (!ids.length) return "";
     try {
       const outcome = await librarySyncFor(api, null).syncChanges({ ids });
       if (outcome.mode === "local") {
-        return "The server reads your Zotero library directly and re-indexes it within a minute of a change; the new papers become searchable then.";
+        try {
+          await api.rescanLibrary();
+          return "The server is indexing your library again now; the new papers become searchable when it is done.";
+        } catch (exc) {
+          return `The server re-reads your Zotero library within a minute of a change; the new papers become searchable then (rescan now: ${exc.message}).`;
+        }
       }
       return `Sent to the server for indexing: ${summaryLine(outcome)}`;
     } catch (exc) {
