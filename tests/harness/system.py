@@ -21,6 +21,7 @@ from zocrates_contracts import (
 )
 from zocrates_gateway.app import create_app
 from zocrates_gateway.config import GatewaySettings
+from zocrates_gateway.server import AbortingH11Protocol
 from zocrates_runtime.natsserver import free_port
 from zocrates_runtime.settings import ZocratesSettings
 
@@ -174,7 +175,7 @@ async def running_system(nats_url: str, *, discovery=None, staging=None, **gatew
     settings = GatewaySettings(nats_url=nats_url, gateway_port=port, **gateway_overrides)
     app = create_app(settings)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="on"))
+                                           lifespan="on", http=AbortingH11Protocol))
     serving = asyncio.create_task(server.serve())
     while not server.started:
         await asyncio.sleep(0.01)

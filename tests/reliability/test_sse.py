@@ -21,7 +21,9 @@ from sse_starlette.event import ensure_bytes
 from harness.system import running_system
 from reliability.sse import parse_stream
 from reliability.support import wait_until
+from zocrates_contracts.subjects import EVENTS_STREAM
 from zocrates_gateway.events import TurnEvent, TurnLog
+from zocrates_gateway.routes.chat import replay
 from zocrates_runtime.natsserver import NatsServer, free_port
 
 pytestmark = pytest.mark.connected
@@ -325,28 +327,65 @@ async def test_slow_reader_is_cut_off_by_the_send_timeout_with_bounded_memory(
     assert closed_after < 1.0 + 5
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "uvicorn ends a response whose send timed out with transport.close(), which waits for the "
-    "unread write buffer to drain: a client that never reads keeps its socket (an fd and one "
-    "buffered chunk) open on the gateway until it disconnects itself, and holds up a graceful "
-    "shutdown. Closing it needs transport.abort() in the HTTP server, not in the app."))
-async def test_bug_slow_reader_socket_stays_open_after_its_send_timed_out(nats_server, short_send_timeout):
-    process = psutil.Process()
+def server_side_established(port: int) -> int:
+    """The gateway's ESTABLISHED sockets on `port` (it runs in this process)."""
+    return sum(1 for c in psutil.Process().net_connections("tcp")
+               if c.laddr and c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED)
+
+
+async def test_regression_slow_reader_socket_is_closed_when_its_send_times_out(
+        nats_server, short_send_timeout, report):
+    """Readers that never read: once their send timed out, the gateway aborts their sockets
+    (zocrates_gateway.server) instead of waiting for a buffer that never drains, and a
+    graceful shutdown does not wait for them either. Was: uvicorn's transport.close() kept
+    each socket ESTABLISHED until the client left."""
+    readers = 3
+    sockets: list[socket.socket] = []
+    try:
+        async with running_system(nats_server.url) as system:
+            turn = await long_turn(system, 100, 64 * 1024)
+            port = int(system.url.rsplit(":", 1)[1])
+            sockets = await open_slow_readers(system, turn.turn_id, readers)
+            await wait_until(lambda: server_side_established(port) == readers, 5, "the readers connected")
+            await wait_until(lambda: len(short_send_timeout["closed"]) == readers, 15, "the streams to end")
+            ended = max(short_send_timeout["closed"])
+            try:
+                await wait_until(lambda: server_side_established(port) == 0, 3, "the sockets closed", 0.05)
+            except AssertionError:
+                for sock in sockets:  # or the shutdown below would wait for them
+                    sock.close()
+                raise
+            closed_after = time.monotonic() - ended
+            stopping = time.monotonic()
+        shutdown_s = time.monotonic() - stopping  # the readers are still connected on their side
+    finally:
+        for sock in sockets:
+            sock.close()
+    report("R-SSE-5-close", readers=readers, server_sockets_open_after_send_timeout=0,
+           closed_after_stream_end_s=round(closed_after, 2),
+           shutdown_with_readers_connected_s=round(shutdown_s, 2))
+    assert shutdown_s < 5, "a graceful shutdown does not wait for readers that never read"
+
+
+async def test_regression_complete_responses_keep_their_keep_alive_connection(nats_server, report):
+    """The abort is only for unfinished responses: a client that reads a whole stream and then
+    makes a JSON request and a second stream does it all over one kept-alive connection."""
     async with running_system(nats_server.url) as system:
-        turn = await long_turn(system, 100, 64 * 1024)
         port = int(system.url.rsplit(":", 1)[1])
-        sockets = await open_slow_readers(system, turn.turn_id, 3)
-
-        def server_side_open() -> int:
-            return sum(1 for c in process.net_connections("tcp")
-                       if c.laddr and c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED)
-
-        try:
-            await wait_until(lambda: len(short_send_timeout["closed"]) == 3, 15, "the streams to end")
-            await wait_until(lambda: server_side_open() == 0, 3, "the server to close the sockets", 0.1)
-        finally:
-            for sock in sockets:
-                sock.close()
+        limits = httpx.Limits(max_connections=1)
+        async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+            streams = []
+            for path in ("/chat", "/sessions", "/chat"):
+                if path == "/chat":
+                    async with client.stream("POST", f"{system.url}/chat", json={"message": "hello"},
+                                             headers=system.auth) as r:
+                        streams.append(parse_stream((await r.aread()).decode())[0])
+                else:
+                    assert (await client.get(f"{system.url}{path}", headers=system.auth)).status_code == 200
+            open_after = server_side_established(port)
+    report("R-SSE-5-keepalive", requests=3, server_connections=open_after)
+    assert all(events[-1]["event"] == "done" for events in streams)
+    assert open_after == 1, "the same connection served all three"
 
 
 async def test_regression_resume_on_a_replica_that_does_not_hold_the_live_turn_ends_with_done(nats_server):
@@ -373,3 +412,78 @@ async def test_regression_resume_on_a_replica_that_does_not_hold_the_live_turn_e
         assert turn.finished, "the turn itself ended on its replica"
         assert got and got[-1]["event"] == "done", f"the resumed stream ended without `done`: {got}"
         assert as_tuples(first + got) == logged(turn)
+
+
+async def test_regression_replays_delete_their_consumer_on_every_exit(nats_server, report):
+    """Replays ending every way: a finished turn read to its end, a turn live on another
+    replica whose reader drops after one event, an unknown turn, another user's turn, and a
+    replay past its deadline. The events stream's consumer count is back to its baseline
+    right after. Was: each replay left its ordered consumer for the server's 5 s inactive
+    threshold (about 5 server subscriptions each)."""
+    rng = random.Random(9)
+    async with running_system(nats_server.url, retrieval_timeout_s=600) as system:
+        js = system.app.state.broker.config.connection_state.stream
+        release, search = asyncio.Event(), system.retrieval.search
+
+        async def held(request):  # the live turn waits in retrieval until the end
+            await release.wait()
+            return await search(request)
+
+        async def consumers() -> int:
+            return (await js.stream_info(EVENTS_STREAM)).state.consumer_count
+
+        async def first_events(method: str, path: str, limit: int | None, **kw) -> list[dict]:
+            async with system.client.stream(method, f"{system.url}{path}", headers=system.auth, **kw) as r:
+                assert r.status_code == 200, await r.aread()
+                return await read_events(r, limit)
+
+        done = json.loads((await first_events("POST", "/chat", 1, json={"message": "hello"}))[0]["data"])
+        await wait_until(lambda: system.app.state.turns[done["turn_id"]][0].finished, 10, "a chat turn")
+        system.app.state.turns.pop(done["turn_id"])  # gone from memory: replayed from the stream
+        system.retrieval.search = held
+        live = json.loads((await first_events("POST", "/chat", 1, json={"message": QUESTION}))[0]["data"])
+        system.app.state.turns.pop(live["turn_id"])  # as if it ran on another replica
+        bob = {"Authorization": f"Bearer {await system.new_token('bob')}"}
+        baseline = await consumers()
+
+        async def deadline_passed() -> None:
+            turn, pump = await replay(system.app.state.broker, live["turn_id"], "alice", follow_for=0.1)
+            await pump
+            assert turn.events[-1].event == "error"
+
+        async def foreign() -> None:
+            r = await system.client.get(f"{system.url}/chat/{live['turn_id']}/events", headers=bob)
+            assert r.status_code == 404
+
+        async def unknown() -> None:
+            r = await system.client.get(f"{system.url}/chat/{'0' * 26}/events", headers=system.auth)
+            assert r.status_code == 404
+
+        async def finished() -> None:
+            events = await first_events("GET", f"/chat/{done['turn_id']}/events", None)
+            assert events[-1]["event"] == "done"
+
+        async def client_gone() -> None:
+            await first_events("GET", f"/chat/{live['turn_id']}/events", 1)
+
+        exits = {"done": finished, "client_gone": client_gone, "unknown_turn": unknown,
+                 "other_users_turn": foreign, "deadline": deadline_passed}
+        counts, peak = dict.fromkeys(exits, 0), baseline
+        try:
+            for _ in range(100):
+                kind = rng.choice(list(exits))
+                counts[kind] += 1
+                await exits[kind]()
+                peak = max(peak, await consumers())
+            settling = time.monotonic()
+            await wait_until(lambda: _at_most(consumers, baseline), 1.0, "replay consumers deleted", 0.01)
+            settled_s = time.monotonic() - settling
+        finally:
+            release.set()
+    report("R-SSE-3-consumers", replays=sum(counts.values()), by_exit=counts, baseline_consumers=baseline,
+           peak_consumers=peak, back_to_baseline_after_s=round(settled_s, 3))
+    assert peak <= baseline + 2, "each replay's consumer is gone before the next one starts"
+
+
+async def _at_most(count, limit: int) -> bool:
+    return await count() <= limit

@@ -6,6 +6,7 @@ import uvicorn
 
 from zocrates_gateway.app import create_app
 from zocrates_gateway.config import GatewaySettings
+from zocrates_gateway.server import AbortingH11Protocol
 from zocrates_runtime.logging import configure_logging
 from zocrates_runtime.tracing import configure_tracing
 
@@ -16,7 +17,7 @@ def main() -> None:
     configure_tracing("gateway", settings.otlp_endpoint)
     app = create_app(settings)
     uvicorn.run(app, host=settings.gateway_host, port=settings.gateway_port, log_config=None,
-                proxy_headers=True, timeout_graceful_shutdown=5)
+                proxy_headers=True, timeout_graceful_shutdown=5, http=AbortingH11Protocol)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ there on reload), `GET /chat/{turn_id}/events` with `Last-Event-ID` resumes the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 
@@ -121,14 +122,24 @@ def turn_budget_s(settings) -> float:
             + settings.verification_budget_s + 30.0)
 
 
+# The server deletes an ordered consumer this long after its subscriber went away: a backstop
+# for a replay that could not delete its own (the gateway died, or nats-py replaced it).
+REPLAY_INACTIVE_S = 2.0
+
+
 async def replay(broker, turn_id: str, user_id: str, *, follow_for: float,
                  first_wait: float = 0.5) -> tuple[TurnLog, asyncio.Task] | None:
     """A turn's log rebuilt from the events stream: a finished turn (another replica, or a
     restart), or one still running elsewhere, followed live until its terminal event or its
-    deadline. None when the stream has no event of this turn for this user."""
+    deadline. None when the stream has no event of this turn for this user.
+
+    The returned task reads the stream; cancel it when the client leaves. However it ends
+    (done, error, cancelled, deadline) it deletes its consumer, and a turn it could not
+    follow to the end gets an `error` event so that its readers end too."""
     js = broker.config.connection_state.stream
     sub = await js.subscribe(f"{EVENTS_PREFIX}.{turn_id}", ordered_consumer=True,
-                             deliver_policy=nats.js.api.DeliverPolicy.ALL)
+                             deliver_policy=nats.js.api.DeliverPolicy.ALL,
+                             inactive_threshold=REPLAY_INACTIVE_S)
     turn = TurnLog(turn_id=turn_id, user_id=user_id, session_id="")
 
     async def take(msg) -> bool:
@@ -139,13 +150,15 @@ async def replay(broker, turn_id: str, user_id: str, *, follow_for: float,
         await turn.append(item["event"], json.loads(item["data"]))
         return True
 
+    found = False
     try:
-        first = await sub.next_msg(timeout=first_wait)
-    except Exception:  # noqa: BLE001 - nats' TimeoutError: no such turn (or it expired)
-        await sub.unsubscribe()
-        return None
-    if not await take(first):
-        await sub.unsubscribe()
+        found = await take(await sub.next_msg(timeout=first_wait))
+    except nats.errors.TimeoutError:
+        pass  # no such turn (or it expired from the stream)
+    finally:
+        if not found:
+            await delete_subscription(js, sub)
+    if not found:
         return None
 
     async def pump() -> None:
@@ -162,11 +175,27 @@ async def replay(broker, turn_id: str, user_id: str, *, follow_for: float,
                 except nats.errors.TimeoutError:
                     continue
                 if not await take(msg):
-                    return
+                    break
         finally:
-            await sub.unsubscribe()
+            if not turn.finished:
+                await turn.append("error", {"code": "replay_failed",
+                                            "message": "The turn's events could not be followed to its end."})
+            # Shielded: the client may leave (and cancel this task) while it cleans up.
+            await asyncio.shield(delete_subscription(js, sub))
 
     return turn, asyncio.create_task(pump())
+
+
+async def delete_subscription(js, sub) -> None:
+    """Unsubscribe and delete the ordered consumer now rather than at its inactive threshold."""
+    try:
+        info = await sub.consumer_info()
+    except nats.errors.Error:
+        info = None  # already gone (its inactive threshold), or the connection is closing
+    with contextlib.suppress(nats.errors.Error):
+        await sub.unsubscribe()
+        if info is not None:
+            await js.delete_consumer(info.stream_name, info.name)
 
 
 @router.post("/chat/{turn_id}/cancel")
