@@ -1,10 +1,16 @@
 """The lab-hosted library in retrieval: sync pages and uploaded files (claim-checks in a real
 NATS object store) feed the same ingest; incremental by SHA-256; deletions reach the index;
-each user sees only their own catalog; the catalog survives a restart."""
+each user sees only their own catalog (in a real NATS KV bucket); the catalog survives a
+restart; an older release's SQLite catalog is imported; an abandoned indexing lease is taken
+over."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
+import sqlite3
+import time
 from pathlib import Path
 
 import nats
@@ -20,7 +26,7 @@ from zocrates_contracts import (
 )
 from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
 from zocrates_retrieval.config import RetrievalSettings
-from zocrates_retrieval.hosted import Catalog, LibraryFiles
+from zocrates_retrieval.hosted import Catalog, IndexRun, LibraryFiles
 from zocrates_retrieval.service import RetrievalService
 
 pytestmark = pytest.mark.connected
@@ -55,21 +61,21 @@ async def bucket(nats_server):
     nc = await nats.connect(nats_server.url)
     js = nc.jetstream()
     store = await js.create_object_store(LIBRARY_BUCKET)
-    yield js, store
+    yield js, store, await Catalog.open(js)
     await nc.close()
 
 
 class Hosted:
     """A retrieval service over a real object store, and the plugin's side of an upload."""
 
-    def __init__(self, js, store, data_dir: Path):
-        self.js, self.store, self.data_dir = js, store, data_dir
+    def __init__(self, js, store, catalog: Catalog, data_dir: Path):
+        self.js, self.store, self.catalog, self.data_dir = js, store, catalog, data_dir
         self.service: RetrievalService | None = None
 
     async def start(self) -> RetrievalService:
         settings = RetrievalSettings(zotero_dir=None, data_dir=self.data_dir, embedding_device="cpu",
                                      optimize_after_chunks=1)
-        self.service = RetrievalService(settings, files=LibraryFiles(self.js, LIBRARY_BUCKET))
+        self.service = RetrievalService(settings, files=LibraryFiles(self.js, LIBRARY_BUCKET), catalog=self.catalog)
         await self.service.start()
         return self.service
 
@@ -81,11 +87,18 @@ class Hosted:
             turn_id="t3", user_id=user, key=key, object_name=name, sha256=sha, size=len(data),
             content_type=content_type, **ENVELOPE)), name
 
-    async def settled(self, user: str):
-        """Wait for the user's background ingest runs to finish; return the status reply."""
-        while (task := self.service._hosted_runs.get(user)) is not None and not task.done():
-            await task
+    async def status(self, user: str):
         return await self.service.library_status(LibraryStatusRequested(turn_id="t4", user_id=user, **ENVELOPE))
+
+    async def settled(self, user: str):
+        """Wait until the user's library is indexed through its catalog; return the status reply."""
+        for _ in range(1200):
+            while (task := self.service._hosted_runs.get(user)) is not None and not task.done():
+                await task
+            if (status := await self.status(user)).state != "running":
+                return status
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"{user}'s library is still indexing: {status}")
 
 
 @pytest.fixture
@@ -133,15 +146,17 @@ async def test_same_file_again_is_skipped_and_changed_metadata_reindexes(hosted,
     await hosted.upload("alice", pdf)
     await hosted.settled("alice")
     chunks = svc.status("alice")["chunks_indexed"]
+    runs = await hosted.catalog.index_run("alice")
 
     accepted, _ = await hosted.upload("alice", pdf)
     assert accepted.status == "unchanged"
-    assert svc._hosted_runs["alice"].done()  # nothing was queued
+    assert svc._hosted_runs["alice"].done() and await hosted.catalog.index_run("alice") == runs  # nothing queued
 
     await svc.sync_library(sync("alice", [article("Thromboprophylaxis complications (revised title)")],
                                 sync_id="sync2"))
     status = await hosted.settled("alice")
-    assert status.indexed == 1 and svc._progress["alice"].indexed == 1  # re-read with the new title
+    run, _ = await hosted.catalog.index_run("alice")
+    assert status.indexed == 1 and run.progress["indexed"] == 1  # re-read with the new title
     reply = await svc.search(ask("alice", "thrombosis prophylaxis complications"))
     assert reply.chunks[0].title == "Thromboprophylaxis complications (revised title)"
     assert svc.status("alice")["chunks_indexed"] == chunks
@@ -192,16 +207,18 @@ async def test_unreadable_files_are_reported_once_and_survive_a_restart(hosted, 
     status = await hosted.settled("alice")
     assert status.failures_by_reason == {"corrupt": 1} and status.failures[0].title.startswith("Complications")
 
-    svc._kick("alice")  # the same bytes are not converted again
+    await svc._kick("alice")  # the same bytes are not converted again
     status = await hosted.settled("alice")
-    assert status.failures_by_reason == {"corrupt": 1} and svc._progress["alice"].sources_done == 1
+    run, _ = await hosted.catalog.index_run("alice")
+    assert status.failures_by_reason == {"corrupt": 1} and run.progress["sources_done"] == 1
+    assert run.progress["failures"][0]["content_hash"] and run.progress["indexed"] == 0
 
     await svc.close()
     restarted = await hosted.start()
     status = await hosted.settled("alice")
     assert status.source == "hosted" and (status.items, status.uploaded) == (1, 1)
     assert status.failures_by_reason == {"corrupt": 1}
-    assert restarted.catalog.failures("alice")[0].reason == "corrupt"
+    assert (await restarted.catalog.failures("alice"))[0].reason == "corrupt"
 
 
 async def test_the_local_account_is_not_synced_over_its_zotero_dir(bucket, tmp_path, schema_dir, no_home_zotero):
@@ -209,29 +226,109 @@ async def test_the_local_account_is_not_synced_over_its_zotero_dir(bucket, tmp_p
 
     b = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
     b.close()
-    svc = RetrievalService(RetrievalSettings(zotero_dir=b.dir, data_dir=tmp_path / "data", embedding_device="cpu"))
+    svc = RetrievalService(RetrievalSettings(zotero_dir=b.dir, data_dir=tmp_path / "data", embedding_device="cpu"),
+                           catalog=bucket[2])
     await svc.start()
     try:
         refused = await svc.sync_library(sync("local", [article()]))
         assert refused.error.code == "not_available" and "Zotero data directory" in refused.error.message
-        assert not svc.catalog.has_library("local")
+        assert not await svc.catalog.has_library("local")
     finally:
         await svc.close()
 
 
-def test_a_full_sync_removes_what_it_did_not_list_once_every_page_arrived(tmp_path):
-    catalog = Catalog(tmp_path / "hosted.sqlite")
+async def test_a_full_sync_removes_what_it_did_not_list_once_every_page_arrived(bucket):
+    catalog = bucket[2]
     old = SyncedItem(key="OLD2ITEM", item_type="book", title="Gone from Zotero")
-    catalog.apply_sync("alice", sync("alice", [old, article()], sync_id="first"))
-    catalog.apply_sync("bob", sync("bob", [old], sync_id="first"))
+    await catalog.apply_sync("alice", sync("alice", [old, article()], sync_id="first"))
+    await catalog.apply_sync("bob", sync("bob", [old], sync_id="first"))
 
-    last = catalog.apply_sync("alice", sync("alice", [], sync_id="full", page=1, final=True, full=True))
-    assert not last.complete and catalog.counts("alice").items == 2  # page 0 has not arrived yet
-    first = catalog.apply_sync("alice", sync("alice", [article()], sync_id="full", page=0, final=False, full=True))
+    last = await catalog.apply_sync("alice", sync("alice", [], sync_id="full", page=1, final=True, full=True))
+    assert not last.complete and (await catalog.counts("alice")).items == 2  # page 0 has not arrived yet
+    first = await catalog.apply_sync("alice", sync("alice", [article()], sync_id="full", page=0, final=False,
+                                                   full=True))
     assert first.complete and first.deleted == 1
-    assert catalog.counts("alice").items == 1 and catalog.counts("bob").items == 1  # bob untouched
-    again = catalog.apply_sync("alice", sync("alice", [article()], sync_id="full", page=0, final=False, full=True))
-    assert again.deleted == 0  # a redelivered page changes nothing more
+    assert (await catalog.counts("alice")).items == 1 and (await catalog.counts("bob")).items == 1  # bob untouched
+    again = await catalog.apply_sync("alice", sync("alice", [article()], sync_id="full", page=0, final=False,
+                                                   full=True))
+    assert again.deleted == 0 and again.complete  # a redelivered page changes nothing more
+    assert [k for (_, k) in await catalog._items("alice")] == [PARENT]
+
+
+async def test_concurrent_pages_of_one_sync_lose_no_page(bucket):
+    """Two replicas applying pages of the same sync at once: the compare-and-set keeps both."""
+    catalog = bucket[2]
+    pages = [sync("alice", [SyncedItem(key=f"KEY{n:05d}", item_type="book", title=f"Book {n}")],
+                  sync_id="burst", page=n, final=n == 7, full=True) for n in range(8)]
+    outcomes = await asyncio.gather(*(catalog.apply_sync("alice", p) for p in pages))
+    assert sum(o.complete for o in outcomes) >= 1 and (await catalog.counts("alice")).items == 8
+    record = json.loads((await catalog.kv.get("s.alice.user.burst")).value)
+    assert record["pages"] == list(range(8)) and record["done"]
+
+
+async def test_an_older_releases_sqlite_catalog_is_imported_once(bucket, hosted, tmp_path, pdf_dir):
+    """The per-replica SQLite catalog of earlier releases moves into KV at start, then is renamed."""
+    pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
+    sha = hashlib.sha256(pdf).hexdigest()
+    name = library_object_name("olga", "user", PDF_KEY, sha)
+    await hosted.store.put(name, pdf)
+    await hosted.service.close()
+    old = hosted.data_dir / "retrieval" / "hosted.sqlite"
+    con = sqlite3.connect(old)
+    con.executescript(OLD_SCHEMA)
+    con.executemany("INSERT INTO items VALUES (?,?,?,?,?,?,?)", [
+        ("olga", "user", PARENT, "journalArticle", None, "s1", article().model_dump_json(exclude_defaults=True)),
+        ("olga", "user", PDF_KEY, "attachment", PARENT, "s1", attachment(sha).model_dump_json(exclude_defaults=True))])
+    con.execute("INSERT INTO files VALUES (?,?,?,?,?,?,?,?)",
+                ("olga", "user", PDF_KEY, sha, name, "application/pdf", len(pdf), time.time()))
+    con.execute("INSERT INTO syncs VALUES (?,?,?,?,?,?,?,?)", ("olga", "user", "s1", "[0]", 0, 1, 1, 1.7e9))
+    con.commit()
+    con.close()
+
+    await hosted.start()  # imports, renames, and its sweep indexes the imported library
+    assert not old.exists() and old.with_name("hosted.sqlite.imported").exists()
+    status = await hosted.settled("olga")
+    assert status.source == "hosted" and (status.items, status.attachments, status.uploaded) == (1, 1, 1)
+    assert status.state == "done" and status.chunks_indexed > 5
+    assert status.last_sync_at.timestamp() == 1.7e9
+    assert (await hosted.status("alice")).source == "none"  # only olga's library was there
+
+
+async def test_an_abandoned_indexing_lease_is_taken_over(hosted, pdf_dir):
+    """A replica that died holding a user's lease stops beating; after `lease_s` a sweep of
+    another replica takes the library over and indexes it."""
+    svc = hosted.service
+    svc.lease_s, svc.sweep_s = 1.5, 0.3
+    pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
+    await svc.sync_library(sync("alice", [article(), attachment(hashlib.sha256(pdf).hexdigest())]))
+    # A dead replica's record: it claimed the lease, then nothing.
+    while True:
+        run, revision = await hosted.catalog.index_run("alice")
+        if run.owner is None:
+            break
+        await asyncio.sleep(0.05)
+    dead = IndexRun(owner="dead-replica", heartbeat_at=time.time(), indexed_through=run.indexed_through)
+    await hosted.catalog._cas("r.alice", dead.__dict__, revision)
+    accepted, _ = await hosted.upload("alice", pdf)
+    assert accepted.status == "queued"
+    await asyncio.sleep(0.3)
+    run, _ = await hosted.catalog.index_run("alice")
+    assert run.owner == "dead-replica" and (await hosted.status("alice")).state == "running"  # respected
+    status = await hosted.settled("alice")
+    assert status.state == "done" and status.uploaded == 1 and status.chunks_indexed > 5
+    assert (await hosted.catalog.index_run("alice"))[0].owner is None
+
+
+OLD_SCHEMA = """
+CREATE TABLE items (user_id TEXT, library_id TEXT, key TEXT, item_type TEXT, parent_key TEXT, sync_id TEXT,
+                    data TEXT, PRIMARY KEY (user_id, library_id, key));
+CREATE TABLE files (user_id TEXT, library_id TEXT, key TEXT, sha256 TEXT, object_name TEXT, content_type TEXT,
+                    size INTEGER, uploaded_at REAL, PRIMARY KEY (user_id, library_id, key));
+CREATE TABLE syncs (user_id TEXT, library_id TEXT, sync_id TEXT, pages TEXT, final_page INTEGER, full INTEGER,
+                    done INTEGER, updated_at REAL, PRIMARY KEY (user_id, library_id, sync_id));
+CREATE TABLE failures (user_id TEXT, library_id TEXT, source_key TEXT, item_key TEXT, title TEXT, reason TEXT,
+                       detail TEXT, content_hash TEXT, PRIMARY KEY (user_id, library_id, source_key));
+"""
 
 
 def test_zotero_dir_is_also_read_from_the_shared_variable(tmp_path, monkeypatch, no_home_zotero):

@@ -80,6 +80,28 @@ def library_object_name(user_id: str, library_id: str, key: str, sha256: str) ->
     """
     return f"{user_id}/{library_id}/{key}/{sha256}"
 
+
+#: KV bucket of the lab-hosted libraries' catalog (synced metadata, uploaded-file records,
+#: sync progress, ingest progress), shared by every retrieval replica and read by discovery.
+#: Every key starts with `<kind>.<user>.`, so one user's reads never reach another's entries.
+LIBRARY_CATALOG_BUCKET = "zocrates_library_catalog"
+
+
+def catalog_item_key(user_id: str, library_id: str, key: str) -> str:
+    """A synced item's entry: JSON `{"sync_id": ..., "item": <SyncedItem>}`."""
+    return f"i.{user_id}.{library_id}.{key}"
+
+
+def catalog_items_pattern(user_id: str) -> str:
+    """Every synced item of a user (a subject wildcard, for a server-filtered KV watch)."""
+    return f"i.{user_id}.>"
+
+
+def catalog_synced_key(user_id: str) -> str:
+    """Rewritten after each sync page of the user is applied (JSON `{"last_sync_at": <epoch s>}`):
+    its revision says whether the synced items changed since it was last read."""
+    return f"l.{user_id}"
+
 #: Readiness probes: core request/reply on `health.<service>`, outside `zocrates.>` so the
 #: audit stream does not capture them (a captured request would be answered by a PubAck).
 HEALTH_PREFIX = "health"

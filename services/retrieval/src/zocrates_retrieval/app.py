@@ -57,10 +57,15 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         return await service.library_status(request)
 
     async def start() -> None:
+        js = broker.config.connection_state.stream
         if getattr(service, "files", "absent") is None:  # the real service: connect its file store
             from zocrates_retrieval.hosted import LibraryFiles
 
-            service.files = LibraryFiles(broker.config.connection_state.stream, LIBRARY_BUCKET)
+            service.files = LibraryFiles(js, LIBRARY_BUCKET)
+        if getattr(service, "catalog", "absent") is None:  # and the catalog every replica shares
+            from zocrates_retrieval.hosted import Catalog
+
+            service.catalog = await Catalog.open(js, settings.stream_replicas)
         await service.start()
 
     bus.health_responder(broker, "retrieval", lambda: {"status": "ok"})

@@ -1,57 +1,60 @@
-"""The lab-hosted library: synced Zotero metadata per user, and the uploaded files' records.
+"""The lab-hosted library: synced Zotero metadata per user, the uploaded files' records, and
+where indexing each library stands, shared by every retrieval replica.
 
 In the hosted deployment there is no `zotero.sqlite` beside the service: the researcher's
 plugin sends the library's metadata in pages (`LibrarySyncRequested`) and uploads each
 attachment file through the gateway into the `zocrates_library` object store
-(`AttachmentUploaded` is the claim-check). This module keeps what arrived, durably, in one
-SQLite database under the retrieval data dir, and turns it into the same `Source`s the Zotero
-reader produces, so one ingest path indexes both.
+(`AttachmentUploaded` is the claim-check). Any retrieval replica may pull any of these
+requests, so what arrived is kept in the `zocrates_library_catalog` JetStream KV bucket, never
+in one replica's memory or disk, and turned into the same `Source`s the Zotero reader
+produces, so one ingest path indexes both. Keys (the user is the second token of each, so
+every read names the user and one user's catalog is invisible to another's):
 
-Every query names the user: one user's catalog is invisible to another's. Applying a page
-is one transaction and idempotent, so a redelivered message changes nothing more.
+    i.<user>.<library>.<key>      a synced item: {"sync_id", "item"}   (discovery reads these too)
+    f.<user>.<library>.<key>      the uploaded file of an attachment item
+    s.<user>.<library>.<sync_id>  which pages of a sync arrived (compare-and-set)
+    x.<user>.<library>.<key>      a conversion failure with its content hash (not converted again)
+    l.<user>                      the last sync page applied (rewritten on each page)
+    v.<user>                      the catalog's version: rewritten on every change to index
+    r.<user>                      indexing: which replica runs it (a lease with a heartbeat), the
+                                  version the last finished run indexed, and its progress
 
-`LibraryFiles` is the object-store adapter (nats-py); the catalog itself knows nothing of NATS.
+Applying a page is idempotent: a redelivered page changes nothing more. Reads list keys by a
+subject wildcard the server filters (a KV watch), never by reading every key.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sqlite3
-import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Awaitable, Iterable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import nats.js.errors
+from nats.js.kv import KeyValue
+
 from zocrates_contracts import LibrarySyncRequested, SyncedItem
+from zocrates_contracts.subjects import (
+    LIBRARY_CATALOG_BUCKET,
+    catalog_item_key,
+    catalog_items_pattern,
+    catalog_synced_key,
+)
+from zocrates_runtime.bus import retrying
 from zocrates_retrieval.ingest import Failure
 from zocrates_retrieval.zotero import ItemMeta, Source
 
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
 _DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS items (
-    user_id TEXT NOT NULL, library_id TEXT NOT NULL, key TEXT NOT NULL,
-    item_type TEXT NOT NULL, parent_key TEXT, sync_id TEXT NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (user_id, library_id, key));
-CREATE INDEX IF NOT EXISTS items_parent ON items (user_id, library_id, parent_key);
-CREATE TABLE IF NOT EXISTS files (
-    user_id TEXT NOT NULL, library_id TEXT NOT NULL, key TEXT NOT NULL,
-    sha256 TEXT NOT NULL, object_name TEXT NOT NULL, content_type TEXT NOT NULL,
-    size INTEGER NOT NULL, uploaded_at REAL NOT NULL,
-    PRIMARY KEY (user_id, library_id, key));
-CREATE TABLE IF NOT EXISTS syncs (
-    user_id TEXT NOT NULL, library_id TEXT NOT NULL, sync_id TEXT NOT NULL,
-    pages TEXT NOT NULL, final_page INTEGER, full INTEGER NOT NULL, done INTEGER NOT NULL,
-    updated_at REAL NOT NULL,
-    PRIMARY KEY (user_id, library_id, sync_id));
-CREATE TABLE IF NOT EXISTS failures (
-    user_id TEXT NOT NULL, library_id TEXT NOT NULL, source_key TEXT NOT NULL,
-    item_key TEXT NOT NULL, title TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    PRIMARY KEY (user_id, library_id, source_key));
-"""
+MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
+#: Sync records older than this are dropped when a sync completes (a sync takes minutes).
+SYNC_RECORD_DAYS = 7
+#: KV writes in flight at once while applying a page or a run's failures.
+WRITES_IN_FLIGHT = 64
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class UploadOutcome:
     unchanged: bool = False
     replaced_object: str | None = None  # the previous version's object, now unreferenced
     reason: str = ""
+    orphaned_object: str | None = None  # refused because the item went away meanwhile: delete it
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,31 @@ class CatalogCounts:
     uploaded: int = 0
     awaiting_upload: int = 0
     last_sync_at: float | None = None
+
+
+@dataclass
+class IndexRun:
+    """The `r.<user>` record: who indexes the user's library now, and how far it got."""
+
+    owner: str | None = None  # the replica holding the lease, None when no run is going
+    heartbeat_at: float = 0.0  # the owner rewrites the record every few seconds while it runs
+    indexed_through: int = 0  # the catalog version (revision of `v.<user>`) the last finished run read
+    progress: dict | None = None  # the last run's `IngestProgress`, as GET /library/status shows it
+
+    def held(self, now: float, lease_s: float) -> bool:
+        """A run is going; a record whose owner stopped beating for `lease_s` is abandoned."""
+        return self.owner is not None and now - self.heartbeat_at < lease_s
+
+
+@dataclass
+class Lease:
+    """This replica's claim on indexing one user's library (the record's KV revision)."""
+
+    user_id: str
+    owner: str
+    revision: int
+    run: IndexRun = field(default_factory=IndexRun)
+    lost: bool = False  # another replica took over: this one stops writing the record
 
 
 def item_meta(item: SyncedItem, library_id: str) -> ItemMeta:
@@ -97,193 +126,344 @@ def item_meta(item: SyncedItem, library_id: str) -> ItemMeta:
                     publication=item.publication or None, doi=doi, url=item.url or None)
 
 
+async def open_catalog_kv(js, replicas: int = 1) -> KeyValue:
+    """The catalog bucket, created on first use (idempotent; every replica may race to it)."""
+    try:
+        return await js.key_value(LIBRARY_CATALOG_BUCKET)
+    except nats.js.errors.BucketNotFoundError:
+        return await js.create_key_value(bucket=LIBRARY_CATALOG_BUCKET, history=1, replicas=replicas)
+
+
+async def entries(kv: KeyValue, pattern: str, *, first_only: bool = False) -> list:
+    """The current entries whose keys match `pattern`, a subject wildcard filtered by the
+    server (nats-py's `keys(filters=)` reads every key and substring-matches)."""
+    watcher = await kv.watch(pattern, ignore_deletes=True, meta_only=first_only)
+    found = []
+    try:
+        async for entry in watcher:
+            if entry is None:  # every current value was delivered
+                break
+            found.append(entry)
+            if first_only:
+                break
+    finally:
+        await watcher.stop()
+    return found
+
+
+async def bounded(calls: Iterable[Awaitable]) -> list:
+    """Await `calls` with at most WRITES_IN_FLIGHT at a time."""
+    gate = asyncio.Semaphore(WRITES_IN_FLIGHT)
+
+    async def one(call):
+        async with gate:
+            return await call
+
+    return await asyncio.gather(*(one(c) for c in calls))
+
+
 class Catalog:
-    """Synced metadata and uploaded-file records of every hosted user, in `path` (SQLite, WAL)."""
+    """Synced metadata, uploaded-file records and indexing state of every hosted user, in KV."""
 
-    def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._con = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._con.execute("PRAGMA journal_mode=WAL")
-        self._con.execute("PRAGMA synchronous=FULL")  # a message is acked after this commits
-        self._con.executescript(_SCHEMA)
-        self._lock = threading.Lock()
+    def __init__(self, kv: KeyValue):
+        self.kv = kv
 
-    def close(self) -> None:
-        with self._lock:
-            self._con.close()
+    @classmethod
+    async def open(cls, js, replicas: int = 1) -> Catalog:
+        return cls(await open_catalog_kv(js, replicas))
 
-    def _tx(self):
-        return _Transaction(self._con, self._lock)
+    # --- KV primitives ----------------------------------------------------------------------
+
+    async def _get(self, key: str):
+        try:
+            return await retrying(lambda: self.kv.get(key), what=f"read {key}")
+        except MISSING:
+            return None
+
+    async def _get_json(self, key: str) -> dict | None:
+        entry = await self._get(key)
+        return json.loads(entry.value) if entry is not None and entry.value else None
+
+    async def _put(self, key: str, value: dict) -> int:
+        data = json.dumps(value).encode()
+        return await retrying(lambda: self.kv.put(key, data), what=f"write {key}")
+
+    async def _delete(self, key: str) -> None:
+        await retrying(lambda: self.kv.delete(key), what=f"delete {key}")
+
+    async def _cas(self, key: str, value: dict, revision: int) -> int:
+        """Write `value` only if `key` is still at `revision` (0: absent); raises
+        KeyWrongLastSequenceError when another writer got there first."""
+        data = json.dumps(value).encode()
+        if revision == 0:
+            return await self.kv.create(key, data)
+        return await self.kv.update(key, data, last=revision)
+
+    async def _json_entries(self, pattern: str) -> dict[tuple[str, ...], dict]:
+        """Entries under `pattern` by their key's tokens after the user: (library, key) or ()."""
+        return {tuple(e.key.split(".")[2:]): json.loads(e.value) for e in await entries(self.kv, pattern)}
+
+    async def _items(self, user_id: str, library_id: str = "*") -> dict[tuple[str, str], tuple[str, SyncedItem]]:
+        """(library, key) -> (sync id, item) of the user's synced items."""
+        found = await self._json_entries(f"i.{user_id}.{library_id}.*")
+        return {k: (v["sync_id"], SyncedItem.model_validate(v["item"])) for k, v in found.items()}
+
+    async def _files(self, user_id: str, library_id: str = "*") -> dict[tuple[str, str], dict]:
+        return await self._json_entries(f"f.{user_id}.{library_id}.*")
 
     # --- sync -------------------------------------------------------------------------------
 
-    def apply_sync(self, user_id: str, page: LibrarySyncRequested) -> SyncOutcome:
-        """Store one sync page in one transaction; idempotent under redelivery."""
-        lib, now = page.library_id, time.time()
-        with self._tx() as con:
-            for item in page.items:
-                con.execute(
-                    "INSERT INTO items VALUES (?,?,?,?,?,?,?) ON CONFLICT (user_id, library_id, key) DO UPDATE "
-                    "SET item_type=excluded.item_type, parent_key=excluded.parent_key, "
-                    "sync_id=excluded.sync_id, data=excluded.data",
-                    (user_id, lib, item.key, item.item_type, item.parent_key, page.sync_id,
-                     item.model_dump_json(exclude_defaults=True)))
-            removed = self._delete_items(con, user_id, lib, page.deleted)
-            row = con.execute("SELECT pages, final_page, full, done FROM syncs WHERE user_id=? AND library_id=? "
-                              "AND sync_id=?", (user_id, lib, page.sync_id)).fetchone()
-            pages = set(json.loads(row[0])) if row else set()
-            pages.add(page.page)
-            final_page = page.page if page.final else (row[1] if row else None)
-            full = bool(page.full or (row and row[2]))
-            complete = final_page is not None and pages >= set(range(final_page + 1))
-            if complete and full and not (row and row[3]):
-                stale = [r[0] for r in con.execute(
-                    "SELECT key FROM items WHERE user_id=? AND library_id=? AND sync_id<>?",
-                    (user_id, lib, page.sync_id))]
-                removed = _merge(removed, self._delete_items(con, user_id, lib, stale))
-            con.execute("INSERT OR REPLACE INTO syncs VALUES (?,?,?,?,?,?,?,?)",
-                        (user_id, lib, page.sync_id, json.dumps(sorted(pages)), final_page, int(full),
-                         int(complete), now))
-            con.execute("DELETE FROM syncs WHERE user_id=? AND updated_at<?", (user_id, now - 7 * 86400))
-            needs_upload = []
-            for item in page.items:
-                if item.item_type == "attachment" and item.sha256:
-                    have = con.execute("SELECT sha256 FROM files WHERE user_id=? AND library_id=? AND key=?",
-                                       (user_id, lib, item.key)).fetchone()
-                    if have is None or have[0] != item.sha256:
-                        needs_upload.append(item.key)
-        return SyncOutcome(stored=len(page.items), deleted=len(removed[0]), needs_upload=needs_upload,
-                           complete=complete, orphaned_objects=removed[1])
+    async def apply_sync(self, user_id: str, page: LibrarySyncRequested) -> SyncOutcome:
+        """Store one sync page; idempotent under redelivery.
 
-    @staticmethod
-    def _delete_items(con, user_id: str, lib: str, keys: list[str]) -> tuple[list[str], list[str]]:
+        Items are written first, then the page is marked received in the sync's record
+        (compare-and-set); when a full sync has all its pages, what it did not list is removed
+        before the record says done, so a crash in between repeats the removal, never skips it."""
+        lib = page.library_id
+        await bounded(self._put(catalog_item_key(user_id, lib, item.key),
+                                {"sync_id": page.sync_id, "item": item.model_dump(mode="json", exclude_defaults=True)})
+                      for item in page.items)
+        deleted, orphaned = await self._delete_items(user_id, lib, page.deleted) if page.deleted else ([], [])
+        record = await self._note_page(user_id, page)
+        if record["complete"] and not record["done"]:
+            if record["full"]:
+                stale = [key for (_, key), (sync_id, _) in (await self._items(user_id, lib)).items()
+                         if sync_id != page.sync_id]
+                gone, objects = await self._delete_items(user_id, lib, stale)
+                deleted, orphaned = deleted + gone, orphaned + objects
+            await self._mark_sync_done(user_id, page)
+        have = await bounded(self._get_json(f"f.{user_id}.{lib}.{item.key}") for item in page.items)
+        needs_upload = [item.key for item, file in zip(page.items, have, strict=True)
+                        if item.item_type == "attachment" and item.sha256
+                        and (file is None or file["sha256"] != item.sha256)]
+        await self._put(catalog_synced_key(user_id), {"last_sync_at": time.time()})
+        return SyncOutcome(stored=len(page.items), deleted=len(deleted), needs_upload=needs_upload,
+                           complete=record["complete"], orphaned_objects=orphaned)
+
+    async def _note_page(self, user_id: str, page: LibrarySyncRequested) -> dict:
+        key = f"s.{user_id}.{page.library_id}.{page.sync_id}"
+        while True:
+            entry = await self._get(key)
+            record = json.loads(entry.value) if entry is not None else {
+                "pages": [], "final_page": None, "full": False, "done": False}
+            pages = set(record["pages"]) | {page.page}
+            final_page = page.page if page.final else record["final_page"]
+            record.update(pages=sorted(pages), final_page=final_page, full=bool(page.full or record["full"]),
+                          complete=final_page is not None and pages >= set(range(final_page + 1)),
+                          updated_at=time.time())
+            try:
+                await self._cas(key, record, entry.revision if entry is not None else 0)
+                return record
+            except nats.js.errors.KeyWrongLastSequenceError:
+                continue  # another replica applied a page of this sync meanwhile: read it again
+
+    async def _mark_sync_done(self, user_id: str, page: LibrarySyncRequested) -> None:
+        key = f"s.{user_id}.{page.library_id}.{page.sync_id}"
+        while True:
+            entry = await self._get(key)
+            record = json.loads(entry.value)
+            if record["done"]:
+                break
+            try:
+                await self._cas(key, {**record, "done": True}, entry.revision)
+                break
+            except nats.js.errors.KeyWrongLastSequenceError:
+                continue
+        # Drop the user's old sync records now and then (a sync takes minutes, not days).
+        old = [e.key for e in await entries(self.kv, f"s.{user_id}.>")
+               if json.loads(e.value).get("updated_at", 0) < time.time() - SYNC_RECORD_DAYS * 86400]
+        await bounded(self._delete(k) for k in old)
+
+    async def _delete_items(self, user_id: str, lib: str, keys: list[str]) -> tuple[list[str], list[str]]:
         """Delete items, their children (Zotero deletes a parent's attachments and notes with it)
         and their file records; returns (deleted keys, object names now unreferenced)."""
-        keys = list(dict.fromkeys(keys))
-        children = []
-        for key in keys:
-            children += [r[0] for r in con.execute(
-                "SELECT key FROM items WHERE user_id=? AND library_id=? AND parent_key=?", (user_id, lib, key))]
-        deleted, objects = [], []
-        for key in dict.fromkeys(keys + children):
-            objects += [r[0] for r in con.execute(
-                "SELECT object_name FROM files WHERE user_id=? AND library_id=? AND key=?", (user_id, lib, key))]
-            con.execute("DELETE FROM files WHERE user_id=? AND library_id=? AND key=?", (user_id, lib, key))
-            cur = con.execute("DELETE FROM items WHERE user_id=? AND library_id=? AND key=?", (user_id, lib, key))
-            con.execute("DELETE FROM failures WHERE user_id=? AND library_id=? AND source_key=?",
-                        (user_id, lib, key))
-            if cur.rowcount:
-                deleted.append(key)
+        if not keys:
+            return [], []
+        items, files = await asyncio.gather(self._items(user_id, lib), self._files(user_id, lib))
+        wanted = set(keys)
+        children = [key for (_, key), (_, item) in items.items() if item.parent_key in wanted]
+        targets = list(dict.fromkeys([*keys, *children]))
+        deleted = [k for k in targets if (lib, k) in items]
+        objects = [files[(lib, k)]["object_name"] for k in targets if (lib, k) in files]
+        failures = {tuple(e.key.split(".")[2:]) for e in await entries(self.kv, f"x.{user_id}.{lib}.*")}
+        await bounded([*(self._delete(f"f.{user_id}.{lib}.{k}") for k in targets if (lib, k) in files),
+                       *(self._delete(f"x.{user_id}.{lib}.{k}") for k in targets if (lib, k) in failures),
+                       *(self._delete(catalog_item_key(user_id, lib, k)) for k in deleted)])
         return deleted, objects
 
     # --- uploads ----------------------------------------------------------------------------
 
-    def record_upload(self, user_id: str, library_id: str, key: str, sha256: str, object_name: str,
-                      content_type: str, size: int) -> UploadOutcome:
+    async def record_upload(self, user_id: str, library_id: str, key: str, sha256: str, object_name: str,
+                            content_type: str, size: int) -> UploadOutcome:
         """Record an uploaded file of a synced attachment; unknown keys are refused."""
-        with self._tx() as con:
-            row = con.execute("SELECT item_type FROM items WHERE user_id=? AND library_id=? AND key=?",
-                              (user_id, library_id, key)).fetchone()
-            if row is None or row[0] != "attachment":
-                what = "no item" if row is None else f"a {row[0]}, not an attachment"
-                return UploadOutcome(False, reason=(
-                    f"{key} is {what} in your synced library {library_id!r}; sync its metadata "
-                    "(POST /library/sync) before uploading its file"))
-            have = con.execute("SELECT sha256, object_name FROM files WHERE user_id=? AND library_id=? AND key=?",
-                               (user_id, library_id, key)).fetchone()
-            if have is not None and have[0] == sha256:
-                return UploadOutcome(True, unchanged=True)
-            con.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
-                        (user_id, library_id, key, sha256, object_name, content_type, size, time.time()))
-        replaced = have[1] if have is not None and have[1] != object_name else None
+        item = await self._get_json(catalog_item_key(user_id, library_id, key))
+        item_type = item["item"]["item_type"] if item else None
+        if item_type != "attachment":
+            what = "no item" if item is None else f"a {item_type}, not an attachment"
+            return UploadOutcome(False, reason=(
+                f"{key} is {what} in your synced library {library_id!r}; sync its metadata "
+                "(POST /library/sync) before uploading its file"))
+        file_key = f"f.{user_id}.{library_id}.{key}"
+        have = await self._get_json(file_key)
+        if have is not None and have["sha256"] == sha256:
+            return UploadOutcome(True, unchanged=True)
+        await self._put(file_key, {"sha256": sha256, "object_name": object_name, "content_type": content_type,
+                                   "size": size, "uploaded_at": time.time()})
+        if await self._get(catalog_item_key(user_id, library_id, key)) is None:
+            # A sync deleted the item while we wrote: its file record must not outlive it.
+            await self._delete(file_key)
+            return UploadOutcome(False, reason=f"{key} was deleted from your synced library {library_id!r} "
+                                               "during the upload", orphaned_object=object_name)
+        replaced = have["object_name"] if have is not None and have["object_name"] != object_name else None
         return UploadOutcome(True, replaced_object=replaced)
 
     # --- reading ----------------------------------------------------------------------------
 
-    def has_library(self, user_id: str) -> bool:
-        with self._lock:
-            return self._con.execute("SELECT 1 FROM items WHERE user_id=? LIMIT 1", (user_id,)).fetchone() is not None
+    async def has_library(self, user_id: str) -> bool:
+        return bool(await entries(self.kv, catalog_items_pattern(user_id), first_only=True))
 
-    def users(self) -> list[str]:
-        with self._lock:
-            return [r[0] for r in self._con.execute("SELECT DISTINCT user_id FROM items")]
-
-    def sources(self, user_id: str) -> tuple[list[Source], int, int]:
+    async def sources(self, user_id: str) -> tuple[list[Source], int, int]:
         """The user's indexable sources (uploaded attachments and notes, each resolved to its
         parent item), the number of libraries and of regular items."""
-        with self._lock:
-            rows = self._con.execute("SELECT library_id, key, data FROM items WHERE user_id=?", (user_id,)).fetchall()
-            files = {(r[0], r[1]): r[2:] for r in self._con.execute(
-                "SELECT library_id, key, sha256, object_name, content_type FROM files WHERE user_id=?", (user_id,))}
-        items = {(lib, key): SyncedItem.model_validate_json(data) for lib, key, data in rows}
+        items, files = await asyncio.gather(self._items(user_id), self._files(user_id))
         sources: list[Source] = []
-        for (lib, key), item in items.items():
-            parent = items.get((lib, item.parent_key)) if item.parent_key else None
+        for (lib, key), (_, item) in items.items():
+            parent = items.get((lib, item.parent_key), (None, None))[1] if item.parent_key else None
             meta = item_meta(parent or item, lib)
-            if item.item_type == "attachment" and (lib, key) in files:
-                sha, object_name, content_type = files[(lib, key)]
+            file = files.get((lib, key))
+            if item.item_type == "attachment" and file is not None:
                 sources.append(Source(key=key, library_id=lib, kind="attachment", item=meta,
-                                      content_type=content_type, sha256=sha, object_name=object_name))
+                                      content_type=file["content_type"], sha256=file["sha256"],
+                                      object_name=file["object_name"]))
             elif item.item_type == "note" and (item.note or "").strip():
                 sources.append(Source(key=key, library_id=lib, kind="note", item=meta, content_type="text/html",
                                       note_html=item.note))
-        regular = sum(1 for i in items.values() if i.item_type not in ("attachment", "note", "annotation"))
+        regular = sum(1 for _, i in items.values() if i.item_type not in ("attachment", "note", "annotation"))
         return sources, len({lib for lib, _ in items}), regular
 
-    def counts(self, user_id: str) -> CatalogCounts:
-        with self._lock:
-            con = self._con
-            items = con.execute("SELECT COUNT(*) FROM items WHERE user_id=? AND item_type NOT IN "
-                                "('attachment','note','annotation')", (user_id,)).fetchone()[0]
-            attachments = con.execute("SELECT COUNT(*) FROM items WHERE user_id=? AND item_type='attachment'",
-                                      (user_id,)).fetchone()[0]
-            uploaded = con.execute("SELECT COUNT(*) FROM files WHERE user_id=?", (user_id,)).fetchone()[0]
-            awaiting = 0
-            for data, sha in con.execute(
-                    "SELECT i.data, f.sha256 FROM items i LEFT JOIN files f ON f.user_id=i.user_id AND "
-                    "f.library_id=i.library_id AND f.key=i.key WHERE i.user_id=? AND i.item_type='attachment'",
-                    (user_id,)):
-                wanted = json.loads(data).get("sha256")
-                awaiting += bool(wanted and wanted != sha)
-            last = con.execute("SELECT MAX(updated_at) FROM syncs WHERE user_id=?", (user_id,)).fetchone()[0]
-        return CatalogCounts(items, attachments, uploaded, awaiting, last)
+    async def counts(self, user_id: str) -> CatalogCounts:
+        items, files, synced = await asyncio.gather(self._items(user_id), self._files(user_id),
+                                                    self._get_json(catalog_synced_key(user_id)))
+        attachments = [(k, i) for k, (_, i) in items.items() if i.item_type == "attachment"]
+        return CatalogCounts(
+            items=sum(1 for _, i in items.values() if i.item_type not in ("attachment", "note", "annotation")),
+            attachments=len(attachments),
+            uploaded=sum(1 for k, _ in attachments if k in files),
+            awaiting_upload=sum(1 for k, i in attachments if i.sha256 and i.sha256 != files.get(k, {}).get("sha256")),
+            last_sync_at=synced["last_sync_at"] if synced else None)
 
     # --- failures (so the same bytes are not converted again on every run) ------------------
 
-    def failures(self, user_id: str) -> list[Failure]:
-        with self._lock:
-            return [Failure(*r) for r in self._con.execute(
-                "SELECT library_id, source_key, item_key, title, reason, detail, content_hash FROM failures "
-                "WHERE user_id=?", (user_id,))]
+    async def failures(self, user_id: str) -> list[Failure]:
+        return [Failure(**f) for f in (await self._json_entries(f"x.{user_id}.>")).values()]
 
-    def set_failures(self, user_id: str, failures: list[Failure]) -> None:
-        with self._tx() as con:
-            con.execute("DELETE FROM failures WHERE user_id=?", (user_id,))
-            con.executemany("INSERT OR REPLACE INTO failures VALUES (?,?,?,?,?,?,?,?)", [
-                (user_id, f.library_id, f.source_key, f.item_key, f.title, f.reason, f.detail, f.content_hash)
-                for f in failures])
+    async def set_failures(self, user_id: str, failures: list[Failure]) -> None:
+        now = {(f.library_id, f.source_key): asdict(f) for f in failures}
+        before = await self._json_entries(f"x.{user_id}.>")
+        await bounded([*(self._delete(f"x.{user_id}.{lib}.{key}") for lib, key in before if (lib, key) not in now),
+                       *(self._put(f"x.{user_id}.{lib}.{key}", f) for (lib, key), f in now.items()
+                         if before.get((lib, key)) != f)])
 
+    # --- indexing: the catalog's version and who runs the user's indexing -------------------
 
-def _merge(a: tuple[list[str], list[str]], b: tuple[list[str], list[str]]) -> tuple[list[str], list[str]]:
-    return a[0] + b[0], a[1] + b[1]
+    async def touch(self, user_id: str) -> int:
+        """Say the user's catalog changed (or a rescan was asked for); returns the new version."""
+        return await self._put(f"v.{user_id}", {"changed_at": time.time()})
 
+    async def version(self, user_id: str) -> int:
+        entry = await self._get(f"v.{user_id}")
+        return entry.revision if entry is not None else 0
 
-class _Transaction:
-    """`BEGIN IMMEDIATE` ... `COMMIT` (or `ROLLBACK` on an exception) under the catalog's lock."""
+    async def index_run(self, user_id: str) -> tuple[IndexRun, int]:
+        """The user's `r.<user>` record and its revision (0: never indexed)."""
+        entry = await self._get(f"r.{user_id}")
+        if entry is None:
+            return IndexRun(), 0
+        return IndexRun(**json.loads(entry.value)), entry.revision
 
-    def __init__(self, con: sqlite3.Connection, lock: threading.Lock):
-        self.con, self.lock = con, lock
+    async def pending(self) -> list[tuple[str, IndexRun, int]]:
+        """Every user whose catalog changed since their last finished run: (user, run, version)."""
+        versions = {e.key.split(".", 1)[1]: e.revision for e in await entries(self.kv, "v.*")}
+        runs = {e.key.split(".", 1)[1]: IndexRun(**json.loads(e.value)) for e in await entries(self.kv, "r.*")}
+        return [(user, runs.get(user, IndexRun()), version) for user, version in versions.items()
+                if version > runs.get(user, IndexRun()).indexed_through]
 
-    def __enter__(self) -> sqlite3.Connection:
-        self.lock.acquire()
-        self.con.execute("BEGIN IMMEDIATE")
-        return self.con
-
-    def __exit__(self, exc_type, *_) -> None:
+    async def claim(self, user_id: str, owner: str, lease_s: float) -> Lease | None:
+        """Take the lease on indexing the user's library, unless another replica holds it."""
+        run, revision = await self.index_run(user_id)
+        if run.owner not in (None, owner) and run.held(time.time(), lease_s):
+            return None
+        run = replace(run, owner=owner, heartbeat_at=time.time())
         try:
-            self.con.execute("ROLLBACK" if exc_type else "COMMIT")
-        finally:
-            self.lock.release()
+            revision = await self._cas(f"r.{user_id}", asdict(run), revision)
+        except nats.js.errors.KeyWrongLastSequenceError:
+            return None  # another replica claimed it first
+        return Lease(user_id, owner, revision, run)
+
+    async def beat(self, lease: Lease, progress: dict | None = None, *, release: bool = False,
+                   indexed_through: int | None = None) -> bool:
+        """Renew the lease (with the run's progress), or give it back; False once it was lost."""
+        if lease.lost:
+            return False
+        run = replace(lease.run, heartbeat_at=time.time(), progress=progress if progress is not None
+                      else lease.run.progress)
+        if indexed_through is not None:
+            run.indexed_through = indexed_through
+        if release:
+            run.owner = None
+        try:
+            lease.revision = await retrying(lambda: self._cas(f"r.{lease.user_id}", asdict(run), lease.revision),
+                                            what="renew the indexing lease")
+        except nats.js.errors.KeyWrongLastSequenceError:
+            lease.lost = True
+            return False
+        lease.run = run
+        return True
+
+
+def import_sqlite(path: Path) -> dict[str, list[tuple[str, dict]]]:
+    """Read a catalog kept by an older release in `<data_dir>/retrieval/hosted.sqlite`:
+    user -> [(KV key, value)] for its items, uploaded files and failures."""
+    out: dict[str, list[tuple[str, dict]]] = {}
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        for user, lib, key, sync_id, data in con.execute("SELECT user_id, library_id, key, sync_id, data FROM items"):
+            out.setdefault(user, []).append((catalog_item_key(user, lib, key),
+                                             {"sync_id": sync_id, "item": json.loads(data)}))
+        for user, lib, key, sha, name, ctype, size, at in con.execute("SELECT * FROM files"):
+            out.setdefault(user, []).append((f"f.{user}.{lib}.{key}", {
+                "sha256": sha, "object_name": name, "content_type": ctype, "size": size, "uploaded_at": at}))
+        for user, lib, source_key, item_key, title, reason, detail, digest in con.execute("SELECT * FROM failures"):
+            out.setdefault(user, []).append((f"x.{user}.{lib}.{source_key}", asdict(
+                Failure(lib, source_key, item_key, title, reason, detail, digest))))
+        for user, last in con.execute("SELECT user_id, MAX(updated_at) FROM syncs GROUP BY user_id"):
+            out.setdefault(user, []).append((catalog_synced_key(user), {"last_sync_at": last}))
+    finally:
+        con.close()
+    return out
+
+
+async def import_old_catalog(catalog: Catalog, path: Path) -> int:
+    """Copy an older release's SQLite catalog into KV once, then rename it `*.imported`.
+
+    Only keys still absent are written, so a replica started late with an old file never
+    overwrites what was synced since. Returns the number of users imported."""
+    rows = await asyncio.to_thread(import_sqlite, path)
+
+    async def create(key: str, value: dict) -> None:
+        try:
+            await catalog.kv.create(key, json.dumps(value).encode())
+        except nats.js.errors.KeyWrongLastSequenceError:
+            pass
+
+    for user, keyed in rows.items():
+        await bounded(create(k, v) for k, v in keyed)
+        await catalog.touch(user)  # index it (a no-op where the index already has it)
+    for suffix in ("", "-wal", "-shm"):
+        old = path.with_name(path.name + suffix)
+        if old.exists():
+            old.rename(old.with_name(old.name + ".imported"))
+    return len(rows)
 
 
 class LibraryFiles:

@@ -1,6 +1,11 @@
 """The retrieval service's entry point for the bus wiring: start, search, status, close, and
 the lab-hosted library (sync pages, uploaded files) that feeds the same ingest.
 
+Hosted libraries are shared by every replica: their catalog, their ingest progress and who
+indexes them live in the catalog's KV bucket (see `hosted`). One replica at a time indexes a
+user's library, under a lease it renews while it runs; a replica that stops gives the lease
+back, and one that dies loses it after `lease_s`, when another replica's sweep takes over.
+
 Blocking work (loading the model, opening the index, ingesting, embedding a query) runs in
 threads so the event loop keeps serving other requests. The service never answers with
 invented data: when it cannot search (nothing indexed yet for this user, index or model not
@@ -12,6 +17,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
+import socket
+import time
+import uuid
+from collections import Counter
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +42,7 @@ from zocrates_runtime.zotero_snapshot import database_signature
 from zocrates_contracts.messages import MAX_STATUS_FAILURES
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.embed import Embedder, Reranker
-from zocrates_retrieval.hosted import Catalog, LibraryFiles
+from zocrates_retrieval.hosted import Catalog, Lease, LibraryFiles, import_old_catalog
 from zocrates_retrieval.ingest import IngestProgress, Ingestor
 from zocrates_retrieval.search import Searcher, to_evidence
 from zocrates_retrieval.store import ChunkStore, EdgeStore, ServerStore, SparseEncoder, Tenant, count_chunks
@@ -41,6 +51,10 @@ from zocrates_retrieval.zotero import Source
 log = logging.getLogger(__name__)
 SERVICE = "retrieval"
 FETCH_TIMEOUT_S = 300.0  # one uploaded file from the object store (100 MB at a slow few MB/s)
+#: A hosted user's indexing lease: renewed every HEARTBEAT_S while a run goes (with its
+#: progress); a holder silent for LEASE_S is presumed dead (replicas' clocks within seconds,
+#: as NTP keeps them). Every SWEEP_S each replica takes over libraries left unindexed.
+LEASE_S, HEARTBEAT_S, SWEEP_S = 30.0, 2.0, 10.0
 
 
 def open_store(settings: RetrievalSettings, dim: int) -> ChunkStore:
@@ -54,31 +68,33 @@ def open_store(settings: RetrievalSettings, dim: int) -> ChunkStore:
 class RetrievalService:
     """Library ingest and hybrid search for every user; one instance per process."""
 
-    def __init__(self, settings: RetrievalSettings, files: LibraryFiles | None = None):
+    def __init__(self, settings: RetrievalSettings, files: LibraryFiles | None = None,
+                 catalog: Catalog | None = None):
         self.settings = settings
         self.files = files  # the uploaded files of hosted libraries (set by the bus wiring)
-        self.catalog: Catalog | None = None
+        self.catalog = catalog  # the hosted libraries' catalog in KV (set by the bus wiring)
+        self.instance = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.lease_s, self.heartbeat_s, self.sweep_s = LEASE_S, HEARTBEAT_S, SWEEP_S
         self.embedder: Embedder | None = None
         self.store: ChunkStore | None = None
         self.searcher: Searcher | None = None
         self.ingestor: Ingestor | None = None
         self.startup_error: str | None = None
         self.reranker_error: str | None = None
-        self._progress: dict[str, IngestProgress] = {}
+        self._progress: dict[str, IngestProgress] = {}  # the local library's (hosted ones: in KV)
         self._ingest_task: asyncio.Task | None = None
         self._rescan_task: asyncio.Task | None = None
         self._local_rescan: asyncio.Task | None = None  # one asked for by POST /library/rescan
         self._ingest_lock = asyncio.Lock()  # one ingest at a time: they share the CPU and the index
         self._closing = asyncio.Event()
-        self._hosted_runs: dict[str, asyncio.Task] = {}
-        self._hosted_again: set[str] = set()
+        self._hosted_runs: dict[str, asyncio.Task] = {}  # this replica's indexing runs, by user
+        self._sweep_task: asyncio.Task | None = None
 
     async def start(self) -> None:
         """Load the embedder, open the index, and start ingesting the local Zotero library
         (if configured) in the background. A failure is kept and reported by `search`."""
         s = self.settings
         try:
-            self.catalog = await asyncio.to_thread(Catalog, s.store_dir / "hosted.sqlite")
             self.embedder = await asyncio.to_thread(Embedder.shared, s.embedding_model, s.embedding_device,
                                                     s.embedding_batch_size)
             self.store = await asyncio.to_thread(open_store, s, self.embedder.dim)
@@ -102,8 +118,13 @@ class RetrievalService:
             self._ingest_task = asyncio.create_task(self.ingest_zotero(s.zotero_dir, s.local_user_id))
             if s.rescan_interval_s > 0:
                 self._rescan_task = asyncio.create_task(self._rescan_local_library(s.zotero_dir, seen))
-        for user_id in await asyncio.to_thread(self.catalog.users):
-            self._kick(user_id)  # finish what a previous run left (a no-op when all is indexed)
+        if self.catalog is not None:
+            old = s.store_dir / "hosted.sqlite"  # an older release's per-replica catalog
+            if old.exists():
+                users = await import_old_catalog(self.catalog, old)
+                log.info("imported the hosted catalog of %d users from %s into KV", users, old)
+            # finish what stopped or dead replicas left, now and every sweep_s
+            self._sweep_task = asyncio.create_task(self._sweep())
 
     async def _rescan_local_library(self, zotero_dir: Path, seen: tuple) -> None:
         """Ingest the local library again whenever its database changes (papers imported from
@@ -151,11 +172,11 @@ class RetrievalService:
                       page=request.page)
         if (refusal := self._hosted_refusal(request.user_id)) is not None:
             return LibrarySynced(**fields, error=refusal)
-        outcome = await asyncio.to_thread(self.catalog.apply_sync, request.user_id, request)
+        outcome = await self.catalog.apply_sync(request.user_id, request)
         for name in outcome.orphaned_objects:
             await self._delete_object(name)
         if outcome.stored or outcome.deleted:
-            self._kick(request.user_id)
+            await self._kick(request.user_id)
         return LibrarySynced(**fields, stored=outcome.stored, deleted=outcome.deleted,
                              needs_upload=outcome.needs_upload, complete=outcome.complete)
 
@@ -164,17 +185,19 @@ class RetrievalService:
         fields = dict(**request.reply_fields(), library_id=request.library_id, key=request.key)
         if (refusal := self._hosted_refusal(request.user_id)) is not None:
             return AttachmentAccepted(**fields, error=refusal)
-        outcome = await asyncio.to_thread(self.catalog.record_upload, request.user_id, request.library_id,
-                                          request.key, request.sha256, request.object_name,
-                                          request.content_type, request.size)
+        outcome = await self.catalog.record_upload(request.user_id, request.library_id, request.key,
+                                                   request.sha256, request.object_name, request.content_type,
+                                                   request.size)
         if not outcome.accepted:
+            if outcome.orphaned_object:
+                await self._delete_object(outcome.orphaned_object)
             return AttachmentAccepted(**fields, error=ServiceError(code="invalid", service=SERVICE,
                                                                    message=outcome.reason))
         if outcome.replaced_object:
             await self._delete_object(outcome.replaced_object)
         if outcome.unchanged:
             return AttachmentAccepted(**fields, status="unchanged")
-        self._kick(request.user_id)
+        await self._kick(request.user_id)
         return AttachmentAccepted(**fields, status="queued")
 
     async def _delete_object(self, name: str) -> None:
@@ -185,38 +208,90 @@ class RetrievalService:
         except Exception as exc:  # noqa: BLE001 - an orphaned file costs space, not correctness
             log.warning("could not delete %s from the library bucket: %s", name, exc)
 
-    def _kick(self, user_id: str) -> None:
-        """Bring a hosted user's index in line with their catalog, in the background; a kick
-        during a run makes it run once more after (so bursts of uploads coalesce)."""
+    async def _kick(self, user_id: str) -> None:
+        """Bring a hosted user's index in line with their catalog, on whichever replica holds
+        (or takes) the user's indexing lease. The catalog's version is raised first: a run
+        going anywhere reads it again when it ends, so bursts of uploads coalesce into one
+        more run and no change is left behind."""
+        await self.catalog.touch(user_id)
+        self._start_run(user_id)
+
+    def _start_run(self, user_id: str) -> None:
         running = self._hosted_runs.get(user_id)
-        if running is not None and not running.done():
-            self._hosted_again.add(user_id)
-            return
-        self._hosted_runs[user_id] = asyncio.create_task(self._reconcile(user_id))
+        if (running is None or running.done()) and not self._closing.is_set():
+            self._hosted_runs[user_id] = asyncio.create_task(self._reconcile(user_id))
+
+    async def _sweep(self) -> None:
+        """Take over the libraries whose catalog changed since their last finished run and
+        that nobody indexes (a replica stopped or died mid-run), now and every `sweep_s`."""
+        while not self._closing.is_set():
+            try:
+                now = time.time()
+                for user_id, run, _ in await self.catalog.pending():
+                    if not run.held(now, self.lease_s):
+                        self._start_run(user_id)
+            except Exception as exc:  # noqa: BLE001 - the next sweep tries again
+                log.warning("sweep of hosted libraries failed: %s", exc)
+            try:
+                await asyncio.wait_for(self._closing.wait(), self.sweep_s)
+            except TimeoutError:
+                pass
 
     async def _reconcile(self, user_id: str) -> None:
+        """Index the user's library here while its catalog is ahead of the index, holding the
+        user's lease; without the lease (another replica runs) there is nothing to do here."""
+        while not self._closing.is_set():
+            lease = await self.catalog.claim(user_id, self.instance, self.lease_s)
+            if lease is None:
+                return  # another replica indexes this library and will see the new version
+            version = await self.catalog.version(user_id)
+            if version <= lease.run.indexed_through:
+                await self.catalog.beat(lease, release=True)
+            else:
+                await self._run_holding(lease, version)
+            # Released: a kick that found the lease held raised the version before trying it.
+            if self._closing.is_set() or lease.lost or await self.catalog.version(user_id) <= version:
+                return
+
+    async def _run_holding(self, lease: Lease, version: int) -> None:
+        user_id = lease.user_id
         loop = asyncio.get_running_loop()
 
         def fetch(src: Source, scratch: Path) -> Path:  # runs in the ingest thread
             return asyncio.run_coroutine_threadsafe(self._fetch(src, scratch), loop).result(FETCH_TIMEOUT_S)
 
-        while True:
-            self._hosted_again.discard(user_id)
+        progress = IngestProgress(user_id=user_id, source="hosted", state="running")
+        await self.catalog.beat(lease, _shown(progress))
+        heartbeat = asyncio.create_task(self._beat_while_running(lease, progress))
+        try:
             async with self._ingest_lock:
                 if self.ingestor is None or self.ingestor.stop.is_set():
+                    progress.state = "stopped"
+                else:
+                    sources, libraries, items = await self.catalog.sources(user_id)
+                    known = await self.catalog.failures(user_id)
+                    await asyncio.to_thread(self.ingestor.ingest_sources, sources, user_id, progress,
+                                            label="hosted", libraries=libraries, items=items, fetch=fetch,
+                                            known_failures=known)
+                    if progress.state == "done":  # a stopped run saw only part of the library
+                        # Conversion failures are kept with their content hash; a missing file is retried.
+                        await self.catalog.set_failures(user_id, [f for f in progress.failures if f.content_hash])
+        finally:
+            heartbeat.cancel()
+            # Stopped: not indexed through this version, so another replica's sweep takes over.
+            finished = progress.state in ("done", "failed")
+            await self.catalog.beat(lease, _shown(progress), release=True,
+                                    indexed_through=version if finished else None)
+
+    async def _beat_while_running(self, lease: Lease, progress: IngestProgress) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            try:
+                if not await self.catalog.beat(lease, _shown(progress)):
+                    log.warning("lost the indexing lease of %s to another replica", lease.user_id)
                     return
-                sources, libraries, items = await asyncio.to_thread(self.catalog.sources, user_id)
-                known = await asyncio.to_thread(self.catalog.failures, user_id)
-                progress = IngestProgress(user_id=user_id, source="hosted", state="running")
-                self._progress[user_id] = progress
-                await asyncio.to_thread(self.ingestor.ingest_sources, sources, user_id, progress, label="hosted",
-                                        libraries=libraries, items=items, fetch=fetch, known_failures=known)
-                if progress.state == "done":  # a stopped run saw only part of the library
-                    # Conversion failures are kept with their content hash; a missing file is retried.
-                    await asyncio.to_thread(self.catalog.set_failures, user_id,
-                                            [f for f in progress.failures if f.content_hash])
-            if user_id not in self._hosted_again:
-                return
+            except Exception as exc:  # noqa: BLE001 - the next beat tries again within the lease
+                log.warning("could not renew the indexing lease of %s: %s", lease.user_id, exc)
 
     async def _fetch(self, src: Source, scratch: Path) -> Path:
         """Copy an uploaded file out of the object store and check it is the one recorded."""
@@ -241,48 +316,62 @@ class RetrievalService:
         try:
             hits = await asyncio.to_thread(self.searcher.search, tenant, request.query, request.top_k)
             if not hits and await asyncio.to_thread(count_chunks, self.store, tenant) == 0:
-                return refuse(self._not_indexed_message(request.user_id))
+                return refuse(await self._not_indexed_message(request.user_id))
         except Exception as exc:
             log.exception("search failed")
             return refuse(f"The library index is not available right now ({type(exc).__name__}: {exc})")
         return EvidenceRetrieved(**request.reply_fields(), chunks=[to_evidence(h) for h in hits])
 
-    def _not_indexed_message(self, user_id: str) -> str:
-        p = self._progress.get(user_id)
+    def _is_local(self, user_id: str) -> bool:
+        return self.settings.zotero_dir is not None and user_id == self.settings.local_user_id
+
+    async def _shown_progress(self, user_id: str) -> tuple[dict | None, str]:
+        """The user's last ingest progress (`_shown` form) and state: the local library's from
+        this process, a hosted one's from the catalog, so every replica answers alike."""
+        if self._is_local(user_id) or self.catalog is None:
+            p = self._progress.get(user_id)
+            return (_shown(p), p.state) if p else (None, "idle")
+        run, _ = await self.catalog.index_run(user_id)
+        p = run.progress
+        state = p["state"] if p else "idle"
+        if run.held(time.time(), self.lease_s) or await self.catalog.version(user_id) > run.indexed_through:
+            state = "running"  # going, or waiting for a replica to take it (a stopped run's too)
+        return p, state
+
+    async def _not_indexed_message(self, user_id: str) -> str:
+        p, state = await self._shown_progress(user_id)
         if p is None and user_id == self.settings.local_user_id and self.settings.zotero_dir is None:
             return ("No Zotero library was found on this machine: set ZOCRATES_ZOTERO_DIR to your Zotero "
                     "data directory (the folder holding zotero.sqlite) and start again, e.g. "
                     "`ZOCRATES_ZOTERO_DIR=~/Zotero make run`.")
         if p is None:
             return "Your library is not indexed yet: no library has been synced for this account."
-        if p.state == "running":
-            return (f"Your library is not indexed yet: {p.sources_done} of {p.sources_total} "
+        if state == "running":
+            return (f"Your library is not indexed yet: {p['sources_done']} of {p['sources_total']} "
                     "attachments done.")
-        if p.state == "failed":
-            return f"Indexing your library failed: {p.error}"
-        reasons = ", ".join(f"{n} {r}" for r, n in sorted(p.failures_by_reason().items()))
+        if state == "failed":
+            return f"Indexing your library failed: {p['error']}"
+        failed = p["failures_total"]
+        reasons = ", ".join(f"{n} {r}" for r, n in sorted(p["failures_by_reason"].items()))
         return ("Your library has no searchable text yet"
-                + (f": {len(p.failures)} of {p.sources_total} attachments could not be read ({reasons})."
-                   if p.failures else "."))
+                + (f": {failed} of {p['sources_total']} attachments could not be read ({reasons})."
+                   if failed else "."))
 
     def status(self, user_id: str) -> dict:
-        """Ingest progress and index summary for GET /library/status (local or hosted library)."""
+        """The local library's ingest progress and the user's index summary (the CLI's view;
+        GET /library/status, hosted libraries included, is `library_status`)."""
         p = self._progress.get(user_id)
-        local = self.settings.zotero_dir is not None and user_id == self.settings.local_user_id
-        hosted = not local and self.catalog is not None and self.catalog.has_library(user_id)
         out: dict = {
             "user_id": user_id,
-            "source": "zotero_dir" if local else "hosted" if hosted else "none",
-            "hosted": asdict(self.catalog.counts(user_id)) if hosted else None,
+            "source": "zotero_dir" if self._is_local(user_id) else "none",
+            "hosted": None,
             "ready": self.searcher is not None,
             "error": self.startup_error,
             "reranker_error": self.reranker_error,
             "state": p.state if p else "idle",
-            "ingest": p.as_dict() if p else None,
+            "ingest": _shown(p) if p else None,
             "chunks_indexed": None,
         }
-        if hosted and p is None:  # after a restart, before the first run: what failed last time
-            out["ingest"] = {"failures": [asdict(f) for f in self.catalog.failures(user_id)]}
         if self.store is not None:
             try:
                 out["chunks_indexed"] = count_chunks(self.store, Tenant(user_id))
@@ -290,17 +379,31 @@ class RetrievalService:
                 out["error"] = f"index not readable: {exc}"
         return out
 
-    def rescan(self, user_id: str) -> None:
+    async def _status(self, user_id: str) -> dict:
+        """`status()`, with a hosted library's catalog counts, progress and failures from KV."""
+        out = await asyncio.to_thread(self.status, user_id)
+        if self._is_local(user_id) or self.catalog is None or not await self.catalog.has_library(user_id):
+            return out
+        counts = await self.catalog.counts(user_id)
+        progress, state = await self._shown_progress(user_id)
+        if progress is None:  # imported from an older release, not run since: what failed then
+            failures = await self.catalog.failures(user_id)
+            progress = {"failures": [asdict(f) for f in failures[:MAX_STATUS_FAILURES]],
+                        "failures_by_reason": dict(Counter(f.reason for f in failures))}
+        out.update(source="hosted", hosted=asdict(counts), state=state, ingest=progress)
+        return out
+
+    async def rescan(self, user_id: str) -> None:
         """Index the user's library again now, incrementally: the local Zotero library (after
         the ingest that may be running, which may have read the database before the change),
         or a hosted one (reconciled against its catalog). No library: nothing to do."""
         if self.ingestor is None:
             return
-        if self.settings.zotero_dir is not None and user_id == self.settings.local_user_id:
+        if self._is_local(user_id):
             if self._local_rescan is None or self._local_rescan.done():
                 self._local_rescan = asyncio.create_task(self._ingest_local_after_current(self.settings.zotero_dir))
-        elif self.catalog is not None and self.catalog.has_library(user_id):
-            self._kick(user_id)
+        elif self.catalog is not None and await self.catalog.has_library(user_id):
+            await self._kick(user_id)
 
     async def _ingest_local_after_current(self, zotero_dir: Path) -> None:
         user_id = self.settings.local_user_id
@@ -311,17 +414,14 @@ class RetrievalService:
         await self.ingest_zotero(zotero_dir, user_id)
 
     async def library_status(self, request: LibraryStatusRequested) -> LibraryStatus:
-        """`status()` of the requesting user as the bus reply (after starting a rescan, if asked)."""
+        """The requesting user's library status as the bus reply (after starting a rescan, if asked)."""
         if request.rescan:
-            self.rescan(request.user_id)
+            await self.rescan(request.user_id)
             await asyncio.sleep(0)  # let the run start, so the answer already says "running"
-        st = await asyncio.to_thread(self.status, request.user_id)
+        st = await self._status(request.user_id)
         ingest, hosted = st["ingest"] or {}, st["hosted"] or {}
         failures = [IngestFailure(**{k: f[k] for k in IngestFailure.model_fields if k in f})
                     for f in ingest.get("failures", [])]
-        by_reason: dict[str, int] = {}
-        for f in failures:
-            by_reason[f.reason] = by_reason.get(f.reason, 0) + 1
         error = st["error"] or (ingest.get("error") if st["state"] == "failed" else None)
         last_sync = hosted.get("last_sync_at")
         return LibraryStatus(
@@ -330,7 +430,7 @@ class RetrievalService:
             uploaded=hosted.get("uploaded", 0), awaiting_upload=hosted.get("awaiting_upload", 0),
             sources_total=ingest.get("sources_total", 0), sources_done=ingest.get("sources_done", 0),
             indexed=ingest.get("indexed", 0) + ingest.get("unchanged", 0), chunks_indexed=st["chunks_indexed"],
-            failures_by_reason=by_reason, failures=failures[:MAX_STATUS_FAILURES],
+            failures_by_reason=ingest.get("failures_by_reason", {}), failures=failures[:MAX_STATUS_FAILURES],
             last_sync_at=datetime.fromtimestamp(last_sync, UTC) if last_sync else None,
             error=ServiceError(code="not_available", service=SERVICE, message=error) if error else None)
 
@@ -339,7 +439,8 @@ class RetrievalService:
         self._closing.set()
         if self.ingestor is not None:
             self.ingestor.stop.set()
-        for task in [self._ingest_task, self._rescan_task, self._local_rescan, *self._hosted_runs.values()]:
+        for task in [self._ingest_task, self._rescan_task, self._local_rescan, self._sweep_task,
+                     *self._hosted_runs.values()]:
             if task is None:
                 continue
             try:
@@ -349,10 +450,15 @@ class RetrievalService:
         if self.store is not None:
             await asyncio.to_thread(self.store.close)
             self.store = None
-        if self.catalog is not None:
-            self.catalog.close()
-            self.catalog = None
         self.searcher = None
+
+
+def _shown(progress: IngestProgress) -> dict:
+    """A run's progress as status shows it: every failure counted, the first few listed."""
+    shown = progress.as_dict()
+    shown["failures_total"] = len(shown["failures"])
+    shown["failures"] = shown["failures"][:MAX_STATUS_FAILURES]
+    return shown
 
 
 def _sha256_of(path: Path) -> str:
