@@ -174,3 +174,38 @@ async def test_lost_acks_redeliver_but_the_reply_effect_is_stored_once(nats_serv
     assert len(deliveries) == jobs
     assert duplicate_deliveries == len(lost) > 0, "every lost ack was redelivered"
     assert stored_replies == jobs, "each reply stored once, however often it was published"
+
+
+async def test_a_changed_ack_wait_reaches_the_existing_durable_consumer(nats_server):
+    """nats-py binds to an existing durable without comparing configs: a service started with a
+    new `ack_wait` (the verifier's went from 30 s to 5 s) updates the consumer in place, keeping
+    its position, instead of running on the old AckWait until someone deletes it."""
+    from zocrates_runtime.service import service_app
+
+    async def handler(req: RetrievalRequested):
+        return EvidenceRetrieved(**req.reply_fields())
+
+    async def run_with(ack_wait: float):
+        broker = bus.make_broker(ZocratesSettings(nats_url=nats_server.url))
+        bus.request_consumer(broker, RetrievalRequested, durable="retrieval", ack_wait=ack_wait)(handler)
+        app = service_app(broker)
+        await app.start()
+        try:
+            js = broker.config.connection_state.stream
+            await js.publish(RETRIEVAL_REQUESTED, b"{}")  # a poison message moves the position
+            await wait_until(lambda: _acked(js), 5, "the message handled")
+            return await js.consumer_info(AUDIT_STREAM, "retrieval")
+        finally:
+            await app.stop()
+
+    before = await run_with(30.0)
+    after = await run_with(5.0)
+    assert (before.config.ack_wait, after.config.ack_wait) == (30.0, 5.0)
+    assert after.delivered.stream_seq > before.delivered.stream_seq, "the same consumer, moved on"
+
+
+async def _acked(js) -> bool:
+    """Every message of the audit stream delivered to the consumer and acked."""
+    info = await js.consumer_info(AUDIT_STREAM, "retrieval")
+    last = (await js.stream_info(AUDIT_STREAM)).state.last_seq
+    return info.num_ack_pending == 0 and info.delivered.stream_seq == last

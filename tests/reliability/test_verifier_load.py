@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 import signal
 import sys
 import time
 
+import nats
 import psutil
 import pytest
 
 from reliability.support import TESTS, kill, spawn, wait_ready, wait_until
 from zocrates_contracts import VerificationPair, VerificationRequested
 from zocrates_contracts.subjects import AUDIT_STREAM, VERIFIER_CONSUMER
+from zocrates_gateway.config import GatewaySettings
+from zocrates_gateway.turn import deadline_in
 from zocrates_runtime import bus
 from zocrates_runtime.settings import ZocratesSettings
 from zocrates_runtime.supervisor import Child, RestartPolicy, Supervisor
@@ -25,9 +29,9 @@ pytestmark = [pytest.mark.connected, pytest.mark.slow]
 REPLY_TO = "zocrates.reply.load.verification"
 
 
-def requests(n: int, pairs: int = 4) -> list[VerificationRequested]:
+def requests(n: int, pairs: int = 4, deadline=None) -> list[VerificationRequested]:
     return [VerificationRequested(
-        turn_id=f"t{i}", session_id="s", user_id="u", reply_to=REPLY_TO,
+        turn_id=f"t{i}", session_id="s", user_id="u", reply_to=REPLY_TO, deadline=deadline,
         pairs=[VerificationPair(chunk_index=1, occurrence=k + 1, claim=f"claim {i}.{k}",
                                 source_text="a passage " * 40) for k in range(pairs)])
         for i in range(n)]
@@ -108,10 +112,7 @@ async def test_verifier_process_killed_mid_batch_is_restarted_and_loses_no_job(n
     await bus.ensure_streams(broker)
     js = broker.config.connection_state.stream
     output = io.StringIO()
-    env = {"PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
-    supervisor = Supervisor([Child("verifier", [sys.executable, "-m", "reliability.workers.verifier_worker",
-                                                nats_server.url, "1.0"], env=env)],
-                            policy=RestartPolicy(initial_delay=0.2), output=output)
+    supervisor = supervised_verifier(nats_server.url, output)
     running = asyncio.create_task(supervisor.run())
     try:
         await wait_until(lambda: output.getvalue().count("[verifier] ready") == 1, 30, "the verifier")
@@ -143,3 +144,72 @@ async def test_verifier_process_killed_mid_batch_is_restarted_and_loses_no_job(n
            restarts=supervisor.children["verifier"].starts - 1)
     assert stored == jobs, "every job answered once, the killed batch after its redelivery"
     assert supervisor.children["verifier"].starts == 2
+
+
+def supervised_verifier(nats_url: str, output: io.StringIO) -> Supervisor:
+    """The verifier worker (1 s fake model) under the supervisor, restarted 0.2 s after it dies."""
+    env = {"PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    return Supervisor([Child("verifier", [sys.executable, "-m", "reliability.workers.verifier_worker",
+                                          nats_url, "1.0"], env=env)],
+                      policy=RestartPolicy(initial_delay=0.2), output=output)
+
+
+@pytest.mark.timeout(120)
+async def test_regression_killed_verifiers_batch_is_answered_within_the_verification_timeout(
+        nats_server, report):
+    """A full round of jobs, each with the deadline the gateway gives it (its verification
+    timeout), in the model when the verifier is SIGKILLed: redelivered to the restarted
+    process after the verifier's AckWait and answered before that deadline, while the turns
+    still wait. Was: AckWait 30 s, the jobs came back after their deadline and were dropped as
+    expired, so every one of those turns failed open (citations kept unverified)."""
+    gateway = GatewaySettings()
+    timeout = min(gateway.verification_timeout_s, gateway.verification_budget_s)  # as turn.verify
+    jobs = 32  # the verifier's max_workers: one full round in the model
+    broker = bus.make_broker(ZocratesSettings(nats_url=nats_server.url))
+    await broker.start()
+    await bus.ensure_streams(broker)
+    js = broker.config.connection_state.stream
+    answered: dict[str, float] = {}
+    watcher = await nats.connect(nats_server.url)
+
+    async def on_reply(msg) -> None:
+        answered.setdefault(json.loads(msg.data)["turn_id"], time.monotonic())
+
+    await watcher.subscribe(REPLY_TO, cb=on_reply)
+    output = io.StringIO()
+    supervisor = supervised_verifier(nats_server.url, output)
+    running = asyncio.create_task(supervisor.run())
+    try:
+        await wait_until(lambda: output.getvalue().count("[verifier] ready") == 1, 30, "the verifier")
+        first_pid = supervisor.pids["verifier"]
+        published = time.monotonic()
+        await publish_all(broker, requests(jobs, deadline=deadline_in(timeout)))
+
+        async def all_in_the_model():
+            return (await js.consumer_info(AUDIT_STREAM, VERIFIER_CONSUMER)).num_ack_pending >= jobs
+        await wait_until(all_in_the_model, 10, "the round in the model")
+        os.kill(first_pid, signal.SIGKILL)
+        killed = time.monotonic()
+        answered_before_kill = len(answered)
+        await wait_until(lambda: output.getvalue().count("[verifier] ready") == 2, 30, "the restart")
+        restart_s = time.monotonic() - killed
+        try:
+            await wait_until(lambda: len(answered) == jobs, timeout + 20, "every job answered", 0.05)
+        except AssertionError:
+            pass  # the figures say how many made it
+        info = await js.consumer_info(AUDIT_STREAM, VERIFIER_CONSUMER)
+    finally:
+        supervisor.stop()
+        await asyncio.wait_for(running, 30)
+        await watcher.close()
+        await broker.stop()
+    deadline = published + timeout
+    after_kill = sorted(t - killed for t in answered.values() if t > killed)
+    in_time = sum(t <= deadline for t in answered.values())
+    report("R-GPU-5-redelivery", jobs=jobs, ack_wait_s=info.config.ack_wait, request_timeout_s=timeout,
+           turn_budget_s=gateway.verification_budget_s, killed_after_publish_s=round(killed - published, 2),
+           answered_before_kill=answered_before_kill, restart_s=round(restart_s, 2),
+           kill_to_first_redelivered_answer_s=round(after_kill[0], 2) if after_kill else None,
+           kill_to_last_answer_s=round(after_kill[-1], 2) if after_kill else None,
+           answered=len(answered), answered_before_deadline=in_time)
+    assert in_time == jobs, f"{jobs - in_time} of {jobs} killed jobs not answered before their deadline"

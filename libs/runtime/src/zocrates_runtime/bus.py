@@ -111,6 +111,29 @@ async def ensure_streams(broker: NatsBroker, replicas: int = 1) -> None:
             await js.update_stream(config)
 
 
+async def ensure_ack_waits(broker: NatsBroker) -> None:
+    """Give each existing durable consumer of `broker` the AckWait its subscriber asks for now.
+
+    nats-py binds to a durable that exists without comparing configs, so a changed `ack_wait`
+    would otherwise reach new deployments only. Call before the subscribers start."""
+    import dataclasses
+
+    js = broker.config.connection_state.stream
+    for subscriber in broker.subscribers:
+        wanted = getattr(subscriber, "config", None)
+        stream = getattr(subscriber, "stream", None)
+        if stream is None or not getattr(wanted, "durable_name", None) or wanted.ack_wait is None:
+            continue
+        try:
+            current = (await js.consumer_info(stream.name, wanted.durable_name)).config
+        except nats.js.errors.NotFoundError:
+            continue  # the subscriber creates it with `wanted`
+        if current.ack_wait != wanted.ack_wait:
+            await js.add_consumer(stream.name, dataclasses.replace(current, ack_wait=wanted.ack_wait))
+            log.info("consumer AckWait updated", consumer=wanted.durable_name, was=current.ack_wait,
+                     now=wanted.ack_wait)
+
+
 def message_headers(message: Message) -> dict[str, str]:
     headers = {"Nats-Msg-Id": message.message_id, "Zocrates-Schema": str(message.schema_version)}
     if message.trace.traceparent:

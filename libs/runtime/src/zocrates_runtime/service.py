@@ -24,6 +24,7 @@ def service_app(broker: NatsBroker, *, on_start: Hook | None = None, on_stop: Ho
     async def _declare() -> None:
         await broker.connect()
         await bus.ensure_streams(broker, replicas)
+        await bus.ensure_ack_waits(broker)
         if on_start is not None:
             await on_start()
 

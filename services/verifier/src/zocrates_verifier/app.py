@@ -34,8 +34,11 @@ def create_app(settings: ZocratesSettings, service=None, *, http_port: int | Non
     broker = bus.make_broker(settings)
     http: dict = {}
 
+    # AckWait well under the gateway's 10 s per-request verification timeout, so the jobs of a
+    # replica that dies mid-batch are redelivered while their turns still wait (R-GPU-5);
+    # in-progress heartbeats every AckWait/3 keep a long batch from being redelivered.
     @bus.request_consumer(broker, VerificationRequested, durable=VERIFIER_CONSUMER,
-                          service="verifier", max_workers=32, ack_wait=30.0)
+                          service="verifier", max_workers=32, ack_wait=5.0)
     async def on_verification(request: VerificationRequested):
         """Score every occurrence of one turn."""
         return await service.verify(request)
