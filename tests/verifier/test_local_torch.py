@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 
+import itertools
+
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from zocrates_verifier.backends.base import Pair
 from zocrates_verifier.backends.local_torch import (
     SequenceClassifierModel,
     load_model,
+    plan_passes,
     support_index,
 )
 from zocrates_verifier.config import VerifierSettings
@@ -106,3 +111,64 @@ def test_pairs_longer_than_the_model_window_are_truncated_not_failed(tiny_checkp
                             Pair("short claim", "a very long passage " * 400)])
     assert all(0.0 <= p <= 1.0 for p in scores)
     assert model.cost(Pair("x" * 4000, "y" * 32000)) == 128
+
+
+def brute_force_cost(lengths: list[int], overhead: int) -> int:
+    """The cheapest cut of the sorted rows into consecutive passes, by trying every cut."""
+    widths = sorted(lengths)
+    if not widths:
+        return 0
+    best = None
+    for cuts in itertools.product((False, True), repeat=len(widths) - 1):
+        cost, size = 0, 1
+        for i, cut in enumerate([*cuts, True]):
+            if cut:
+                cost += size * widths[i] + overhead
+                size = 1
+            else:
+                size += 1
+        best = cost if best is None else min(best, cost)
+    return best
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 512), max_size=9), st.sampled_from([0, 64, 2048]))
+def test_pass_plan_is_the_cheapest_and_covers_every_row_once(lengths, overhead):
+    passes = plan_passes(lengths, overhead)
+    assert sorted(i for members in passes for i in members) == list(range(len(lengths)))
+    cost = sum(len(m) * max(lengths[i] for i in m) + overhead for m in passes)
+    assert cost == brute_force_cost(lengths, overhead)
+
+
+def test_ragged_batch_runs_in_several_passes_and_scores_like_one_pair_at_a_time(
+        tiny_checkpoint, monkeypatch):
+    model = load_model(tiny_checkpoint)
+    model.setup("cpu")
+    pairs = [Pair(f"Claim {i} about aspirin and risk, stated plainly", "passage words " * n,
+                  compound=i % 3 == 0)
+             for i, n in enumerate((2, 240, 5, 120, 3, 250, 60, 4, 118, 245))]
+    alone = [model.predict([pair])[0] for pair in pairs]
+    passes = []
+
+    def recording_plan(lengths, overhead):
+        passes.append(plan_passes(lengths, overhead))
+        return passes[-1]
+
+    monkeypatch.setattr("zocrates_verifier.backends.local_torch.plan_passes", recording_plan)
+    together = model.predict(pairs)
+    assert len(passes) == 1 and len(passes[0]) >= 3, passes  # short, medium and long passes
+    assert together == pytest.approx(alone, abs=1e-5)
+
+
+async def test_cpu_threads_setting_pins_torch_intra_op_threads(tiny_checkpoint):
+    before = torch.get_num_threads()
+    service = VerifierService(VerifierSettings(provider="local", model_dir=tiny_checkpoint,
+                                               device="cpu", cpu_threads=1))
+    try:
+        await service.start()
+        assert torch.get_num_threads() == 1
+        outcomes = await service.score([Pair("a claim", "a passage")], None)
+        assert isinstance(outcomes[0], float)
+    finally:
+        await service.close()
+        torch.set_num_threads(before)

@@ -41,6 +41,11 @@ class VerifierSettings(BaseSettings):
         "auto", description="auto = float16 on a GPU, float32 on CPU. Hugging Face "
         "checkpoints only: Laya picks its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).")
 
+    cpu_threads: int = Field(0, ge=0, le=256, description="Torch intra-op threads when the "
+                             "model runs on CPU; 0 = torch's default (one per core). Fewer "
+                             "than the cores avoids fork-join stalls when other processes "
+                             "share them (docs/benchmarks.md, Verifier).")
+
     # --- micro-batching (local and heuristic backends) ---------------------------------------
     max_batch_tokens: int = Field(16_384, ge=64, description="Padded tokens per forward pass "
                                   "(pairs x longest pair); a batch closes when full.")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from zocrates_verifier.backends.base import Backend
-from zocrates_verifier.config import VerifierSettings
+
+if TYPE_CHECKING:  # the models import without pydantic (the GPU bench runs on a bare image)
+    from zocrates_verifier.config import VerifierSettings
 
 
 def build_backend(settings: VerifierSettings, provider: str, device: str) -> Backend:
@@ -39,7 +43,7 @@ def build_backend(settings: VerifierSettings, provider: str, device: str) -> Bac
         model = HeuristicModel()
     else:
         raise ValueError(f"unknown verifier provider {provider!r}")
-    return BatchedBackend(model, device, warmup=settings.warmup,
+    return BatchedBackend(model, device, warmup=settings.warmup, cpu_threads=settings.cpu_threads,
                           max_batch_tokens=settings.max_batch_tokens,
                           max_batch_items=settings.max_batch_pairs,
                           max_wait_s=settings.max_wait_ms / 1000.0,

@@ -17,8 +17,9 @@ class BatchedBackend(Backend):
     """Loads `model` once on `device`, warms it up, and scores through a `MicroBatcher`."""
 
     def __init__(self, model: BatchModel, device: str, *, warmup: bool = True,
-                 **batcher_options: Any) -> None:
+                 cpu_threads: int = 0, **batcher_options: Any) -> None:
         self._model = model
+        self._cpu_threads = cpu_threads
         self.provider = model.provider
         self.model = model.model
         self.device = device
@@ -28,6 +29,10 @@ class BatchedBackend(Backend):
         self.loaded = False
 
     async def start(self) -> None:
+        if self._cpu_threads and self.device == "cpu":
+            import torch
+
+            torch.set_num_threads(self._cpu_threads)  # process-wide, read by every thread
         # Loading weights blocks for seconds: off the event loop, once per process.
         await asyncio.to_thread(self._model.setup, self.device)
         # Where the model really landed: a loader may fall back (Laya moves to CPU when the

@@ -11,6 +11,11 @@
 
 The premise is the passage and the hypothesis the claim (NLI order). Half precision on a GPU;
 `torch.inference_mode` around every forward pass.
+
+A micro-batch mixes lengths (a 30-token pair beside a 500-token one), and one forward pass pads
+every row to the longest: on the bench's SciFact turns that computed 2.3 padded tokens per real
+one. So `predict` cuts the length-sorted rows into passes (`plan_passes`), each padded only to its
+own longest row, wherever the padding saved outweighs the fixed cost of one more pass.
 """
 
 from __future__ import annotations
@@ -22,6 +27,39 @@ from pathlib import Path
 from typing import Any
 
 from zocrates_verifier.backends.base import BatchModel, Pair, claim_parts
+
+
+#: The fixed cost of one forward pass, in padded tokens' worth of compute. On CPU a pass of a
+#: MiniLM-sized model is about 100 small ops, each a thread fork-join: a few milliseconds, the
+#: time of some 50 tokens. On an accelerator the kernel launches of a pass are worth far more
+#: tokens, so a batch is cut only where it is very ragged.
+PASS_OVERHEAD_TOKENS = {"cpu": 64}
+ACCELERATOR_PASS_OVERHEAD_TOKENS = 2048
+
+
+def plan_passes(lengths: Sequence[int], overhead: int) -> list[list[int]]:
+    """Row indices grouped into forward passes, with the fewest padded tokens plus `overhead`
+    per pass.
+
+    Each pass is a run of the length-sorted rows padded to its last (longest) row; the best cut
+    is found exactly by dynamic programming over the sorted rows (at most a few hundred).
+    """
+    import numpy as np
+
+    order = np.argsort(np.asarray(lengths), kind="stable")
+    widths = np.asarray(lengths)[order]
+    best = np.zeros(len(widths) + 1)  # best[end]: cheapest plan for sorted rows [0, end)
+    start = np.zeros(len(widths) + 1, dtype=int)
+    for end in range(1, len(widths) + 1):
+        # the last pass holds sorted rows [first, end), all padded to widths[end - 1]
+        costs = best[:end] + (end - np.arange(end)) * widths[end - 1] + overhead
+        start[end] = int(costs.argmin())
+        best[end] = costs[start[end]]
+    passes, end = [], len(widths)
+    while end > 0:
+        passes.append(order[start[end]:end].tolist())
+        end = start[end]
+    return passes[::-1]
 
 
 def resolve_dtype(dtype: str, device: str):
@@ -102,16 +140,23 @@ class SequenceClassifierModel(BatchModel):
         # longest_first trims the passage (the longer text) first and, unlike only_first,
         # never fails on a claim that alone is longer than the model's window.
         encoded = self._tokenizer(premises, hypotheses, truncation="longest_first",
-                                  max_length=self.max_seq_len, padding=True,
-                                  return_tensors="pt").to(self.device)
-        with torch.inference_mode():
-            logits = self._net(**encoded).logits.float()
-        if self._index is None:
-            support = torch.sigmoid(logits[:, 0])
-        else:
-            support = torch.softmax(logits, dim=-1)[:, self._index]
+                                  max_length=self.max_seq_len)
+        rows = [dict(zip(encoded.keys(), values)) for values in zip(*encoded.values())]
+        support = [0.0] * len(rows)
+        overhead = PASS_OVERHEAD_TOKENS.get(self.device.split(":")[0],
+                                            ACCELERATOR_PASS_OVERHEAD_TOKENS)
+        for members in plan_passes([len(row["input_ids"]) for row in rows], overhead):
+            batch = self._tokenizer.pad([rows[i] for i in members], return_tensors="pt")
+            with torch.inference_mode():
+                logits = self._net(**batch.to(self.device)).logits.float()
+            if self._index is None:
+                scores = torch.sigmoid(logits[:, 0])
+            else:
+                scores = torch.softmax(logits, dim=-1)[:, self._index]
+            for i, p in zip(members, scores.cpu().tolist()):
+                support[i] = p
         best = [0.0] * len(pairs)
-        for owner, p in zip(owners, support.cpu().tolist()):
+        for owner, p in zip(owners, support):
             best[owner] = max(best[owner], p)
         return best
 
