@@ -2,7 +2,7 @@
 (model, index, catalog) and the real discovery service, on a real nats-server with its object
 store; only the verifier is a fake. Sync -> upload -> indexed -> a chat turn cites the file;
 re-upload skipped; delete reaches search; users never see each other's library; bad input is
-refused with a JSON 4xx and changes nothing."""
+refused with a JSON 4xx and changes nothing. (Two replicas of retrieval: test_library_replicas.py.)"""
 
 from __future__ import annotations
 
@@ -247,22 +247,24 @@ async def test_deleting_an_item_removes_it_from_search(system, pdf):
     assert events[-1]["event"] == "error" and events[-1]["data"]["code"] == "retrieval_not_available"
 
 
-async def test_discovery_keeps_hosted_libraries_across_a_restart(tmp_path):
-    from zocrates_contracts import LibrarySyncRequested, SyncedItem
+async def test_a_discovery_replica_started_later_reads_the_hosted_library_from_the_catalog(system):
+    """Discovery keeps no copy of its own: a replica that saw none of the sync pages (started
+    after them, or another replica took them) reads the library from the catalog bucket."""
+    from zocrates_contracts import SyncedItem
     from zocrates_discovery.config import DiscoverySettings
     from zocrates_discovery.service import DiscoveryService
 
-    page = LibrarySyncRequested(turn_id="t1", session_id="s1", user_id="gina", reply_to="r", sync_id="s1", items=[
-        SyncedItem(key="ABCD2345", item_type="journalArticle", title="Owned", extra="DOI: 10.1186/1752-2897-4-1")])
-    first = DiscoveryService(DiscoverySettings(zotero_dir=None), state_dir=tmp_path)
-    await first.apply_library_sync(page)
-    await first.close()
-
-    again = DiscoveryService(DiscoverySettings(zotero_dir=None), state_dir=tmp_path)
-    await again.start()
+    page = {"sync_id": "g1", "items": [SyncedItem(key="ABCD2345", item_type="journalArticle", title="Owned",
+                                                  extra="DOI: 10.1186/1752-2897-4-1").model_dump(mode="json")]}
+    assert (await system.sync("gina", page)).status_code == 200
+    later = DiscoveryService(DiscoverySettings(zotero_dir=None))
+    await later.connect_catalog(system.app.state.broker.config.connection_state.stream)
+    await later.start()
     try:
-        dropped = await again.recheck("gina", [Candidate(candidate_id="W1", title="x", doi="10.1186/1752-2897-4-1")])
-        assert [d.candidate.candidate_id for d in dropped] == ["W1"]
-        assert await again.recheck("hank", [Candidate(candidate_id="W1", title="x", doi="10.1186/1752-2897-4-1")]) == []
+        owned = Candidate(candidate_id="W1", title="x", doi="10.1186/1752-2897-4-1")
+        assert [d.candidate.candidate_id for d in await later.recheck("gina", [owned])] == ["W1"]
+        assert await later.recheck("hank", [owned]) == []
+        assert (await system.sync("gina", {"sync_id": "g2", "deleted": ["ABCD2345"]})).json()["deleted"] == 1
+        assert await later.recheck("gina", [owned]) == []  # the deletion is seen at the next request
     finally:
-        await again.close()
+        await later.close()

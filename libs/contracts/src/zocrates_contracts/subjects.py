@@ -65,7 +65,7 @@ STAGING_CONSUMER = "staging"
 LIBRARY_SYNC_CONSUMER = "retrieval-library-sync"
 LIBRARY_UPLOAD_CONSUMER = "retrieval-library-upload"
 LIBRARY_STATUS_CONSUMER = "retrieval-library-status"
-DISCOVERY_LIBRARY_CONSUMER = "discovery-library-sync"
+DISCOVERY_LIBRARY_CONSUMER = "discovery-library-sync"  # retired: discovery reads the catalog bucket
 
 #: Object Store bucket of the lab-hosted libraries' attachment files (the claim-check of
 #: `AttachmentUploaded`: a file never travels inside a message).

@@ -1,12 +1,22 @@
 """The discovery service on the bus: `DiscoveryRequested` in, `CandidatesFound` out; and the
-novelty re-check at import time (`RecheckRequested` in, `CandidatesRechecked` out)."""
+novelty re-check at import time (`RecheckRequested` in, `CandidatesRechecked` out).
+
+Hosted libraries are read from the library catalog bucket retrieval writes, not from sync
+pages of discovery's own: any replica sees the whole library (see `DiscoveryService._hosted_library`)."""
 
 from __future__ import annotations
 
 from faststream import FastStream
 
-from zocrates_contracts import DiscoveryRequested, LibrarySyncRequested, RecheckRequested
-from zocrates_contracts.subjects import DISCOVERY_CONSUMER, DISCOVERY_LIBRARY_CONSUMER, RECHECK_CONSUMER
+import nats.js.errors
+
+from zocrates_contracts import DiscoveryRequested, RecheckRequested
+from zocrates_contracts.subjects import (
+    AUDIT_STREAM,
+    DISCOVERY_CONSUMER,
+    DISCOVERY_LIBRARY_CONSUMER,
+    RECHECK_CONSUMER,
+)
 from zocrates_runtime import bus
 from zocrates_runtime.service import service_app
 from zocrates_runtime.settings import ZocratesSettings
@@ -17,7 +27,7 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         from zocrates_discovery.config import DiscoverySettings
         from zocrates_discovery.service import DiscoveryService
 
-        service = DiscoveryService(DiscoverySettings(), state_dir=settings.data_dir / "discovery")
+        service = DiscoveryService(DiscoverySettings())
     broker = bus.make_broker(settings)
 
     @bus.request_consumer(broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER,
@@ -32,14 +42,16 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         """Which of these candidates does the user own by now?"""
         return await service.answer_recheck(request)
 
-    # Its own durable consumer of the sync pages retrieval stores: one worker keeps them in order.
-    @bus.request_consumer(broker, LibrarySyncRequested, durable=DISCOVERY_LIBRARY_CONSUMER,
-                          service="discovery", max_workers=1)
-    async def on_library_sync(request: LibrarySyncRequested):
-        """Feed a hosted library's sync pages to the novelty filter (retrieval answers the request)."""
-        await service.apply_library_sync(request)
-        return None
+    async def start() -> None:
+        js = broker.config.connection_state.stream
+        if getattr(service, "catalog", "absent") is None:  # the real service: the shared catalog
+            await service.connect_catalog(js, settings.stream_replicas)
+            try:  # earlier releases kept a copy per replica through their own consumer
+                await js.delete_consumer(AUDIT_STREAM, DISCOVERY_LIBRARY_CONSUMER)
+            except nats.js.errors.NotFoundError:
+                pass
+        await service.start()
 
     bus.health_responder(broker, "discovery", service.health)
-    return service_app(broker, on_start=service.start, on_stop=service.close,
+    return service_app(broker, on_start=start, on_stop=service.close,
                        replicas=settings.stream_replicas)

@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import chain, zip_longest
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+import nats.js.errors
 import structlog
 
 from zocrates_contracts import (
@@ -40,12 +38,12 @@ from zocrates_contracts import (
     CandidatesRechecked,
     DiscoveryRequested,
     DroppedCandidate,
-    LibrarySyncRequested,
     RecheckRequested,
     ServiceError,
     SyncedItem,
 )
 from zocrates_contracts.messages import MAX_CANDIDATES
+from zocrates_contracts.subjects import LIBRARY_CATALOG_BUCKET, catalog_items_pattern, catalog_synced_key
 from zocrates_discovery.config import DiscoverySettings
 from zocrates_discovery.contact import requester_contact
 from zocrates_discovery.http import (
@@ -100,7 +98,7 @@ class DiscoveryResult:
 @dataclass
 class _Library:
     index: LibraryIndex
-    stamp: tuple | None = None  # (size, mtime_ns) of zotero.sqlite when it was read
+    stamp: tuple | None = None  # (size, mtime_ns) of zotero.sqlite, or ("kv", revision) of the catalog
     loaded_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     load_s: float = 0.0
 
@@ -159,15 +157,14 @@ def synced_identity(item: SyncedItem) -> LibraryItem:
 class DiscoveryService:
     """Online discovery for the bus handler: `start`, then `discover` / `recheck`, `health`, `close`."""
 
-    def __init__(self, settings: DiscoverySettings, *, http: httpx.AsyncClient | None = None,
-                 state_dir: Path | None = None):
+    def __init__(self, settings: DiscoverySettings, *, http: httpx.AsyncClient | None = None):
         self.settings = settings
-        self._state_dir = state_dir  # hosted libraries' identities outlive the process here
+        # The lab-hosted libraries' catalog (KV bucket, written by retrieval), set by the bus
+        # wiring: every discovery replica reads the same synced items from it.
+        self.catalog = None
         self._client = http
         self._owns_client = http is None
         self._libraries: dict[str, _Library] = {}
-        # Hosted libraries as their sync pages arrive: user -> (library, key) -> (sync id, identity).
-        self._hosted: dict[str, dict[tuple[str, str], tuple[str, LibraryItem]]] = {}
         self._library_error: str | None = None
         self._library_lock = asyncio.Lock()
         self._started = False
@@ -195,7 +192,6 @@ class DiscoveryService:
         self._started = True
         if s.zotero_dir is not None:
             await self._library_for(s.local_user_id)
-        await self._load_hosted()
         if self.openalex.demo:
             log.warning("openalex demo mode", note=DEMO_NOTE)
 
@@ -227,75 +223,51 @@ class DiscoveryService:
 
     # --- the user's library ---------------------------------------------------------------
 
+    async def connect_catalog(self, js, replicas: int = 1) -> None:
+        """Read hosted libraries from the catalog bucket (created here if retrieval has not yet)."""
+        try:
+            self.catalog = await js.key_value(LIBRARY_CATALOG_BUCKET)
+        except nats.js.errors.BucketNotFoundError:
+            self.catalog = await js.create_key_value(bucket=LIBRARY_CATALOG_BUCKET, history=1, replicas=replicas)
+
     def set_library(self, user_id: str, items: list[LibraryItem]) -> None:
         """Install the library of a user whose items reach us some other way (a hosted, synced library)."""
         self._libraries[user_id] = _Library(LibraryIndex(items, self.settings.title_similarity))
 
-    async def apply_library_sync(self, request: LibrarySyncRequested) -> None:
-        """Keep the novelty filter's copy of a hosted library in step with its sync pages.
-
-        Pages accumulate; the index is rebuilt (`set_library`) on a sync's final page, when a
-        full sync also drops the items it did not list. Attachments and notes are not owned
-        papers and are left out. The local user's library is read from zotero.sqlite instead.
-        """
-        s = self.settings
-        if request.user_id == s.local_user_id and s.zotero_dir is not None:
-            return
-        items = self._hosted.setdefault(request.user_id, {})
-        lib = request.library_id
-        for item in request.items:
-            if item.item_type not in ("attachment", "note", "annotation"):
-                items[(lib, item.key)] = (request.sync_id, synced_identity(item))
-        for key in request.deleted:
-            items.pop((lib, key), None)
-        if not request.final:
-            return
-        if request.full:
-            for stale in [k for k, (sync_id, _) in items.items() if k[0] == lib and sync_id != request.sync_id]:
-                del items[stale]
-        index = await asyncio.to_thread(LibraryIndex, [ident for _, ident in items.values()], s.title_similarity)
-        self._libraries[request.user_id] = _Library(index)
-        if self._state_dir is not None:
-            await asyncio.to_thread(self._save_hosted, request.user_id, dict(items))
-        log.info("hosted library updated", user_id=request.user_id, items=index.size)
-
-    def _save_hosted(self, user_id: str, items: dict[tuple[str, str], tuple[str, LibraryItem]]) -> None:
-        """Write a user's hosted identities atomically (temp file, fsync, rename)."""
-        folder = self._state_dir / "hosted"
-        folder.mkdir(parents=True, exist_ok=True)
-        rows = [[lib, key, sync_id, asdict(ident)] for (lib, key), (sync_id, ident) in items.items()]
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".part")
-        with os.fdopen(fd, "w") as out:
-            json.dump(rows, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, folder / f"{user_id}.json")
-
-    async def _load_hosted(self) -> None:
-        """The hosted libraries saved by earlier runs (user ids are subject-safe, so file-safe)."""
-        folder = self._state_dir / "hosted" if self._state_dir is not None else None
-        if folder is None or not folder.is_dir():
-            return
-        for path in folder.glob("*.json"):
-            try:
-                rows = json.loads(await asyncio.to_thread(path.read_text))
-                items = {(lib, key): (sync_id, LibraryItem(ident["key"], ident["title"], tuple(ident["dois"]),
-                                                           tuple(ident["arxiv_ids"])))
-                         for lib, key, sync_id, ident in rows}
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                log.warning("hosted library not loaded", path=str(path), error=str(exc))
-                continue
-            self._hosted[path.stem] = items
-            index = await asyncio.to_thread(LibraryIndex, [i for _, i in items.values()],
-                                            self.settings.title_similarity)
-            self._libraries[path.stem] = _Library(index)
+    async def _hosted_library(self, user_id: str) -> LibraryIndex | None:
+        """A hosted user's index, built from the synced items in the library catalog that
+        retrieval keeps in KV, so every replica sees the same library; rebuilt when a sync page
+        was applied since (the revision of the user's `l.<user>` key says so)."""
+        cached = self._libraries.get(user_id)
+        if self.catalog is None:
+            return cached.index if cached else None
+        try:
+            synced = await self.catalog.get(catalog_synced_key(user_id))
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+            return cached.index if cached else None  # never synced (or installed by set_library)
+        if cached is not None and cached.stamp == ("kv", synced.revision):
+            return cached.index
+        watcher = await self.catalog.watch(catalog_items_pattern(user_id), ignore_deletes=True)
+        items = []
+        try:
+            async for entry in watcher:  # the server filters by the user's key prefix
+                if entry is None:  # every current item was delivered
+                    break
+                item = SyncedItem.model_validate(json.loads(entry.value)["item"])
+                if item.item_type not in ("attachment", "note", "annotation"):  # not owned papers
+                    items.append(synced_identity(item))
+        finally:
+            await watcher.stop()
+        index = await asyncio.to_thread(LibraryIndex, items, self.settings.title_similarity)
+        self._libraries[user_id] = _Library(index, ("kv", synced.revision))
+        log.info("hosted library loaded", user_id=user_id, items=index.size)
+        return index
 
     async def _library_for(self, user_id: str) -> LibraryIndex | None:
         """`user_id`'s index; the local user's is re-read when zotero.sqlite changed since."""
         s = self.settings
         if user_id != s.local_user_id or s.zotero_dir is None:
-            lib = self._libraries.get(user_id)
-            return lib.index if lib else None
+            return await self._hosted_library(user_id)
         db = database_path(s.zotero_dir)
         async with self._library_lock:
             try:

@@ -41,7 +41,6 @@ from zocrates_contracts import LibrarySyncRequested, SyncedItem
 from zocrates_contracts.subjects import (
     LIBRARY_CATALOG_BUCKET,
     catalog_item_key,
-    catalog_items_pattern,
     catalog_synced_key,
 )
 from zocrates_runtime.bus import retrying
@@ -134,18 +133,16 @@ async def open_catalog_kv(js, replicas: int = 1) -> KeyValue:
         return await js.create_key_value(bucket=LIBRARY_CATALOG_BUCKET, history=1, replicas=replicas)
 
 
-async def entries(kv: KeyValue, pattern: str, *, first_only: bool = False) -> list:
+async def entries(kv: KeyValue, pattern: str) -> list:
     """The current entries whose keys match `pattern`, a subject wildcard filtered by the
     server (nats-py's `keys(filters=)` reads every key and substring-matches)."""
-    watcher = await kv.watch(pattern, ignore_deletes=True, meta_only=first_only)
+    watcher = await kv.watch(pattern, ignore_deletes=True)
     found = []
     try:
         async for entry in watcher:
             if entry is None:  # every current value was delivered
                 break
             found.append(entry)
-            if first_only:
-                break
     finally:
         await watcher.stop()
     return found
@@ -167,6 +164,7 @@ class Catalog:
 
     def __init__(self, kv: KeyValue):
         self.kv = kv
+        self._counts: dict[str, tuple[int, CatalogCounts]] = {}  # user -> (catalog version, counts)
 
     @classmethod
     async def open(cls, js, replicas: int = 1) -> Catalog:
@@ -203,10 +201,10 @@ class Catalog:
         """Entries under `pattern` by their key's tokens after the user: (library, key) or ()."""
         return {tuple(e.key.split(".")[2:]): json.loads(e.value) for e in await entries(self.kv, pattern)}
 
-    async def _items(self, user_id: str, library_id: str = "*") -> dict[tuple[str, str], tuple[str, SyncedItem]]:
-        """(library, key) -> (sync id, item) of the user's synced items."""
-        found = await self._json_entries(f"i.{user_id}.{library_id}.*")
-        return {k: (v["sync_id"], SyncedItem.model_validate(v["item"])) for k, v in found.items()}
+    async def _items(self, user_id: str, library_id: str = "*") -> dict[tuple[str, str], dict]:
+        """(library, key) -> {"sync_id", "item"} of the user's synced items (`item` as stored:
+        a `SyncedItem`'s JSON without its defaults)."""
+        return await self._json_entries(f"i.{user_id}.{library_id}.*")
 
     async def _files(self, user_id: str, library_id: str = "*") -> dict[tuple[str, str], dict]:
         return await self._json_entries(f"f.{user_id}.{library_id}.*")
@@ -227,8 +225,8 @@ class Catalog:
         record = await self._note_page(user_id, page)
         if record["complete"] and not record["done"]:
             if record["full"]:
-                stale = [key for (_, key), (sync_id, _) in (await self._items(user_id, lib)).items()
-                         if sync_id != page.sync_id]
+                stale = [key for (_, key), entry in (await self._items(user_id, lib)).items()
+                         if entry["sync_id"] != page.sync_id]
                 gone, objects = await self._delete_items(user_id, lib, stale)
                 deleted, orphaned = deleted + gone, orphaned + objects
             await self._mark_sync_done(user_id, page)
@@ -281,7 +279,7 @@ class Catalog:
             return [], []
         items, files = await asyncio.gather(self._items(user_id, lib), self._files(user_id, lib))
         wanted = set(keys)
-        children = [key for (_, key), (_, item) in items.items() if item.parent_key in wanted]
+        children = [key for (_, key), entry in items.items() if entry["item"].get("parent_key") in wanted]
         targets = list(dict.fromkeys([*keys, *children]))
         deleted = [k for k in targets if (lib, k) in items]
         objects = [files[(lib, k)]["object_name"] for k in targets if (lib, k) in files]
@@ -320,15 +318,17 @@ class Catalog:
     # --- reading ----------------------------------------------------------------------------
 
     async def has_library(self, user_id: str) -> bool:
-        return bool(await entries(self.kv, catalog_items_pattern(user_id), first_only=True))
+        """Whether the user ever synced a library here (one KV read; it may be empty by now)."""
+        return await self._get(catalog_synced_key(user_id)) is not None
 
     async def sources(self, user_id: str) -> tuple[list[Source], int, int]:
         """The user's indexable sources (uploaded attachments and notes, each resolved to its
         parent item), the number of libraries and of regular items."""
-        items, files = await asyncio.gather(self._items(user_id), self._files(user_id))
+        stored, files = await asyncio.gather(self._items(user_id), self._files(user_id))
+        items = {k: SyncedItem.model_validate(v["item"]) for k, v in stored.items()}
         sources: list[Source] = []
-        for (lib, key), (_, item) in items.items():
-            parent = items.get((lib, item.parent_key), (None, None))[1] if item.parent_key else None
+        for (lib, key), item in items.items():
+            parent = items.get((lib, item.parent_key)) if item.parent_key else None
             meta = item_meta(parent or item, lib)
             file = files.get((lib, key))
             if item.item_type == "attachment" and file is not None:
@@ -338,19 +338,29 @@ class Catalog:
             elif item.item_type == "note" and (item.note or "").strip():
                 sources.append(Source(key=key, library_id=lib, kind="note", item=meta, content_type="text/html",
                                       note_html=item.note))
-        regular = sum(1 for _, i in items.values() if i.item_type not in ("attachment", "note", "annotation"))
+        regular = sum(1 for i in items.values() if i.item_type not in ("attachment", "note", "annotation"))
         return sources, len({lib for lib, _ in items}), regular
 
     async def counts(self, user_id: str) -> CatalogCounts:
-        items, files, synced = await asyncio.gather(self._items(user_id), self._files(user_id),
-                                                    self._get_json(catalog_synced_key(user_id)))
-        attachments = [(k, i) for k, (_, i) in items.items() if i.item_type == "attachment"]
-        return CatalogCounts(
-            items=sum(1 for _, i in items.values() if i.item_type not in ("attachment", "note", "annotation")),
+        """What GET /library/status counts. Listing a 5,000-item library takes most of a second,
+        so the counts are remembered per catalog version (every change raises it) and the
+        last sync time is read fresh: a replica's memo, never the truth."""
+        version, synced = await asyncio.gather(self.version(user_id), self._get_json(catalog_synced_key(user_id)))
+        last_sync_at = synced["last_sync_at"] if synced else None
+        memo = self._counts.get(user_id)
+        if memo is not None and memo[0] == version and version:
+            return replace(memo[1], last_sync_at=last_sync_at)
+        stored, files = await asyncio.gather(self._items(user_id), self._files(user_id))
+        attachments = [(k, v["item"]) for k, v in stored.items() if v["item"]["item_type"] == "attachment"]
+        counts = CatalogCounts(
+            items=sum(1 for v in stored.values() if v["item"]["item_type"] not in ("attachment", "note", "annotation")),
             attachments=len(attachments),
             uploaded=sum(1 for k, _ in attachments if k in files),
-            awaiting_upload=sum(1 for k, i in attachments if i.sha256 and i.sha256 != files.get(k, {}).get("sha256")),
-            last_sync_at=synced["last_sync_at"] if synced else None)
+            awaiting_upload=sum(1 for k, i in attachments
+                                if i.get("sha256") and i["sha256"] != files.get(k, {}).get("sha256")),
+            last_sync_at=last_sync_at)
+        self._counts[user_id] = (version, counts)
+        return counts
 
     # --- failures (so the same bytes are not converted again on every run) ------------------
 
@@ -415,8 +425,11 @@ class Catalog:
             lease.revision = await retrying(lambda: self._cas(f"r.{lease.user_id}", asdict(run), lease.revision),
                                             what="renew the indexing lease")
         except nats.js.errors.KeyWrongLastSequenceError:
-            lease.lost = True
-            return False
+            current, revision = await self.index_run(lease.user_id)
+            if current != run:  # not our own write landing before a retry: someone took over
+                lease.lost = True
+                return False
+            lease.revision = revision
         lease.run = run
         return True
 
@@ -436,8 +449,9 @@ def import_sqlite(path: Path) -> dict[str, list[tuple[str, dict]]]:
         for user, lib, source_key, item_key, title, reason, detail, digest in con.execute("SELECT * FROM failures"):
             out.setdefault(user, []).append((f"x.{user}.{lib}.{source_key}", asdict(
                 Failure(lib, source_key, item_key, title, reason, detail, digest))))
-        for user, last in con.execute("SELECT user_id, MAX(updated_at) FROM syncs GROUP BY user_id"):
-            out.setdefault(user, []).append((catalog_synced_key(user), {"last_sync_at": last}))
+        last_sync = dict(con.execute("SELECT user_id, MAX(updated_at) FROM syncs GROUP BY user_id").fetchall())
+        for user, keyed in out.items():  # `l.<user>` says the user has a hosted library
+            keyed.append((catalog_synced_key(user), {"last_sync_at": last_sync.get(user)}))
     finally:
         con.close()
     return out

@@ -112,7 +112,8 @@ class RetrievalService:
         sparse = SparseEncoder()
         self.searcher = Searcher(self.store, self.embedder, sparse, reranker, s.candidates)
         self.ingestor = Ingestor(self.store, self.embedder, sparse, s.chunk_tokens, s.convert_timeout_s,
-                                 s.convert_memory_mb, s.max_pages, optimize_after=s.optimize_after_chunks)
+                                 s.convert_memory_mb, s.max_pages, optimize_after=s.optimize_after_chunks,
+                                 linked_base_dir=s.zotero_base_dir)
         if s.zotero_dir is not None:
             seen = database_signature(s.zotero_dir / "zotero.sqlite")
             self._ingest_task = asyncio.create_task(self.ingest_zotero(s.zotero_dir, s.local_user_id))
@@ -121,8 +122,11 @@ class RetrievalService:
         if self.catalog is not None:
             old = s.store_dir / "hosted.sqlite"  # an older release's per-replica catalog
             if old.exists():
-                users = await import_old_catalog(self.catalog, old)
-                log.info("imported the hosted catalog of %d users from %s into KV", users, old)
+                try:
+                    users = await import_old_catalog(self.catalog, old)
+                    log.info("imported the hosted catalog of %d users from %s into KV", users, old)
+                except Exception as exc:  # noqa: BLE001 - e.g. a replica on the same volume renamed it first
+                    log.warning("could not import the old hosted catalog %s: %s", old, exc)
             # finish what stopped or dead replicas left, now and every sweep_s
             self._sweep_task = asyncio.create_task(self._sweep())
 
@@ -221,6 +225,9 @@ class RetrievalService:
         if (running is None or running.done()) and not self._closing.is_set():
             self._hosted_runs[user_id] = asyncio.create_task(self._reconcile(user_id))
 
+    def _running_users(self) -> set[str]:
+        return {user for user, task in self._hosted_runs.items() if not task.done()}
+
     async def _sweep(self) -> None:
         """Take over the libraries whose catalog changed since their last finished run and
         that nobody indexes (a replica stopped or died mid-run), now and every `sweep_s`."""
@@ -228,7 +235,9 @@ class RetrievalService:
             try:
                 now = time.time()
                 for user_id, run, _ in await self.catalog.pending():
-                    if not run.held(now, self.lease_s):
+                    # ours without a run going here: a write of ours was lost in a reconnect
+                    mine = run.owner == self.instance and user_id not in self._running_users()
+                    if mine or not run.held(now, self.lease_s):
                         self._start_run(user_id)
             except Exception as exc:  # noqa: BLE001 - the next sweep tries again
                 log.warning("sweep of hosted libraries failed: %s", exc)
@@ -262,7 +271,8 @@ class RetrievalService:
 
         progress = IngestProgress(user_id=user_id, source="hosted", state="running")
         await self.catalog.beat(lease, _shown(progress))
-        heartbeat = asyncio.create_task(self._beat_while_running(lease, progress))
+        ended = asyncio.Event()
+        heartbeat = asyncio.create_task(self._beat_while_running(lease, progress, ended))
         try:
             async with self._ingest_lock:
                 if self.ingestor is None or self.ingestor.stop.is_set():
@@ -277,15 +287,20 @@ class RetrievalService:
                         # Conversion failures are kept with their content hash; a missing file is retried.
                         await self.catalog.set_failures(user_id, [f for f in progress.failures if f.content_hash])
         finally:
-            heartbeat.cancel()
+            ended.set()  # not cancel(): a beat cut off mid-write would leave the lease's revision stale
+            await heartbeat
             # Stopped: not indexed through this version, so another replica's sweep takes over.
             finished = progress.state in ("done", "failed")
             await self.catalog.beat(lease, _shown(progress), release=True,
                                     indexed_through=version if finished else None)
 
-    async def _beat_while_running(self, lease: Lease, progress: IngestProgress) -> None:
+    async def _beat_while_running(self, lease: Lease, progress: IngestProgress, ended: asyncio.Event) -> None:
         while True:
-            await asyncio.sleep(self.heartbeat_s)
+            try:
+                await asyncio.wait_for(ended.wait(), self.heartbeat_s)
+                return
+            except TimeoutError:
+                pass
             try:
                 if not await self.catalog.beat(lease, _shown(progress)):
                     log.warning("lost the indexing lease of %s to another replica", lease.user_id)
