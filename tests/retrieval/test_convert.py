@@ -149,3 +149,15 @@ def test_converter_pool_converts_in_order_and_survives_a_timeout(tmp_path, pdf_d
         results = list(pool.convert_many(jobs))
     assert [j for j, _ in results] == jobs
     assert all(isinstance(r, ConversionError) and r.reason == TIMEOUT for _, r in results)
+
+
+def test_converter_pool_ends_without_waiting_once_stopped(pdf_dir):
+    import threading
+
+    stop = threading.Event()
+    jobs = [ConvertJob(pdf_dir / "papermage" / "2203.00130v1.pdf", "application/pdf")] * 2
+    with ConverterPool(timeout_s=60, stop=stop) as pool:
+        results = pool.convert_many(jobs)
+        stop.set()
+        assert list(results) == []  # the file being converted is abandoned, not waited for
+        assert pool._proc is None  # and its worker killed

@@ -5,6 +5,10 @@ budget; a chunk never spans two sections, so its section path is exact. A paragr
 than the budget is cut at sentence ends (at word boundaries when a sentence alone is too
 long). No overlap between chunks: each passage is cited on its own, and overlapping text
 would show up twice in the evidence.
+
+A table is a chunk of its own, never packed with paragraphs; one longer than the budget is
+cut between rows, each part repeating the caption and header row so it still reads as a
+table.
 """
 
 from __future__ import annotations
@@ -64,6 +68,35 @@ def _split_long(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
     return pieces
 
 
+#: Blocks that become chunks of their own, never packed with their neighbours.
+UNIT_KINDS = ("table",)
+
+
+def _unit_parts(block: Block, max_tokens: int, count: TokenCounter) -> list[str]:
+    """A unit's text in parts of at most `max_tokens`, cut between lines (a table's rows);
+    each part starts with the block's head (a table's caption and header row). A single line
+    longer than a part can hold is cut between sentences or words like a paragraph."""
+    if count(block.text) <= max_tokens:
+        return [block.text]
+    lines = block.text.split("\n")
+    head, rows = "\n".join(lines[:block.head_lines]), lines[block.head_lines:]
+    if not rows or count(head) > max_tokens // 2:  # a head too long to repeat: rows alone
+        head, rows = "", lines
+    room = max_tokens - (count(head) if head else 0)
+    parts: list[str] = []
+    current: list[str] = []
+    for row in rows:
+        pieces = [row] if count(row) <= room else _split_long(row, room, count)
+        for piece in pieces:
+            if current and count("\n".join(current + [piece])) > room:
+                parts.append("\n".join(current))
+                current = []
+            current.append(piece)
+    if current:
+        parts.append("\n".join(current))
+    return [f"{head}\n{part}" if head else part for part in parts]
+
+
 def chunk_blocks(blocks: list[Block], max_tokens: int, count: TokenCounter = approx_tokens) -> list[Chunk]:
     """Pack `blocks` into chunks of at most `max_tokens` (by `count`), never across sections.
 
@@ -86,6 +119,11 @@ def chunk_blocks(blocks: list[Block], max_tokens: int, count: TokenCounter = app
 
     for block in blocks:
         if is_reference_list(block.section):
+            continue
+        if block.kind in UNIT_KINDS:
+            flush()
+            chunks += [Chunk(part, block.section, block.page, block.page, block.kind)
+                       for part in _unit_parts(block, max_tokens, count)]
             continue
         if block.section != section or block.kind != kind:
             flush()

@@ -6,6 +6,10 @@ the PDF outline when there is one, else from font sizes. Reading order is the or
 blocks sorted column by column, which keeps two-column papers readable. Running headers and
 footers (the same line at the top or bottom of most pages) are dropped.
 
+Tables become one block each (kind "table": caption, then one line per row, cells joined by
+" | "), and their text does not appear again as paragraphs; `tables.py` finds them on pages
+with a table caption, by their rules (milliseconds), else by PyMuPDF's `find_tables`.
+
 Conversion of files we did not write runs in a separate process (`ConverterPool`) with an
 address-space cap and a wall-clock limit (RELIABILITY.md section 4): a decompression bomb or a
 parser crash costs one file, not the service.
@@ -20,12 +24,15 @@ import resource
 import select
 import subprocess
 import sys
+import threading
 import time
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from zocrates_retrieval.tables import Table, has_caption, page_tables, tidy
 
 #: Failure reasons reported in the ingest status.
 ENCRYPTED, CORRUPT, EMPTY, SCANNED, UNSUPPORTED, TIMEOUT, TOO_LARGE, MISSING = (
@@ -45,12 +52,16 @@ class ConversionError(Exception):
 
 @dataclass
 class Block:
-    """A paragraph (or a table) of a document."""
+    """A paragraph or a table of a document (`kind`).
+
+    A table's text is its caption and header, then one line per row; `head_lines` says how
+    many leading lines (caption, header) to repeat when it must be split into chunks."""
 
     text: str
     section: tuple[str, ...] = ()
     page: int | None = None  # 1-based
     kind: str = "text"
+    head_lines: int = 0
 
 
 @dataclass
@@ -78,6 +89,7 @@ class _Line:
     page: int
     top: float  # position on the page, 0 (top) to 1 (bottom)
     block: int
+    table: Table | None = None  # set on the one line that stands for a whole table
 
 
 def _ordered_blocks(blocks: list[dict], width: float) -> list[dict]:
@@ -120,9 +132,21 @@ def _pdf_lines(doc, max_pages: int) -> list[_Line]:
             break
         height = max(page.rect.height, 1)
         data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)
-        for block in _ordered_blocks(data["blocks"], page.rect.width):
+        blocks = _ordered_blocks(data["blocks"], page.rect.width)
+        in_table: dict[tuple[int, int], Table] = {}
+        if has_caption(blocks):  # the only pages that may cost more than a millisecond
+            in_table = {key: table for table in page_tables(page, blocks) for key in table.lines}
+        emitted: set[int] = set()
+        for b, block in enumerate(blocks):
             block_no += 1
-            for line in block["lines"]:
+            for n, line in enumerate(block["lines"]):
+                if (table := in_table.get((b, n))) is not None:
+                    if id(table) not in emitted:  # the whole table, where its first line was
+                        emitted.add(id(table))
+                        block_no += 1
+                        lines.append(_Line(table.caption, 0.0, False, page_no, 0.5, block_no, table))
+                        block_no += 1
+                    continue
                 spans = [s for s in line["spans"] if s["text"].strip()]
                 if not spans:
                     continue
@@ -174,7 +198,8 @@ def _heading_levels_from_fonts(lines: list[_Line]) -> dict[int, int]:
     """
     sizes: Counter = Counter()
     for ln in lines:
-        sizes[ln.size] += len(ln.text)
+        if ln.table is None:
+            sizes[ln.size] += len(ln.text)
     if not sizes:
         return {}
     body = sizes.most_common(1)[0][0]
@@ -183,7 +208,7 @@ def _heading_levels_from_fonts(lines: list[_Line]) -> dict[int, int]:
     # A heading's rank: its size, then capitals over mixed case ("METHODS" > "Sampling").
     candidates: dict[int, tuple[float, bool]] = {}
     for i, ln in enumerate(lines):
-        if not _looks_like_heading(ln.text) or (ln.page == 1 and ln.size >= title_size):
+        if ln.table is not None or not _looks_like_heading(ln.text) or (ln.page == 1 and ln.size >= title_size):
             continue
         if ln.size >= body * 1.08 and sizes[ln.size] < 0.1 * total:
             candidates[i] = (ln.size, ln.text.isupper())
@@ -213,7 +238,7 @@ def _heading_levels_from_toc(lines: list[_Line], toc: list) -> dict[int, int]:
         if not want:
             continue
         for i in by_page.get(page, []):
-            if i in levels:
+            if i in levels or lines[i].table is not None:
                 continue
             got = _norm(lines[i].text)
             if got and (got == want or (want.startswith(got) and len(got) >= min(8, len(want)))):
@@ -256,7 +281,7 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
         except Exception as exc:
             raise ConversionError(CORRUPT, f"the PDF could not be parsed ({exc})") from exc
         pages = min(doc.page_count, max_pages)
-        if sum(len(ln.text) for ln in lines) < 20:
+        if sum(len(ln.text) + (sum(map(len, sum(ln.table.rows, []))) if ln.table else 0) for ln in lines) < 20:
             has_images = any(doc[i].get_images() for i in range(min(pages, 20)))
             if has_images:
                 raise ConversionError(SCANNED, "no text layer (a scanned document?); OCR it in Zotero or your PDF tool first")
@@ -288,6 +313,11 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
                     path_stack.pop()
                 path_stack.append((level, ln.text))
                 continue
+            if ln.table is not None:
+                flush()
+                para_block = None
+                document.blocks.append(_table_block(ln.table, tuple(t for _, t in path_stack), ln.page))
+                continue
             if ln.block != para_block:
                 flush()
                 para_block, para_page = ln.block, ln.page
@@ -299,6 +329,13 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
         if m := re.search(r"\b(10\.\d{4,9}/[^\s\"<>]+)", text[:5000]):
             document.doi = m.group(1).rstrip(".,;)")
         return document
+
+
+def _table_block(table: Table, section: tuple[str, ...], page: int | None) -> Block:
+    """One block for a whole table: caption, header row, rows (see `Block.head_lines`)."""
+    rows = [" | ".join(cells) for cells in table.rows]
+    head = [table.caption] if table.caption else []
+    return Block("\n".join(head + rows), section, page, "table", head_lines=len(head) + 1)
 
 
 def _pdf_title(meta_title: str | None, lines: list[_Line]) -> str | None:
@@ -339,10 +376,19 @@ def convert_html(html: str | bytes) -> Document:
     doc.authors = "; ".join(a for a in authors if a) or None
     doc.doi = meta.get("citation_doi") or None
     stack: list[tuple[int, str]] = []
-    for el in soup.find_all(_HEADINGS + _BLOCKS):
-        if el.find_parent(_BLOCKS):
-            continue  # its text is part of the enclosing block
-        text = re.sub(r"\s+", " ", el.get_text(" ", strip=True)).strip()
+    data_tables = [t for t in soup.find_all("table") if _is_data_table(t)]
+    for el in soup.find_all(_HEADINGS + _BLOCKS + ("table",)):
+        if el.name == "table":
+            if el in data_tables and not el.find_parent(_BLOCKS + ("table",)):
+                rows = tidy([[_clean(c) for c in tr.find_all(["td", "th"])] for tr in el.find_all("tr")])
+                caption = el.find("caption")
+                if rows:
+                    table = Table(rows, _clean(caption) if caption else "")
+                    doc.blocks.append(_table_block(table, tuple(t for _, t in stack), None))
+            continue
+        if el.find_parent(_BLOCKS) or any(t in data_tables for t in el.find_parents("table")):
+            continue  # its text is part of the enclosing block or table
+        text = _clean(el)
         if not text:
             continue
         if el.name in _HEADINGS:
@@ -359,6 +405,17 @@ def convert_html(html: str | bytes) -> Document:
     if not doc.blocks:
         raise ConversionError(EMPTY, "the page holds no text")
     return doc
+
+
+def _is_data_table(table) -> bool:
+    """A table of data, not one that lays out a page (whose cells hold paragraphs, headings
+    or further tables: those are read as ordinary blocks)."""
+    return len(table.find_all("tr")) >= 2 and table.find(
+        ["table", "p", "div", "ul", "ol", "blockquote", *_HEADINGS]) is None
+
+
+def _clean(el) -> str:
+    return re.sub(r"\s+", " ", el.get_text(" ", strip=True)).strip()
 
 
 def convert_text(text: str, markdown: bool) -> Document:
@@ -442,7 +499,8 @@ def _encode(result: Document | ConversionError) -> bytes:
     if isinstance(result, ConversionError):
         body = {"error": result.reason, "detail": result.detail}
     else:
-        body = {"doc": {**asdict(result), "blocks": [[b.text, list(b.section), b.page, b.kind] for b in result.blocks]}}
+        body = {"doc": {**asdict(result), "blocks": [[b.text, list(b.section), b.page, b.kind, b.head_lines]
+                                                     for b in result.blocks]}}
     return json.dumps(body).encode()
 
 
@@ -451,7 +509,8 @@ def _decode_reply(data: bytes) -> Document | ConversionError:
     if "error" in body:
         return ConversionError(str(body["error"]), str(body.get("detail", "")))
     doc = body["doc"]
-    blocks = [Block(str(t), tuple(map(str, sec)), page, str(kind)) for t, sec, page, kind in doc["blocks"]]
+    blocks = [Block(str(t), tuple(map(str, sec)), page, str(kind), int(head))
+              for t, sec, page, kind, head in doc["blocks"]]
     return Document(blocks=blocks, pages=int(doc["pages"]), title=doc.get("title"),
                     authors=doc.get("authors"), doi=doc.get("doi"))
 
@@ -470,6 +529,10 @@ class _WorkerGone(Exception):
     pass
 
 
+class _Stopped(Exception):
+    pass
+
+
 @dataclass(frozen=True)
 class ConvertJob:
     path: Path
@@ -482,15 +545,18 @@ class ConverterPool:
     `convert_many` keeps `lookahead` files queued at the worker so conversion overlaps
     whatever the caller does with the previous result (embedding, on the other core). A file
     that hangs or kills the worker is reported (`timeout` or `corrupt`), the worker is
-    replaced and the files queued behind it are sent again.
+    replaced and the files queued behind it are sent again. Once `stop` is set, `convert_many`
+    ends within a tenth of a second instead of waiting for the file being converted (a long
+    paper with many tables takes seconds).
     """
 
     def __init__(self, timeout_s: float = 120.0, memory_mb: int = 2048, max_pages: int = 2000,
-                 lookahead: int = 2):
+                 lookahead: int = 2, stop: threading.Event | None = None):
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.max_pages = max_pages
         self.lookahead = max(1, lookahead)
+        self.stop = stop or threading.Event()
         self._proc: subprocess.Popen | None = None
         self._in_flight = 0  # files sent to the worker whose result was not taken yet
 
@@ -515,8 +581,12 @@ class ConverterPool:
         out = bytearray()
         while len(out) < n:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0:
                 raise TimeoutError
+            if self.stop.is_set():
+                raise _Stopped
+            if not select.select([fd], [], [], min(left, 0.1))[0]:
+                continue
             chunk = os.read(fd, n - len(out))
             if not chunk:
                 raise _WorkerGone(f"the converter exited with status {self._proc.poll()}")
@@ -544,6 +614,10 @@ class ConverterPool:
                 size = int.from_bytes(self._read(8, deadline), "big")
                 result = _decode_reply(self._read(size, deadline))
                 crashes = 0
+            except _Stopped:
+                self._kill()  # mid-file: its reply would be read by nobody
+                self._in_flight = 0
+                return
             except TimeoutError:
                 result = ConversionError(TIMEOUT, f"conversion took longer than {self.timeout_s:.0f} s")
                 restart = True

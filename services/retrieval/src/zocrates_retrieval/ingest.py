@@ -50,7 +50,7 @@ from zocrates_retrieval.zotero import ItemMeta, Source, read_library
 log = logging.getLogger(__name__)
 
 #: Bump when conversion or chunking changes what a source turns into: everything re-indexes.
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128
@@ -205,10 +205,12 @@ class Ingestor:
             if self._index(user_id, src, digest, result, progress):
                 keep.add((src.library_id, src.key))
             notify(progress)
-        with (ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages) as pool,
+        with (ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages, stop=self.stop) as pool,
               tempfile.TemporaryDirectory(prefix="zocrates-ingest-") as scratch):
             for start in range(0, len(files), FETCH_BATCH):
-                by_job: dict[ConvertJob, tuple[Source, str]] = {}
+                if self.stop.is_set():
+                    return
+                batch: list[tuple[Source, str]] = []  # a list: two attachments may link one file
                 for src, digest in files[start:start + FETCH_BATCH]:
                     if src.path is None:
                         try:
@@ -219,15 +221,16 @@ class Ingestor:
                             # no content hash: a fetch failure is retried on the next run
                             self._fail(progress, src, MISSING, f"the uploaded file could not be read: {exc}")
                             continue
-                    by_job[ConvertJob(src.path, src.content_type)] = (src, digest)
-                for job, result in pool.convert_many(by_job):
+                    batch.append((src, digest))
+                jobs = [ConvertJob(src.path, src.content_type) for src, _ in batch]
+                # results come in the order of the jobs (ConverterPool.convert_many)
+                for (src, digest), (_, result) in zip(batch, pool.convert_many(jobs)):
                     if self.stop.is_set():
                         return  # the next run picks up where this one stopped
-                    src, digest = by_job[job]
                     if self._index(user_id, src, digest, result, progress):
                         keep.add((src.library_id, src.key))
                     notify(progress)
-                for job in by_job:  # fetched copies are scratch; Zotero's own files are not ours
+                for job in jobs:  # fetched copies are scratch; Zotero's own files are not ours
                     if job.path.parent == Path(scratch):
                         job.path.unlink(missing_ok=True)
 
@@ -320,7 +323,8 @@ def _with_fallbacks(item: ItemMeta, doc: Document) -> ItemMeta:
 
 
 def _kind(src: Source, chunk: Chunk) -> str:
-    """`note` for Zotero notes, `abstract` for a document's abstract, else the chunk's own kind."""
+    """`note` for Zotero notes, `abstract` for a document's abstract, else the chunk's own kind
+    (`text`, `table`)."""
     if src.kind == "note":
         return "note"
     if chunk.section and chunk.section[0].strip().rstrip(".:").lower() == "abstract":
