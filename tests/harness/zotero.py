@@ -160,6 +160,19 @@ class ZoteroLibraryBuilder:
         self.con.commit()
         return item_id, key
 
+    def add_linked_file(self, parent_id: int | None, stored_path: str, content_type: str = "application/pdf",
+                        library_id: int = 1, title: str | None = None) -> tuple[int, str]:
+        """A linked-file attachment (linkMode 2) whose `itemAttachments.path` is `stored_path` as
+        Zotero writes it: absolute, or `attachments:<relative path>` under the Linked Attachment
+        Base Directory. The file itself is the caller's to place (or not)."""
+        item_id, key = self.add_item("attachment", {"title": title or stored_path.rsplit("/", 1)[-1]},
+                                     library_id=library_id)
+        self.con.execute(
+            "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path) VALUES (?, ?, 2, ?, ?)",
+            (item_id, parent_id, content_type, stored_path))
+        self.con.commit()
+        return item_id, key
+
     def replace_attachment_file(self, key: str, filename: str, content: bytes) -> None:
         (self.dir / "storage" / key / filename).write_bytes(content)
 
@@ -167,6 +180,20 @@ class ZoteroLibraryBuilder:
         item_id, key = self.add_item("note", library_id=library_id)
         self.con.execute("INSERT INTO itemNotes (itemID, parentItemID, note, title) VALUES (?, ?, ?, ?)",
                          (item_id, parent_id, html, ""))
+        self.con.commit()
+        return item_id, key
+
+    def add_annotation(self, attachment_id: int, annotation_type: int = 1, text: str = "", comment: str = "",
+                       page_label: str = "", page_index: int = 0, library_id: int = 1) -> tuple[int, str]:
+        """A Zotero 7 PDF annotation on `attachment_id` (type 1 highlight, 2 note, 3 image, 4 ink,
+        5 underline, 6 text), with the position and sort index the reader writes."""
+        item_id, key = self.add_item("annotation", library_id=library_id)
+        position = json.dumps({"pageIndex": page_index, "rects": [[72.0, 700.0, 300.0, 712.0]]})
+        sort_index = f"{page_index:05d}|{item_id:06d}|00080"
+        self.con.execute(
+            "INSERT INTO itemAnnotations (itemID, parentItemID, type, authorName, text, comment, color, pageLabel, "
+            "sortIndex, position, isExternal) VALUES (?, ?, ?, '', ?, ?, '#ffd400', ?, ?, ?, 0)",
+            (item_id, attachment_id, annotation_type, text, comment, page_label, sort_index, position))
         self.con.commit()
         return item_id, key
 

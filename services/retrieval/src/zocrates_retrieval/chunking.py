@@ -8,7 +8,7 @@ would show up twice in the evidence.
 
 A table is a chunk of its own, never packed with paragraphs; one longer than the budget is
 cut between rows, each part repeating the caption and header row so it still reads as a
-table.
+table. A Zotero annotation is a chunk of its own too, so that it is cited on its own page.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _split_long(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
 
 
 #: Blocks that become chunks of their own, never packed with their neighbours.
-UNIT_KINDS = ("table",)
+UNIT_KINDS = ("table", "annotation")
 
 
 def _unit_parts(block: Block, max_tokens: int, count: TokenCounter) -> list[str]:

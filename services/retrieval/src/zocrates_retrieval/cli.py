@@ -24,6 +24,8 @@ def _settings(args: argparse.Namespace) -> RetrievalSettings:
     overrides = {}
     if getattr(args, "zotero_dir", None):
         overrides["zotero_dir"] = Path(args.zotero_dir).expanduser()
+    if getattr(args, "zotero_base_dir", None):
+        overrides["zotero_base_dir"] = Path(args.zotero_base_dir).expanduser()
     if args.data_dir:
         overrides["data_dir"] = Path(args.data_dir).expanduser()
     return RetrievalSettings(**overrides)
@@ -59,7 +61,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     try:
         ingestor = Ingestor(store, embedder, chunk_tokens=settings.chunk_tokens,
                             convert_timeout_s=settings.convert_timeout_s,
-                            convert_memory_mb=settings.convert_memory_mb, max_pages=settings.max_pages)
+                            convert_memory_mb=settings.convert_memory_mb, max_pages=settings.max_pages,
+                            linked_base_dir=settings.zotero_base_dir)
         progress = ingestor.ingest_zotero(settings.zotero_dir, user, on_progress=on_progress)
     finally:
         bar.close()
@@ -74,7 +77,7 @@ def summary(p) -> str:
     rate = f" ({p.pages / seconds:.1f} pages/s)" if p.pages and seconds > 0 else ""
     lines = [
         f"{'Ingested' if p.state == 'done' else 'Ingest ' + p.state}: {p.source} for user {p.user_id!r} in {seconds:.1f} s",
-        f"  libraries {p.libraries}, items {p.items}, attachments and notes {p.sources_total}: "
+        f"  libraries {p.libraries}, items {p.items}, attachments, notes and annotated files {p.sources_total}: "
         f"{p.indexed} indexed, {p.unchanged} unchanged, {p.removed} removed from the index",
         f"  chunks written {p.chunks}, PDF pages read {p.pages}{rate}",
     ]
@@ -145,6 +148,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
 
     p = sub.add_parser("ingest", help="index a Zotero data directory (incremental)")
     p.add_argument("--zotero-dir", help="Zotero's data directory, holding zotero.sqlite and storage/")
+    p.add_argument("--zotero-base-dir", help="Zotero's Linked Attachment Base Directory (default: from "
+                   "Zotero's prefs.js), for linked files stored relative to it")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_ingest)
 

@@ -38,6 +38,15 @@ class RetrievalSettings(BaseSettings):
         description="Local Zotero data directory (holds zotero.sqlite and storage/; also read from "
         "ZOCRATES_ZOTERO_DIR). Defaults to ~/Zotero when that exists; None disables the local library.",
     )
+    zotero_base_dir: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("ZOCRATES_RETRIEVAL_ZOTERO_BASE_DIR", "ZOCRATES_ZOTERO_BASE_DIR",
+                                      "zotero_base_dir"),
+        description="Zotero's Linked Attachment Base Directory (Settings > Advanced > Files and Folders), "
+        "against which linked files stored as `attachments:<path>` resolve (also read from "
+        "ZOCRATES_ZOTERO_BASE_DIR). Unset: read from the prefs.js of the Zotero profile whose data "
+        "directory is zotero_dir; without one, such files are reported as not indexed.",
+    )
     local_user_id: str = Field(
         default="local", description="The user the local Zotero library belongs to."
     )
@@ -97,6 +106,10 @@ class RetrievalSettings(BaseSettings):
                 "ZOCRATES_RETRIEVAL_ZOTERO_DIR at Zotero's data directory (Settings > Advanced > Files "
                 "and Folders) or leave it unset"
             )
+        if self.zotero_base_dir is None and "zotero_base_dir" not in self.model_fields_set and self.zotero_dir:
+            from zocrates_retrieval.zotero import base_dir_from_prefs
+
+            self.zotero_base_dir = base_dir_from_prefs(self.zotero_dir)
         return self
 
     @property

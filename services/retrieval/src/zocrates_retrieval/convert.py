@@ -52,7 +52,7 @@ class ConversionError(Exception):
 
 @dataclass
 class Block:
-    """A paragraph or a table of a document (`kind`).
+    """A paragraph, a table or a Zotero annotation of a document (`kind`).
 
     A table's text is its caption and header, then one line per row; `head_lines` says how
     many leading lines (caption, header) to repeat when it must be split into chunks."""

@@ -1,12 +1,12 @@
 """Ingest a Zotero library into the index, incrementally.
 
-Each source (an attachment file or a note) has a content hash over its bytes, its parent's
-metadata and what shapes its chunks (index version, chunk size, embedding model). A source
-whose hash is already indexed is skipped; a changed one is re-chunked and upserted under the
-same deterministic point ids, then its chunks of other versions are deleted (so a search
-never sees the source missing); a source that is gone, trashed or no longer convertible
-loses its chunks. Files that cannot be converted are reported with their reason and the
-rest of the library still indexes.
+Each source (an attachment file, a note, or the annotations made on a file) has a content
+hash over its bytes, its parent's metadata and what shapes its chunks (index version, chunk
+size, embedding model). A source whose hash is already indexed is skipped; a changed one is
+re-chunked and upserted under the same deterministic point ids, then its chunks of other
+versions are deleted (so a search never sees the source missing); a source that is gone,
+trashed or no longer convertible loses its chunks. Files that cannot be converted are
+reported with their reason and the rest of the library still indexes.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from zocrates_retrieval.chunking import Chunk, chunk_blocks
 from zocrates_retrieval.convert import (
     MISSING,
     UNSUPPORTED,
+    Block,
     ConversionError,
     ConverterPool,
     ConvertJob,
@@ -113,7 +114,7 @@ class Ingestor:
 
     def __init__(self, store: ChunkStore, embedder: Embedder, sparse: SparseEncoder | None = None,
                  chunk_tokens: int = 200, convert_timeout_s: float = 120.0, convert_memory_mb: int = 2048,
-                 max_pages: int = 2000, optimize_after: int = 1):
+                 max_pages: int = 2000, optimize_after: int = 1, linked_base_dir: Path | None = None):
         self.store = store
         self.embedder = embedder
         self.sparse = sparse or SparseEncoder()
@@ -122,6 +123,7 @@ class Ingestor:
         self.convert_memory_mb = convert_memory_mb
         self.max_pages = max_pages
         self.optimize_after = optimize_after
+        self.linked_base_dir = linked_base_dir  # Zotero's Linked Attachment Base Directory
         self._written = 0  # chunks written or sources removed since the last optimize()
         self.stop = threading.Event()
 
@@ -129,7 +131,7 @@ class Ingestor:
                       on_progress: Callable[[IngestProgress], None] | None = None) -> IngestProgress:
         """Bring `user_id`'s part of the index in line with the Zotero data directory."""
         def load() -> tuple[list[Source], int, int]:
-            snap = read_library(Path(zotero_dir))
+            snap = read_library(Path(zotero_dir), self.linked_base_dir)
             return snap.sources, len(snap.libraries), len(snap.items)
 
         return self._run(str(zotero_dir), user_id, load, progress, on_progress)
@@ -180,7 +182,7 @@ class Ingestor:
                 self._fail(progress, src, UNSUPPORTED, f"{src.content_type or 'unknown type'} is not indexed")
                 continue
             if src.kind == "attachment" and src.missing_reason:
-                self._fail(progress, src, MISSING, src.missing_reason)
+                self._fail(progress, src, src.missing_code, src.missing_reason)
                 continue
             digest = self._content_hash(src)
             if indexed.get((src.library_id, src.key)) == digest:
@@ -196,12 +198,12 @@ class Ingestor:
             todo.append((src, digest))
         notify(progress)
 
-        notes = [(s, h) for s, h in todo if s.kind == "note"]
+        notes = [(s, h) for s, h in todo if s.kind != "attachment"]  # notes and annotations
         files = [(s, h) for s, h in todo if s.kind == "attachment"]
         for src, digest in notes:
             if self.stop.is_set():
                 return
-            result = _convert_note(src)
+            result = _convert_annotations(src) if src.kind == "annotations" else _convert_note(src)
             if self._index(user_id, src, digest, result, progress):
                 keep.add((src.library_id, src.key))
             notify(progress)
@@ -252,6 +254,8 @@ class Ingestor:
         h.update(json.dumps(shape, sort_keys=True, default=str).encode())
         if src.note_html is not None:
             h.update(src.note_html.encode())
+        elif src.annotations:
+            h.update(json.dumps([asdict(a) for a in src.annotations], sort_keys=True).encode())
         elif src.sha256 is not None:  # an uploaded file: its SHA-256 was taken on upload
             h.update(src.sha256.encode())
         elif src.path is not None:
@@ -309,6 +313,21 @@ def _convert_note(src: Source) -> Document | ConversionError:
         return exc
 
 
+def _convert_annotations(src: Source) -> Document:
+    """A researcher's annotations on one file, each a block of its own (kind "annotation") in
+    the section "Annotations > p. <label>": the highlighted passage in quotes, then the
+    comment."""
+    blocks = []
+    for a in src.annotations:
+        parts = [f"“{a.text}”"] if a.text else []
+        if a.comment:
+            parts.append(f"Comment: {a.comment}" if a.text else a.comment)
+        label = a.page_label or (str(a.page) if a.page else "")
+        section = ("Annotations", f"p. {label}") if label else ("Annotations",)
+        blocks.append(Block("\n".join(parts), section, a.page, "annotation"))
+    return Document(blocks=blocks)
+
+
 def _with_fallbacks(item: ItemMeta, doc: Document) -> ItemMeta:
     """Zotero's metadata, completed from the document's own where Zotero's is empty."""
     changes = {}
@@ -324,7 +343,7 @@ def _with_fallbacks(item: ItemMeta, doc: Document) -> ItemMeta:
 
 def _kind(src: Source, chunk: Chunk) -> str:
     """`note` for Zotero notes, `abstract` for a document's abstract, else the chunk's own kind
-    (`text`, `table`)."""
+    (`text`, `table`, `annotation`)."""
     if src.kind == "note":
         return "note"
     if chunk.section and chunk.section[0].strip().rstrip(".:").lower() == "abstract":
@@ -344,7 +363,7 @@ def _payload(user_id: str, src: Source, meta: ItemMeta, chunk: Chunk, no: int, d
         "user_id": user_id,
         "library_id": src.library_id,
         "source_key": src.key,
-        "attachment_key": src.key if src.kind == "attachment" else None,
+        "attachment_key": src.key if src.kind == "attachment" else src.attachment_key,
         "chunk_no": no,
         "content_hash": digest,
         "text": chunk.text,

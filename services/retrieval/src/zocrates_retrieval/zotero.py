@@ -13,12 +13,18 @@ taken, no `-shm` or `-wal` is created next to it, Zotero is never disturbed.
 The queries follow Zotero's real schema (`userdata.sql`, version 120 to 129): item types and
 fields through the `*Combined` tables Zotero fills at start-up (falling back to the plain
 tables of older databases), base-field mappings (`proceedingsTitle` is a `publicationTitle`),
-creators in `orderIndex` order, `itemAttachments.path` as `storage:<file>` under
-`storage/<attachmentKey>/`, the trash in `deletedItems`, group libraries in `groups`.
+creators in `orderIndex` order, the trash in `deletedItems`, group libraries in `groups`.
+
+Attachment paths follow `Zotero.Item.getFilePath`: stored files are `storage:<file>` under
+`storage/<attachmentKey>/`; linked files are absolute paths, or `attachments:<relative path>`
+under the "Linked Attachment Base Directory", a preference kept in the Zotero profile's
+prefs.js (`extensions.zotero.baseAttachmentPath`), not in the database: the caller passes it
+(see `base_dir_from_prefs`). A linked file that cannot be resolved is reported, not skipped.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -30,8 +36,12 @@ from pathlib import Path
 from zocrates_contracts import Creator
 from zocrates_runtime.zotero_snapshot import snapshot_database as _snapshot
 
-#: Zotero's attachment link modes (chrome/content/zotero/xpcom/attachments.js).
+#: Zotero's attachment link modes and base-directory prefix (chrome/content/zotero/xpcom/attachments.js).
 LINK_IMPORTED_FILE, LINK_IMPORTED_URL, LINK_LINKED_FILE, LINK_LINKED_URL = 0, 1, 2, 3
+BASE_PATH_PLACEHOLDER = "attachments:"
+
+#: Failure reasons of attachments whose file cannot be read (reported in the ingest status).
+MISSING_FILE, NO_BASE_DIR = "missing_file", "no_base_dir"
 
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
 _DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
@@ -84,23 +94,40 @@ class ItemMeta:
 
 
 @dataclass(frozen=True)
+class Annotation:
+    """A researcher's annotation in Zotero's PDF reader (Zotero 7 `itemAnnotations`)."""
+
+    key: str
+    type: str  # highlight, underline, note, text, image, ink
+    text: str  # the highlighted or underlined passage
+    comment: str  # the researcher's own words
+    page: int | None  # 1-based page index in the file
+    page_label: str  # the page number printed on the page ("235", "iv")
+
+
+@dataclass(frozen=True)
 class Source:
-    """One thing to index: an attachment file or a note, resolved to its parent item.
+    """One thing to index: an attachment file, a note, or the annotations made on an
+    attachment, resolved to its parent item.
 
     `item` is the parent's metadata; for a standalone attachment or note it is the source's
-    own (title from the attachment, no creators).
+    own (title from the attachment, no creators). An "annotations" source is keyed
+    `<attachmentKey>-annotations` and names its file in `attachment_key`.
     """
 
     key: str
     library_id: str
-    kind: str  # "attachment" or "note"
+    kind: str  # "attachment", "note" or "annotations"
     item: ItemMeta
     content_type: str = ""
     path: Path | None = None
     note_html: str | None = None
     missing_reason: str | None = None  # why `path` is unusable, when it is
+    missing_code: str = "missing_file"  # the failure reason reported for it
     sha256: str | None = None  # an uploaded file's digest, known before its bytes are at hand
     object_name: str | None = None  # where an uploaded file lives (lab-hosted library)
+    annotations: tuple[Annotation, ...] = ()
+    attachment_key: str | None = None
 
 
 @dataclass
@@ -121,15 +148,16 @@ def snapshot_database(db_path: Path, target_dir: Path, attempts: int = 5) -> Pat
     return _snapshot(db_path, target_dir, attempts, error=ZoteroReadError)
 
 
-def read_library(zotero_dir: Path) -> LibrarySnapshot:
-    """Read the libraries, items and indexable sources of a Zotero data directory."""
+def read_library(zotero_dir: Path, linked_base_dir: Path | None = None) -> LibrarySnapshot:
+    """Read the libraries, items and indexable sources of a Zotero data directory;
+    `linked_base_dir` resolves linked files stored as `attachments:<relative path>`."""
     zotero_dir = Path(zotero_dir)
     with tempfile.TemporaryDirectory(prefix="zocrates-zotero-") as tmp:
         copy = snapshot_database(zotero_dir / "zotero.sqlite", Path(tmp))
         con = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
         con.row_factory = sqlite3.Row
         try:
-            return _read(con, zotero_dir)
+            return _read(con, zotero_dir, linked_base_dir)
         except sqlite3.DatabaseError as exc:
             raise ZoteroReadError(
                 f"{zotero_dir / 'zotero.sqlite'} does not look like a Zotero 5-7 database: {exc}"
@@ -142,7 +170,7 @@ def _tables(con: sqlite3.Connection) -> set[str]:
     return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
-def _read(con: sqlite3.Connection, zotero_dir: Path) -> LibrarySnapshot:
+def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | None) -> LibrarySnapshot:
     tables = _tables(con)
     item_types = "itemTypesCombined" if "itemTypesCombined" in tables else "itemTypes"
     fields = "fieldsCombined" if "fieldsCombined" in tables else "fields"
@@ -233,7 +261,7 @@ def _read(con: sqlite3.Connection, zotero_dir: Path) -> LibrarySnapshot:
         if r["linkMode"] == LINK_LINKED_URL:
             continue  # a bookmark: there is no file
         item = metas.get(parent_id) if parent_id is not None else None
-        path, missing = _attachment_path(zotero_dir, own.key, r["linkMode"], r["path"])
+        path, missing = _attachment_path(zotero_dir, own.key, r["linkMode"], r["path"], linked_base_dir)
         snap.sources.append(
             Source(
                 key=own.key,
@@ -242,9 +270,13 @@ def _read(con: sqlite3.Connection, zotero_dir: Path) -> LibrarySnapshot:
                 item=item or own,
                 content_type=(r["contentType"] or "").lower(),
                 path=path,
-                missing_reason=missing,
+                missing_reason=missing[1] if missing else None,
+                missing_code=missing[0] if missing else MISSING_FILE,
             )
         )
+
+    if "itemAnnotations" in tables:
+        snap.sources += _annotation_sources(con, metas, by_id, deleted)
 
     for r in con.execute("SELECT itemID, parentItemID, note FROM itemNotes"):
         item_id, parent_id = r["itemID"], r["parentItemID"]
@@ -262,6 +294,53 @@ def _read(con: sqlite3.Connection, zotero_dir: Path) -> LibrarySnapshot:
                    content_type="text/html", note_html=r["note"])
         )
     return snap
+
+
+#: Zotero.Annotations.ANNOTATION_TYPE_* (chrome/content/zotero/xpcom/annotations.js).
+ANNOTATION_TYPES = {1: "highlight", 2: "note", 3: "image", 4: "ink", 5: "underline", 6: "text"}
+ANNOTATIONS_SUFFIX = "-annotations"
+
+
+def _annotation_sources(con: sqlite3.Connection, metas: dict[int, ItemMeta], by_id: dict[int, sqlite3.Row],
+                        deleted: set[int]) -> list[Source]:
+    """One source per attachment that holds annotations with words in them (highlights,
+    comments), resolved to the attachment's parent item; trashed ones are left out."""
+    attachment_parent = {r[0]: r[1] for r in con.execute("SELECT itemID, parentItemID FROM itemAttachments")}
+    by_attachment: dict[int, list[Annotation]] = defaultdict(list)
+    for r in con.execute("SELECT itemID, parentItemID, type, text, comment, pageLabel, position "
+                         "FROM itemAnnotations ORDER BY parentItemID, sortIndex"):
+        attachment_id = r["parentItemID"]
+        if r["itemID"] not in metas or attachment_id not in metas or attachment_id not in attachment_parent:
+            continue
+        if {r["itemID"], attachment_id, attachment_parent[attachment_id]} & deleted:
+            continue
+        text, comment = (r["text"] or "").strip(), (r["comment"] or "").strip()
+        if not (text or comment):
+            continue  # an image or ink mark without a comment holds no words
+        by_attachment[attachment_id].append(Annotation(
+            key=by_id[r["itemID"]]["key"], type=ANNOTATION_TYPES.get(r["type"], "other"), text=text,
+            comment=comment, page=_page_index(r["position"], r["pageLabel"]), page_label=(r["pageLabel"] or "").strip()))
+    sources = []
+    for attachment_id, marks in by_attachment.items():
+        attachment = metas[attachment_id]
+        parent = attachment_parent[attachment_id]
+        sources.append(Source(
+            key=attachment.key + ANNOTATIONS_SUFFIX, library_id=attachment.library_id, kind="annotations",
+            item=metas.get(parent, attachment) if parent is not None else attachment,
+            annotations=tuple(marks), attachment_key=attachment.key))
+    return sources
+
+
+def _page_index(position: str | None, label: str | None) -> int | None:
+    """The 1-based page of an annotation: from its position's `pageIndex` (PDF), else its
+    label when that is a number."""
+    try:
+        index = json.loads(position or "{}").get("pageIndex")
+        if isinstance(index, int):
+            return index + 1
+    except (ValueError, AttributeError):
+        pass
+    return int(label) if label and label.strip().isdigit() else None
 
 
 def _collection_paths(con: sqlite3.Connection) -> dict[int, str]:
@@ -311,20 +390,72 @@ def _meta(row: sqlite3.Row, library_id: str, values: dict[str, str], creators: l
     )
 
 
-def _attachment_path(zotero_dir: Path, key: str, link_mode: int | None, stored: str | None
-                     ) -> tuple[Path | None, str | None]:
+def _attachment_path(zotero_dir: Path, key: str, link_mode: int | None, stored: str | None,
+                     linked_base_dir: Path | None) -> tuple[Path | None, tuple[str, str] | None]:
+    """The file of an attachment, and (reason code, detail) when it cannot be read."""
     if not stored:
-        return None, "the attachment has no file path"
+        return None, (MISSING_FILE, "the attachment has no file path")
     if stored.startswith("storage:"):
         path = zotero_dir / "storage" / key / stored.removeprefix("storage:")
-    elif stored.startswith("attachments:"):
-        # Relative to Zotero's "Linked Attachment Base Directory", a preference that lives in
-        # the profile's prefs.js, not in the database: we cannot resolve it from here.
-        return None, "linked file relative to Zotero's base directory (not readable from the database)"
+    elif stored.startswith(BASE_PATH_PLACEHOLDER):
+        relative = stored.removeprefix(BASE_PATH_PLACEHOLDER).replace("\\", "/")  # stored with "/" on every OS
+        if linked_base_dir is None:
+            return None, (NO_BASE_DIR, f"linked file base directory not configured: {relative!r} is relative to "
+                          "Zotero's Linked Attachment Base Directory (Settings > Advanced > Files and Folders); "
+                          "set ZOCRATES_ZOTERO_BASE_DIR to it")
+        path = Path(linked_base_dir) / relative
     elif link_mode == LINK_LINKED_FILE and os.path.isabs(stored):
         path = Path(stored)
     else:
-        return None, f"unrecognised attachment path {stored!r}"
+        return None, (MISSING_FILE, f"unrecognised attachment path {stored!r}")
     if not path.is_file():
-        return path, f"file not found: {path}"
+        return path, (MISSING_FILE, f"file not found: {path}")
     return path, None
+
+
+def base_dir_from_prefs(zotero_dir: Path, home: Path | None = None) -> Path | None:
+    """Zotero's Linked Attachment Base Directory, read from the prefs.js of the Zotero profile
+    that uses `zotero_dir` as its data directory (None when no such profile sets one).
+
+    Profiles live in ~/.zotero/zotero (Linux), ~/Library/Application Support/Zotero/Profiles
+    (macOS) or %APPDATA%\\Zotero\\Zotero\\Profiles (Windows). A profile without
+    `extensions.zotero.dataDir` uses the default data directory, ~/Zotero.
+    """
+    home = Path(home or Path.home())
+    roots = [home / ".zotero" / "zotero", home / "Library" / "Application Support" / "Zotero" / "Profiles"]
+    if appdata := os.environ.get("APPDATA"):
+        roots.append(Path(appdata) / "Zotero" / "Zotero" / "Profiles")
+    want = _same_path_key(zotero_dir)
+    for prefs_js in sorted(p for root in roots if root.is_dir() for p in root.glob("*/prefs.js")):
+        prefs = _read_prefs(prefs_js)
+        data_dir = prefs.get("extensions.zotero.dataDir") or str(home / "Zotero")
+        base = prefs.get("extensions.zotero.baseAttachmentPath")
+        if base and _same_path_key(Path(data_dir)) == want:
+            return Path(base)
+    return None
+
+
+_USER_PREF = re.compile(r'^\s*user_pref\(\s*("(?:[^"\\]|\\.)*")\s*,\s*("(?:[^"\\]|\\.)*"|true|false|-?\d+)\s*\)\s*;')
+
+
+def _read_prefs(path: Path) -> dict[str, object]:
+    """The `user_pref(name, value);` lines of a Firefox-style prefs.js (values are JSON-like)."""
+    prefs: dict[str, object] = {}
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return prefs
+    for line in text.splitlines():
+        if m := _USER_PREF.match(line):
+            try:
+                prefs[json.loads(m.group(1))] = json.loads(m.group(2))
+            except ValueError:
+                continue
+    return prefs
+
+
+def _same_path_key(path: Path) -> str:
+    try:
+        return str(Path(path).expanduser().resolve())
+    except OSError:
+        return str(path)
