@@ -88,6 +88,7 @@ def test_base_directory_comes_from_the_profile_that_uses_this_data_directory(lin
     zdir, base, _ = linked
     home = tmp_path / "home"
     write_profile(home, "aaaa.other", {"extensions.zotero.dataDir": str(tmp_path / "other"),
+                                       "extensions.zotero.useDataDir": True,
                                        "extensions.zotero.baseAttachmentPath": "/wrong/one"})
     write_profile(home, "bbbb.default", {"extensions.zotero.dataDir": str(zdir),
                                          "extensions.zotero.useDataDir": True,
@@ -102,8 +103,11 @@ def test_base_directory_comes_from_the_profile_that_uses_this_data_directory(lin
     assert RetrievalSettings(zotero_dir=zdir, data_dir=tmp_path / "data").zotero_base_dir == tmp_path / "configured"
 
 
-def test_a_profile_without_a_data_directory_uses_home_zotero(tmp_path, schema_dir, no_home_zotero):
+def test_a_profile_without_a_data_directory_in_use_uses_home_zotero(tmp_path, schema_dir, no_home_zotero):
     home = tmp_path / "home"
     ZoteroLibraryBuilder(home / "Zotero", schema_dir).close()
-    write_profile(home, "cccc.default", {"extensions.zotero.baseAttachmentPath": "/srv/papers"})
+    # a dataDir left from before, not in use (useDataDir unset): Zotero reads ~/Zotero
+    write_profile(home, "cccc.default", {"extensions.zotero.dataDir": str(tmp_path / "old"),
+                                         "extensions.zotero.baseAttachmentPath": "/srv/papers"})
     assert str(base_dir_from_prefs(home / "Zotero", home)) == "/srv/papers"
+    assert base_dir_from_prefs(tmp_path / "old", home) is None

@@ -418,8 +418,9 @@ def base_dir_from_prefs(zotero_dir: Path, home: Path | None = None) -> Path | No
     that uses `zotero_dir` as its data directory (None when no such profile sets one).
 
     Profiles live in ~/.zotero/zotero (Linux), ~/Library/Application Support/Zotero/Profiles
-    (macOS) or %APPDATA%\\Zotero\\Zotero\\Profiles (Windows). A profile without
-    `extensions.zotero.dataDir` uses the default data directory, ~/Zotero.
+    (macOS) or %APPDATA%\\Zotero\\Zotero\\Profiles (Windows). As in Zotero's
+    dataDirectory.js, a profile uses `extensions.zotero.dataDir` only when
+    `extensions.zotero.useDataDir` is set, else the default data directory, ~/Zotero.
     """
     home = Path(home or Path.home())
     roots = [home / ".zotero" / "zotero", home / "Library" / "Application Support" / "Zotero" / "Profiles"]
@@ -428,7 +429,8 @@ def base_dir_from_prefs(zotero_dir: Path, home: Path | None = None) -> Path | No
     want = _same_path_key(zotero_dir)
     for prefs_js in sorted(p for root in roots if root.is_dir() for p in root.glob("*/prefs.js")):
         prefs = _read_prefs(prefs_js)
-        data_dir = prefs.get("extensions.zotero.dataDir") or str(home / "Zotero")
+        custom = prefs.get("extensions.zotero.useDataDir") is True and prefs.get("extensions.zotero.dataDir")
+        data_dir = str(custom) if custom else str(home / "Zotero")
         base = prefs.get("extensions.zotero.baseAttachmentPath")
         if base and _same_path_key(Path(data_dir)) == want:
             return Path(base)
