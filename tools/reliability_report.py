@@ -259,10 +259,11 @@ FOOTER = """
 
 Known failures: none (no test of the suite is an expected failure).
 
-Known gap: retrieval's request consumers keep the bus default AckWait (30 s), over the
-gateway's 20 s retrieval deadline, so a retrieval worker killed mid-search fails its turn
-(`timeout`) before the job is redelivered; the verifier's fix (a short AckWait, heartbeats
-for long jobs) applies there too and is the retrieval service's to make.
+The rule behind the R-GPU-5 fix holds for every request consumer: its AckWait is at most half
+the gateway's deadline for that request (retrieval 5 s of 20, library 10 s of 30, discovery
+15 s of 45, recheck 5 s of 10, staging 30 s of 120), so the job of a killed replica is
+redelivered while its caller still waits; `tests/bus/test_ack_policy_guard.py::test_every_request_is_redelivered_while_its_caller_still_waits`
+fails if a consumer or a deadline drifts past it.
 """
 
 

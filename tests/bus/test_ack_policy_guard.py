@@ -40,3 +40,36 @@ def test_gateway_reply_subscriber_is_manual_too():
     app = create_app(GatewaySettings())
     subscribers = list(app.state.broker.subscribers)
     assert subscribers and all(s.ack_policy is AckPolicy.MANUAL for s in subscribers)
+
+
+def test_every_request_is_redelivered_while_its_caller_still_waits():
+    """A job of a killed replica comes back after AckWait: at most half the gateway's deadline
+    for that request leaves the redelivery time to answer (docs/reliability.md, R-GPU-5)."""
+    from zocrates_contracts import subjects
+    from zocrates_gateway.config import GatewaySettings
+    from zocrates_gateway.routes.discover import RECHECK_TIMEOUT_S
+
+    gw = GatewaySettings()
+    deadline = {
+        subjects.RETRIEVAL_REQUESTED: gw.retrieval_timeout_s,
+        subjects.VERIFICATION_REQUESTED: min(gw.verification_timeout_s, gw.verification_budget_s),
+        subjects.DISCOVERY_REQUESTED: gw.discovery_timeout_s,
+        subjects.RECHECK_REQUESTED: RECHECK_TIMEOUT_S,
+        subjects.STAGING_REQUESTED: gw.staging_timeout_s,
+        subjects.LIBRARY_SYNC_REQUESTED: gw.library_timeout_s,
+        subjects.LIBRARY_UPLOAD_REQUESTED: gw.library_timeout_s,
+        subjects.LIBRARY_STATUS_REQUESTED: gw.library_timeout_s,
+    }
+    checked = set()
+    for name in SERVICES:
+        app = importlib.import_module(f"zocrates_{name}.app").create_app(ZocratesSettings(), service=_Dummy())
+        for sub in app.broker.subscribers:
+            config = getattr(sub, "config", None)
+            if getattr(config, "durable_name", None) is None:
+                continue
+            subject = config.filter_subject or sub.subject.broker_address
+            assert subject in deadline, f"{name}: no gateway deadline known for {subject}"
+            assert config.ack_wait <= deadline[subject] / 2, (
+                f"{name}: AckWait {config.ack_wait} s on {subject} is over half its {deadline[subject]} s deadline")
+            checked.add(subject)
+    assert checked == set(deadline)

@@ -30,14 +30,16 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         service = DiscoveryService(DiscoverySettings())
     broker = bus.make_broker(settings)
 
+    # AckWait is at most half the gateway's deadline (discovery 45 s, recheck 10 s): a job of
+    # a killed replica is redelivered while its caller still waits; heartbeats cover slow ones.
     @bus.request_consumer(broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER,
-                          service="discovery", max_workers=8, ack_wait=60.0)
+                          service="discovery", max_workers=8, ack_wait=15.0)
     async def on_discovery(request: DiscoveryRequested):
         """Search OpenAlex (and fallbacks), drop what the user owns."""
         return await service.discover(request)
 
     @bus.request_consumer(broker, RecheckRequested, durable=RECHECK_CONSUMER,
-                          service="discovery", max_workers=4)
+                          service="discovery", max_workers=4, ack_wait=5.0)
     async def on_recheck(request: RecheckRequested):
         """Which of these candidates does the user own by now?"""
         return await service.answer_recheck(request)

@@ -41,8 +41,9 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         if holder["service"] is not None:
             await holder["service"].close()
 
+    # AckWait at most half the gateway's staging deadline (120 s); heartbeats cover long batches.
     @bus.request_consumer(broker, StagingRequested, durable=STAGING_CONSUMER, service="staging",
-                          max_workers=4, ack_wait=60.0)
+                          max_workers=4, ack_wait=30.0)
     async def on_staging(request: StagingRequested):
         """Download, check and store the selected candidates' open-access PDFs."""
         return await holder["service"].stage(request)
