@@ -353,3 +353,16 @@ def test_resolution_does_not_mutate_its_inputs(make_chunks):
     before = (list(chunks), {k: list(v) for k, v in probabilities.items()})
     resolve_citations_and_references("A [1]. B [2].", chunks, support_probabilities=probabilities)
     assert (chunks, probabilities) == before
+
+
+def test_a_group_library_item_keeps_its_library_in_citations_sources_and_hooks(make_chunk):
+    from zocrates_citations.resolve import render_source_sections
+
+    mine = make_chunk(1, "MINEKEY1")
+    theirs = make_chunk(2, "GROUPKY1").model_copy(update={"library_id": "group-42"})
+    resolution = resolve_citations_and_references("Both say so [1][2].", [mine, theirs])
+    assert [(c.item_key, c.library_id) for c in resolution.citations] == [("MINEKEY1", "user"), ("GROUPKY1", "group-42")]
+    assert [r.library_id for r in resolution.references.cited] == ["user", "group-42"]
+    html = render_source_sections(resolution.references)
+    assert 'data-item-key="MINEKEY1">' in html  # My Library: no extra hook, output unchanged
+    assert 'data-item-key="GROUPKY1" data-library-id="group-42"' in html

@@ -140,6 +140,7 @@ async def test_library_id_narrows_to_a_group_library(service, zotero):
     _, keys = zotero
     group = await service.search(request("heat", library="group-99", top_k=20))
     assert {c.item_key for c in group.chunks} == {keys["yeast"]}
+    assert {c.library_id for c in group.chunks} == {"group-99"}  # the plugin opens it in that library
     personal = await service.search(request("heat shock proteins in yeast", library="user", top_k=20))
     assert keys["yeast"] not in {c.item_key for c in personal.chunks}
 

@@ -108,6 +108,7 @@ def source_ref(chunk: EvidenceChunk) -> SourceRef:
     """The item-level reference of a chunk (its item's metadata, never its text)."""
     return SourceRef(
         item_key=chunk.item_key,
+        library_id=chunk.library_id,
         title=chunk.title,
         authors=format_authors(chunk.creators),
         year=chunk.year,
@@ -141,6 +142,14 @@ def _markdown_escape(text: str) -> str:
     return escape(text, quote=False).translate(_MARKDOWN_ESCAPES)
 
 
+def _item_hooks(ref: SourceRef) -> str:
+    """The attributes the UI finds the item by: its key, and its library when not My Library."""
+    hooks = f' data-item-key="{escape(ref.item_key, quote=True)}"'
+    if ref.library_id != "user":
+        hooks += f' data-library-id="{escape(ref.library_id, quote=True)}"'
+    return hooks
+
+
 def _cited_entry(ref: SourceRef) -> str:
     heading, title, publication = entry_parts(ref)
     parts = [f"**{_markdown_escape(heading)}**."]
@@ -148,8 +157,7 @@ def _cited_entry(ref: SourceRef) -> str:
         parts.append(emphasised(_markdown_escape(title), "*", "*"))
     if publication:
         parts.append(emphasised(_markdown_escape(publication), "", ""))
-    key = escape(ref.item_key, quote=True)
-    return f'- <span class="zotero-source-link" data-item-key="{key}">{" ".join(parts)}</span>'
+    return f'- <span class="zotero-source-link"{_item_hooks(ref)}>{" ".join(parts)}</span>'
 
 
 def _considered_entry(ref: SourceRef) -> str:
@@ -159,8 +167,7 @@ def _considered_entry(ref: SourceRef) -> str:
         parts.append(emphasised(escape(title), "<em>", "</em>"))
     if publication:
         parts.append(emphasised(escape(publication), "", ""))
-    key = escape(ref.item_key, quote=True)
-    link = f'<span class="zotero-source-link" data-item-key="{key}">{" ".join(parts)}</span>'
+    link = f'<span class="zotero-source-link"{_item_hooks(ref)}>{" ".join(parts)}</span>'
     return f"    <li>{link}</li>"
 
 
@@ -313,6 +320,7 @@ def _citation(
         index=index,
         chunk_id=chunk.chunk_id,
         item_key=chunk.item_key,
+        library_id=chunk.library_id,
         attachment_key=chunk.attachment_key,
         title=chunk.title,
         authors=format_authors(chunk.creators),

@@ -33,6 +33,9 @@ class EvidenceChunk(BaseModel):
 
     chunk_id: str = Field(min_length=1)
     item_key: str = Field(min_length=1)
+    library_id: str = Field(default="user", max_length=40, pattern=r"^(user|group-[0-9]{1,20})$",
+                            description="The Zotero library of the item: `user` (My Library) or "
+                            "`group-<groupID>`; item keys are unique only within one library")
     attachment_key: str | None = None
     title: str = ""
     creators: list[Creator] = Field(default_factory=list)

@@ -37,6 +37,9 @@ class Citation(BaseModel):
     index: int = Field(ge=1)
     chunk_id: str
     item_key: str
+    library_id: str = Field(default="user", max_length=40, pattern=r"^(user|group-[0-9]{1,20})$",
+                            description="The Zotero library of the item: `user` (My Library) or "
+                            "`group-<groupID>`; item keys are unique only within one library")
     attachment_key: str | None = None
     title: str = ""
     authors: str = Field(default="", description="APA label: Smith / Smith & Jones / Smith et al.")
@@ -56,6 +59,9 @@ class SourceRef(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     item_key: str
+    library_id: str = Field(default="user", max_length=40, pattern=r"^(user|group-[0-9]{1,20})$",
+                            description="The Zotero library of the item: `user` (My Library) or "
+                            "`group-<groupID>`; item keys are unique only within one library")
     title: str = ""
     authors: str = ""
     year: int | None = None

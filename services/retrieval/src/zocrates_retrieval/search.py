@@ -75,6 +75,7 @@ def to_evidence(hit: Hit) -> EvidenceChunk:
     return EvidenceChunk(
         chunk_id=hit.id,
         item_key=p["item_key"],
+        library_id=p.get("library_id") or "user",
         attachment_key=p.get("attachment_key"),
         title=p.get("title") or "",
         creators=[Creator(**c) for c in p.get("creators") or []],
