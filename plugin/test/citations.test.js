@@ -35,3 +35,14 @@ test("hasCitations gates the toggle", () => {
   assert.equal(hasCitations({ text: "Hello there." }), false);
   assert.equal(hasCitations({ text: "Code `[1]` only." }), false);
 });
+
+test("author-year copy tells sources apart by library: the same key in a group library is another item", () => {
+  const record = structuredClone(RECORD);
+  Object.assign(record.citations[2], { library_id: "group-4711", authors: "Group Author", title: "Another paper", year: 2019 });
+  record.references.cited.push({ library_id: "group-4711", item_key: "ITEMBBBB", title: "Another paper", authors: "Group Author", year: 2019 });
+  record.text = record.text.replace("</span>\n\n## Other",
+    "</span>\n- <span class=\"zotero-source-link\" data-item-key=\"ITEMBBBB\" data-library-id=\"group-4711\">**Group Author (2019)**.</span>\n\n## Other");
+  const out = toAuthorYear(record.text, record.citations, record.references);
+  assert.match(out, /Attention maps queries \(Vaswani et al\., 2017; Group Author, 2019\)\./);
+  assert.match(out, /- \*\*Vaswani et al\. \(2017\)\*\*\. \*Attention Is All You Need\*\.\n- \*\*Group Author \(2019\)\*\*\. \*Another paper\*\.\n/);
+});

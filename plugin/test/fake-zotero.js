@@ -2,8 +2,10 @@
 // real signatures and the behaviours the plugin depends on, read from Zotero's source
 // (github.com/zotero/zotero, chrome/content/zotero/xpcom/...); each part names its file.
 // Files live on the real disk (a temp data directory) through IOUtils/PathUtils fakes, so
-// hashing and uploads read real bytes. Not modelled: sync, groups, feeds, relations, the
-// item tree, full-text; what is not here throws rather than pretending.
+// hashing and uploads read real bytes. Libraries: My Library, group libraries and feeds as
+// library records (Zotero.Libraries, Zotero.Groups); feed items are not modelled. Not
+// modelled either: sync, relations, the item tree, full-text; what is not here throws rather
+// than pretending.
 
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync, rmSync, statSync, existsSync, renameSync } from "node:fs";
 import { mkdtempSync } from "node:fs";
@@ -104,7 +106,8 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
   let nextID = 1;
   Zotero.debug = (msg) => Zotero.debugLog.push(String(msg));
   Zotero.logError = (err) => Zotero.errors.push(err instanceof Error ? err : new Error(String(err)));
-  Zotero.Libraries = { userLibraryID: 1 };
+  Zotero.Libraries = createLibraries(Zotero);
+  Zotero.Groups = createGroups(Zotero);
   Zotero.DataDirectory = { dir: dataDir };
   mkdirSync(join(dataDir, "storage"), { recursive: true });
   Zotero.getStorageDirectory = () => ({ path: join(dataDir, "storage") });
@@ -248,8 +251,8 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
     getByLibrary: (libraryID, recursive) => [...collections.values()].filter((c) => c.libraryID === libraryID && (recursive || !c.parentID)),
     getIDFromLibraryAndKey: (libraryID, key) => [...collections.values()].find((c) => c.libraryID === libraryID && c.key === key)?.id || false,
   };
-  Zotero.createCollection = (name, parentID = null) => {
-    const c = { id: nextID++, key: generateKey(), name, parentID, libraryID: 1 };
+  Zotero.createCollection = (name, parentID = null, libraryID = Zotero.Libraries.userLibraryID) => {
+    const c = { id: nextID++, key: generateKey(), name, parentID, libraryID };
     collections.set(c.id, c);
     return c;
   };
@@ -403,6 +406,19 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
       return [...store.values()].filter((i) => i._parentID === this.id && i.isNote() && (includeTrashed || !i.deleted)).map((i) => i.id);
     }
 
+    // item.js getBestAttachments(): the item's attachments that are no links, not trashed, PDFs
+    // first, then those whose URL is the parent's, then oldest first; getBestAttachment() the
+    // first of them, or false.
+    async getBestAttachment() {
+      if (!this.isRegularItem()) throw new Error(`getBestAttachment() can only be called on regular items. Called on ${this.attachmentContentType}`);
+      const url = this.getField("url");
+      const rank = (a) => [a.attachmentContentType === "application/pdf" ? 0 : 1, url && a.getField("url") === url ? 0 : 1, a.id];
+      const candidates = this.getAttachments(false).map((id) => store.get(id))
+        .filter((a) => a.attachmentLinkMode !== Zotero.Attachments.LINK_MODE_LINKED_URL)
+        .sort((a, b) => { const [x, y] = [rank(a), rank(b)]; return x[0] - y[0] || x[1] - y[1] || x[2] - y[2]; });
+      return candidates[0] || false;
+    }
+
     // item.js getFilePathAsync(): `storage:<name>` under the item's storage directory for
     // stored files, the path itself for linked files, false for links or missing files.
     async getFilePathAsync() {
@@ -541,14 +557,16 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
    * Test helper: a regular item with an optional stored PDF/HTML attachment (bytes copied into
    * storage/<key>/), saved with saveTx like Zotero's own UI does.
    */
-  Zotero.addItem = async function ({ itemType = "journalArticle", fields = {}, creators = [], file = null }) {
+  Zotero.addItem = async function ({ itemType = "journalArticle", fields = {}, creators = [], file = null, libraryID = null }) {
     const item = new Item(itemType);
+    if (libraryID !== null) item.libraryID = libraryID;
     for (const [field, value] of Object.entries(fields)) item.setField(field, value);
     item.setCreators(creators);
     await item.saveTx();
     let attachment = null;
     if (file) {
       attachment = new Item("attachment");
+      attachment.libraryID = item.libraryID;
       attachment.parentID = item.id;
       attachment.attachmentLinkMode = Zotero.Attachments.LINK_MODE_IMPORTED_FILE;
       attachment.attachmentContentType = file.contentType || "application/pdf";
@@ -561,7 +579,79 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
     return { item, attachment };
   };
 
+  /**
+   * Test helper: leaving a group (or Zotero removing one the user lost access to) erases its
+   * library: library.js _eraseData deletes the rows in SQL, so no item events are sent,
+   * and _finalizeErase unregisters it (Zotero.Groups forgets it too).
+   */
+  Zotero.removeGroup = function (groupID) {
+    const libraryID = Zotero.Groups.getLibraryIDFromGroupID(groupID);
+    if (!libraryID) throw new Error(`Group ${groupID} does not exist`);
+    for (const [id, item] of [...store]) if (item.libraryID === libraryID) store.delete(id);
+    Zotero.Libraries.unregister(libraryID);
+  };
+
   return Zotero;
+}
+
+/**
+ * Zotero.Libraries (xpcom/data/libraries.js, library.js, group.js, feed.js): library records
+ * by libraryID; getAll() lists My Library first, then the others by name; get() answers
+ * false for an unknown id. My Library is libraryID 1 (created by the schema's first row).
+ * Test helpers addGroup({groupID, name}) and addFeed({name}) register new libraries.
+ */
+function createLibraries(Zotero) {
+  const libraries = new Map();
+  let nextLibraryID = 1;
+  const register = (library) => {
+    const record = { editable: true, filesEditable: true, archived: false, ...library, libraryID: nextLibraryID++ };
+    // library.js: a library's id is its libraryID; group.js: a Group's id is its groupID.
+    Object.defineProperty(record, "id", { get: () => (record.libraryType === "group" ? record.groupID : record.libraryID) });
+    Object.defineProperty(record, "isGroup", { get: () => record.libraryType === "group" });
+    Object.defineProperty(record, "isFeed", { get: () => record.libraryType === "feed" });
+    libraries.set(record.libraryID, record);
+    return record;
+  };
+  const user = register({ libraryType: "user", name: "My Library" });
+  return {
+    userLibraryID: user.libraryID,
+    get: (libraryID) => libraries.get(Number(libraryID)) || false,
+    exists: (libraryID) => libraries.has(Number(libraryID)),
+    getAll() {
+      return [...libraries.values()].sort((a, b) =>
+        (a.libraryID === user.libraryID ? -1 : b.libraryID === user.libraryID ? 1 : a.name.localeCompare(b.name)));
+    },
+    unregister: (libraryID) => libraries.delete(libraryID),
+    addGroup({ groupID, name = `Group ${groupID}`, editable = true }) {
+      if (Zotero.Groups.exists(groupID)) throw new Error(`Group ${groupID} already exists`);
+      return register({ libraryType: "group", name, groupID, editable, filesEditable: editable });
+    },
+    addFeed({ name = "A feed", url = "https://example.org/feed.xml" } = {}) {
+      return register({ libraryType: "feed", name, url, editable: false, filesEditable: false });
+    },
+  };
+}
+
+/**
+ * Zotero.Groups (xpcom/data/groups.js): getLibraryIDFromGroupID() answers false for a group
+ * this Zotero does not have; getGroupIDFromLibraryID() throws for a library that is no group.
+ */
+function createGroups(Zotero) {
+  const groups = () => [...Zotero.Libraries.getAll()].filter((l) => l.libraryType === "group");
+  // Zotero's cache is an object keyed by group id, so "123" finds group 123 too.
+  const byGroupID = (groupID) => groups().find((g) => String(g.groupID) === String(groupID));
+  return {
+    get: (groupID) => Zotero.Libraries.get(Zotero.Groups.getLibraryIDFromGroupID(groupID)),
+    getAll: () => groups(),
+    exists: (groupID) => Boolean(byGroupID(groupID)),
+    getByLibraryID: (libraryID) => Zotero.Libraries.get(libraryID),
+    getLibraryIDFromGroupID: (groupID) => byGroupID(groupID)?.libraryID || false,
+    getGroupIDFromLibraryID(libraryID) {
+      const group = groups().find((g) => String(g.libraryID) === String(libraryID));
+      if (!group) throw new Error(`Group with libraryID ${libraryID} does not exist`);
+      return group.groupID;
+    },
+  };
 }
 
 /** The `window` a host module sees inside Zotero: IOUtils, PathUtils, WebCrypto, fetch. */

@@ -24,9 +24,20 @@ test("sorting by probability puts unverified last when descending; ties keep cla
 
 test("filter by source", () => {
   const rows = claimRows(RECORD);
-  assert.deepEqual(sourceOptions(rows).map((o) => [o.itemKey, o.count]), [["ITEMAAAA", 3], ["ITEMBBBB", 2]]);
-  assert.equal(filterRows(rows, "ITEMBBBB").length, 2);
+  assert.deepEqual(sourceOptions(rows).map((o) => [o.sourceId, o.count]), [["user/ITEMAAAA", 3], ["user/ITEMBBBB", 2]]);
+  assert.equal(filterRows(rows, "user/ITEMBBBB").length, 2);
   assert.equal(filterRows(rows, "").length, 5);
+});
+
+test("rows carry their source's library; the same key in two libraries is two sources", () => {
+  const record = structuredClone(RECORD);
+  record.citations[2].library_id = "group-4711"; // index 3: same key as index 2, in a group library
+  const rows = claimRows(record);
+  assert.deepEqual(rows.map((r) => [r.index, r.libraryId]), [[1, "user"], [2, "user"], [3, "group-4711"], [1, "user"], [1, "user"]],
+    "a citation without library_id (an older turn) is in My Library");
+  assert.deepEqual(sourceOptions(rows).map((o) => [o.sourceId, o.itemKey, o.libraryId, o.count]),
+    [["user/ITEMAAAA", "ITEMAAAA", "user", 3], ["user/ITEMBBBB", "ITEMBBBB", "user", 1], ["group-4711/ITEMBBBB", "ITEMBBBB", "group-4711", 1]]);
+  assert.deepEqual(filterRows(rows, "group-4711/ITEMBBBB").map((r) => r.index), [3]);
 });
 
 test("message info: mean ± sample sd to 3 decimals and the counts line", () => {

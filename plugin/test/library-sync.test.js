@@ -94,7 +94,9 @@ test("notifier events: suppressed ids are ignored, deletes keep their key, one b
   changes.note("trash", "item", [10]);
   changes.note("delete", "item", [11, 7], { 11: { libraryID: 1, key: "GONE2345" }, 7: { libraryID: 1, key: "MINE2345" } });
   assert.equal(changes.note("add", "collection", [1]), false);
-  assert.deepEqual(changes.take(), { ids: [8, 9, 10], deletedKeys: ["GONE2345"] });
+  changes.note("delete", "item", [12], { 12: { libraryID: 3, key: "GONE2345" } });
+  assert.deepEqual(changes.take(), { ids: [8, 9, 10], deleted: [{ libraryID: 1, key: "GONE2345" }, { libraryID: 3, key: "GONE2345" }] },
+    "the same key deleted in two libraries is two deletions");
   assert.equal(changes.empty, true);
 
   let now = 0;

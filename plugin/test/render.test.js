@@ -29,6 +29,13 @@ test("sources render from references, considered ones collapsible, keys only in 
   assert.ok(!html.includes("&lt;span"), "the text's own HTML leaked as text");
 });
 
+test("source links name their library (\"user\" for references stored before group libraries)", () => {
+  const record = structuredClone(RECORD);
+  record.references.cited[1].library_id = "group-4711";
+  const links = [...r.renderTurn(record).matchAll(/data-item-key="([^"]*)" data-library-id="([^"]*)"/g)].map((m) => [m[1], m[2]]);
+  assert.deepEqual(links, [["ITEMAAAA", "user"], ["ITEMBBBB", "group-4711"], ["ITEMDDDD", "user"]]);
+});
+
 test("raw HTML from the model is escaped, never rendered", () => {
   const html = r.renderTurn({ ...RECORD, text: "<img src=x onerror=alert(1)> [1]", references: {} });
   assert.ok(!html.includes("<img"));

@@ -261,3 +261,131 @@ test("local mode: the server reads zotero.sqlite, so the plugin sends nothing", 
   assert.deepEqual(api.routes("sync"), []);
   assert.equal(Zotero.Notifier.observerCount(), 0, "no observer in local mode");
 });
+
+/** The UI parts openInReader/selectInLibrary reach (reader tabs, the items pane), recorded. */
+function withPane(Zotero) {
+  const seen = { opened: [], selected: [], tabs: [] };
+  Zotero.Reader = { open: async (itemID) => { seen.opened.push(itemID); return null; } };
+  Zotero.getActiveZoteroPane = () => ({ selectItem: async (itemID) => { seen.selected.push(itemID); return true; } });
+  Zotero.getMainWindow = () => ({ Zotero_Tabs: { select: (id) => seen.tabs.push(id) } });
+  return seen;
+}
+
+test("citations open and select in their own library: My Library, a group, a group left since", async () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  const seen = withPane(Zotero);
+  const group = Zotero.Libraries.addGroup({ groupID: 4711, name: "Lab papers" });
+  const mine = await Zotero.addItem({ fields: { title: "Mine" }, file: { bytes: PDF, name: "mine.pdf" } });
+  const theirs = await Zotero.addItem({ libraryID: group.libraryID, fields: { title: "Theirs" }, file: { bytes: PDF, name: "theirs.pdf" } });
+  assert.equal(theirs.attachment.libraryID, group.libraryID);
+  assert.equal(Zotero.Groups.getLibraryIDFromGroupID(4711), group.libraryID);
+  assert.equal(Zotero.Groups.getLibraryIDFromGroupID(9999), false);
+
+  // A citation without library_id (a turn stored before group libraries) is in My Library.
+  await host.openInReader({ item_key: mine.item.key, section: "" });
+  await host.openInReader({ item_key: theirs.item.key, attachment_key: theirs.attachment.key, library_id: "group-4711" });
+  await host.openInReader({ item_key: theirs.item.key, library_id: "group-4711" }); // the best attachment of the parent
+  assert.deepEqual(seen.opened, [mine.attachment.id, theirs.attachment.id, theirs.attachment.id]);
+  await host.selectInLibrary(theirs.attachment.key, "group-4711");
+  await host.selectInLibrary(mine.item.key);
+  assert.deepEqual(seen.selected, [theirs.item.id, mine.item.id], "an attachment selects its parent, in its library");
+
+  // Keys are unique only within a library: the group's key is not looked up in My Library.
+  await assert.rejects(host.openInReader({ item_key: theirs.item.key, library_id: "user" }), /no longer in My Library/);
+  await assert.rejects(host.selectInLibrary(mine.item.key, "group-4711"), /no longer in the group library “Lab papers”/);
+  Zotero.removeGroup(4711);
+  await assert.rejects(host.openInReader({ item_key: theirs.item.key, library_id: "group-4711" }),
+    /group library \(group 4711\) that is not in this Zotero: you may have left the group/);
+  await assert.rejects(host.selectInLibrary(theirs.item.key, "feed-3"), /names a library Zotero does not know/);
+  assert.equal(seen.opened.length, 3);
+  assert.equal(seen.selected.length, 2);
+});
+
+test("library sync: every group library under its own library_id, its own state and uploads; feeds are not sent", async () => {
+  const Zotero = createFakeZotero();
+  const lab = Zotero.Libraries.addGroup({ groupID: 4711, name: "Lab papers" });
+  const club = Zotero.Libraries.addGroup({ groupID: 12, name: "Journal club" });
+  const feed = Zotero.Libraries.addFeed({ name: "arXiv cs.CL" });
+  const mine = await Zotero.addItem({ fields: { title: "Mine" }, file: { bytes: PDF, name: "mine.pdf" } });
+  const theirs = await Zotero.addItem({ libraryID: lab.libraryID, fields: { title: "Theirs" }, file: { bytes: PDF, name: "theirs.pdf" } });
+  await Zotero.addItem({ libraryID: club.libraryID, fields: { title: "Club pick" } });
+  await Zotero.addItem({ libraryID: feed.libraryID, fields: { title: "A feed entry" } });
+
+  const api = fakeGateway();
+  const storePath = `${Zotero.dataDir}/zocrates-sync.json`;
+  const progress = [];
+  const make = () => createLibrarySync({ Zotero, IOUtils: fakeIOUtils(), crypto: globalThis.crypto, api,
+    store: fileStore(fakeIOUtils(), storePath), onProgress: (p) => progress.push(p), sleep: async () => {} });
+  const first = await make().syncLibrary();
+  assert.equal(first.full, true);
+  assert.deepEqual(first.libraries, ["user", "group-12", "group-4711"], "My Library first, then groups by name; no feed");
+  assert.equal(first.uploaded, 2);
+  const pages = api.routes("sync").map((c) => c.page);
+  assert.deepEqual(pages.map((p) => [p.library_id, p.full, p.items.length]), [["user", true, 2], ["group-12", true, 1], ["group-4711", true, 2]]);
+  assert.equal(new Set(pages.map((p) => p.sync_id)).size, 3, "one sync per library");
+  assert.deepEqual(api.routes("upload").map((u) => [u.libraryId, u.key]), [["user", mine.attachment.key], ["group-4711", theirs.attachment.key]]);
+  assert.deepEqual([...api.library("group-4711").items.keys()].sort(), [theirs.item.key, theirs.attachment.key].sort());
+  assert.ok(progress.some((p) => p.phase === "syncing" && p.library === "Lab papers"));
+  const saved = JSON.parse(readFileSync(storePath, "utf8"));
+  assert.deepEqual(Object.keys(saved.libraries).sort(), ["group-12", "group-4711", "user"]);
+  assert.deepEqual([saved.regular, saved.attachments], [3, 2], "totals over all libraries, as /library/status counts them");
+
+  // A restart: nothing changed in any library.
+  api.calls.length = 0;
+  const again = await make().syncLibrary();
+  assert.equal(again.sent, 0);
+  assert.deepEqual(api.routes("sync"), []);
+
+  // Notifier changes go to the library of the changed item; a delete keeps its library.
+  const live = make();
+  live.observe();
+  theirs.item.setField("title", "Theirs, revised");
+  await theirs.item.saveTx();
+  mine.item.setField("title", "Mine, revised");
+  await mine.item.saveTx();
+  await live.flush();
+  await live.idle();
+  assert.deepEqual(api.routes("sync").map((c) => [c.page.library_id, c.page.items.map((i) => i.title)]),
+    [["group-4711", ["Theirs, revised"]], ["user", ["Mine, revised"]]]);
+  const theirKeys = [theirs.item.key, theirs.attachment.key];
+  await theirs.item.eraseTx();
+  await live.flush();
+  await live.idle();
+  const erased = api.routes("sync").at(-1).page;
+  assert.deepEqual([erased.library_id, erased.deleted.sort()], ["group-4711", theirKeys.sort()]);
+  assert.equal(api.library("group-4711").items.size, 0, "the group's paper left with its attachment");
+  assert.equal(api.items.size, 2, "My Library untouched");
+
+  // A group the user left (Zotero erased its library, without item events): emptied on the server.
+  Zotero.removeGroup(12);
+  api.calls.length = 0;
+  const after = await make().syncLibrary();
+  assert.deepEqual(api.routes("sync").map((c) => [c.page.library_id, c.page.full, c.page.items.length]), [["group-12", true, 0]]);
+  assert.equal(after.deleted, 1);
+  assert.equal(api.library("group-12").items.size, 0);
+  assert.deepEqual(Object.keys(JSON.parse(readFileSync(storePath, "utf8")).libraries).sort(), ["group-4711", "user"]);
+  assert.equal((await make().syncLibrary()).sent, 0, "and then the state matches the server again");
+});
+
+test("library sync: a group joined later goes in full by itself; state saved before groups is My Library's", async () => {
+  const Zotero = createFakeZotero();
+  const mine = await Zotero.addItem({ fields: { title: "Mine" }, file: { bytes: PDF, name: "mine.pdf" } });
+  const api = fakeGateway();
+  // What a plugin version without group libraries remembered after its first sync.
+  const old = memoryStore();
+  await createLibrarySync({ Zotero, IOUtils: fakeIOUtils(), crypto: globalThis.crypto, api, store: old, sleep: async () => {} }).syncLibrary();
+  const state = await old.load();
+  const legacy = { items: state.libraries.user.items, files: state.libraries.user.files, regular: 1, attachments: 1 };
+  const store = memoryStore(legacy);
+  const make = () => createLibrarySync({ Zotero, IOUtils: fakeIOUtils(), crypto: globalThis.crypto, api, store, sleep: async () => {} });
+  api.calls.length = 0;
+  assert.equal((await make().syncLibrary()).sent, 0, "the old state is read as My Library's: no full sync again");
+
+  const lab = Zotero.Libraries.addGroup({ groupID: 4711, name: "Lab papers" });
+  await Zotero.addItem({ libraryID: lab.libraryID, fields: { title: "Theirs" }, file: { bytes: PDF, name: "theirs.pdf" } });
+  const joined = await make().syncLibrary();
+  assert.equal(joined.full, false);
+  assert.deepEqual(api.routes("sync").map((c) => [c.page.library_id, c.page.full, c.page.items.length]), [["group-4711", true, 2]]);
+  assert.equal(joined.uploaded, 1);
+  assert.equal(api.items.get(mine.item.key).title, "Mine");
+});

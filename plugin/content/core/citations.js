@@ -235,7 +235,9 @@ const SOURCES_RE = new RegExp(
 const CONSIDERED_RE = new RegExp(
   BOL + '(?:#{1,2}[ \\t]+Other Considered Sources[ \\t]*' + EOL + '|<details class="considered-sources">)',
 );
-const ITEM_KEY_RE = /data-item-key="([^"]*)"/g;
+// A source entry's hook: the tag holding data-item-key (and data-library-id, "user" when absent).
+const SOURCE_TAG_RE = /<[^<>]*\bdata-item-key="([^"]*)"[^<>]*>/g;
+const LIBRARY_ATTR_RE = /\bdata-library-id="([^"]*)"/;
 const MAX_INDEX = 99;
 
 /** `[prose, sources]`: the answer and its source sections (found outside code only). */
@@ -256,6 +258,14 @@ export function unescapeHtml(s) {
     }
     return ENTITIES[body] ?? whole;
   });
+}
+
+/**
+ * Which source a citation or reference names: its library and key (keys are unique only
+ * within one library; turns stored before group libraries carry no library_id: "user").
+ */
+export function sourceId(ref) {
+  return `${ref.library_id || "user"}/${ref.item_key}`;
 }
 
 /** `Smith et al., 2020`: the in-text label of a citation (authors_year in authors.py). */
@@ -313,7 +323,7 @@ function authorYearProse(prose, byIndex) {
     const byKey = new Map();
     for (const i of token.indices) {
       const c = byIndex.get(i);
-      if (!byKey.has(c.item_key)) byKey.set(c.item_key, c);
+      if (!byKey.has(sourceId(c))) byKey.set(sourceId(c), c);
     }
     const label = "(" + [...byKey.values()].map(authorYear).join("; ") + ")";
     const before = prose.slice(token.start - 1, token.start);
@@ -331,10 +341,10 @@ export function toAuthorYear(text, citations, references) {
   const [prose, sources] = splitSources(text);
   const refsByKey = new Map();
   for (const ref of [...(references?.cited || []), ...(references?.considered || [])]) {
-    if (!refsByKey.has(ref.item_key)) refsByKey.set(ref.item_key, ref);
+    if (!refsByKey.has(sourceId(ref))) refsByKey.set(sourceId(ref), ref);
   }
-  const keys = (from, to) =>
-    [...sources.slice(from, to).matchAll(ITEM_KEY_RE)].map((m) => unescapeHtml(m[1]));
+  const keys = (from, to) => [...sources.slice(from, to).matchAll(SOURCE_TAG_RE)].map((m) =>
+    sourceId({ item_key: unescapeHtml(m[1]), library_id: unescapeHtml(LIBRARY_ATTR_RE.exec(m[0])?.[1] || "") }));
   let citedKeys = [];
   let consideredKeys = [];
   if (sources) {

@@ -34,6 +34,9 @@ export function claimRows(record) {
         verdictLabel: VERDICT_LABEL[occ.verdict] || occ.verdict,
         compound: Boolean(occ.compound),
         itemKey: citation.item_key,
+        libraryId: citation.library_id || "user",
+        // Keys are unique only within a library: a source is its library and key.
+        sourceId: `${citation.library_id || "user"}/${citation.item_key}`,
         attachmentKey: citation.attachment_key || null,
         source: pillLabel(citation),
         title: citation.title || "Untitled source",
@@ -78,19 +81,21 @@ export function nextSort(state, column) {
   return { column, direction: column === "probability" ? "desc" : "asc" };
 }
 
-/** The sources offered by the filter: [{itemKey, label, count}] in first-row order. */
+/** The sources offered by the filter: [{sourceId, itemKey, libraryId, label, count}] in first-row order. */
 export function sourceOptions(rows) {
   const seen = new Map();
   for (const row of rows) {
-    const entry = seen.get(row.itemKey) || { itemKey: row.itemKey, label: row.source, title: row.title, count: 0 };
+    const entry = seen.get(row.sourceId) ||
+      { sourceId: row.sourceId, itemKey: row.itemKey, libraryId: row.libraryId, label: row.source, title: row.title, count: 0 };
     entry.count += 1;
-    seen.set(row.itemKey, entry);
+    seen.set(row.sourceId, entry);
   }
   return [...seen.values()];
 }
 
-export function filterRows(rows, itemKey) {
-  return itemKey ? rows.filter((r) => r.itemKey === itemKey) : rows;
+/** The rows of one source (its `sourceId`), or all of them. */
+export function filterRows(rows, sourceId) {
+  return sourceId ? rows.filter((r) => r.sourceId === sourceId) : rows;
 }
 
 /** `0.852` */

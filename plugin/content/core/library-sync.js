@@ -199,14 +199,15 @@ export async function withRetry(attempt, { sleep, ...options } = {}) {
 }
 
 /**
- * Zotero notifier events ("item" type) collected between syncs: ids to send again and keys
- * deleted for good. Ids the plugin registered as suppressed (its own import) are ignored; a
- * trashed item is read back at flush time and sent as deleted.
+ * Zotero notifier events ("item" type) collected between syncs: ids to send again and items
+ * deleted for good, as `{libraryID, key}` (keys are unique only within a library, and the
+ * item is gone, so its library comes from the event). Ids the plugin registered as suppressed
+ * (its own import) are ignored; a trashed item is read back at flush time and sent as deleted.
  */
 export class ChangeSet {
   constructor() {
     this.ids = new Set();
-    this.deletedKeys = new Set();
+    this.deleted = new Map(); // "libraryID/key" -> {libraryID, key}
     this.suppressed = new Set();
   }
 
@@ -220,9 +221,9 @@ export class ChangeSet {
         this.ids.add(id);
         changed = true;
       } else if (event === "delete") {
-        const key = extraData?.[id]?.key;
+        const { libraryID, key } = extraData?.[id] || {};
         this.ids.delete(id);
-        if (key) this.deletedKeys.add(key);
+        if (key && libraryID) this.deleted.set(`${libraryID}/${key}`, { libraryID, key });
         changed = true;
       }
     }
@@ -230,14 +231,14 @@ export class ChangeSet {
   }
 
   get empty() {
-    return !this.ids.size && !this.deletedKeys.size;
+    return !this.ids.size && !this.deleted.size;
   }
 
   /** Hand over what was collected and start afresh (the suppression set stays). */
   take() {
-    const taken = { ids: [...this.ids], deletedKeys: [...this.deletedKeys] };
+    const taken = { ids: [...this.ids], deleted: [...this.deleted.values()] };
     this.ids.clear();
-    this.deletedKeys.clear();
+    this.deleted.clear();
     return taken;
   }
 }
@@ -298,10 +299,10 @@ export function libraryStatusLine(status) {
 /** The sidebar's line while a sync runs. */
 export function syncProgressLine(progress) {
   if (!progress) return "";
-  const { phase, done = 0, total = 0, message = "" } = progress;
+  const { phase, done = 0, total = 0, message = "", library = "" } = progress;
   if (phase === "reading") return "Reading your Zotero library…";
-  if (phase === "syncing") return `Sending library metadata: page ${done + 1} of ${total}…`;
-  if (phase === "uploading") return `Uploading files: ${done} of ${total}…`;
+  if (phase === "syncing") return `Sending ${library ? `“${library}”` : "library metadata"}: page ${done + 1} of ${total}…`;
+  if (phase === "uploading") return `Uploading files${library ? ` of “${library}”` : ""}: ${done} of ${total}…`;
   if (phase === "error") return `Library sync stopped: ${message}`;
   return message;
 }

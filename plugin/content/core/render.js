@@ -220,7 +220,8 @@ export function createRenderer({ markdownit, katex }) {
       const parts = [`<strong>${escapeHtml(heading)}</strong>.`];
       if (title) parts.push(`<em>${inlineMarkdown(title)}</em>${/[.?!]$/.test(title) ? "" : "."}`);
       if (publication) parts.push(`${escapeHtml(publication)}${/[.?!]$/.test(publication) ? "" : "."}`);
-      return `<li><span class="zotero-source-link" role="link" tabindex="0" data-item-key="${escapeAttr(ref.item_key)}">${parts.join(" ")}</span></li>`;
+      return `<li><span class="zotero-source-link" role="link" tabindex="0" data-item-key="${escapeAttr(ref.item_key)}" ` +
+        `data-library-id="${escapeAttr(ref.library_id || "user")}">${parts.join(" ")}</span></li>`;
     };
     let html = '<section class="zocrates-sources-section">';
     if (cited.length) {

@@ -1,8 +1,9 @@
-// The Zotero half of the lab-hosted library sync: reads the user's library through Zotero's
-// API (items, attachment files and their SHA-256), sends it with core/library-sync.js's pages
-// to /library/sync, uploads the files the server asks for, and keeps it current from
-// Zotero.Notifier events. What it sent is remembered (a small JSON file per server), so a
-// restart sends only what changed. Runs inside Zotero; the Node tests drive it with the fake
+// The Zotero half of the lab-hosted library sync: reads the user's libraries through Zotero's
+// API (My Library and every group library Zotero has locally; items, attachment files and
+// their SHA-256), sends each with core/library-sync.js's pages to /library/sync under its own
+// library_id ("user", "group-<groupID>"), uploads the files the server asks for, and keeps
+// them current from Zotero.Notifier events. What it sent is remembered per library (a small
+// JSON file per server), so a restart sends only what changed. Runs inside Zotero; the Node tests drive it with the fake
 // Zotero of plugin/test/fake-zotero.js.
 
 import {
@@ -28,6 +29,35 @@ export function fileStore(IOUtils, path) {
   };
 }
 
+/**
+ * The server's id of a Zotero library: "user" for My Library, "group-<groupID>" for a group
+ * library, null for what is not synced (feeds, a library Zotero no longer has).
+ */
+export function serverLibraryId(Zotero, libraryID) {
+  const library = Zotero.Libraries.get(libraryID);
+  if (!library) return null;
+  if (library.libraryType === "user") return "user";
+  if (library.libraryType === "group") return `group-${library.groupID}`;
+  return null;
+}
+
+/**
+ * The Zotero libraryID of a server library id (a citation's `library_id`; missing means
+ * "user", as in turns stored before group libraries). A group this Zotero does not have (left,
+ * or not synced to this computer) is a clear error, never a look-up in the wrong library.
+ */
+export function zoteroLibraryID(Zotero, libraryId) {
+  if (!libraryId || libraryId === "user") return Zotero.Libraries.userLibraryID;
+  const match = /^group-([0-9]{1,20})$/.exec(libraryId);
+  if (!match) throw new Error(`This source names a library Zotero does not know ("${libraryId}").`);
+  const libraryID = Zotero.Groups.getLibraryIDFromGroupID(Number(match[1]));
+  if (!libraryID) {
+    throw new Error(`This source is in a Zotero group library (group ${match[1]}) that is not in this Zotero: ` +
+      "you may have left the group, or it is not synced to this computer yet.");
+  }
+  return libraryID;
+}
+
 export function memoryStore(initial = null) {
   let state = initial;
   return { load: async () => (state ? structuredClone(state) : null), save: async (s) => { state = structuredClone(s); } };
@@ -43,7 +73,7 @@ export function memoryStore(initial = null) {
  * @param {(progress) => void} [o.onProgress] `{phase: reading|syncing|uploading|done|error, done, total, message}`
  */
 export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppressed = new Set(), onProgress = () => {},
-  sleep = (ms) => new Promise((r) => setTimeout(r, ms)), libraryId = "user", debounce = {} }) {
+  sleep = (ms) => new Promise((r) => setTimeout(r, ms)), debounce = {} }) {
   const changes = new ChangeSet();
   changes.suppressed = suppressed;
   let queue = Promise.resolve();
@@ -98,8 +128,14 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
     return Zotero.Items.get(ids).map((child) => child.key);
   }
 
-  async function readLibrary(remembered) {
-    const libraryID = Zotero.Libraries.userLibraryID;
+  /** My Library and every group library, as `{libraryID, libraryId, name}`; feeds are not sent. */
+  function syncedLibraries() {
+    return Zotero.Libraries.getAll()
+      .map((library) => ({ libraryID: library.libraryID, libraryId: serverLibraryId(Zotero, library.libraryID), name: library.name }))
+      .filter((library) => library.libraryId);
+  }
+
+  async function readLibrary(libraryID, remembered) {
     const items = await Zotero.Items.getAll(libraryID, false, false);
     const described = [];
     for (const item of items) {
@@ -110,8 +146,33 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
     return described;
   }
 
+  /** What was sent, per library id: `{libraries: {user: {items: {key: {fp, kind}}, files}}}`. */
   function emptyState() {
+    return { libraries: {} };
+  }
+
+  function emptyLibrary() {
     return { items: {}, files: {} };
+  }
+
+  /** The remembered state; one written before group libraries (a single library) is My Library's. */
+  async function loadState() {
+    const state = await store.load();
+    if (state && !state.libraries && state.items) {
+      return { libraries: { user: { items: state.items, files: state.files || {} } }, regular: state.regular, attachments: state.attachments };
+    }
+    return state;
+  }
+
+  function emptySummary(full) {
+    return { full, sent: 0, deleted: 0, uploaded: 0, unchanged: 0, failed: [], libraries: [] };
+  }
+
+  function addSummary(total, libraryId, part) {
+    total.libraries.push(libraryId);
+    for (const field of ["sent", "deleted", "uploaded", "unchanged"]) total[field] += part[field];
+    total.failed.push(...part.failed.map((f) => ({ ...f, library_id: libraryId })));
+    return total;
   }
 
   /**
@@ -119,13 +180,13 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
    * for. What the server accepted is remembered; an attachment whose file could not be
    * uploaded is marked, so the next sync offers it again.
    */
-  async function send(plan, described, state) {
+  async function send(libraryId, plan, described, state, name = "") {
     const byKey = new Map(described.map((d) => [d.item.key, d]));
     const pages = syncPages({ syncId: newSyncId(), libraryId, ...plan });
     const needs = [];
     const summary = { full: plan.full, sent: plan.items.length, deleted: plan.deleted.length, uploaded: 0, unchanged: 0, failed: [] };
     for (const [i, page] of pages.entries()) {
-      onProgress({ phase: "syncing", done: i, total: pages.length });
+      onProgress({ phase: "syncing", done: i, total: pages.length, library: name });
       const reply = await retry(() => api.syncLibrary(page));
       for (const item of page.items) {
         const d = byKey.get(item.key);
@@ -139,7 +200,7 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
       needs.push(...(reply.needs_upload || []));
     }
     for (const [i, key] of needs.entries()) {
-      onProgress({ phase: "uploading", done: i, total: needs.length });
+      onProgress({ phase: "uploading", done: i, total: needs.length, library: name });
       const d = byKey.get(key);
       try {
         if (!d?.path) throw new Error("the file is not in this Zotero library's storage");
@@ -154,12 +215,13 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
         summary.failed.push({ key, title: d?.item.title || key, message: exc.message });
       }
     }
-    onProgress({ phase: "uploading", done: needs.length, total: needs.length });
+    onProgress({ phase: "uploading", done: needs.length, total: needs.length, library: name });
     return summary;
   }
 
+  /** Saved with the totals over all libraries, which `/library/status` counts too. */
   async function save(state) {
-    const kinds = Object.values(state.items).map((v) => v.kind);
+    const kinds = Object.values(state.libraries).flatMap((library) => Object.values(library.items).map((v) => v.kind));
     state.regular = kinds.filter((k) => k === "item").length;
     state.attachments = kinds.filter((k) => k === "attachment").length;
     await store.save(state);
@@ -173,28 +235,46 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
   }
 
   /**
-   * Bring the server up to date with the whole library: a full sync when the server does not
-   * hold what was remembered (first connection, new server), else only what changed.
+   * Bring the server up to date with every library, each under its own library_id: a full
+   * sync of all when the server does not hold what was remembered (first connection, new
+   * server), else only what changed; a library never sent before (a group joined since) goes
+   * in full. A library sent before that Zotero no longer has (a group the user left) is
+   * emptied on the server by an empty full sync.
    */
   function syncLibrary({ forceFull = false } = {}) {
     return enqueue(async () => {
       const status = await refreshStatus();
       if (engine.mode === "local") return { mode: "local" };
-      const remembered = await store.load();
+      const remembered = await loadState();
       const full = forceFull || !serverMatches(status, remembered);
       const state = full ? emptyState() : remembered;
+      const total = emptySummary(full);
       onProgress({ phase: "reading" });
       try {
-        const described = await readLibrary(remembered || emptyState());
-        const previous = full ? null : Object.fromEntries(Object.entries(remembered.items).map(([k, v]) => [k, v.fp]));
-        const plan = planSync(previous, described.map((d) => d.item));
-        if (!plan.full && !plan.items.length && !plan.deleted.length) {
-          onProgress({ phase: "done", message: "Your library on the server is up to date." });
-          return { mode: "hosted", full: false, sent: 0, deleted: 0, uploaded: 0, unchanged: 0, failed: [] };
+        const libraries = syncedLibraries();
+        for (const { libraryID, libraryId, name } of libraries) {
+          const before = remembered?.libraries[libraryId] || emptyLibrary();
+          const described = await readLibrary(libraryID, before);
+          const previous = full || !remembered.libraries[libraryId] ? null
+            : Object.fromEntries(Object.entries(before.items).map(([k, v]) => [k, v.fp]));
+          const plan = planSync(previous, described.map((d) => d.item));
+          if (!plan.full && !plan.items.length && !plan.deleted.length) continue;
+          state.libraries[libraryId] = full ? emptyLibrary() : state.libraries[libraryId] || emptyLibrary();
+          addSummary(total, libraryId, await send(libraryId, plan, described, state.libraries[libraryId], name));
         }
-        const summary = await send(plan, described, state);
-        onProgress({ phase: "done", message: summaryLine(summary) });
-        return { mode: "hosted", ...summary };
+        const present = new Set(libraries.map((l) => l.libraryId));
+        for (const [libraryId, gone] of Object.entries(remembered?.libraries || {})) {
+          if (present.has(libraryId)) continue;
+          const part = await send(libraryId, { full: true, items: [], deleted: [] }, [], emptyLibrary());
+          addSummary(total, libraryId, { ...part, deleted: Object.keys(gone.items).length });
+          delete state.libraries[libraryId];
+        }
+        if (!total.libraries.length) {
+          onProgress({ phase: "done", message: "Your library on the server is up to date." });
+          return { mode: "hosted", ...total };
+        }
+        onProgress({ phase: "done", message: summaryLine(total) });
+        return { mode: "hosted", ...total };
       } catch (exc) {
         engine.lastError = exc;
         onProgress({ phase: "error", message: exc.message });
@@ -207,32 +287,52 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
   }
 
   /**
-   * Send a batch of changed item ids and deleted keys (from the notifier, or from an import)
-   * as one sync, with the uploads it calls for. Unchanged items are not sent again.
+   * Send a batch of changed item ids and deleted items (`{libraryID, key}`, from the notifier,
+   * or from an import) as one sync per library they belong to, with the uploads it calls for.
+   * Unchanged items, and items of libraries that are not synced (feeds), are not sent.
    */
-  function syncChanges({ ids = [], deletedKeys = [] }) {
+  function syncChanges({ ids = [], deleted = [] }) {
     return enqueue(async () => {
       if (engine.mode === null) await refreshStatus();
       if (engine.mode !== "hosted") return { mode: engine.mode };
-      const state = (await store.load()) || emptyState();
-      const deleted = new Set(deletedKeys);
-      const described = [];
+      const state = (await loadState()) || emptyState();
+      const changes = new Map(); // library id -> {libraryID, described, deleted (keys), explicit (keys)}
+      const changesOf = (libraryID) => {
+        const libraryId = serverLibraryId(Zotero, libraryID);
+        if (!libraryId) return null;
+        if (!changes.has(libraryId)) changes.set(libraryId, { libraryID, described: [], deleted: new Set(), explicit: new Set() });
+        return changes.get(libraryId);
+      };
+      for (const { libraryID, key } of deleted) {
+        const change = changesOf(libraryID);
+        change?.deleted.add(key);
+        change?.explicit.add(key);
+      }
       for (const item of await Zotero.Items.getAsync(ids)) {
-        if (!item) continue;
+        const change = item && changesOf(item.libraryID);
+        if (!change) continue;
         if (isGone(item)) {
-          deleted.add(item.key);
-          for (const key of childKeys(item)) deleted.add(key);
+          change.deleted.add(item.key);
+          for (const key of childKeys(item)) change.deleted.add(key);
           continue;
         }
-        const d = await describe(item, state);
-        if (d && state.items[d.item.key]?.fp !== fingerprint(d.item)) described.push(d);
+        const remembered = state.libraries[serverLibraryId(Zotero, item.libraryID)] || emptyLibrary();
+        const d = await describe(item, remembered);
+        if (d && remembered.items[d.item.key]?.fp !== fingerprint(d.item)) change.described.push(d);
       }
-      const gone = [...deleted].filter((key) => key in state.items || deletedKeys.includes(key));
-      if (!described.length && !gone.length) return { mode: "hosted", sent: 0, deleted: 0, uploaded: 0, unchanged: 0, failed: [] };
+      const total = emptySummary(false);
       try {
-        const summary = await send({ full: false, items: described.map((d) => d.item), deleted: gone }, described, state);
-        onProgress({ phase: "done", message: summaryLine(summary) });
-        return { mode: "hosted", ...summary };
+        for (const [libraryId, change] of changes) {
+          const library = (state.libraries[libraryId] ||= emptyLibrary());
+          const gone = [...change.deleted].filter((key) => key in library.items || change.explicit.has(key));
+          if (!change.described.length && !gone.length) continue;
+          const name = Zotero.Libraries.get(change.libraryID)?.name || "";
+          addSummary(total, libraryId, await send(libraryId, { full: false, items: change.described.map((d) => d.item), deleted: gone },
+            change.described, library, name));
+        }
+        if (!total.libraries.length) return { mode: "hosted", ...total };
+        onProgress({ phase: "done", message: summaryLine(total) });
+        return { mode: "hosted", ...total };
       } catch (exc) {
         engine.lastError = exc;
         onProgress({ phase: "error", message: exc.message });
@@ -275,5 +375,6 @@ export function summaryLine(summary) {
   if (summary.deleted) parts.push(`${summary.deleted} removed`);
   if (summary.uploaded) parts.push(`${summary.uploaded} files uploaded`);
   if (summary.failed.length) parts.push(`${summary.failed.length} files not uploaded (${summary.failed[0].message})`);
+  if (summary.libraries?.length > 1) parts.push(`${summary.libraries.length} libraries`);
   return `${parts.join(", ")}.`;
 }

@@ -4,7 +4,7 @@
 
 import { findOutlineTarget } from "../core/outline.js";
 import { zoteroItemData } from "../core/candidates.js";
-import { createLibrarySync, fileStore, summaryLine } from "./zotero-library.js";
+import { createLibrarySync, fileStore, summaryLine, zoteroLibraryID } from "./zotero-library.js";
 
 export function createHost(window, Zotero = window.parent.Zotero) {
   const prefs = Zotero.Zocrates.prefs;
@@ -51,9 +51,17 @@ export function createHost(window, Zotero = window.parent.Zotero) {
     }
   }
 
-  async function itemByKey(key) {
-    const item = await Zotero.Items.getByLibraryAndKeyAsync(libraryID(), key);
-    if (!item) throw new Error("This item is no longer in your Zotero library (it may have been deleted or moved to a group).");
+  /**
+   * A cited item, looked up in the library it was retrieved from: keys are unique only within
+   * one library. `libraryId` is the server's ("user", "group-<groupID>"); missing is "user".
+   */
+  async function itemByKey(key, libraryId) {
+    const id = zoteroLibraryID(Zotero, libraryId);
+    const item = await Zotero.Items.getByLibraryAndKeyAsync(id, key);
+    if (!item) {
+      const where = id === Zotero.Libraries.userLibraryID ? "My Library" : `the group library “${Zotero.Libraries.get(id).name}”`;
+      throw new Error(`This item is no longer in ${where} (it may have been deleted or moved to another library).`);
+    }
     return item;
   }
 
@@ -110,17 +118,18 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       Zotero.Utilities.Internal.copyTextToClipboard(text);
     },
 
-    /** Open the cited attachment and go to the chunk's section (best effort, highlight-free). */
+    /** Open the cited attachment, in its library, and go to the chunk's section (best effort, highlight-free). */
     async openInReader(citation) {
-      let item = await itemByKey(citation.attachment_key || citation.item_key);
+      let item = await itemByKey(citation.attachment_key || citation.item_key, citation.library_id);
       if (item.isRegularItem()) item = await item.getBestAttachment();
       if (!item || !item.isAttachment()) throw new Error("This item has no PDF or snapshot to open.");
       const reader = await Zotero.Reader.open(item.id);
       if (reader && citation.section) await navigateToSection(reader, citation.section).catch((exc) => Zotero.debug(`Zocrates: section navigation skipped (${exc})`));
     },
 
-    async selectInLibrary(itemKey) {
-      let item = await itemByKey(itemKey);
+    /** Select an item in the library pane; `libraryId` as in a citation ("user" when missing). */
+    async selectInLibrary(itemKey, libraryId = "user") {
+      let item = await itemByKey(itemKey, libraryId);
       if (item.isAttachment() && item.parentItemID) item = Zotero.Items.get(item.parentItemID);
       mainWindow().Zotero_Tabs?.select("zotero-pane");
       await pane().selectItem(item.id, false, true);

@@ -488,7 +488,7 @@ export function startSidebar({ window, host, libs }) {
       return;
     }
     const source = e.target.closest(".zotero-source-link");
-    if (source) selectInLibrary(source.dataset.itemKey);
+    if (source) selectInLibrary(source.dataset.itemKey, source.dataset.libraryId);
   });
   messagesEl.addEventListener("keydown", (e) => {
     if ((e.key === "Enter" || e.key === " ") && e.target.matches?.(".citation-pill:not(.pending), .zotero-source-link")) {
@@ -558,7 +558,7 @@ export function startSidebar({ window, host, libs }) {
       pop.classList.toggle("maximized", popState.maximized);
     });
     pop.querySelector(".open-reader-btn").addEventListener("click", () => runHostAction(() => host.openInReader(citation)));
-    pop.querySelector(".select-library-btn").addEventListener("click", () => selectInLibrary(citation.item_key));
+    pop.querySelector(".select-library-btn").addEventListener("click", () => selectInLibrary(citation.item_key, citation.library_id));
     for (const handle of pop.querySelectorAll(".evidence-resizer")) {
       handle.addEventListener("pointerdown", (e) => startResize(e, pop, handle.dataset.dir, viewport));
     }
@@ -620,12 +620,13 @@ export function startSidebar({ window, host, libs }) {
     }
   }
 
-  function selectInLibrary(itemKey) {
+  /** Select an item in Zotero; `libraryId` is the citation's ("user" when missing: older turns). */
+  function selectInLibrary(itemKey, libraryId = "user") {
     if (!host.canSelectInLibrary) {
       setStatus(host.zoteroOnlyHint, true);
       return;
     }
-    runHostAction(() => host.selectInLibrary(itemKey));
+    runHostAction(() => host.selectInLibrary(itemKey, libraryId || "user"));
   }
 
   // ---- modals -------------------------------------------------------------------------
@@ -814,7 +815,7 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
     '<div class="claims-toolbar"><div id="claims-source-dropdown-wrap">' +
     '<button id="claims-source-btn" aria-haspopup="listbox">All sources ▾</button>' +
     `<div id="claims-source-menu" role="listbox" hidden><button data-key="" aria-selected="true">All sources (${rows.length})</button>${
-      options.map((o) => `<button data-key="${escapeAttr(o.itemKey)}" title="${escapeAttr(o.title)}">${escapeHtml(o.label)} (${o.count})</button>`).join("")}</div></div>` +
+      options.map((o) => `<button data-key="${escapeAttr(o.sourceId)}" title="${escapeAttr(o.title)}">${escapeHtml(o.label)} (${o.count})</button>`).join("")}</div></div>` +
     `<span class="info-muted">${escapeHtml(statsLine(probabilityStats(record)))}</span></div>` +
     '<div class="claims-table-wrap"><table class="claims-table"><colgroup></colgroup><thead><tr></tr></thead><tbody></tbody></table></div>';
   const table = container.querySelector(".claims-table");
@@ -893,8 +894,9 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
         `<td><div class="evidence-cell">${renderer.markdown(row.evidence)}</div></td>` +
         `<td><span class="probability">p = ${formatProbability(row.probability)}</span>` +
         `<span class="verdict-badge ${row.verdictLabel.toLowerCase()}">${row.verdictLabel}</span></td>`;
-      tr.querySelector(".row-open").addEventListener("click", () => onOpen({ item_key: row.itemKey, attachment_key: row.attachmentKey, section: row.section, title: row.title }));
-      tr.querySelector(".row-select").addEventListener("click", () => onSelect(row.itemKey));
+      tr.querySelector(".row-open").addEventListener("click", () => onOpen({ item_key: row.itemKey, library_id: row.libraryId,
+        attachment_key: row.attachmentKey, section: row.section, title: row.title }));
+      tr.querySelector(".row-select").addEventListener("click", () => onSelect(row.itemKey, row.libraryId));
       tbody.appendChild(tr);
     }
   }
@@ -906,7 +908,7 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
     b.addEventListener("click", () => {
       filter = b.dataset.key;
       for (const other of menu.querySelectorAll("button")) other.setAttribute("aria-selected", String(other === b));
-      menuBtn.textContent = `${filter ? options.find((o) => o.itemKey === filter).label : "All sources"} ▾`;
+      menuBtn.textContent = `${filter ? options.find((o) => o.sourceId === filter).label : "All sources"} ▾`;
       menu.hidden = true;
       drawRows();
     });

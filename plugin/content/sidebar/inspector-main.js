@@ -15,6 +15,6 @@ renderInspector(document.getElementById("inspector"), args.record, {
   renderer: createRenderer({ markdownit, katex }),
   host,
   window,
-  onSelect: (key) => host.selectInLibrary(key).catch(report),
+  onSelect: (key, libraryId) => host.selectInLibrary(key, libraryId).catch(report),
   onOpen: (row) => host.openInReader(row).catch(report),
 });
