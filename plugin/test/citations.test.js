@@ -36,13 +36,16 @@ test("hasCitations gates the toggle", () => {
   assert.equal(hasCitations({ text: "Code `[1]` only." }), false);
 });
 
-test("author-year copy tells sources apart by library: the same key in a group library is another item", () => {
+test("author-year copy finds a group library's source by its key and data-library-id", () => {
   const record = structuredClone(RECORD);
-  Object.assign(record.citations[2], { library_id: "group-4711", authors: "Group Author", title: "Another paper", year: 2019 });
-  record.references.cited.push({ library_id: "group-4711", item_key: "ITEMBBBB", title: "Another paper", authors: "Group Author", year: 2019 });
+  Object.assign(record.citations[2], { item_key: "ITEMGGGG", library_id: "group-4711", authors: "Group Author", title: "Another paper", year: 2019 });
+  // A My Library item with the same key must not be taken for the group's.
+  record.references.cited.push({ item_key: "ITEMGGGG", title: "Not this one", authors: "Wrong Author", year: 2001 });
+  record.references.cited.push({ library_id: "group-4711", item_key: "ITEMGGGG", title: "Another paper", authors: "Group Author", year: 2019 });
   record.text = record.text.replace("</span>\n\n## Other",
-    "</span>\n- <span class=\"zotero-source-link\" data-item-key=\"ITEMBBBB\" data-library-id=\"group-4711\">**Group Author (2019)**.</span>\n\n## Other");
+    "</span>\n- <span class=\"zotero-source-link\" data-item-key=\"ITEMGGGG\" data-library-id=\"group-4711\">**Group Author (2019)**.</span>\n\n## Other");
   const out = toAuthorYear(record.text, record.citations, record.references);
   assert.match(out, /Attention maps queries \(Vaswani et al\., 2017; Group Author, 2019\)\./);
   assert.match(out, /- \*\*Vaswani et al\. \(2017\)\*\*\. \*Attention Is All You Need\*\.\n- \*\*Group Author \(2019\)\*\*\. \*Another paper\*\.\n/);
+  assert.ok(!out.includes("Wrong Author"));
 });

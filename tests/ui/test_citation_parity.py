@@ -65,6 +65,25 @@ CHUNKS = [
         year=2020,
         text="Global figures.",
     ),
+    # Group libraries: source links carry data-library-id; one key is also a My Library key.
+    EvidenceChunk(
+        chunk_id="c6",
+        item_key="ITEMGGGG",
+        library_id="group-4711",
+        title="A group paper",
+        creators=[Creator(last_name="Okafor")],
+        year=2019,
+        text="Shared in the lab.",
+    ),
+    EvidenceChunk(
+        chunk_id="c7",
+        item_key="ITEMBBBB",
+        library_id="group-12",
+        title="Same key, another library",
+        creators=[Creator(last_name="Lindqvist")],
+        year=2015,
+        text="A different paper.",
+    ),
 ]
 
 HAND = [
@@ -86,6 +105,7 @@ HAND = [
     "Emoji 😀 outside code [1] and `😀 [2]` inside.",
     "# Heading [1]\n\nParagraph [2].\n\n| a | b [3] |\n|---|---|\n| c [4] | d |",
     "Tab\tbefore [1]\tand after.",
+    "A group paper [6] and the same key in two libraries [2, 7] then [7].",
     "",
     "No citations at all.",
 ]
@@ -98,6 +118,8 @@ FRAGMENTS = [
     "[3]",
     " [1, 2]",
     "[4;5]",
+    " [6]",
+    "[7, 2]",
     "【2】",
     ". ",
     ", ",
@@ -147,7 +169,7 @@ def cases() -> list[dict]:
     out = []
     for i, raw in enumerate(texts):
         probabilities = {
-            n: [rng.choice([0.95, 0.7, 0.3, None]) for _ in range(12)] for n in range(1, 6)
+            n: [rng.choice([0.95, 0.7, 0.3, None]) for _ in range(12)] for n in range(1, len(CHUNKS) + 1)
         }
         resolution = resolve_citations_and_references(
             raw, CHUNKS, support_probabilities=probabilities, considered_disclosure=i % 3 != 0

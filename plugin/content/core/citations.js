@@ -323,7 +323,8 @@ function authorYearProse(prose, byIndex) {
     const byKey = new Map();
     for (const i of token.indices) {
       const c = byIndex.get(i);
-      if (!byKey.has(sourceId(c))) byKey.set(sourceId(c), c);
+      // By item key alone, as views.py does (keys of two libraries colliding is left to it).
+      if (!byKey.has(c.item_key)) byKey.set(c.item_key, c);
     }
     const label = "(" + [...byKey.values()].map(authorYear).join("; ") + ")";
     const before = prose.slice(token.start - 1, token.start);
