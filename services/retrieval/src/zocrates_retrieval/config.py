@@ -92,10 +92,11 @@ class RetrievalSettings(BaseSettings):
         "trash); a change starts an incremental re-ingest. 0 = only at start.")
     optimize_after_chunks: int = Field(
         default=20_000, ge=1,
-        description="Build the HNSW index (qdrant-edge optimize, which holds the GIL and so pauses the "
-        "service for seconds) only once this many chunks were written or sources removed since the "
-        "last build; until then new chunks are searched exactly, which costs about 1 ms more per "
-        "query at 15,000 of them (see services/retrieval/README.md).",
+        description="Build the HNSW index of the embedded index (on a copy, in a child process: "
+        "searches go on meanwhile; it takes a CPU core and the index's size on disk for up to a "
+        "minute) only once this many chunks were written or sources removed since the last build; "
+        "until then new chunks are searched exactly, which costs about 1 ms more per query at "
+        "15,000 of them (see services/retrieval/README.md).",
     )
 
     @model_validator(mode="after")

@@ -243,9 +243,8 @@ class Ingestor:
             progress.removed += 1
         if progress.indexed or progress.removed:
             self._written += progress.chunks + progress.removed
-            if self._written >= self.optimize_after:
-                self.store.optimize()
-                self._written = 0
+            if self._written >= self.optimize_after and self.store.optimize():
+                self._written = 0  # else (a failed or dropped build) the next run tries again
 
     def _content_hash(self, src: Source) -> str:
         h = hashlib.sha256()

@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
+import shutil
+import subprocess
+import sys
 import threading
 import uuid
 from abc import ABC, abstractmethod
@@ -145,8 +149,10 @@ class ChunkStore(ABC):
                 mode: Mode) -> list[Hit]:
         """Raw query; only `query_chunks` may call it."""
 
-    def optimize(self) -> None:
-        """Build indexes after a bulk load (a no-op where the engine does it by itself)."""
+    def optimize(self) -> bool:
+        """Build indexes after a bulk load (a no-op where the engine does it by itself); False
+        when the build was not done and should be tried again later."""
+        return True
 
     @abstractmethod
     def close(self) -> None: ...
@@ -203,11 +209,34 @@ def indexed_versions(store: ChunkStore, tenant: Tenant) -> dict[tuple[str, str],
 # --- embedded: qdrant-edge --------------------------------------------------------------------
 
 
+def edge_config(q, dim: int):
+    """The shard's configuration; `build_hnsw` opens the copy with the same one."""
+    return q.EdgeConfig(
+        vectors={DENSE: q.EdgeVectorParams(size=dim, distance=q.Distance.Cosine)},
+        sparse_vectors={SPARSE: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)},
+    )
+
+
+def build_hnsw(path: str, dim: int) -> None:
+    """Build the HNSW index of the shard in `path` in this process, which it stalls meanwhile
+    (qdrant-edge holds the GIL): `edge_build`, the child process of `EdgeStore.optimize`."""
+    import qdrant_edge as q
+
+    shard = q.EdgeShard.load(path, edge_config(q, dim))
+    shard.optimize()
+    shard.flush()
+    shard.close()
+
+
 class EdgeStore(ChunkStore):
     """Qdrant Edge shard in `path`; one process at a time (a lock file says who has it).
 
     `hnsw_ef` 256: at 128 recall@10 against exact search fell to 0.86-0.94 on real MiniLM
     embeddings with many near-duplicates (tests/retrieval/test_store.py); 256 keeps it >= 0.95.
+
+    The HNSW build (`optimize`) runs on a copy of the shard in a child process and the copy
+    replaces the shard when it is done; `<path>.building` and `<path>.replaced` are its
+    directories, and a crash mid-way is undone on the next open.
     """
 
     def __init__(self, path: Path, dim: int, hnsw_ef: int = 256):
@@ -217,7 +246,9 @@ class EdgeStore(ChunkStore):
         self.dim = dim
         self.hnsw_ef = hnsw_ef
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
+        self.copy_path = self.path.with_name(f"{self.path.name}.building")
+        self.replaced_path = self.path.with_name(f"{self.path.name}.replaced")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock_file = open(self.path.parent / f"{self.path.name}.lock", "w")
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -225,21 +256,36 @@ class EdgeStore(ChunkStore):
             self._lock_file.close()
             raise StoreError(f"the index at {self.path} is in use by another process (a running "
                              "retrieval service?); stop it or use another data dir") from exc
-        config = q.EdgeConfig(
-            vectors={DENSE: q.EdgeVectorParams(size=dim, distance=q.Distance.Cosine)},
-            sparse_vectors={SPARSE: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)},
-        )
+        self._recover_interrupted_build()
+        self.path.mkdir(exist_ok=True)
         try:
             if (self.path / "edge_config.json").exists():
-                self.shard = q.EdgeShard.load(str(self.path), config)
+                self.shard = q.EdgeShard.load(str(self.path), edge_config(q, dim))
             else:
-                self.shard = q.EdgeShard.create(str(self.path), config)
+                self.shard = q.EdgeShard.create(str(self.path), edge_config(q, dim))
                 self._create_indexes()
         except Exception as exc:
             self._lock_file.close()
             raise StoreError(f"cannot open the index at {self.path}: {exc}. If the embedding model "
                              f"changed, delete {self.path} and ingest again") from exc
-        self._mutex = threading.Lock()  # one writer or reader at a time inside this process
+        self._mutex = threading.Lock()  # one shard call at a time inside this process
+        self._writes = threading.Lock()  # taken before `_mutex` by writes, and by a build while it copies
+        self._generation = 0  # writes so far: a built copy replaces the shard only if none came since
+        self._building = threading.Lock()  # one HNSW build at a time
+        self.build_process: subprocess.Popen | None = None  # the running `edge_build` child, if any
+
+    def _recover_interrupted_build(self) -> None:
+        """Undo what a crash during `optimize` left. Between the swap's two renames the shard is
+        only at `replaced_path`: it goes back. Otherwise the live shard is whole, and a copy
+        (finished or not) or the shard it replaced is removed."""
+        if self.replaced_path.exists() and not self.path.exists():
+            log.warning("the index was being replaced by its HNSW-built copy when the process stopped; "
+                        "the previous index at %s is restored", self.replaced_path)
+            self.replaced_path.rename(self.path)
+        for leftover in (self.copy_path, self.replaced_path):
+            if leftover.exists():
+                log.info("removing %s, left by an interrupted HNSW build", leftover)
+                shutil.rmtree(leftover)
 
     def _create_indexes(self) -> None:
         q = self.q
@@ -264,12 +310,15 @@ class EdgeStore(ChunkStore):
         batch = [q.Point(p.id, {DENSE: np.asarray(p.dense, dtype=np.float32).tolist(),
                                 SPARSE: q.SparseVector(p.sparse[0], p.sparse[1])}, p.payload)
                  for p in points]
-        with self._mutex:
-            self.shard.update(q.UpdateOperation.upsert_points(batch))
+        self._write(q.UpdateOperation.upsert_points(batch))
 
     def delete(self, where: Conditions) -> None:
-        with self._mutex:
-            self.shard.update(self.q.UpdateOperation.delete_points_by_filter(self._filter(where)))
+        self._write(self.q.UpdateOperation.delete_points_by_filter(self._filter(where)))
+
+    def _write(self, operation) -> None:
+        with self._writes, self._mutex:
+            self.shard.update(operation)
+            self._generation += 1
 
     def count(self, where: Conditions) -> int:
         with self._mutex:
@@ -306,25 +355,108 @@ class EdgeStore(ChunkStore):
             points = self.shard.query(request)
         return [Hit(str(p.id), float(p.score), p.payload or {}) for p in points]
 
-    def optimize(self) -> None:
+    def optimize(self) -> bool:
         """Build the HNSW index of segments past Qdrant's indexing threshold (about 10 MB of
-        vectors, some 7,000 chunks), which Edge does not do in the background.
+        vectors, some 7,000 chunks), which Edge does not do in the background. True when the
+        shard now has it; False when the build failed or was dropped (logged; a later call
+        tries again). The live shard keeps answering searches and taking writes meanwhile.
 
-        Measured: qdrant-edge-py 0.9 holds the GIL for the whole call, so every thread of the
-        process waits, the event loop included (about 5 s for 12,000 chunks, a minute or more
-        for 100,000 on 2 busy cores). The ingest calls it at the end of a run only once
-        `optimize_after_chunks` chunks were written since the last build (README: measured)."""
-        with self._mutex:
-            self.shard.optimize()
-            self.shard.flush()
+        qdrant-edge-py 0.9 holds the GIL for the whole `EdgeShard.optimize()` (about 5 s for
+        12,000 chunks, 45 s or more for 100,000), which in this process would stall every
+        thread and the event loop. So the shard is copied (writes wait for the copy, searches
+        do not), the copy is built by `python -m zocrates_retrieval.edge_build` while this
+        thread waits without the GIL, and it replaces the shard only if no write came since the
+        copy was taken: a write is never lost, a build with writes behind it is dropped."""
+        if not self._building.acquire(blocking=False):
+            log.info("an HNSW build is already running; this request is left to a later run")
+            return False
+        try:
+            shutil.rmtree(self.copy_path, ignore_errors=True)
+            try:
+                generation = self._copy_shard()
+            except OSError as exc:  # disk full, permissions: the live shard is untouched
+                log.error("HNSW build skipped: cannot copy the index to %s: %s", self.copy_path, exc)
+                return False
+            if not self._build_copy():
+                return False
+            with self._writes, self._mutex:
+                if self.shard is None:
+                    return False  # closed meanwhile
+                if self._generation != generation:
+                    log.info("HNSW build dropped: %d writes came while it ran; a later run builds again",
+                             self._generation - generation)
+                    return False
+                return self._swap_in_copy()
+        finally:  # outside the locks: removing a big index takes a while
+            shutil.rmtree(self.copy_path, ignore_errors=True)
+            shutil.rmtree(self.replaced_path, ignore_errors=True)
+            self._building.release()
+
+    def _copy_shard(self) -> int:
+        """Copy the flushed shard to `copy_path`; returns the write generation it holds."""
+        with self._writes:
+            with self._mutex:
+                self.shard.flush()
+                generation = self._generation
+            # searches only read the files, so they go on while these are copied
+            shutil.copytree(self.path, self.copy_path)
+        return generation
+
+    def _build_copy(self) -> bool:
+        child = subprocess.Popen([sys.executable, "-m", "zocrates_retrieval.edge_build", str(self.copy_path),
+                                  str(self.dim)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.build_process = child
+        try:
+            _, err = child.communicate()  # waits without the GIL
+        finally:
+            self.build_process = None
+        if child.returncode != 0 and self.shard is None:
+            return False  # killed by close()
+        if child.returncode != 0:
+            detail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
+            log.error("HNSW build failed (exit status %d: %s); the index is kept as it was",
+                      child.returncode, detail[0])
+            return False
+        return True
+
+    def _swap_in_copy(self) -> bool:
+        """Replace the shard by its built copy; the caller holds both locks."""
+        q = self.q
+        self.shard.close()
+        self.shard = None
+        # a crash between these renames is undone by `_recover_interrupted_build`
+        self.path.rename(self.replaced_path)
+        self.copy_path.rename(self.path)
+        _sync_dir(self.path.parent)
+        try:
+            self.shard = q.EdgeShard.load(str(self.path), edge_config(q, self.dim))
+        except Exception:
+            log.exception("the HNSW-built copy of the index cannot be opened; the index is kept as it was")
+            self.path.rename(self.copy_path)
+            self.replaced_path.rename(self.path)
+            _sync_dir(self.path.parent)
+            self.shard = q.EdgeShard.load(str(self.path), edge_config(q, self.dim))
+            return False
+        return True
 
     def close(self) -> None:
+        if (child := self.build_process) is not None:
+            child.kill()  # its copy is removed by the waiting `optimize`, or at the next open
         if getattr(self, "shard", None) is not None:
             with self._mutex:
                 self.shard.flush()
                 self.shard.close()
             self.shard = None
         self._lock_file.close()
+
+
+def _sync_dir(path: Path) -> None:
+    """Make renames in `path` durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 # --- server: qdrant-client --------------------------------------------------------------------
