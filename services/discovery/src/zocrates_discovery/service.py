@@ -74,6 +74,7 @@ from zocrates_discovery.providers.pubmed import PubMed
 from zocrates_discovery.providers.semanticscholar import SemanticScholar, paper_key
 from zocrates_discovery.providers.unpaywall import Unpaywall
 from zocrates_discovery.works import Work
+from zocrates_runtime.kv import latest_entries
 
 log = structlog.get_logger("zocrates.discovery")
 
@@ -247,17 +248,11 @@ class DiscoveryService:
             return cached.index if cached else None  # never synced (or installed by set_library)
         if cached is not None and cached.stamp == ("kv", synced.revision):
             return cached.index
-        watcher = await self.catalog.watch(catalog_items_pattern(user_id), ignore_deletes=True)
         items = []
-        try:
-            async for entry in watcher:  # the server filters by the user's key prefix
-                if entry is None:  # every current item was delivered
-                    break
-                item = SyncedItem.model_validate(json.loads(entry.value)["item"])
-                if item.item_type not in ("attachment", "note", "annotation"):  # not owned papers
-                    items.append(synced_identity(item))
-        finally:
-            await watcher.stop()
+        for entry in await latest_entries(self.catalog, catalog_items_pattern(user_id)):  # filtered by the server
+            item = SyncedItem.model_validate(json.loads(entry.value)["item"])
+            if item.item_type not in ("attachment", "note", "annotation"):  # not owned papers
+                items.append(synced_identity(item))
         index = await asyncio.to_thread(LibraryIndex, items, self.settings.title_similarity)
         self._libraries[user_id] = _Library(index, ("kv", synced.revision))
         log.info("hosted library loaded", user_id=user_id, items=index.size)

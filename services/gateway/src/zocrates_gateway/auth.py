@@ -87,10 +87,10 @@ class TokenStore:
         return True
 
     async def list(self) -> list[dict]:
-        from zocrates_gateway.sessions import watch_latest
+        from zocrates_runtime.kv import latest_entries
 
         rows = []
-        for entry in sorted(await watch_latest(self.kv, "tok.*"), key=lambda e: e.key):
+        for entry in sorted(await latest_entries(self.kv, "tok.*"), key=lambda e: e.key):
             record = json.loads(entry.value)
             record.pop("digest", None)
             rows.append({"token_id": entry.key.removeprefix("tok."), **record})

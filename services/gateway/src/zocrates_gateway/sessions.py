@@ -20,27 +20,11 @@ from pydantic import BaseModel, Field
 
 from zocrates_contracts import EvidenceChunk, TurnRecord
 from zocrates_runtime.bus import retrying
+from zocrates_runtime.kv import latest_entries
 
 MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
 #: How long appending a turn id may stay contended before the turn fails (safety net only).
 APPEND_DEADLINE_S = 30.0
-
-
-async def watch_latest(kv: KeyValue, pattern: str) -> list:
-    """The current entries whose keys match `pattern` (a subject wildcard, filtered by the
-    server). nats-py's `keys(filters=...)` reads every key and substring-matches, which would
-    neither match a wildcard nor scale with the number of users."""
-    watcher = await kv.watch(pattern, ignore_deletes=True)
-    entries = []
-    try:
-        async for entry in watcher:
-            if entry is None:  # the initial values are all delivered
-                break
-            if entry.value is not None:
-                entries.append(entry)
-    finally:
-        await watcher.stop()
-    return entries
 
 
 class SessionMeta(BaseModel):
@@ -171,7 +155,7 @@ class SessionStore:
 
     async def list(self, user_id: str) -> list[SessionMeta]:
         metas = [SessionMeta.model_validate_json(entry.value)
-                 for entry in await watch_latest(self.kv, f"s.{user_id}.*")]
+                 for entry in await latest_entries(self.kv, f"s.{user_id}.*")]
         return sorted(metas, key=lambda m: m.updated_at, reverse=True)
 
     async def delete(self, user_id: str, session_id: str) -> bool:

@@ -44,6 +44,7 @@ from zocrates_contracts.subjects import (
     catalog_synced_key,
 )
 from zocrates_runtime.bus import retrying
+from zocrates_runtime.kv import latest_entries
 from zocrates_retrieval.ingest import Failure
 from zocrates_retrieval.zotero import ItemMeta, Source
 
@@ -133,21 +134,6 @@ async def open_catalog_kv(js, replicas: int = 1) -> KeyValue:
         return await js.create_key_value(bucket=LIBRARY_CATALOG_BUCKET, history=1, replicas=replicas)
 
 
-async def entries(kv: KeyValue, pattern: str) -> list:
-    """The current entries whose keys match `pattern`, a subject wildcard filtered by the
-    server (nats-py's `keys(filters=)` reads every key and substring-matches)."""
-    watcher = await kv.watch(pattern, ignore_deletes=True)
-    found = []
-    try:
-        async for entry in watcher:
-            if entry is None:  # every current value was delivered
-                break
-            found.append(entry)
-    finally:
-        await watcher.stop()
-    return found
-
-
 async def bounded(calls: Iterable[Awaitable]) -> list:
     """Await `calls` with at most WRITES_IN_FLIGHT at a time."""
     gate = asyncio.Semaphore(WRITES_IN_FLIGHT)
@@ -199,7 +185,7 @@ class Catalog:
 
     async def _json_entries(self, pattern: str) -> dict[tuple[str, ...], dict]:
         """Entries under `pattern` by their key's tokens after the user: (library, key) or ()."""
-        return {tuple(e.key.split(".")[2:]): json.loads(e.value) for e in await entries(self.kv, pattern)}
+        return {tuple(e.key.split(".")[2:]): json.loads(e.value) for e in await latest_entries(self.kv, pattern)}
 
     async def _items(self, user_id: str, library_id: str = "*") -> dict[tuple[str, str], dict]:
         """(library, key) -> {"sync_id", "item"} of the user's synced items (`item` as stored:
@@ -268,7 +254,7 @@ class Catalog:
             except nats.js.errors.KeyWrongLastSequenceError:
                 continue
         # Drop the user's old sync records now and then (a sync takes minutes, not days).
-        old = [e.key for e in await entries(self.kv, f"s.{user_id}.>")
+        old = [e.key for e in await latest_entries(self.kv, f"s.{user_id}.>")
                if json.loads(e.value).get("updated_at", 0) < time.time() - SYNC_RECORD_DAYS * 86400]
         await bounded(self._delete(k) for k in old)
 
@@ -283,7 +269,7 @@ class Catalog:
         targets = list(dict.fromkeys([*keys, *children]))
         deleted = [k for k in targets if (lib, k) in items]
         objects = [files[(lib, k)]["object_name"] for k in targets if (lib, k) in files]
-        failures = {tuple(e.key.split(".")[2:]) for e in await entries(self.kv, f"x.{user_id}.{lib}.*")}
+        failures = {tuple(e.key.split(".")[2:]) for e in await latest_entries(self.kv, f"x.{user_id}.{lib}.*")}
         await bounded([*(self._delete(f"f.{user_id}.{lib}.{k}") for k in targets if (lib, k) in files),
                        *(self._delete(f"x.{user_id}.{lib}.{k}") for k in targets if (lib, k) in failures),
                        *(self._delete(catalog_item_key(user_id, lib, k)) for k in deleted)])
@@ -393,8 +379,8 @@ class Catalog:
 
     async def pending(self) -> list[tuple[str, IndexRun, int]]:
         """Every user whose catalog changed since their last finished run: (user, run, version)."""
-        versions = {e.key.split(".", 1)[1]: e.revision for e in await entries(self.kv, "v.*")}
-        runs = {e.key.split(".", 1)[1]: IndexRun(**json.loads(e.value)) for e in await entries(self.kv, "r.*")}
+        versions = {e.key.split(".", 1)[1]: e.revision for e in await latest_entries(self.kv, "v.*")}
+        runs = {e.key.split(".", 1)[1]: IndexRun(**json.loads(e.value)) for e in await latest_entries(self.kv, "r.*")}
         return [(user, runs.get(user, IndexRun()), version) for user, version in versions.items()
                 if version > runs.get(user, IndexRun()).indexed_through]
 
