@@ -276,14 +276,19 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
         onProgress({ phase: "done", message: summaryLine(total) });
         return { mode: "hosted", ...total };
       } catch (exc) {
-        engine.lastError = exc;
-        onProgress({ phase: "error", message: exc.message });
-        throw exc;
+        throw failed(exc);
       } finally {
         await save(state);
         await refreshStatus().catch(() => {});
       }
     });
+  }
+
+  /** Remember and show a sync's failure; returns it to be rethrown. */
+  function failed(exc) {
+    engine.lastError = exc;
+    onProgress({ phase: "error", message: exc.message });
+    return exc;
   }
 
   /**
@@ -334,9 +339,7 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
         onProgress({ phase: "done", message: summaryLine(total) });
         return { mode: "hosted", ...total };
       } catch (exc) {
-        engine.lastError = exc;
-        onProgress({ phase: "error", message: exc.message });
-        throw exc;
+        throw failed(exc);
       } finally {
         await save(state);
       }
