@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { CandidateSelection, confirmationSummary, importPlan, importReport, parseCreator, zoteroItemData } from "../content/core/candidates.js";
+import { CandidateSelection, confirmationSummary, importChoices, importPlan, importReport, parseCreator, zoteroItemData } from "../content/core/candidates.js";
 
 const CANDIDATES = JSON.parse(readFileSync(new URL("../../tests/ui/fixtures/candidates.json", import.meta.url)));
 
@@ -29,6 +29,27 @@ test("confirmation lists titles and OA status and names the target", () => {
   assert.deepEqual(c.lines.map((l) => l.oa), ["Open access (green)", "Open access (green)", "No open PDF"]);
   assert.equal(c.pdfNote, "2 with an open-access PDF to download; the others are imported as metadata only.");
   assert.equal(confirmationSummary(CANDIDATES.slice(0, 1), "").target, "My Library (no collection)");
+});
+
+test("import dialog choices: per library, '(no collection)' first, the host's selection preselected", () => {
+  const targets = [
+    { libraryID: 1, libraryId: "user", name: "My Library", filesEditable: true, selected: false, collections: [{ id: "7", name: "Inbox", selected: false }] },
+    { libraryID: 3, libraryId: "group-4711", name: "Lab Papers", filesEditable: false, selected: true,
+      collections: [{ id: "9", name: "Reading", selected: false }, { id: "10", name: "Reading › Methods", selected: true }] },
+  ];
+  const { groups, selected } = importChoices(targets);
+  assert.deepEqual(groups.map((g) => [g.label, g.choices.map((c) => c.label)]),
+    [["My Library", ["My Library (no collection)", "Inbox"]], ["Lab Papers", ["Lab Papers (no collection)", "Reading", "Reading › Methods"]]]);
+  assert.deepEqual({ ...selected }, { libraryID: 3, libraryName: "Lab Papers", filesEditable: false, value: "3:10", collectionId: "10",
+    label: "Reading › Methods", where: "Lab Papers › Reading › Methods" });
+  assert.equal(new Set(groups.flatMap((g) => g.choices.map((c) => c.value))).size, 5, "every choice its own value");
+  assert.equal(confirmationSummary(CANDIDATES, selected.where).headline, "Import 3 papers into Lab Papers › Reading › Methods?");
+  // The library itself selected: its "(no collection)"; nothing selected: the first choice.
+  targets[1].collections[1].selected = false;
+  assert.deepEqual([importChoices(targets).selected.value, importChoices(targets).selected.collectionId], ["3:", ""]);
+  targets[1].selected = false;
+  assert.equal(importChoices(targets).selected.where, "My Library");
+  assert.deepEqual(importChoices([]), { groups: [], selected: null });
 });
 
 test("Zotero item data: fields, creators, keyword tags, preprints", () => {

@@ -336,6 +336,17 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
     isFileAttachment() { return this.isAttachment() && this.attachmentLinkMode !== Zotero.Attachments.LINK_MODE_LINKED_URL; }
     isStoredFileAttachment() { return this.isAttachment() && [0, 1, 4].includes(this.attachmentLinkMode); }
 
+    // dataObject.js isEditable(): the library's `editable` (feeds: true); item.js adds that a
+    // stored file (imported file or URL) needs the library's `filesEditable` too. A library
+    // Zotero no longer has is `false` in Zotero.Libraries.get(), so nothing is editable there.
+    isEditable() {
+      const library = Zotero.Libraries.get(this._libraryID);
+      if (library.libraryType === "feed") return true;
+      if (!library.editable) return false;
+      const storedFile = this.isAttachment() && [Zotero.Attachments.LINK_MODE_IMPORTED_FILE, Zotero.Attachments.LINK_MODE_IMPORTED_URL].includes(this.attachmentLinkMode);
+      return !(storedFile && !library.filesEditable);
+    }
+
     setField(field, value) {
       if (value === undefined) throw new Error(`'${field}' value cannot be undefined`);
       if (!field) throw new Error("Field not specified");
@@ -452,10 +463,16 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
       const isNew = this._id === null;
       if (!isNew && !this._changed) return false;
       if (this._libraryID === null) this._libraryID = Zotero.Libraries.userLibraryID;
+      // dataObject.js _initSave()
+      if (!this.isEditable()) throw new Error(`Cannot edit item in library ${Zotero.Libraries.get(this._libraryID).name}`);
       if (this._parentID && !store.has(this._parentID)) throw new ZoteroMissingObjectError(`Parent item ${this._libraryID}/${this._parentID} not found`);
       if (this._parentID && this.isRegularItem()) throw new Error("Only notes, attachments and annotations can have a parent");
       for (const id of this._collections) {
         if (!collections.has(id)) throw new Error(`FOREIGN KEY constraint failed (collection ${id})`); // SQLite refuses it
+        // resource/schema/triggers.sql: an item only joins a collection of its own library.
+        if (collections.get(id).libraryID !== this._libraryID) {
+          throw new Error('insert on table "collectionItems" violates foreign key constraint "fki_collectionItems_libraryID"');
+        }
       }
       const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
       this.dateModified = now;
@@ -588,6 +605,7 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
     const libraryID = Zotero.Groups.getLibraryIDFromGroupID(groupID);
     if (!libraryID) throw new Error(`Group ${groupID} does not exist`);
     for (const [id, item] of [...store]) if (item.libraryID === libraryID) store.delete(id);
+    for (const [id, collection] of [...collections]) if (collection.libraryID === libraryID) collections.delete(id);
     Zotero.Libraries.unregister(libraryID);
   };
 
@@ -598,7 +616,8 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
  * Zotero.Libraries (xpcom/data/libraries.js, library.js, group.js, feed.js): library records
  * by libraryID; getAll() lists My Library first, then the others by name; get() answers
  * false for an unknown id. My Library is libraryID 1 (created by the schema's first row).
- * Test helpers addGroup({groupID, name}) and addFeed({name}) register new libraries.
+ * Test helpers addGroup({groupID, name, editable, filesEditable}) and addFeed({name}) register
+ * new libraries; as in library.js, a group that is not editable has no editable files either.
  */
 function createLibraries(Zotero) {
   const libraries = new Map();
@@ -622,9 +641,9 @@ function createLibraries(Zotero) {
         (a.libraryID === user.libraryID ? -1 : b.libraryID === user.libraryID ? 1 : a.name.localeCompare(b.name)));
     },
     unregister: (libraryID) => libraries.delete(libraryID),
-    addGroup({ groupID, name = `Group ${groupID}`, editable = true }) {
+    addGroup({ groupID, name = `Group ${groupID}`, editable = true, filesEditable = editable }) {
       if (Zotero.Groups.exists(groupID)) throw new Error(`Group ${groupID} already exists`);
-      return register({ libraryType: "group", name, groupID, editable, filesEditable: editable });
+      return register({ libraryType: "group", name, groupID, editable, filesEditable: editable && filesEditable });
     },
     addFeed({ name = "A feed", url = "https://example.org/feed.xml" } = {}) {
       return register({ libraryType: "feed", name, url, editable: false, filesEditable: false });
@@ -650,6 +669,38 @@ function createGroups(Zotero) {
       const group = groups().find((g) => String(g.libraryID) === String(libraryID));
       if (!group) throw new Error(`Group with libraryID ${libraryID} does not exist`);
       return group.groupID;
+    },
+  };
+}
+
+/**
+ * The collection tree's selection as Zotero 7's ZoteroPane reports it (chrome/content/zotero/
+ * zoteroPane.js getSelectedLibraryID / getSelectedCollection, answered by collectionTree.jsx):
+ * the library of the focused row (a library row, or a collection's library), and that row's
+ * Zotero.Collection, undefined on a library row. collectionsView.selectLibrary(libraryID) and
+ * selectCollection(id) move the selection, as in collectionTree.jsx. (Zotero 10 replaced both
+ * getters with plural ones; the plugin's manifest stops at Zotero 7.)
+ */
+export function fakeZoteroPane(Zotero) {
+  let row = { libraryID: Zotero.Libraries.userLibraryID, collectionID: null };
+  return {
+    collectionsView: {
+      async selectLibrary(libraryID = 1) {
+        if (!Zotero.Libraries.get(libraryID)) return false;
+        row = { libraryID, collectionID: null };
+        return true;
+      },
+      async selectCollection(id) {
+        const collection = Zotero.Collections.get(id);
+        if (!collection) return false;
+        row = { libraryID: collection.libraryID, collectionID: id };
+        return true;
+      },
+    },
+    getSelectedLibraryID: () => row.libraryID,
+    getSelectedCollection: (asID) => {
+      if (!row.collectionID) return undefined;
+      return asID ? row.collectionID : Zotero.Collections.get(row.collectionID);
     },
   };
 }

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import vm from "node:vm";
-import { createFakeZotero, fakeIOUtils, fakeWindow } from "./fake-zotero.js";
+import { createFakeZotero, fakeIOUtils, fakeWindow, fakeZoteroPane } from "./fake-zotero.js";
 import { fakeGateway } from "./fake-gateway.js";
 import { createHost } from "../content/host/zotero.js";
 import { createLibrarySync, fileStore, memoryStore } from "../content/host/zotero-library.js";
@@ -146,6 +146,151 @@ test("hosted import: its own notifier events are suppressed and ONE batch ingest
   await sync.idle();
   const edits = api.routes("sync").slice(1);
   assert.deepEqual(edits.map((c) => c.page.items.map((i) => i.title)), [["Paper C, revised"]]);
+});
+
+/** A lab group with collections "Reading" and "Reading › Methods", and the Zotero pane. */
+function withLab(Zotero, group = {}) {
+  const pane = fakeZoteroPane(Zotero);
+  Zotero.getActiveZoteroPane = () => pane;
+  const lab = Zotero.Libraries.addGroup({ groupID: 4711, name: "Lab Papers", ...group });
+  const reading = Zotero.createCollection("Reading", null, lab.libraryID);
+  const methods = Zotero.createCollection("Methods", reading.id, lab.libraryID);
+  return { pane, lab, reading, methods };
+}
+
+test("import targets: My Library and editable groups with their collections; the pane's selection is the default", async () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  const { pane, lab, methods } = withLab(Zotero);
+  const mine = Zotero.createCollection("Inbox");
+  const shared = Zotero.Libraries.addGroup({ groupID: 12, name: "Read-only club", editable: false });
+  const sharedCollection = Zotero.createCollection("Picks", null, shared.libraryID);
+  Zotero.Libraries.addFeed({ name: "arXiv cs.CL" });
+
+  let targets = await host.listImportTargets();
+  assert.deepEqual(targets.map((t) => [t.libraryID, t.libraryId, t.name, t.selected]),
+    [[1, "user", "My Library", true], [lab.libraryID, "group-4711", "Lab Papers", false]], "no read-only group, no feed");
+  assert.deepEqual(targets[0].collections, [{ id: String(mine.id), name: "Inbox", selected: false }]);
+  assert.deepEqual(targets[1].collections.map((c) => c.name), ["Reading", "Reading › Methods"]);
+  assert.deepEqual(targets.map((t) => t.filesEditable), [true, true]);
+
+  await pane.collectionsView.selectCollection(methods.id);
+  targets = await host.listImportTargets();
+  assert.deepEqual(targets.map((t) => t.selected), [false, true]);
+  assert.deepEqual(targets[1].collections.map((c) => c.selected), [false, true]);
+  await pane.collectionsView.selectLibrary(lab.libraryID);
+  targets = await host.listImportTargets();
+  assert.deepEqual(targets.map((t) => t.selected), [false, true]);
+  assert.ok(targets.flatMap((t) => t.collections).every((c) => !c.selected), "the library itself, no collection");
+
+  // A read-only library selected in the pane: My Library, no collection.
+  await pane.collectionsView.selectCollection(sharedCollection.id);
+  targets = await host.listImportTargets();
+  assert.deepEqual(targets.map((t) => t.selected), [true, false]);
+  assert.ok(targets.flatMap((t) => t.collections).every((c) => !c.selected));
+  assert.ok(!targets.flatMap((t) => t.collections).some((c) => c.id === String(sharedCollection.id)), "a read-only group's collection is never offered");
+});
+
+test("import into a group library's collection: items, collection membership and PDFs in the group", async () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  const { lab, methods } = withLab(Zotero);
+  const api = fakeGateway({ source: "zotero_dir", staged: new Map([["ok.pdf", new Uint8Array(PDF)]]) });
+  const before = Zotero.DB.transactions;
+  const { results } = await host.importBatch([
+    { candidate: candidate("A"), file: { status: "staged", object_name: "ok.pdf", sha256: sha256(PDF) }, action: "pdf" },
+    { candidate: candidate("C"), file: { status: "no_pdf" }, action: "metadata" },
+  ], { libraryID: lab.libraryID, collectionId: String(methods.id), api });
+  assert.equal(Zotero.DB.transactions - before, 1);
+  assert.deepEqual(results.map((r) => r.status), ["imported", "metadata"]);
+  assert.deepEqual(await Zotero.Items.getAll(Zotero.Libraries.userLibraryID), [], "nothing in My Library");
+  const items = await Zotero.Items.getAll(lab.libraryID, true);
+  assert.deepEqual(items.map((i) => i.getField("title")).sort(), ["Paper A", "Paper C"]);
+  for (const item of items) assert.deepEqual(item.getCollections(), [methods.id]);
+  const a = items.find((i) => i.getField("title") === "Paper A");
+  const attachment = Zotero.Items.get(a.getAttachments()[0]);
+  assert.equal(attachment.libraryID, lab.libraryID);
+  assert.equal(sha256(readFileSync(await attachment.getFilePathAsync())), sha256(PDF));
+  assert.deepEqual(Zotero.errors, []);
+});
+
+test("hosted import into a group: the one batch ingest sends the items and the PDF under group-<groupID>", async () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  const { lab, reading } = withLab(Zotero);
+  await Zotero.addItem({ fields: { title: "Already here" } });
+  const api = fakeGateway({ staged: new Map([["ok.pdf", new Uint8Array(PDF)]]) });
+  await host.startLibrarySync(api, () => {});
+  api.calls.length = 0;
+  const { results, ingest } = await host.importBatch([
+    { candidate: candidate("A"), file: { object_name: "ok.pdf", sha256: sha256(PDF) }, action: "pdf" },
+    { candidate: candidate("C"), file: null, action: "metadata" },
+  ], { libraryID: lab.libraryID, collectionId: String(reading.id), api });
+  assert.deepEqual(results.map((r) => r.status), ["imported", "metadata"]);
+  const pages = api.routes("sync").map((c) => c.page);
+  assert.deepEqual(pages.map((p) => [p.library_id, p.items.length]), [["group-4711", 3]], "one page, under the group's library_id");
+  assert.deepEqual(pages[0].items.filter((i) => i.item_type === "journalArticle").map((i) => i.title).sort(), ["Paper A", "Paper C"]);
+  const imported = await Zotero.Items.getAll(lab.libraryID, true);
+  assert.deepEqual(imported.map((i) => i.getCollections()), [[reading.id], [reading.id]]);
+  const [attachment] = pages[0].items.filter((i) => i.item_type === "attachment");
+  assert.deepEqual(api.routes("upload").map((u) => [u.libraryId, u.key]), [["group-4711", attachment.key]]);
+  assert.equal(api.library("group-4711").files.get(attachment.key), sha256(PDF));
+  assert.equal(api.items.size, 1, "My Library on the server: only what was there");
+  assert.match(ingest, /Sent to the server for indexing: 3 changed items sent, 1 files uploaded/);
+});
+
+test("import into a group that takes no files: metadata only, no PDF downloaded", async () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  const { lab } = withLab(Zotero, { filesEditable: false });
+  assert.deepEqual((await host.listImportTargets()).map((t) => t.filesEditable), [true, false]);
+  const api = fakeGateway({ source: "zotero_dir", staged: new Map([["ok.pdf", new Uint8Array(PDF)]]) });
+  const { results } = await host.importBatch([
+    { candidate: candidate("A"), file: { object_name: "ok.pdf", sha256: sha256(PDF) }, action: "pdf" },
+    { candidate: candidate("C"), file: null, action: "metadata" },
+  ], { libraryID: lab.libraryID, collectionId: "", api });
+  assert.deepEqual(results.map((r) => r.status), ["metadata", "metadata"]);
+  assert.match(results[0].note, /the group “Lab Papers” does not allow files/);
+  assert.equal(results[1].note, "no open-access PDF");
+  assert.deepEqual(api.routes("staged"), [], "no download attempted");
+  const items = await Zotero.Items.getAll(lab.libraryID);
+  assert.deepEqual(items.map((i) => i.itemType), ["journalArticle", "journalArticle"]);
+  // What Zotero itself refuses in such a group, and why the import never tries.
+  const pdf = new Zotero.Item("attachment");
+  pdf.libraryID = lab.libraryID;
+  pdf.attachmentLinkMode = Zotero.Attachments.LINK_MODE_IMPORTED_FILE;
+  await assert.rejects(pdf.saveTx(), /Cannot edit item in library Lab Papers/);
+});
+
+test("import: a collection of another library, a read-only or vanished library is an error and nothing is written", async () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  const { lab, reading } = withLab(Zotero);
+  const inbox = Zotero.createCollection("Inbox");
+  const club = Zotero.Libraries.addGroup({ groupID: 12, name: "Read-only club", editable: false });
+  const api = fakeGateway({ source: "zotero_dir", staged: new Map([["ok.pdf", new Uint8Array(PDF)]]) });
+  const plan = () => [{ candidate: candidate("A"), file: { object_name: "ok.pdf", sha256: sha256(PDF) }, action: "pdf" }];
+  const nothingWritten = async () => {
+    for (const library of Zotero.Libraries.getAll()) assert.deepEqual(await Zotero.Items.getAll(library.libraryID, false, true), []);
+    assert.deepEqual(api.routes("rescan"), []);
+    assert.equal(Zotero.Zocrates.suppressedItemIDs.size, 0);
+  };
+
+  await assert.rejects(host.importBatch(plan(), { libraryID: lab.libraryID, collectionId: String(inbox.id), api }),
+    /The collection “Inbox” is in “My Library”, not in “Lab Papers”\. Nothing was imported/);
+  await assert.rejects(host.importBatch(plan(), { libraryID: Zotero.Libraries.userLibraryID, collectionId: String(reading.id), api }),
+    /The collection “Reading” is in “Lab Papers”, not in “My Library”/);
+  await assert.rejects(host.importBatch(plan(), { libraryID: club.libraryID, collectionId: "", api }), /You cannot add items to “Read-only club” \(it is read-only\)/);
+  assert.deepEqual(api.routes("staged"), [], "refused before any download");
+  await nothingWritten();
+
+  // The group left while the PDFs were downloading: the transaction refuses it, nothing stays.
+  const stagedFile = api.stagedFile;
+  api.stagedFile = async (name) => {
+    Zotero.removeGroup(4711);
+    return stagedFile(name);
+  };
+  await assert.rejects(host.importBatch(plan(), { libraryID: lab.libraryID, collectionId: String(reading.id), api }),
+    /The library chosen for the import is no longer in Zotero \(you may have left the group\)/);
+  await nothingWritten();
+  // And a group left before the import started.
+  await assert.rejects(host.importBatch(plan(), { libraryID: lab.libraryID, collectionId: "", api }), /no longer in Zotero/);
+  await nothingWritten();
 });
 
 test("library sync: full at first, nothing when unchanged, edits, trash and deletes as they happen", async () => {

@@ -55,16 +55,41 @@ export function oaLabel(candidate) {
   return `Open access (${status})`;
 }
 
-/** What the confirmation dialog lists. */
-export function confirmationSummary(candidates, collectionName) {
+/** What the confirmation dialog lists; `where` names the target ("Lab Papers › Reading"), empty is My Library. */
+export function confirmationSummary(candidates, where) {
   const withPdf = candidates.filter((c) => c.pdf_url).length;
   return {
     count: candidates.length,
     lines: candidates.map((c) => ({ title: c.title, oa: oaLabel(c), year: c.year ?? null })),
-    target: collectionName || "My Library (no collection)",
-    headline: `Import ${candidates.length} paper${candidates.length === 1 ? "" : "s"} into ${collectionName || "My Library"}?`,
+    target: where || "My Library (no collection)",
+    headline: `Import ${candidates.length} paper${candidates.length === 1 ? "" : "s"} into ${where || "My Library"}?`,
     pdfNote: `${withPdf} with an open-access PDF to download; the others are imported as metadata only.`,
   };
+}
+
+/**
+ * The import dialog's "Add to" choices, from host.listImportTargets(): one group per library,
+ * "<Library> (no collection)" first, then its collections. A choice carries the select's
+ * `value`, what the import takes (`libraryID`, `collectionId`, "" for none), `where` for the
+ * headline and report ("Lab Papers › Reading"), and its library's `libraryName` and
+ * `filesEditable`. `selected` is the default choice: the selected collection of the selected
+ * library, else that library, else the first choice (null when there is none).
+ */
+export function importChoices(targets) {
+  const groups = targets.map((library) => {
+    const base = { libraryID: library.libraryID, libraryName: library.name, filesEditable: library.filesEditable !== false };
+    const choices = [
+      { ...base, value: `${library.libraryID}:`, collectionId: "", label: `${library.name} (no collection)`, where: library.name },
+      ...library.collections.map((c) => ({ ...base, value: `${library.libraryID}:${c.id}`, collectionId: String(c.id), label: c.name,
+        where: `${library.name} › ${c.name}`, isDefault: library.selected && c.selected })),
+    ];
+    if (library.selected && !choices.some((c) => c.isDefault)) choices[0].isDefault = true;
+    return { label: library.name, choices };
+  });
+  const all = groups.flatMap((g) => g.choices);
+  const selected = all.find((c) => c.isDefault) || all[0] || null;
+  for (const choice of all) delete choice.isDefault;
+  return { groups, selected };
 }
 
 /** "Ada Lovelace" -> {firstName: "Ada", lastName: "Lovelace"}; "Lovelace, Ada" too; one word -> single field. */

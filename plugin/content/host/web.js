@@ -44,7 +44,8 @@ export function createHost(window) {
     async selectInLibrary() {
       throw new Error(this.zoteroOnlyHint);
     },
-    async listCollections() {
+    // No Zotero library to write into: the dialog offers no target here.
+    async listImportTargets() {
       return [];
     },
     /** Fetch each staged PDF (with the token) and offer it as a download link. */

@@ -4,13 +4,12 @@
 
 import { findOutlineTarget } from "../core/outline.js";
 import { zoteroItemData } from "../core/candidates.js";
-import { createLibrarySync, fileStore, summaryLine, zoteroLibraryID } from "./zotero-library.js";
+import { createLibrarySync, fileStore, serverLibraryId, summaryLine, zoteroLibraryID } from "./zotero-library.js";
 
 export function createHost(window, Zotero = window.parent.Zotero) {
   const prefs = Zotero.Zocrates.prefs;
   const mainWindow = () => Zotero.getMainWindow();
   const pane = () => Zotero.getActiveZoteroPane();
-  const libraryID = () => Zotero.Libraries.userLibraryID;
   // Item ids whose notifier events the library sync ignores (this plugin's own import); the
   // set lives in the bootstrap scope (hooks.js), shared by every window's sidebar.
   const suppressed = Zotero.Zocrates.suppressedItemIDs;
@@ -135,11 +134,31 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       await pane().selectItem(item.id, false, true);
     },
 
-    async listCollections() {
-      const selected = pane().getSelectedCollection?.();
-      const collections = Zotero.Collections.getByLibrary(libraryID(), true);
+    /**
+     * Where an import may go: My Library and every group library the user may edit (no feeds,
+     * no read-only groups), each with its collections ("Parent › Child"). Selected by default:
+     * the library and collection selected in the Zotero pane when that library is one of these,
+     * else My Library without a collection. `libraryId` is the server's form ("user",
+     * "group-<groupID>"); `filesEditable` false means the group takes no files.
+     */
+    async listImportTargets() {
+      const selectedLibraryID = pane()?.getSelectedLibraryID?.();
+      const selectedCollection = pane()?.getSelectedCollection?.();
+      const libraries = importLibraries();
+      const defaultID = libraries.some((l) => l.libraryID === selectedLibraryID) ? selectedLibraryID : Zotero.Libraries.userLibraryID;
       const path = (c) => (c.parentID ? `${path(Zotero.Collections.get(c.parentID))} › ${c.name}` : c.name);
-      return collections.map((c) => ({ id: String(c.id), name: path(c), selected: Boolean(selected && selected.id === c.id) }));
+      return libraries.map((library) => ({
+        libraryID: library.libraryID,
+        libraryId: serverLibraryId(Zotero, library.libraryID),
+        name: library.name,
+        filesEditable: Boolean(library.filesEditable),
+        selected: library.libraryID === defaultID,
+        collections: Zotero.Collections.getByLibrary(library.libraryID, true).map((c) => ({
+          id: String(c.id),
+          name: path(c),
+          selected: library.libraryID === defaultID && Boolean(selectedCollection) && selectedCollection.id === c.id,
+        })),
+      }));
     },
 
     openInspectorWindow(record) {
@@ -152,18 +171,23 @@ export function createHost(window, Zotero = window.parent.Zotero) {
 
     /**
      * Download the staged PDFs, then create every item, its tags, collection membership and
-     * its PDF attachment record in one transaction; attachment files are copied into storage
-     * after the commit (as Zotero.Attachments does), and a file that fails to copy leaves a
-     * metadata-only item behind, reported as such. The new items' notifier events are
-     * suppressed (the library sync would send them one by one); one batch ingest follows.
-     * Resolves with `{results, ingest}`: a report line per candidate, and one about the ingest.
+     * its PDF attachment record in one transaction, in the library `libraryID` (My Library when
+     * missing) and its collection `collectionId` (none when empty); attachment files are copied
+     * into storage after the commit (as Zotero.Attachments does), and a file that fails to copy
+     * leaves a metadata-only item behind, reported as such. A group that takes no files gets
+     * metadata-only items, and no PDF is downloaded for it. A library that is gone or
+     * read-only, or a collection of another library, is an error before anything is written.
+     * The new items' notifier events are suppressed (the library sync would send them one by
+     * one); one batch ingest follows. Resolves with `{results, ingest}`: a report line per
+     * candidate, and one about the ingest.
      */
-    async importBatch(plan, { collectionId, api }) {
+    async importBatch(plan, { libraryID = Zotero.Libraries.userLibraryID, collectionId = "", api }) {
+      const target = importTarget(libraryID, collectionId);
       const results = new Map();
-      const staged = await downloadStaged(plan, api, results);
+      const staged = await downloadStaged(plan, api, results, target);
       const mine = [];
       try {
-        const created = await writeItems(plan, staged, collectionId, mine);
+        const created = await writeItems(plan, staged, target, mine);
         await attachFiles(created, results);
         const kept = created.flatMap(({ item, attachment }) => [item.id, ...(attachment && Zotero.Items.get(attachment.id) ? [attachment.id] : [])]);
         const ingest = await ingestImported(api, kept);
@@ -178,8 +202,36 @@ export function createHost(window, Zotero = window.parent.Zotero) {
     },
   };
 
+  /** The libraries an import may write into: My Library and editable groups (never feeds). */
+  function importLibraries() {
+    return Zotero.Libraries.getAll().filter((library) => ["user", "group"].includes(library.libraryType) && library.editable);
+  }
+
+  /**
+   * The import's target, checked: `{library, collectionID}`. Throws, so nothing is written,
+   * when the library is gone (a group left since the dialog) or read-only, or the collection
+   * is gone or belongs to another library.
+   */
+  function importTarget(libraryID, collectionId) {
+    const library = Zotero.Libraries.get(libraryID);
+    if (!library) {
+      throw new Error("The library chosen for the import is no longer in Zotero (you may have left the group). Nothing was imported; choose another library.");
+    }
+    if (!importLibraries().some((l) => l.libraryID === library.libraryID)) {
+      throw new Error(`You cannot add items to “${library.name}” (it is read-only). Nothing was imported; choose another library.`);
+    }
+    if (!collectionId) return { library, collectionID: null };
+    const collection = Zotero.Collections.get(Number(collectionId));
+    if (!collection) throw new Error("The collection chosen for the import no longer exists. Nothing was imported; choose another.");
+    if (collection.libraryID !== library.libraryID) {
+      const owner = Zotero.Libraries.get(collection.libraryID)?.name || "another library";
+      throw new Error(`The collection “${collection.name}” is in “${owner}”, not in “${library.name}”. Nothing was imported.`);
+    }
+    return { library, collectionID: collection.id };
+  }
+
   /** The staged PDFs, checked against the server's SHA-256, in temp files: candidate id -> path. */
-  async function downloadStaged(plan, api, results) {
+  async function downloadStaged(plan, api, results, { library }) {
     const staged = new Map();
     for (const { candidate, file, action } of plan) {
       if (action === "skip") {
@@ -187,6 +239,10 @@ export function createHost(window, Zotero = window.parent.Zotero) {
         continue;
       }
       if (action !== "pdf") continue;
+      if (!library.filesEditable) {
+        results.set(candidate.candidate_id, { title: candidate.title, status: "metadata", note: `the group “${library.name}” does not allow files, so no PDF was added` });
+        continue;
+      }
       try {
         const bytes = new Uint8Array(await api.stagedFile(file.object_name));
         if (file.sha256) {
@@ -204,7 +260,7 @@ export function createHost(window, Zotero = window.parent.Zotero) {
   }
 
   /** Every item and attachment record in ONE transaction; their ids go into `suppressed` (and `mine`). */
-  async function writeItems(plan, staged, collectionId, mine) {
+  async function writeItems(plan, staged, target, mine) {
     const created = [];
     const suppress = (id) => {
       // Notifications wait for the commit, so the observer already sees these ids as suppressed.
@@ -212,17 +268,19 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       mine.push(id);
     };
     await Zotero.DB.executeTransaction(async () => {
+      // Checked again: the downloads took a while, and the group may have been left meanwhile.
+      const { library, collectionID } = importTarget(target.library.libraryID, target.collectionID);
       for (const { candidate, action } of plan) {
         if (action === "skip") continue;
         const data = zoteroItemData(candidate);
         const item = new Zotero.Item(data.itemType);
-        item.libraryID = libraryID();
+        item.libraryID = library.libraryID;
         for (const [field, value] of Object.entries(data.fields)) {
           if (Zotero.ItemFields.isValidForType(Zotero.ItemFields.getID(field), item.itemTypeID)) item.setField(field, value);
         }
         item.setCreators(data.creators);
         for (const tag of data.tags) item.addTag(tag, 1);
-        if (collectionId) item.setCollections([Number(collectionId)]);
+        if (collectionID) item.setCollections([collectionID]);
         await item.save();
         suppress(item.id);
         let attachment = null;

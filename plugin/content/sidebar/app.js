@@ -10,7 +10,7 @@ import {
   claimRows, countsLine, defaultColumnWidths, filterRows, formatProbability, inspectorTooltip,
   nextSort, probabilityStats, resizeColumns, sortRows, sourceOptions, statsLine, verificationCounts, COLUMNS,
 } from "../core/inspector.js";
-import { CandidateSelection, confirmationSummary, importPlan, importReport, oaLabel } from "../core/candidates.js";
+import { CandidateSelection, confirmationSummary, importChoices, importPlan, importReport, oaLabel } from "../core/candidates.js";
 import { DIRECTIONS, maximizedRect, placePopover, resizeRect, scrollIsInside } from "../core/geometry.js";
 import { libraryStatusLine, syncProgressLine } from "../core/library-sync.js";
 import { morphHtml } from "./morph.js";
@@ -734,38 +734,54 @@ export function startSidebar({ window, host, libs }) {
   async function confirmImport(message, reportEl) {
     const chosen = message.selection.chosen();
     if (!chosen.length) return;
-    const collections = host.canImport ? await host.listCollections() : [];
-    const current = collections.find((c) => c.selected);
-    const summary = confirmationSummary(chosen, current?.name);
+    // Where the papers go: a library the user may write to, and optionally one of its collections.
+    const { groups, selected } = importChoices(host.canImport ? await host.listImportTargets() : []);
+    const choices = groups.flatMap((g) => g.choices);
+    const summary = confirmationSummary(chosen, selected?.where);
     const m = modal(host.canImport ? summary.headline : summary.headline.replace(/^Import (\d+ papers?) into .*\?$/, "Stage $1 for download?"), { id: "import-confirm" });
     m.body.innerHTML = `<ul class="confirm-list">${summary.lines.map((l) =>
       `<li>${escapeHtml(l.title)}${l.year ? ` (${l.year})` : ""} <span class="oa">— ${escapeHtml(l.oa)}</span></li>`).join("")}</ul>` +
       `<p class="info-muted">${escapeHtml(summary.pdfNote)}</p>` +
       (host.canImport
-        ? `<div class="confirm-target"><label for="import-collection">Add to</label><select id="import-collection"><option value="">My Library (no collection)</option>${
-          collections.map((c) => `<option value="${escapeAttr(c.id)}"${c.selected ? " selected" : ""}>${escapeHtml(c.name)}</option>`).join("")}</select></div>`
+        ? '<div class="confirm-target"><label for="import-collection">Add to</label><select id="import-collection">' +
+          groups.map((g) => `<optgroup label="${escapeAttr(g.label)}">${g.choices.map((c) =>
+            `<option value="${escapeAttr(c.value)}"${c === selected ? " selected" : ""}>${escapeHtml(c.label)}</option>`).join("")}</optgroup>`).join("") +
+          '</select></div><p class="info-muted import-files-note" hidden></p>'
         : `<p class="info-muted">${escapeHtml(host.importHint)}</p>`);
+    const select = m.body.querySelector("#import-collection");
+    const choice = () => choices.find((c) => c.value === select?.value) || null;
+    // The headline and the note about files follow the choice.
+    const showChoice = () => {
+      const current = choice();
+      if (!current) return;
+      m.backdrop.querySelector(".modal-head h2").textContent = confirmationSummary(chosen, current.where).headline;
+      const note = m.body.querySelector(".import-files-note");
+      note.hidden = current.filesEditable;
+      note.textContent = current.filesEditable ? "" : `The group “${current.libraryName}” does not allow files: the papers are imported as metadata only, without PDFs.`;
+    };
+    select?.addEventListener("change", showChoice);
+    showChoice();
     m.foot.hidden = false;
     m.foot.innerHTML = '<button class="secondary-btn cancel-btn">Cancel</button><button class="primary-btn confirm-btn">' +
       (host.canImport ? "Import" : "Stage PDFs") + "</button>";
     m.foot.querySelector(".cancel-btn").addEventListener("click", () => m.close());
     m.foot.querySelector(".confirm-btn").addEventListener("click", async () => {
-      const collectionId = m.body.querySelector("#import-collection")?.value || "";
-      const collectionName = collections.find((c) => String(c.id) === collectionId)?.name || "";
+      const target = choice();
       m.close();
-      await runImport(message, chosen, collectionId, collectionName, reportEl);
+      await runImport(message, chosen, target, reportEl);
     });
   }
 
-  async function runImport(message, chosen, collectionId, collectionName, reportEl) {
+  /** `target`: the dialog's choice (`libraryID`, `collectionId`, `where`), null on the web page. */
+  async function runImport(message, chosen, target, reportEl) {
     reportEl.hidden = false;
     reportEl.textContent = "Preparing the batch: downloading and checking open-access PDFs on the server…";
     try {
       const batch = await api.prepareBatch(state.sessionId || message.record.session_id, message.record.turn_id,
         chosen.map((c) => c.candidate_id));
       const plan = importPlan(chosen, batch);
-      reportEl.textContent = host.canImport ? `Importing into ${collectionName || "My Library"}…` : "Fetching staged PDFs…";
-      const { results, ingest } = await host.importBatch(plan, { collectionId, api });
+      reportEl.textContent = host.canImport ? `Importing into ${target?.where || "My Library"}…` : "Fetching staged PDFs…";
+      const { results, ingest } = await host.importBatch(plan, { libraryID: target?.libraryID, collectionId: target?.collectionId || "", api });
       const report = importReport(results);
       reportEl.innerHTML = `<strong>${escapeHtml(report.headline)}</strong><ul>${report.lines.map((l) =>
         `<li data-status="${escapeAttr(l.status)}">${escapeHtml(l.title)} — ${escapeHtml(l.status)}${l.note ? `: ${escapeHtml(l.note)}` : ""}` +
