@@ -41,6 +41,7 @@ from nats.js.errors import (
 from nats.js.object_store import ObjectStore
 
 from zocrates_contracts.base import is_valid_id
+from zocrates_runtime.durable import fsync_dir
 
 DEFAULT_BUCKET = "zocrates_staged"
 DEFAULT_TTL = timedelta(hours=24)
@@ -351,7 +352,7 @@ class FileStagedStore:
                   "created_at": now.isoformat(), "expires_at": info.expires_at.isoformat(),
                   "meta": meta, "file": data_name}
         _write_atomically(folder / f"{staged_id}.json", json.dumps(record).encode())
-        _fsync_dir(folder)
+        fsync_dir(folder)
         if previous and previous.get("file") != data_name:
             with contextlib.suppress(FileNotFoundError):
                 (folder / previous["file"]).unlink()
@@ -464,11 +465,3 @@ def _write_atomically(target: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import fcntl
 import logging
-import os
 import shutil
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from zocrates_runtime.durable import fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -427,14 +427,14 @@ class EdgeStore(ChunkStore):
         # a crash between these renames is undone by `_recover_interrupted_build`
         self.path.rename(self.replaced_path)
         self.copy_path.rename(self.path)
-        _sync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
         try:
             self.shard = q.EdgeShard.load(str(self.path), edge_config(q, self.dim))
         except Exception:
             log.exception("the HNSW-built copy of the index cannot be opened; the index is kept as it was")
             self.path.rename(self.copy_path)
             self.replaced_path.rename(self.path)
-            _sync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
             self.shard = q.EdgeShard.load(str(self.path), edge_config(q, self.dim))
             return False
         return True
@@ -448,15 +448,6 @@ class EdgeStore(ChunkStore):
                 self.shard.close()
             self.shard = None
         self._lock_file.close()
-
-
-def _sync_dir(path: Path) -> None:
-    """Make renames in `path` durable."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # --- server: qdrant-client --------------------------------------------------------------------
