@@ -253,6 +253,8 @@ async def test_a_rescan_request_indexes_an_import_at_once_even_while_an_ingest_r
         await asyncio.wait_for(svc._local_rescan, 120)
         chunks = (await svc.search(request("inferior vena cava filter complications"))).chunks
         assert any(c.item_key == key for c in chunks)
+        status = await svc.library_status(LibraryStatusRequested(**ask))
+        assert (status.state, status.items, status.attachments, status.indexed) == ("done", 2, 2, 2)
         other = await svc.library_status(LibraryStatusRequested(**ask | {"user_id": "bob"}, rescan=True))
         assert other.source == "none" and svc._local_rescan.done()  # bob has no library: nothing ran
     finally:

@@ -408,7 +408,7 @@ class LibraryStatus(Message):
     state: Literal["idle", "running", "done", "stopped", "failed"] = "idle"
     ready: bool = False
     items: int = Field(default=0, description="Regular items (not attachments or notes)")
-    attachments: int = 0
+    attachments: int = Field(default=0, description="Attachment files in the library (indexed or not)")
     uploaded: int = Field(default=0, description="Hosted: attachments whose current file has been uploaded")
     awaiting_upload: int = Field(default=0, description="Hosted: attachments whose file is still to upload")
     sources_total: int = 0

@@ -87,6 +87,7 @@ class IngestProgress:
     state: str = "idle"  # idle, running, done, stopped (service closing), failed
     libraries: int = 0
     items: int = 0
+    attachments: int = 0  # files found (indexed or not); notes and annotations are not files
     sources_total: int = 0
     sources_done: int = 0
     indexed: int = 0
@@ -177,6 +178,7 @@ class Ingestor:
         keep: set[tuple[str, str]] = set()
         todo: list[tuple[Source, str]] = []
         progress.sources_total = len(sources)
+        progress.attachments = sum(1 for src in sources if src.kind == "attachment")
         for src in sources:
             if src.kind == "attachment" and src.content_type not in SUPPORTED_TYPES:
                 self._fail(progress, src, UNSUPPORTED, f"{src.content_type or 'unknown type'} is not indexed")

@@ -441,7 +441,7 @@ class RetrievalService:
         last_sync = hosted.get("last_sync_at")
         return LibraryStatus(
             **request.reply_fields(), source=st["source"], state=st["state"], ready=st["ready"],
-            items=hosted.get("items", ingest.get("items", 0)), attachments=hosted.get("attachments", 0),
+            items=hosted.get("items", ingest.get("items", 0)), attachments=hosted.get("attachments", ingest.get("attachments", 0)),
             uploaded=hosted.get("uploaded", 0), awaiting_upload=hosted.get("awaiting_upload", 0),
             sources_total=ingest.get("sources_total", 0), sources_done=ingest.get("sources_done", 0),
             indexed=ingest.get("indexed", 0) + ingest.get("unchanged", 0), chunks_indexed=st["chunks_indexed"],
