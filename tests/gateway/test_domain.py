@@ -7,7 +7,7 @@ import pytest
 from harness.system import CHUNKS
 from zocrates_citations import extract_claim_occurrences, resolve_citations_and_references
 from zocrates_gateway.domain.intent import route_intent
-from zocrates_gateway.domain.synthesis import best_sentence, extractive_answer
+from zocrates_gateway.domain.synthesis import NOT_FOUND, choose_points, extractive_answer
 
 
 @pytest.mark.parametrize("message", [
@@ -42,9 +42,12 @@ def test_questions_go_to_the_library(message):
     assert route_intent(message) == "library"
 
 
-def test_best_sentence_prefers_the_one_sharing_the_question_words():
-    text = "Twins are interesting. The somatic mutation rate was estimated at 1.2e-8 per base pair. Other things."
-    assert "mutation rate" in best_sentence("what is the somatic mutation rate", text)
+def test_the_sentence_sharing_the_question_words_is_chosen():
+    chunk = CHUNKS[0].model_copy(update={
+        "text": "Twins are interesting to many people. The somatic mutation rate was estimated at "
+                "1.2e-8 per base pair. Other things were measured as well."})
+    points = choose_points("what is the somatic mutation rate", [chunk])
+    assert [p.text for p in points] == ["The somatic mutation rate was estimated at 1.2e-8 per base pair."]
 
 
 def test_extractive_answer_cites_only_real_chunks_and_resolves_cleanly():
@@ -60,4 +63,4 @@ def test_extractive_answer_cites_only_real_chunks_and_resolves_cleanly():
 
 
 def test_extractive_answer_without_evidence_says_so():
-    assert "could not find" in "".join(extractive_answer("anything", []))
+    assert "".join(extractive_answer("anything", [])) == NOT_FOUND

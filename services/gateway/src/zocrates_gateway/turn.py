@@ -19,7 +19,6 @@ from opentelemetry import trace
 
 from zocrates_citations import (
     extract_claim_occurrences,
-    format_evidence_xml,
     resolve_citations_and_references,
 )
 from zocrates_contracts import (
@@ -43,10 +42,10 @@ from zocrates_gateway.domain.intent import route_intent
 from zocrates_gateway.domain.synthesis import (
     CHAT_REPLY,
     ONLINE_PROMPT,
-    SYSTEM_PROMPT,
     candidates_answer,
     extractive_answer,
     format_candidates,
+    system_prompt,
 )
 from zocrates_gateway.events import TurnLog
 from zocrates_gateway.llm import LLMError, stream_chat
@@ -214,7 +213,7 @@ async def synthesize(s: GatewaySettings, question: str, chunks: list[EvidenceChu
         for piece in extractive_answer(question, chunks):
             yield piece
         return
-    messages = [{"role": "system", "content": SYSTEM_PROMPT.format(evidence=format_evidence_xml(chunks))},
+    messages = [{"role": "system", "content": system_prompt(chunks)},
                 {"role": "user", "content": question}]
     try:
         async with asyncio.timeout(s.synthesis_timeout_s):

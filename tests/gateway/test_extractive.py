@@ -1,0 +1,300 @@
+"""The offline extractive answer, on real chunks of the fixture PDFs and on small made-up ones.
+
+The fixture PDFs are converted and chunked with the retrieval service's own code, ranked by a
+plain lexical score (which, unlike the real retrieval, happily ranks title blocks, affiliation
+lines and acknowledgements high: the synthesizer must cope on its own), and answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import PlainTextResponse
+
+from zocrates_contracts import EvidenceChunk
+from zocrates_gateway.config import GatewaySettings
+from zocrates_gateway.domain.synthesis import (
+    ANSWER_INTRO,
+    NOT_FOUND,
+    choose_points,
+    content_words,
+    extractive_answer,
+    is_back_matter_section,
+    is_non_prose,
+    strip_reference_markers,
+    system_prompt,
+)
+from zocrates_gateway.turn import synthesize
+from zocrates_runtime.natsserver import free_port
+
+PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pdfs"
+QUESTIONS = [
+    "What are the complications of DVT prophylaxis in trauma patients?",
+    "What barriers to quality improvement were found at Kamuzu Central Hospital?",
+    "Which inhibitors are selective for the N-domain of ACE?",
+]
+# What the smoke test quoted before: a search strategy, acknowledgements, an affiliation line,
+# a title block, figure captions and an abbreviation box.
+NEVER_QUOTED = ["Search terms included", "Davidoff", "Lilongwe", "RESEARCH ARTICLE", "Open Access",
+                "Figure 7", "Schematic diagram", "Abbreviations", "LIGPLOT"]
+BACK_MATTER = re.compile(r"acknowledg|author|affiliation|competing|conflict|funding|abbreviation|"
+                         r"ethic|consent|availability|publisher|additional file|reference", re.IGNORECASE)
+SOURCE_MARKER = re.compile(r"\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\]")
+POINT = re.compile(r"^- (.+) \[(\d+)\]([.!?])$")
+
+
+@pytest.fixture(scope="module")
+def library() -> list[EvidenceChunk]:
+    if not PDFS.exists():
+        pytest.skip(f"PDF fixtures not found at {PDFS}")
+    from zocrates_retrieval.chunking import approx_tokens, chunk_blocks
+    from zocrates_retrieval.convert import convert_pdf
+
+    chunks = []
+    for pdf in sorted(PDFS.glob("*/*.pdf")):
+        doc = convert_pdf(pdf)
+        for n, chunk in enumerate(chunk_blocks(doc.blocks, 200, approx_tokens)):  # the service's default size
+            chunks.append(EvidenceChunk(chunk_id=f"{pdf.stem}-{n}", item_key=pdf.stem[:8].upper(),
+                                        title=doc.title or "", section=chunk.section_label,
+                                        text=chunk.text, kind=chunk.kind))
+    return chunks
+
+
+def lexical_top(library: list[EvidenceChunk], question: str, k: int = 12) -> list[EvidenceChunk]:
+    """The chunks sharing the most (IDF-weighted) words with the question, best first."""
+    words = [content_words(c.text) for c in library]
+    df = Counter(w for ws in words for w in ws)
+    wanted = content_words(question)
+    score = [sum(math.log(1 + len(library) / df[w]) for w in ws & wanted) for ws in words]
+    order = sorted(range(len(library)), key=lambda i: -score[i])
+    return [library[i] for i in order[:k]]
+
+
+def points_of(answer: str) -> list[tuple[str, int]]:
+    lines = [line for line in answer.splitlines() if line.startswith("- ")]
+    points = []
+    for line in lines:
+        m = POINT.match(line)
+        assert m, f"a point ends with one citation: {line!r}"
+        points.append((m.group(1) + m.group(3), int(m.group(2))))
+    return points
+
+
+def without_markers(text: str) -> str:
+    text = SOURCE_MARKER.sub("", " ".join(text.split()))
+    return re.sub(r" +(?=[.,;:!?])", "", re.sub(r"\(\s*\)", "", text)).replace("  ", " ")
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_real_library_answers_quote_prose_that_matches_the_question(library, question):
+    evidence = lexical_top(library, question)
+    answer = "".join(extractive_answer(question, evidence))
+    assert answer.startswith(ANSWER_INTRO) and "verbatim" not in answer
+    points = points_of(answer)
+    assert 2 <= len(points) <= 4, answer
+    for text, index in points:
+        chunk = evidence[index - 1]
+        assert not BACK_MATTER.search(chunk.section or ""), (text, chunk.section)
+        assert not any(bad in text for bad in NEVER_QUOTED), text
+        assert not re.match(r"\d+[A-Z]|(?:Figure|Fig\.|Table)\s*\d|\([A-Z]\) ", text), text
+        assert len(content_words(text) & content_words(question)) >= 2, text
+        assert not SOURCE_MARKER.search(text), text
+        # the cited chunk is the one the sentence is from
+        assert text in without_markers(chunk.text), (text, index)
+    assert len({p for p, _ in points}) == len(points)
+    assert max(Counter(i for _, i in points).values()) <= 2
+
+
+def test_dvt_answer_drops_the_papers_own_reference_numbers(library):
+    question = "Which trauma patients are at the highest risk of venous thrombosis?"
+    evidence = lexical_top(library, question)
+    risk = next(c for c in evidence if "[2,3,7-9]" in c.text)
+    answer = "".join(extractive_answer(question, evidence))
+    assert "highest risk" in answer and "[2,3,7-9]" not in answer
+    cited = int(re.search(r"highest risk.*\[(\d+)\]", answer).group(1))
+    assert evidence[cited - 1] == risk
+
+
+def test_an_unrelated_question_gets_the_honest_fallback(library):
+    question = "What is the boiling point of tungsten?"
+    assert "".join(extractive_answer(question, lexical_top(library, question))) == NOT_FOUND
+
+
+# --- choosing across the evidence --------------------------------------------------------------
+
+
+def chunk(n: int, text: str, section: str | None = "Results", kind: str = "text") -> EvidenceChunk:
+    return EvidenceChunk(chunk_id=f"c{n}", item_key=f"ITEM{n:04d}", section=section, text=text, kind=kind)
+
+
+def test_points_come_from_across_the_evidence_at_most_two_per_chunk_without_repeats():
+    first = chunk(1, "Heparin caused bleeding complications in trauma patients. Heparin bleeding complications "
+                     "were frequent after trauma. Bleeding complications of heparin were fatal in trauma.")
+    second = chunk(2, "Heparin caused bleeding complications in trauma patients. Filters caused "
+                      "thrombosis complications in trauma patients.")
+    points = choose_points("What complications did heparin and filters cause in trauma?", [first, second])
+    assert [p.index for p in points].count(1) == 2
+    assert [p.text for p in points].count("Heparin caused bleeding complications in trauma patients.") == 1
+    assert "Filters caused thrombosis complications in trauma patients." in [p.text for p in points]
+
+
+def test_a_word_found_everywhere_counts_less_than_a_rare_one():
+    common = " ".join(f"Trauma patients were enrolled in cohort {n}." for n in range(5))
+    evidence = [chunk(1, common + " Trauma patients stayed in hospital for a while longer."),
+                chunk(2, "Bleeding complications were seen in trauma cases of the registry.")]
+    points = choose_points("What complications do trauma patients have?", evidence)
+    assert points[0].text == "Bleeding complications were seen in trauma cases of the registry."
+
+
+def test_a_long_list_of_terms_does_not_win_by_length():
+    listing = ("Keywords covered bleeding, trauma, heparin, filters, complications, embolism, stockings, "
+               "compression, registries, cohorts, outcomes, mortality, costs, guidelines and reviews.")
+    finding = "Heparin raised bleeding complications after trauma."
+    points = choose_points("Does heparin cause bleeding complications after trauma?",
+                           [chunk(1, listing), chunk(2, finding)])
+    assert points[0].text == finding
+
+
+def test_results_are_preferred_over_methods_for_an_equal_match():
+    methods = chunk(1, "Bleeding complications of heparin were recorded for every patient.", section="Methods")
+    results = chunk(2, "Bleeding complications of heparin occurred in four percent of patients.", section="Results")
+    points = choose_points("What bleeding complications did heparin have?", [methods, results])
+    assert [p.index for p in points] == [2, 1]
+
+
+def test_a_sentence_sharing_one_word_is_not_an_answer():
+    evidence = [chunk(1, "The boiling point of the solvent was reached after ten minutes.")]
+    assert choose_points("What is the melting point of tungsten?", evidence) == []
+    assert choose_points("Tungsten?", [chunk(1, "Tungsten is a heavy metal used in filaments.")])
+
+
+def test_back_matter_is_quoted_only_when_the_question_asks_for_it():
+    evidence = [chunk(1, "This work on ACE inhibitor design was supported by the National Research Foundation.",
+                      section="Funding"),
+                chunk(2, "The ACE inhibitor design used fragment-based screening of scaffolds.", section="Methods")]
+    assert [p.index for p in choose_points("How was the ACE inhibitor design done?", evidence)] == [2]
+    funded = choose_points("Who funded the ACE inhibitor design?", evidence)
+    assert funded and funded[0].index == 1
+
+
+def test_tables_and_fragments_cut_at_a_chunk_boundary_are_not_quoted():
+    evidence = [chunk(1, "Table 2 Bleeding complications of heparin | 4% | 12 | trauma patients.", kind="table"),
+                chunk(2, "bleeding complications of heparin were common in trauma patients. Heparin bleeding "
+                         "complications in trauma patients were seen in all")]
+    assert choose_points("What bleeding complications did heparin have in trauma patients?", evidence) == []
+
+
+# --- the filters -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Trauma patients at the highest risk have been identified [2,3,7-9].",
+     "Trauma patients at the highest risk have been identified."),
+    ("Rates exceed 50% [1-3], while filters [4, 5] and heparin [10–12] differ [6].",
+     "Rates exceed 50%, while filters and heparin differ."),
+    ("As shown before ([3]), and in [4], [5] or [6]-[8], it holds.", "As shown before, and in or, it holds."),
+    ("Scores were scaled to [0, 1] and [2.5, 3] intervals.", "Scores were scaled to [0, 1] and [2.5, 3] intervals."),
+    ("No markers here.", "No markers here."),
+    ("Line one [1].\nLine two [2].", "Line one.\nLine two."),
+])
+def test_the_sources_own_reference_markers_are_removed(text, expected):
+    assert strip_reference_markers(text) == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "2Medical Department, Kamuzu Central Hospital, Lilongwe, Malawi.",
+    "Department of Surgery, University of Calgary, Calgary, Canada.",
+    "Correspondence: jossey.ach@gmail.com 1Project Officer, Project Fives Alive!",
+    "Health Directorate, National Catholic Secretariat, P. O. Box KA 9712, Accra, Ghana.",
+    "Figure 7 Comparison of the binding of compounds 33RE and RXP407 with N-domain ACE.",
+    "Fig. 2 Patient flow at the medical department in June.",
+    "Table 3 Summary of results obtained from the SHOP methodology for each ligand.",
+    "(B) Schematic diagram of potential hydrogen bonds obtained from LIGPLOT.",
+    "While this Abbreviations: ACE, angiotensin-1-converting enzyme; SHOP, scaffold hopping.",
+    "BMC Health Services Research 2014, 14:1 RESEARCH ARTICLE Open Access Understanding the barriers.",
+    "The review was written by Indraneel Datta1, Chad G Ball1*, Lucas Rudmik1, S Morad Hameed2 and others.",
+    "Frank Davidoff (Executive Editor, Institute for Healthcare Improvement; Editor Emeritus, Annals of "
+    "Internal Medicine), Dr.",
+    "Search terms included: “DVT”, “deep venous thrombosis”, “complications”, “trauma”, “injury”.",
+    "This work was supported by the University of Cape Town.",
+    "The authors declare that they have no competing interests.",
+])
+def test_non_prose_is_recognised(sentence):
+    assert is_non_prose(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "The Medical Department of the Kamuzu Central Hospital (KCH), is a tertiary referral hospital located "
+    "in the Central Region of Malawi and serves a population of around 5 million.",
+    "Figure 9 plots the reading difficulty, understanding, and relevance scores for both papers.",
+    "(iii) A descriptor-based similarity analysis was performed comparing the query and the fragments.",
+    "The P1 site is stabilized through hydrogen bonds with Lys489, Tyr498, His331 and His491.",
+    "Heparin, as reported by Smith et al. (2020), raised the bleeding risk to 3.9% (Table 2).",
+    "The first three features (“key question index”, “answer gists” and “section gists”) are novel.",
+])
+def test_prose_passes_the_filters(sentence):
+    assert not is_non_prose(sentence)
+
+
+def test_affiliations_and_funding_pass_when_the_question_is_about_them():
+    assert not is_non_prose("This work was supported by the University of Cape Town.", back_matter_allowed=True)
+    assert is_non_prose("Figure 7 Comparison of the binding of compounds.", back_matter_allowed=True)
+
+
+@pytest.mark.parametrize("section, back_matter", [
+    ("Acknowledgments", True), ("ACKNOWLEDGEMENTS", True), ("Author details", True),
+    ("Authors’ contributions", True), ("Author information", True), ("Competing interests", True),
+    ("Conflict of interest", True), ("Funding", True), ("Abbreviations", True),
+    ("Ethics approval and consent to participate", True), ("Consent for publication", True),
+    ("Availability of data and materials", True), ("Publisher’s Note", True), ("Additional file", True),
+    ("References", True), ("10 ACKNOWLEDGMENTS", True), ("Methods > Ethical considerations", True),
+    ("Results", False), ("Discussion > Staffing-related issues", False), (None, False),
+    ("8 DISCUSSION & FUTURE WORK > 8.3 Ethical and Social Implications", False),
+    ("Methods > Setting", False), ("Results > Stakeholder in-depth interviews", False),
+])
+def test_back_matter_sections_are_recognised(section, back_matter):
+    assert is_back_matter_section(section) == back_matter
+
+
+def test_the_llm_prompt_carries_no_reference_numbers_of_the_sources():
+    source = chunk(1, "Heparin raised bleeding [2,3,7-9] in trauma [12].")
+    prompt = system_prompt([source])
+    assert "Heparin raised bleeding in trauma." in prompt and "[12]" not in prompt and "7-9" not in prompt
+    assert '<chunk index="1"' in prompt
+    assert source.text == "Heparin raised bleeding [2,3,7-9] in trauma [12]."
+
+
+async def test_a_configured_llm_is_sent_the_evidence_without_the_sources_reference_numbers(tmp_path):
+    """The prompt as it really leaves the gateway, caught by an OpenAI-style endpoint on loopback."""
+    received = []
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    async def completions(request: Request):
+        received.append(await request.json())
+        delta = {"choices": [{"delta": {"content": "Heparin raised bleeding [1]."}}]}
+        return PlainTextResponse(f"data: {json.dumps(delta)}\n\ndata: [DONE]\n\n", media_type="text/event-stream")
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    serving = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            await asyncio.sleep(0.01)
+        settings = GatewaySettings(llm_url=f"http://127.0.0.1:{port}/v1", data_dir=tmp_path)
+        source = chunk(1, "Heparin raised bleeding [2,3,7-9] in trauma [12].")
+        answer = "".join([piece async for piece in synthesize(settings, "Does heparin raise bleeding?", [source])])
+    finally:
+        server.should_exit = True
+        await serving
+    assert answer == "Heparin raised bleeding [1]."
+    prompt = received[0]["messages"][0]["content"]
+    assert "Heparin raised bleeding in trauma." in prompt and "[12]" not in prompt and "7-9" not in prompt
