@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pymupdf
 import pytest
 
-from zocrates_retrieval.chunking import approx_tokens, chunk_blocks, is_reference_list
+from zocrates_retrieval.chunking import approx_tokens, chunk_blocks, is_back_matter, is_reference_list
 from zocrates_retrieval.convert import (
     CORRUPT,
     EMPTY,
@@ -59,6 +61,72 @@ def test_pdf_without_outline_uses_font_sizes(pdf_dir):
     assert doc.doi == "10.1042/CS20130403"
     # the running footer "www.clinsci.org" on every page is gone
     assert not any(b.text == "www.clinsci.org" for b in doc.blocks)
+
+
+def texts_of(doc: Document) -> list[str]:
+    return [re.sub(r"\s+", " ", b.text) for b in doc.blocks]
+
+
+# Running headers and footers of the fixture papers (odd/even pages, wrapped over two lines,
+# sitting as low as 10% of the page), and body lines near them that must stay.
+RUNNING = {
+    "papermage/2203.00130v1.pdf": (
+        [r"Approachable to Healthcare Consumers with Natural Language Processing \d", r"^Processing \d+",
+         r"Language Processing \d+ It is"],
+        ["It is worth noting that non-experts can be overly confident in their understanding of scientific material",
+         "were interested. It is worth noting that some biomedical papers do structure abstracts"]),
+    "cermine/example3.pdf": (
+        [r"R\. G\. Douglas and others", r"Fragment-based design of ACE inhibitors", r"www\.clinsci\.org \d",
+         r"Journal compilation"],
+        ["substrate concentration of 4 or 8 μM. Residual enzyme activity was monitored continuously at λex = 320 nm",
+         "Compound 33RE displayed low nanomolar"]),
+    "cermine/example2.pdf": (
+        [r"et al\. BMC Health Services Research", r"Page \d+ of 10", r"biomedcentral\.com/1472-6963"],
+        ["budget. Even though the hospital generates some of its"]),
+    "cermine/test1.pdf": (
+        [r"Datta et al\. Journal of Trauma Management", r"Page \d+ of 11", r"traumamanagement\.org/content"],
+        ["versatility of the retrievable filter has virtually eliminated"]),
+}
+
+
+@pytest.mark.parametrize("name", RUNNING)
+def test_running_headers_footers_and_page_numbers_are_dropped(pdf_dir, name):
+    doc = convert_file(pdf_dir / name, "application/pdf")
+    running, body = RUNNING[name]
+    texts = texts_of(doc)
+    for pattern in running:
+        assert not [t for t in texts if re.search(pattern, t)], pattern
+    # page numbers (Paper Plain's Fig. 1, on pages 1-2, has numbered labels of its own)
+    assert not [b.text for b in doc.blocks if re.fullmatch(r"\d+", b.text) and b.page > 2]
+    for sentence in body:
+        assert any(sentence in t for t in texts), sentence
+
+
+def test_a_title_that_doubles_as_running_header_stays_on_page_one(pdf_dir, tmp_path):
+    paper_plain = convert_file(pdf_dir / "papermage" / "2203.00130v1.pdf", "application/pdf")
+    title = ("Paper Plain: Making Medical Research Papers Approachable to Healthcare Consumers with Natural "
+             "Language Processing")
+    assert texts_of(paper_plain)[0] == title and paper_plain.blocks[0].page == 1
+
+    doc = pymupdf.open()
+    for n in range(1, 6):
+        page = doc.new_page()  # 842 pt high: y 40 is 5% from the top
+        if n == 1:
+            page.insert_text((72, 40), "Heat transport in suspended graphene", fontsize=20)
+        else:
+            page.insert_text((72, 40), "Heat transport in suspended graphene", fontsize=8)
+            page.insert_text((500, 40), str(n), fontsize=8)  # on the header's line: "... graphene 2"
+        if n == 3:  # a column of figures at the top of one page: no running line
+            for i, value in enumerate(("1.25", "2.50", "3.75")):
+                page.insert_text((300, 60 + 12 * i), value, fontsize=9)
+        page.insert_textbox(pymupdf.Rect(72, 200, 520, 700), f"Body paragraph {n} about phonons.", fontsize=10)
+    path = tmp_path / "graphene.pdf"
+    doc.save(path)
+    texts = texts_of(convert_file(path, "application/pdf"))
+    assert texts.count("Heat transport in suspended graphene") == 1  # the title, not the 4 headers
+    assert texts[0] == "Heat transport in suspended graphene"
+    assert "1.25 2.50 3.75" in texts  # three lines at the edge, but of one page
+    assert [t for t in texts if t.startswith("Body")] == [f"Body paragraph {n} about phonons." for n in range(1, 6)]
 
 
 def test_two_column_page_is_read_column_by_column(tmp_path):
@@ -128,6 +196,37 @@ def test_chunks_are_bounded_and_never_cross_sections():
     assert chunks[-1].text.endswith("Tail.") and chunks[-1].page_end == 3
     assert "".join(c.text for c in chunks[1:]).count("Sentence number") == 200  # nothing lost
     assert is_reference_list(("7 References",)) and not is_reference_list(("Related references work",))
+
+
+@pytest.mark.parametrize("section", [
+    "Acknowledgments", "ACKNOWLEDGEMENTS", "7. Acknowledgements", "VII. Acknowledgment", "Author details",
+    "Authors’ contributions", "AUTHOR CONTRIBUTION", "Author information", "Affiliations", "Competing interests",
+    "Conflict of interest", "Conflicts of Interest", "Declaration of competing interest", "Declarations > Funding",
+    "Funding:", "Acknowledgements and funding", "Role of the funding source", "Ethics approval and consent to participate",
+    "Consent for publication", "Availability of data and materials", "Data availability statement", "Abbreviations",
+    "Publisher’s Note", "Additional file", "Additional files", "Supplementary material",
+    "CLINICAL PERSPECTIVES > FUNDING"])
+def test_back_matter_sections(section):
+    assert is_back_matter(tuple(section.split(" > ")))
+
+
+@pytest.mark.parametrize("section", [
+    "Discussion", "Introduction", "Materials", "Data analysis", "Results > Structured patient interviews",
+    # about such matter, inside the paper: content
+    "Methods > Funding of the trial", "Methods > Ethical considerations", "8.3 Ethical and Social Implications",
+    "Funding policy in Malawi", "SUPPLEMENTARY ONLINE DATA",  # example3's supplement holds its synthesis methods
+    "References", "Annotations > p. 3"])  # references are is_reference_list's (not indexed at all)
+def test_not_back_matter(section):
+    assert not is_back_matter(tuple(section.split(" > ")))
+
+
+def test_back_matter_headings_set_small_are_still_sections(pdf_dir):
+    """example3 sets its back matter, headings included, below body size (7.5 pt bold capitals)."""
+    doc = convert_file(pdf_dir / "cermine" / "example3.pdf", "application/pdf")
+    funding = next(b for b in doc.blocks if b.text.startswith("This work was supported by the University of Cape Town"))
+    assert funding.section[-1] == "FUNDING" and is_back_matter(funding.section)
+    clinical = [b for b in doc.blocks if b.section == ("CLINICAL PERSPECTIVES",)]
+    assert clinical and not any("ACKNOWLEDGEMENTS" in b.text or "gratefully" in b.text for b in clinical)
 
 
 def test_converter_pool_converts_in_order_and_survives_a_timeout(tmp_path, pdf_dir, make):

@@ -7,8 +7,15 @@ import shutil
 import pytest
 
 from zocrates_retrieval.cli import main
-from zocrates_retrieval.search import Searcher, collapse_near_duplicates, sanitize_query, to_evidence
-from zocrates_retrieval.store import ChunkPoint, EdgeStore, Hit, SparseEncoder, Tenant, point_id
+from zocrates_retrieval.chunking import is_back_matter
+from zocrates_retrieval.search import (
+    Searcher,
+    collapse_near_duplicates,
+    order_back_matter,
+    sanitize_query,
+    to_evidence,
+)
+from zocrates_retrieval.store import ChunkPoint, EdgeStore, Hit, SparseEncoder, Tenant, point_id, query_chunks
 from harness.zotero import ZoteroLibraryBuilder
 
 
@@ -36,6 +43,67 @@ def test_near_duplicates_collapse_to_the_best_ranked():
             hit(2, a.replace("5000", "5,000")), hit(3, snapshot + " (see Fig. 2)"),
             hit(4, a[: len(a) // 2])]  # half of it is a different passage
     assert [h.id for h in collapse_near_duplicates(hits)] == ["0", "1", "4"]
+
+
+def in_section(n: int, section: str | None) -> Hit:
+    return Hit(str(n), 1.0 / (n + 1), {"text": f"passage {n}", "section": section})
+
+
+def test_back_matter_goes_last_unless_asked_about():
+    hits = [in_section(0, "Acknowledgments"), in_section(1, "Results"), in_section(2, "Competing interests"),
+            in_section(3, None), in_section(4, "Declarations > Funding"), in_section(5, "Methods > Funding of the trial")]
+    order = lambda query: [h.id for h in order_back_matter(hits, query)]  # noqa: E731
+    assert order("What barriers were found?") == ["1", "3", "5", "0", "2", "4"]
+    # the sections that answer the question first, everything else at its own rank
+    assert order("Who funded this study?") == ["0", "4", "1", "2", "3", "5"]
+    assert order("Do the authors declare competing interests?") == ["2", "0", "1", "3", "4", "5"]
+    assert order("What did each author contribute?") == ["0", "1", "2", "3", "4", "5"]  # none in these hits
+
+
+@pytest.fixture(scope="module")
+def fixture_papers(tmp_path_factory, schema_dir, pdf_dir, embedder):
+    """The fixture PDFs, each an item of a real Zotero library, ingested into a real index."""
+    from zocrates_retrieval.ingest import Ingestor
+
+    root = tmp_path_factory.mktemp("papers")
+    b = ZoteroLibraryBuilder(root / "zotero", schema_dir)
+    for pdf in sorted(pdf_dir.glob("*/*.pdf")):
+        item, _ = b.add_item("journalArticle", {"title": pdf.stem})
+        b.add_attachment(item, pdf.name, pdf.read_bytes())
+    b.close()
+    store = EdgeStore(root / "edge", embedder.dim)
+    progress = Ingestor(store, embedder).ingest_zotero(b.dir, "u")
+    assert progress.state == "done" and progress.failures == []
+    yield store
+    store.close()
+
+
+def sections(hits: list[Hit]) -> list[str]:
+    return [h.payload.get("section") or "" for h in hits]
+
+
+def test_back_matter_is_ranked_after_the_content_of_a_real_paper(fixture_papers, embedder):
+    searcher = Searcher(fixture_papers, embedder)
+    question = "What barriers to quality improvement were found at Kamuzu Central Hospital?"
+    # fused as it comes from the index, the thanks to the editors and the authors' addresses
+    # (which name the hospital) rank among the content
+    fused = collapse_near_duplicates(query_chunks(
+        fixture_papers, Tenant("u"), dense=embedder.embed_query(question), sparse=searcher.sparse.query(question),
+        limit=36, candidates=searcher.candidates))[:12]
+    assert "Acknowledgments" in sections(fused)
+    hits = searcher.search(Tenant("u"), question, top_k=12)
+    assert len(hits) == 12 and all(h.payload["title"] == "example2" for h in hits[:6])
+    assert not [s for s in sections(hits) if is_back_matter(tuple(s.split(" > ")))]
+
+
+@pytest.mark.parametrize("question, paper, section", [
+    ("Who funded this study?", "example3", "CLINICAL PERSPECTIVES > FUNDING"),
+    ("Who funded the study at Kamuzu Central Hospital?", "example2", "Acknowledgments"),
+    ("Do the authors have competing interests?", None, "Competing interests"),
+])
+def test_a_question_about_back_matter_gets_it_first(fixture_papers, embedder, question, paper, section):
+    top = Searcher(fixture_papers, embedder).search(Tenant("u"), question, top_k=5)[0]
+    assert top.payload["section"] == section and paper in (None, top.payload["title"])
 
 
 def test_evidence_maps_payload_fields():

@@ -16,8 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from zocrates_retrieval.convert import Block
+if TYPE_CHECKING:  # convert uses the heading tests below: no import of it at run time
+    from zocrates_retrieval.convert import Block
 
 TokenCounter = Callable[[str], int]
 
@@ -31,6 +33,32 @@ _REFERENCE_HEADINGS = re.compile(
 def is_reference_list(section: tuple[str, ...]) -> bool:
     """A bibliography: its entries describe other papers, so they are no evidence of this one."""
     return any(_REFERENCE_HEADINGS.match(title.strip()) for title in section)
+
+
+#: Headings of the matter after a paper's conclusions: thanks, declarations, who wrote what.
+_BACK_MATTER_TERM = (
+    r"(?:acknowledge?ments?|funding(?: sources?| information| statement)?|sources? of funding"
+    r"|role of the funding source|financial (?:support|disclosures?)|grant support"
+    r"|competing (?:financial )?interests?|conflicts? of interests?|(?:declaration|statement) of (?:competing )?interests?"
+    r"|declarations?|disclosures?"
+    r"|authors?'?s? (?:details|information|contributions?|affiliations?)|affiliations?"
+    r"|ethics(?: approval| statement| declarations?)?|ethical approval|consent (?:for publication|to participate)"
+    r"|(?:data )?availability(?: of (?:data|supporting data)(?: and materials?)?)?(?: statement)?|data sharing(?: statement)?"
+    r"|abbreviations|publisher'?s note|additional files?(?: \d+)?|supplementary (?:materials?|information))")
+_BACK_MATTER_HEADING = re.compile(
+    rf"^(?:[0-9ivx]+(?:\.[0-9]+)*\.?\s+)?{_BACK_MATTER_TERM}(?:\s*(?:,|;|&|/|\band\b)\s*{_BACK_MATTER_TERM})*$",
+    re.IGNORECASE)
+
+
+def is_back_matter(section: tuple[str, ...]) -> bool:
+    """Acknowledgements, declarations, author details and the like: indexed (someone may ask
+    who funded a study) but rarely what a question is about, so search ranks them last.
+
+    The whole heading must be such matter ("Ethics approval and consent to participate"), so
+    a section about it inside the paper ("Methods > Funding of the trial", "Ethical
+    considerations") is content. Reference lists are `is_reference_list`'s."""
+    return any(_BACK_MATTER_HEADING.match(title.strip().replace("\u2019", "'").rstrip(".:"))
+               for title in section)
 
 
 def approx_tokens(text: str) -> int:

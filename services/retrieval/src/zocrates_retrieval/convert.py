@@ -3,8 +3,8 @@
 PDFs go through PyMuPDF's `get_text("dict")` (about a millisecond a page; pymupdf4llm's
 markdown costs a hundred times more and gains us little for retrieval). Sections come from
 the PDF outline when there is one, else from font sizes. Reading order is the order of text
-blocks sorted column by column, which keeps two-column papers readable. Running headers and
-footers (the same line at the top or bottom of most pages) are dropped.
+blocks sorted column by column, which keeps two-column papers readable. Running headers,
+footers and page numbers (the same line at the top or bottom of many pages) are dropped.
 
 Tables become one block each (kind "table": caption, then one line per row, cells joined by
 " | "), and their text does not appear again as paragraphs; `tables.py` finds them on pages
@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from zocrates_retrieval.chunking import is_back_matter, is_reference_list
 from zocrates_retrieval.tables import Table, has_caption, page_tables, tidy
 
 #: Failure reasons reported in the ingest status.
@@ -166,19 +167,46 @@ def _pdf_lines(doc, max_pages: int) -> list[_Line]:
     return lines
 
 
+#: Running headers sit in the top 12% of a page: ACM's wraps onto a second line at 0.10. The
+#: footers of the fixture papers all sit below 0.95, and footnotes reach 0.92, so the bottom
+#: band stays at 8%.
+_HEADER_BAND, _FOOTER_BAND = 0.12, 0.92
+
+#: A line at the edge of this fraction of the pages runs through the document. Journals often
+#: alternate headers (authors on even pages, short title on odd ones) and leave them off the
+#: first page: each is on a little under half of the pages.
+_RUNNING_SHARE = 0.4
+
+
 def _drop_running_lines(lines: list[_Line], pages: int) -> list[_Line]:
-    """Remove lines that repeat near the top or bottom of most pages (headers, footers)."""
+    """Remove lines that repeat near the top or bottom of many pages: running headers and
+    footers, page numbers. The title on page 1 stays even where it doubles as a header."""
     if pages < 3:
         return lines
+
     def at_edge(ln: _Line) -> bool:
-        return ln.top < 0.08 or ln.top > 0.92
+        return ln.table is None and (ln.top < _HEADER_BAND or ln.top > _FOOTER_BAND)
 
     def shape(ln: _Line) -> str:
         return re.sub(r"\d+", "", _norm(ln.text))  # "Page 3" and "Page 4" are one line
 
-    counts = Counter(shape(ln) for ln in lines if at_edge(ln))
-    running = {k for k, n in counts.items() if n >= max(3, pages // 2)}
-    return [ln for ln in lines if not (at_edge(ln) and shape(ln) in running)]
+    title_size = _title_size(lines) or float("inf")
+    # pages, not lines: a column of figures at the top of one page is no running line
+    pages_of: dict[str, set[int]] = {}
+    for ln in lines:
+        if at_edge(ln):
+            pages_of.setdefault(shape(ln), set()).add(ln.page)
+    least = max(3, round(_RUNNING_SHARE * pages))
+    running = {k for k, seen in pages_of.items() if len(seen) >= least}
+
+    def is_running(ln: _Line) -> bool:
+        if not at_edge(ln) or (ln.page == 1 and ln.size >= title_size):
+            return False
+        s = shape(ln)
+        # the first page often sets the header without its page number ("... Page 2 of 10")
+        return s in running or (len(s) >= 20 and any(r.startswith(s) for r in running))
+
+    return [ln for ln in lines if not is_running(ln)]
 
 
 _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
@@ -213,6 +241,9 @@ def _heading_levels_from_fonts(lines: list[_Line]) -> dict[int, int]:
         if ln.size >= body * 1.08 and sizes[ln.size] < 0.1 * total:
             candidates[i] = (ln.size, ln.text.isupper())
         elif ln.bold and ln.size >= body * 0.95 and (_NUMBERED.match(ln.text) or ln.text.isupper()):
+            candidates[i] = (body, ln.text.isupper())
+        elif ln.bold and (is_back_matter((ln.text,)) or is_reference_list((ln.text,))):
+            # back matter is often set in smaller type, its headings included
             candidates[i] = (body, ln.text.isupper())
     ranks = {s: r for r, s in enumerate(sorted(set(candidates.values()), reverse=True), start=1)}
     levels: dict[int, int] = {}

@@ -1,11 +1,13 @@
 """Hybrid search: dense and BM25 candidates fused by reciprocal rank fusion, optionally
-reranked by a cross-encoder, near-duplicates collapsed, turned into `EvidenceChunk`s."""
+reranked by a cross-encoder, near-duplicates collapsed, back matter (acknowledgements,
+declarations, author details) ranked last unless asked about, turned into `EvidenceChunk`s."""
 
 from __future__ import annotations
 
 import re
 
 from zocrates_contracts import Creator, EvidenceChunk
+from zocrates_retrieval.chunking import is_back_matter
 from zocrates_retrieval.embed import Embedder, Reranker
 from zocrates_retrieval.store import ChunkStore, Hit, Mode, SparseEncoder, Tenant, query_chunks
 
@@ -17,10 +19,46 @@ _WORD = re.compile(r"\w+")
 #: HTML snapshot of the same article, an item imported twice).
 DUPLICATE_JACCARD = 0.8
 
+#: Questions about a paper's back matter (who funded it, who wrote what, ethics, data), each
+#: with the headings that answer it: `is_back_matter` sections are ranked last, unless the
+#: question is about such matter; then the ones that answer it come first.
+_BACK_MATTER_TOPICS = [(re.compile(rf"\b(?:{asked})\b", re.IGNORECASE), re.compile(answers, re.IGNORECASE))
+                       for asked, answers in [
+    (r"fund\w*|grants?|sponsor\w*|financial (?:support|assistance)", r"fund|financ|grant|acknowledg|declaration"),
+    (r"acknowledg\w*|thank\w*", r"acknowledg"),
+    (r"competing|conflicts? of interests?", r"competing|conflict|interest|declaration|disclosure"),
+    (r"authors?'?s?\W+contribut\w*|who contributed|contributions? of (?:the|each) authors?", r"contribution"),
+    (r"affiliat\w*", r"affiliation|author details|author information"),
+    (r"ethics? (?:approval|committee|board|review)|ethical (?:approval|clearance|review)|institutional review board"
+     r"|consent\w*", r"ethic|consent|declaration"),
+    (r"data availab\w*|availab\w+ of (?:the )?data|data (?:is|are) available|data sharing", r"availab|data sharing"),
+    (r"abbreviations?", r"abbreviation"),
+    (r"supplementary (?:material|information|file)s?|additional files?", r"supplementary|additional file"),
+]]
+
 
 def sanitize_query(text: str) -> str:
     """The query without stray citation tokens and runs of whitespace."""
     return re.sub(r"\s+", " ", _CITATION_TOKEN.sub(" ", text)).strip()
+
+
+def order_back_matter(hits: list[Hit], query: str) -> list[Hit]:
+    """Back-matter hits after all others; but where the question is about such matter, the
+    sections that answer it first and the rest at their own rank. A stable reordering."""
+    query = query.replace("\u2019", "'")
+    answers = [answer for asked, answer in _BACK_MATTER_TOPICS if asked.search(query)]
+
+    def place(hit: Hit) -> int:
+        path = (hit.payload.get("section") or "").split(" > ")
+        # the innermost such heading says what it holds: "Declarations > Funding" is funding
+        heading = next((title for title in reversed(path) if is_back_matter((title,))), None)
+        if heading is None:
+            return 1
+        if any(answer.search(heading) for answer in answers):
+            return 0
+        return 1 if answers else 2
+
+    return sorted(hits, key=place)  # sorted is stable: rank order within each part
 
 
 def _shingles(text: str) -> set[tuple[str, ...]]:
@@ -55,7 +93,8 @@ class Searcher:
         self.candidates = candidates
 
     def search(self, tenant: Tenant, query: str, top_k: int = 12, mode: Mode = "hybrid") -> list[Hit]:
-        """Most relevant first, at most `top_k`, no two near-identical passages."""
+        """Most relevant first, at most `top_k`, no two near-identical passages; back matter
+        after everything else unless the question is about it (`order_back_matter`)."""
         text = sanitize_query(query)
         if not text:
             return []
@@ -67,7 +106,7 @@ class Searcher:
         if self.reranker is not None and hits:
             scores = self.reranker.scores(text, [h.payload.get("text", "") for h in hits])
             hits = [Hit(h.id, s, h.payload) for h, s in sorted(zip(hits, scores), key=lambda x: -x[1])]
-        return collapse_near_duplicates(hits)[:top_k]
+        return order_back_matter(collapse_near_duplicates(hits), text)[:top_k]
 
 
 def to_evidence(hit: Hit) -> EvidenceChunk:
