@@ -185,6 +185,13 @@ def test_back_matter_is_quoted_only_when_the_question_asks_for_it():
     assert funded and funded[0].index == 1
 
 
+def test_a_papers_own_question_is_not_an_answer():
+    evidence = [chunk(1, "How did participants use the reading features of Paper Plain? Participants used "
+                         "the reading features of Paper Plain throughout each paper.")]
+    points = choose_points("How did participants use Paper Plain's reading features?", evidence)
+    assert [p.text for p in points] == ["Participants used the reading features of Paper Plain throughout each paper."]
+
+
 def test_tables_and_fragments_cut_at_a_chunk_boundary_are_not_quoted():
     evidence = [chunk(1, "Table 2 Bleeding complications of heparin | 4% | 12 | trauma patients.", kind="table"),
                 chunk(2, "bleeding complications of heparin were common in trauma patients. Heparin bleeding "

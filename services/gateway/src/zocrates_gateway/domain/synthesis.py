@@ -243,10 +243,11 @@ def candidate_sentences(question: str, chunks: list[EvidenceChunk]) -> list[Sent
 
 
 def _quotable(text: str) -> bool:
-    """A whole sentence of sensible length: it starts with a capital (or a digit or quote) and
-    ends with a full stop, so a fragment cut at a page or chunk boundary is never quoted."""
+    """A whole statement of sensible length: it starts with a capital (or a digit or quote) and
+    ends with a full stop, so a fragment cut at a page or chunk boundary is never quoted, nor a
+    question (a paper's research question echoes the researcher's and answers nothing)."""
     return (MIN_SENTENCE_CHARS <= len(text) <= MAX_SENTENCE_CHARS
-            and not text[0].islower() and text.rstrip("\"'”’)").endswith((".", "!", "?")))
+            and not text[0].islower() and text.rstrip("\"'”’)").endswith((".", "!")))
 
 
 def relevance(sentences: list[Sentence], wanted: set[str]) -> list[float]:
