@@ -46,8 +46,10 @@ def zotero_dir(tmp_path, fixtures_dir):
     return tmp_path / "Zotero"
 
 
-def read_banner(proc: subprocess.Popen, deadline: float) -> tuple[str, str]:
+def read_banner(proc: subprocess.Popen, deadline: float) -> tuple[str, str, list[str]]:
+    """URL, token and the banner's lines, read up to its "Try a turn" line."""
     url = token = None
+    lines: list[str] = []
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
         if not line:
@@ -58,8 +60,10 @@ def read_banner(proc: subprocess.Popen, deadline: float) -> tuple[str, str]:
             url = m.group(1)
         if m := re.search(r"Access token: (\S+)", line):
             token = m.group(1)
-        if url and token:
-            return url, token
+        if url:
+            lines.append(line.rstrip())
+        if url and token and "Try a turn" in line:
+            return url, token, lines
     raise AssertionError("no banner before the deadline")
 
 
@@ -74,7 +78,9 @@ def test_make_run_answers_a_library_question_and_stops_cleanly(tmp_path, zotero_
     proc = subprocess.Popen([sys.executable, "-m", "zocrates_runtime.stack"], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        url, token = read_banner(proc, time.monotonic() + 240)
+        url, token, banner = read_banner(proc, time.monotonic() + 240)
+        assert any(line.startswith("  Answers: sentences quoted from your library") for line in banner)
+        assert any(line.startswith("  Citation checks: heuristic") for line in banner)
         children = psutil.Process(proc.pid).children(recursive=True)
         assert len(children) >= 6  # nats-server + five services
         auth = {"Authorization": f"Bearer {token}"}

@@ -131,6 +131,7 @@ async def test_health_has_no_detail_without_a_token_and_readiness_with_one(syste
     detail = (await system.client.get(f"{system.url}/health", headers=system.auth)).json()
     assert set(detail["services"]) == {"retrieval", "verifier", "discovery", "staging"}
     assert detail["services"]["verifier"]["status"] == "ok"
+    assert detail["gateway"]["answers"] == "extractive"  # no LLM configured in these tests
 
 
 async def test_reverify_after_the_verifier_was_down_updates_the_stored_turn(nats_server):

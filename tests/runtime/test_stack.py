@@ -198,3 +198,16 @@ def test_banner_has_a_ready_to_paste_curl():
     assert """-d '{"message": """ in text
     assert "Still starting" not in text
     assert "Still starting: retrieval, verifier" in banner("http://x", "t", ["retrieval", "verifier"])
+
+
+def test_banner_says_how_answers_are_written_and_citations_checked():
+    verifier = {"status": "ok", "provider": "heuristic", "model": "lexical-logistic-v1",
+                "device": "cpu", "threshold": 0.6}
+    text = banner("http://x", "t", health={"gateway": {"answers": "extractive"},
+                                           "services": {"verifier": verifier}})
+    assert "Answers: sentences quoted from your library (no LLM is set; ZOCRATES_LLM_URL" in text
+    assert "Citation checks: heuristic (lexical-logistic-v1) on cpu, threshold 0.6" in text
+    text = banner("http://x", "t", health={"gateway": {"answers": "llm", "llm_model": "qwen3"},
+                                           "services": {"verifier": {"status": "unavailable"}}})
+    assert "Answers: written by qwen3" in text and "Citation checks" not in text
+    assert "Answers" not in banner("http://x", "t")  # an older gateway: nothing is guessed

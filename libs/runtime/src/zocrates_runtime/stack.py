@@ -131,14 +131,17 @@ def ensure_local_token(env: Mapping[str, str], timeout: float = 120.0) -> str:
     return lines[-1]
 
 
-def banner(gateway_url: str, token: str, not_ready: list[str] | None = None) -> str:
-    """What the person who ran `make run` needs: URL, token, a request to paste."""
+def banner(gateway_url: str, token: str, not_ready: list[str] | None = None,
+           health: dict | None = None) -> str:
+    """What the person who ran `make run` needs: URL, token, a request to paste, and how
+    answers are written and citations checked (from the gateway's `/health`)."""
     auth = shlex.quote(f"Authorization: Bearer {token}")
     body = shlex.quote('{"message": "What does my library say about this topic?"}')
     lines = [
         "",
         f"  Zocrates is running at {gateway_url}",
         f"  Access token: {token}",
+        *_modes(health or {}),
         "",
         "  Try a turn:",
         f"    curl -N {gateway_url}/chat -H {auth} \\",
@@ -150,6 +153,24 @@ def banner(gateway_url: str, token: str, not_ready: list[str] | None = None) -> 
     if not_ready:
         lines[3:3] = [f"  Still starting: {', '.join(not_ready)} (see their [name] output)"]
     return "\n".join(lines)
+
+
+def _modes(health: dict) -> list[str]:
+    """The banner's lines on the answer writer and the citation checker, when /health says."""
+    lines = []
+    gateway = health.get("gateway") or {}
+    if gateway.get("answers") == "extractive":
+        lines.append("  Answers: sentences quoted from your library (no LLM is set; "
+                     "ZOCRATES_LLM_URL, ZOCRATES_LLM_API_KEY and ZOCRATES_LLM_MODEL give "
+                     "written answers)")
+    elif gateway.get("answers") == "llm":
+        lines.append(f"  Answers: written by {gateway.get('llm_model') or 'the configured LLM'}")
+    verifier = (health.get("services") or {}).get("verifier") or {}
+    if verifier.get("status") == "ok" and verifier.get("provider"):
+        where = f" on {verifier['device']}" if verifier.get("device") else ""
+        lines.append(f"  Citation checks: {verifier['provider']} ({verifier.get('model') or '-'})"
+                     f"{where}, threshold {verifier.get('threshold', '-')}")
+    return lines
 
 
 def probe_health(gateway_url: str, token: str) -> dict | None:
@@ -190,7 +211,7 @@ async def _announce_when_ready(config: StackConfig, token: str, running: asyncio
         patience_over = time.monotonic() - started > PATIENCE
         if health is not None and (not (waiting := _not_ready(health)) or patience_over):
             # print, not log: the token must be shown once, and the log chain redacts it.
-            print(banner(config.gateway_url, token, waiting), flush=True)
+            print(banner(config.gateway_url, token, waiting, health), flush=True)
             return
         if health is None and patience_over and not warned:
             warned = True

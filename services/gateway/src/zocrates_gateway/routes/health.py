@@ -33,5 +33,9 @@ async def health(request: Request) -> dict:
     states = await asyncio.gather(*(probe(request, s) for s in SERVICES))
     services = {s["service"]: s for s in states}
     ready = all(s.get("status") == "ok" for s in states)
+    settings = request.app.state.settings
+    # How answers are written: `make run`'s banner says it, so nobody mistakes quotes for prose.
+    answers = {"answers": "llm", "llm_model": settings.llm_model} if settings.llm_url \
+        else {"answers": "extractive"}
     return {"status": "ok" if ready else "degraded", "services": services,
-            "gateway": {"instance": request.app.state.settings.instance_id}}
+            "gateway": {"instance": settings.instance_id, **answers}}
