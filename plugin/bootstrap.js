@@ -1,5 +1,6 @@
-/* Zocrates: Zotero 7 bootstrap. Registers the chrome:// package, loads the hooks and only
-   dispatches to them; every registration the hooks make is undone on shutdown. */
+/* Zocrates: Zotero bootstrap (Zotero 7 to 10, manifest.json's range). Registers the chrome://
+   package, loads the hooks and only dispatches to them; every registration the hooks make is
+   undone on shutdown. */
 /* global Components, Services, Zotero, ChromeUtils */
 var chromeHandle;
 var scope;

@@ -1,4 +1,4 @@
-// Default preferences (Zotero 7 reads this file from the plugin root). The names and
+// Default preferences (Zotero 7 and later read this file from the plugin root). The names and
 // defaults are defined once, in content/zotero/prefs.js; keep the two in step (a test checks).
 pref("extensions.zocrates.serverUrl", "http://127.0.0.1:8000");
 pref("extensions.zocrates.token", "");

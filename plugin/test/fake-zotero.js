@@ -1,6 +1,7 @@
-// A fake of the subset of Zotero 7's API the plugin calls, for the Node tests. It keeps the
-// real signatures and the behaviours the plugin depends on, read from Zotero's source
-// (github.com/zotero/zotero, chrome/content/zotero/xpcom/...); each part names its file.
+// A fake of the subset of Zotero's API the plugin calls, for the Node tests. It keeps the real
+// signatures and the behaviours the plugin depends on, read from Zotero's source
+// (github.com/zotero/zotero, chrome/content/zotero/xpcom/...); each part names its file. What
+// differs between Zotero 7 and 10 follows createFakeZotero({version}).
 // Files live on the real disk (a temp data directory) through IOUtils/PathUtils fakes, so
 // hashing and uploads read real bytes. Libraries: My Library, group libraries and feeds as
 // library records (Zotero.Libraries, Zotero.Groups); feed items are not modelled. Not
@@ -54,9 +55,9 @@ export function fakeIOUtils() {
       writeFileSync(path, data);
       return data.byteLength;
     },
-    async readJSON(path) {
+    async readUTF8(path) {
       if (!existsSync(path)) throw missing(path);
-      return JSON.parse(readFileSync(path, "utf8"));
+      return readFileSync(path, "utf8");
     },
     async writeJSON(path, value, { tmpPath } = {}) {
       const text = JSON.stringify(value);
@@ -97,20 +98,36 @@ export function fakePathUtils(tempDir) {
 }
 
 /**
- * A fresh Zotero with an empty user library in a temp data directory.
- * `fake.errors` collects Zotero.logError() calls (misuse the real Zotero only logs).
+ * The Zotero releases the plugin was checked against (docs/plugin.md, "Zotero versions"); the
+ * manifest's range must cover them all. The tests of version-dependent code run on each.
  */
-export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zotero-")) } = {}) {
-  const Zotero = { errors: [], debugLog: [], dataDir };
+export const ZOTERO_VERSIONS = ["7.0.32", "8.0.5", "9.0.6", "10.0.0"];
+
+/**
+ * A fresh Zotero with an empty user library in a temp data directory. `version` (default
+ * "7.0.32", Zotero 7's behaviour) picks what differs between releases: Zotero.version and the
+ * pane of fakeZoteroPane().
+ * `fake.errors` collects Zotero.logError() calls (misuse the real Zotero only logs), and
+ * `fake.warnings` Zotero.warn() calls (what Zotero warns about still works, but is misuse too).
+ */
+export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zotero-")), version = "7.0.32" } = {}) {
+  const Zotero = { errors: [], warnings: [], debugLog: [], dataDir, version };
   const store = new Map(); // id -> Item
   let nextID = 1;
   Zotero.debug = (msg) => Zotero.debugLog.push(String(msg));
   Zotero.logError = (err) => Zotero.errors.push(err instanceof Error ? err : new Error(String(err)));
+  Zotero.warn = (err) => Zotero.warnings.push(err instanceof Error ? err : new Error(String(err)));
   Zotero.Libraries = createLibraries(Zotero);
   Zotero.Groups = createGroups(Zotero);
   Zotero.DataDirectory = { dir: dataDir };
   mkdirSync(join(dataDir, "storage"), { recursive: true });
   Zotero.getStorageDirectory = () => ({ path: join(dataDir, "storage") });
+  // xpcom/zotero.js getTempDirectory(): an nsIFile of <system temp>/Zotero, created on demand.
+  Zotero.getTempDirectory = () => {
+    const path = join(dataDir, "tmp");
+    mkdirSync(path, { recursive: true });
+    return { path };
+  };
 
   // chrome/content/zotero/xpcom/utilities (Zotero.Utilities.generateObjectKey): 8 characters
   // from an alphabet without 0, 1 and O.
@@ -674,35 +691,79 @@ function createGroups(Zotero) {
 }
 
 /**
- * The collection tree's selection as Zotero 7's ZoteroPane reports it (chrome/content/zotero/
- * zoteroPane.js getSelectedLibraryID / getSelectedCollection, answered by collectionTree.jsx):
- * the library of the focused row (a library row, or a collection's library), and that row's
- * Zotero.Collection, undefined on a library row. collectionsView.selectLibrary(libraryID) and
- * selectCollection(id) move the selection, as in collectionTree.jsx. (Zotero 10 replaced both
- * getters with plural ones; the plugin's manifest stops at Zotero 7.)
+ * The Zotero pane's collection-tree selection and item selection, as the `Zotero.version` of
+ * the fake Zotero has them (chrome/content/zotero/zoteroPane.js and collectionTree.jsx):
+ *
+ * - Zotero 7 to 9: one focused row. getSelectedLibraryID() is its library (a library row, or a
+ *   collection's library); getSelectedCollection(asID) its Zotero.Collection, undefined on a
+ *   library row.
+ * - Zotero 10: several rows may be selected. getSelectedLibraryIDs() lists their libraries in
+ *   tree order (My Library first, then the groups by name), getSelectedCollections(asID) their
+ *   collections; the singular getters throw, word for word as Zotero 10's do.
+ * - selectItem: Zotero 7 takes (itemID, inLibraryRoot); Zotero 8 and later (itemID, options)
+ *   and warn when given a boolean (then read as {inLibraryRoot}). `pane.selectedItems` records
+ *   `{itemID, inLibraryRoot}`.
+ *
+ * collectionsView.selectLibrary(libraryID) and selectCollection(id) select one row, as in
+ * collectionTree.jsx; the test helper collectionsView.addToSelection(collectionID) stands for a
+ * Ctrl-click on Zotero 10.
  */
 export function fakeZoteroPane(Zotero) {
-  let row = { libraryID: Zotero.Libraries.userLibraryID, collectionID: null };
-  return {
+  const major = Number(String(Zotero.version || "7").split(".")[0]);
+  let rows = [{ libraryID: Zotero.Libraries.userLibraryID, collectionID: null }];
+  const treeOrder = (libraryID) => Zotero.Libraries.getAll().findIndex((l) => l.libraryID === libraryID);
+  const collectionOf = (row, asID) => (asID ? row.collectionID : Zotero.Collections.get(row.collectionID));
+  const pane = {
+    selectedItems: [],
     collectionsView: {
       async selectLibrary(libraryID = 1) {
         if (!Zotero.Libraries.get(libraryID)) return false;
-        row = { libraryID, collectionID: null };
+        rows = [{ libraryID, collectionID: null }];
         return true;
       },
       async selectCollection(id) {
         const collection = Zotero.Collections.get(id);
         if (!collection) return false;
-        row = { libraryID: collection.libraryID, collectionID: id };
+        rows = [{ libraryID: collection.libraryID, collectionID: id }];
         return true;
       },
-    },
-    getSelectedLibraryID: () => row.libraryID,
-    getSelectedCollection: (asID) => {
-      if (!row.collectionID) return undefined;
-      return asID ? row.collectionID : Zotero.Collections.get(row.collectionID);
+      addToSelection(id) {
+        if (major < 10) throw new Error(`Zotero ${Zotero.version}'s collection tree selects one row`);
+        const collection = Zotero.Collections.get(id);
+        rows.push({ libraryID: collection.libraryID, collectionID: id });
+      },
     },
   };
+  if (major >= 10) {
+    pane.getSelectedLibraryID = () => {
+      throw new Error("ZoteroPane.getSelectedLibraryID() was removed "
+        + "-- use ZoteroPane.getSelectedLibraryIDs()");
+    };
+    pane.getSelectedLibraryIDs = () => [...new Set(rows.map((r) => r.libraryID))].sort((a, b) => treeOrder(a) - treeOrder(b));
+    pane.getSelectedCollection = () => {
+      throw new Error("ZoteroPane.getSelectedCollection() was removed "
+        + "-- use ZoteroPane.getSelectedCollections()");
+    };
+    pane.getSelectedCollections = (asID) => rows.filter((r) => r.collectionID).map((r) => collectionOf(r, asID));
+  } else {
+    pane.getSelectedLibraryID = () => rows[0].libraryID;
+    pane.getSelectedCollection = (asID) => (rows[0].collectionID ? collectionOf(rows[0], asID) : undefined);
+  }
+  if (major >= 8) {
+    pane.selectItem = async (itemID, options = {}) => {
+      if (typeof options === "boolean") {
+        Zotero.warn("ZoteroPane.selectItems() now takes an 'options' object -- update your code");
+        options = { inLibraryRoot: options };
+      }
+      pane.selectedItems.push({ itemID, inLibraryRoot: Boolean(options.inLibraryRoot) });
+      return true;
+    };
+  } else {
+    pane.selectItem = async (itemID, inLibraryRoot) => {
+      pane.selectedItems.push({ itemID, inLibraryRoot: Boolean(inLibraryRoot) });
+    };
+  }
+  return pane;
 }
 
 /** The `window` a host module sees inside Zotero: IOUtils, PathUtils, WebCrypto, fetch. */

@@ -1,4 +1,5 @@
-// The Zotero 7 plugin package: manifest, bootstrap entry points, prefs, and the built .xpi.
+// The Zotero plugin package (Zotero 7 to 10): manifest, bootstrap entry points, hooks, prefs,
+// and the built .xpi.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, mkdtempSync, existsSync } from "node:fs";
@@ -6,11 +7,56 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import vm from "node:vm";
 import { build, zipNames } from "../scripts/build.mjs";
+import { createFakeZotero, ZOTERO_VERSIONS } from "./fake-zotero.js";
 
 const root = new URL("..", import.meta.url).pathname;
 const read = (p) => readFileSync(join(root, p), "utf8");
 
-test("manifest is valid for Zotero 7", () => {
+/**
+ * Mozilla's toolkit version order, for the versions Zotero and its manifests use: dotted
+ * numbers, a missing part is 0, "*" is above any number ("10.*" is above 10.99.1, below 11.0).
+ */
+function compareVersions(a, b) {
+  const parts = (v) => String(v).split(".").map((p) => (p === "*" ? Infinity : Number(p)));
+  const [x, y] = [parts(a), parts(b)];
+  for (let i = 0; i < Math.max(x.length, y.length); i += 1) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d) return Math.sign(d);
+  }
+  return 0;
+}
+
+test("manifest's Zotero range: every version checked (7.0 to 10.x), not an unchecked future major", () => {
+  const { strict_min_version: min, strict_max_version: max } = JSON.parse(read("manifest.json")).applications.zotero;
+  const inRange = (v) => compareVersions(v, min) >= 0 && compareVersions(v, max) <= 0;
+  assert.deepEqual(ZOTERO_VERSIONS, ["7.0.32", "8.0.5", "9.0.6", "10.0.0"]);
+  for (const version of [...ZOTERO_VERSIONS, "7.0", "7.0.0", "8.0", "9.1.2", "10.0.1", "10.5"]) assert.ok(inRange(version), `Zotero ${version} refused by ${min}–${max}`);
+  assert.equal(max, "10.*", "the newest major checked (docs/plugin.md, Zotero versions)");
+  for (const version of ["6.0.30", "11.0", "11.0.0"]) assert.ok(!inRange(version), `Zotero ${version} accepted by ${min}–${max}`);
+});
+
+test("hooks register the preferences pane under a fixed id the sidebar opens", async () => {
+  const Zotero = createFakeZotero();
+  const registered = [];
+  const unregistered = [];
+  Zotero.PreferencePanes = {
+    register: async (options) => { registered.push(options); return options.id || "plugin-pane-random"; },
+    unregister: (id) => unregistered.push(id),
+  };
+  Zotero.Users = { getCurrentUsername: () => "" };
+  Zotero.getMainWindows = () => [];
+  const scope = { Zotero };
+  vm.runInNewContext(`${read("content/zotero/prefs.js")}\n${read("content/zotero/hooks.js")}\nthis.ZocratesHooks = ZocratesHooks;`, scope);
+  await scope.ZocratesHooks.onStartup({ pluginID: "zocrates@zocrates.org", rootURI: "jar:file:///zocrates.xpi!/", version: "0.1.0" });
+  assert.equal(registered[0].id, "zocrates-prefpane");
+  assert.equal(registered[0].pluginID, "zocrates@zocrates.org");
+  assert.equal(Zotero.Zocrates.prefPaneID, "zocrates-prefpane");
+  scope.ZocratesHooks.onShutdown();
+  assert.deepEqual(unregistered, ["zocrates-prefpane"]);
+  assert.equal(Zotero.Zocrates, undefined);
+});
+
+test("manifest is valid for Zotero", () => {
   const m = JSON.parse(read("manifest.json"));
   assert.equal(m.manifest_version, 2);
   assert.ok(m.name && /^\d+\.\d+\.\d+$/.test(m.version));

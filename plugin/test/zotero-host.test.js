@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import vm from "node:vm";
-import { createFakeZotero, fakeIOUtils, fakeWindow, fakeZoteroPane } from "./fake-zotero.js";
+import { createFakeZotero, fakeIOUtils, fakeWindow, fakeZoteroPane, ZOTERO_VERSIONS } from "./fake-zotero.js";
 import { fakeGateway } from "./fake-gateway.js";
 import { createHost } from "../content/host/zotero.js";
 import { createLibrarySync, fileStore, memoryStore } from "../content/host/zotero-library.js";
@@ -14,8 +14,8 @@ import { createLibrarySync, fileStore, memoryStore } from "../content/host/zoter
 const PDF = readFileSync(new URL("../../../shared/fixtures/pdfs/cermine/test1.pdf", import.meta.url));
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
 
-function zoteroWithPlugin() {
-  const Zotero = createFakeZotero();
+function zoteroWithPlugin({ version } = {}) {
+  const Zotero = createFakeZotero({ version });
   const ctx = {};
   vm.runInNewContext(`${readFileSync(new URL("../content/zotero/prefs.js", import.meta.url), "utf8")}\nthis.ZocratesPrefs = ZocratesPrefs;`, ctx);
   // What hooks.js onStartup puts there.
@@ -158,8 +158,8 @@ function withLab(Zotero, group = {}) {
   return { pane, lab, reading, methods };
 }
 
-test("import targets: My Library and editable groups with their collections; the pane's selection is the default", async () => {
-  const { Zotero, host } = zoteroWithPlugin();
+for (const version of ZOTERO_VERSIONS) test(`import targets on Zotero ${version}: My Library and editable groups with their collections; the pane's selection is the default`, async () => {
+  const { Zotero, host } = zoteroWithPlugin({ version });
   const { pane, lab, methods } = withLab(Zotero);
   const mine = Zotero.createCollection("Inbox");
   const shared = Zotero.Libraries.addGroup({ groupID: 12, name: "Read-only club", editable: false });
@@ -188,6 +188,44 @@ test("import targets: My Library and editable groups with their collections; the
   assert.deepEqual(targets.map((t) => t.selected), [true, false]);
   assert.ok(targets.flatMap((t) => t.collections).every((c) => !c.selected));
   assert.ok(!targets.flatMap((t) => t.collections).some((c) => c.id === String(sharedCollection.id)), "a read-only group's collection is never offered");
+  assert.deepEqual([Zotero.errors, Zotero.warnings], [[], []]);
+});
+
+test("the fake pane of Zotero 10: the singular getters throw as Zotero 10's do, the plural ones answer", async () => {
+  const Zotero = createFakeZotero({ version: "10.0.0" });
+  const { pane, lab, reading } = withLab(Zotero);
+  assert.throws(() => pane.getSelectedLibraryID(), /^Error: ZoteroPane\.getSelectedLibraryID\(\) was removed -- use ZoteroPane\.getSelectedLibraryIDs\(\)$/);
+  assert.throws(() => pane.getSelectedCollection(), /^Error: ZoteroPane\.getSelectedCollection\(\) was removed -- use ZoteroPane\.getSelectedCollections\(\)$/);
+  await pane.collectionsView.selectCollection(reading.id);
+  assert.deepEqual([pane.getSelectedLibraryIDs(), pane.getSelectedCollections(true)], [[lab.libraryID], [reading.id]]);
+  const seven = fakeZoteroPane(createFakeZotero({ version: "7.0.32" }));
+  assert.equal(seven.getSelectedLibraryIDs, undefined, "Zotero 7 has no plural getters");
+  assert.equal(seven.getSelectedLibraryID(), 1);
+});
+
+test("import targets on Zotero 10 with several rows selected: the first offered library in tree order, its first selected collection", async () => {
+  const { Zotero, host } = zoteroWithPlugin({ version: "10.0.0" });
+  const { pane, lab, reading, methods } = withLab(Zotero);
+  const club = Zotero.Libraries.addGroup({ groupID: 12, name: "A read-only club", editable: false });
+  const picks = Zotero.createCollection("Picks", null, club.libraryID);
+  const inbox = Zotero.createCollection("Inbox");
+
+  // A lab collection, then one of My Library: My Library comes first in the tree.
+  await pane.collectionsView.selectCollection(methods.id);
+  pane.collectionsView.addToSelection(inbox.id);
+  let targets = await host.listImportTargets();
+  assert.deepEqual(targets.map((t) => t.selected), [true, false]);
+  assert.deepEqual(targets[0].collections.filter((c) => c.selected).map((c) => c.name), ["Inbox"]);
+  assert.ok(targets[1].collections.every((c) => !c.selected));
+
+  // A read-only group first in the tree (not offered), then two lab collections: the lab, its first.
+  await pane.collectionsView.selectCollection(picks.id);
+  pane.collectionsView.addToSelection(reading.id);
+  pane.collectionsView.addToSelection(methods.id);
+  targets = await host.listImportTargets();
+  assert.deepEqual(targets.map((t) => t.selected), [false, true]);
+  assert.deepEqual(targets[1].collections.filter((c) => c.selected).map((c) => c.name), ["Reading"]);
+  assert.deepEqual([Zotero.errors, Zotero.warnings], [[], []]);
 });
 
 test("import into a group library's collection: items, collection membership and PDFs in the group", async () => {
@@ -409,12 +447,34 @@ test("local mode: the server reads zotero.sqlite, so the plugin sends nothing", 
 
 /** The UI parts openInReader/selectInLibrary reach (reader tabs, the items pane), recorded. */
 function withPane(Zotero) {
-  const seen = { opened: [], selected: [], tabs: [] };
+  const seen = { opened: [], tabs: [] };
+  const pane = fakeZoteroPane(Zotero);
   Zotero.Reader = { open: async (itemID) => { seen.opened.push(itemID); return null; } };
-  Zotero.getActiveZoteroPane = () => ({ selectItem: async (itemID) => { seen.selected.push(itemID); return true; } });
+  Zotero.getActiveZoteroPane = () => pane;
   Zotero.getMainWindow = () => ({ Zotero_Tabs: { select: (id) => seen.tabs.push(id) } });
+  Object.defineProperty(seen, "selected", { get: () => pane.selectedItems.map((s) => s.itemID) });
+  seen.pane = pane;
   return seen;
 }
+
+for (const version of ZOTERO_VERSIONS) test(`select in library on Zotero ${version}: the item in its library, never the library root, no warning`, async () => {
+  const { Zotero, host } = zoteroWithPlugin({ version });
+  const seen = withPane(Zotero);
+  const { item, attachment } = await Zotero.addItem({ fields: { title: "Mine" }, file: { bytes: PDF, name: "mine.pdf" } });
+  await host.selectInLibrary(attachment.key);
+  assert.deepEqual(seen.pane.selectedItems, [{ itemID: item.id, inLibraryRoot: false }]);
+  assert.deepEqual(seen.tabs, ["zotero-pane"]);
+  assert.deepEqual([Zotero.errors, Zotero.warnings], [[], []], "Zotero 8+ warns when selectItem gets a boolean");
+});
+
+test("Settings opens the plugin's own preferences pane, by the id it was registered under", () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  const opened = [];
+  Zotero.Utilities = { Internal: { openPreferences: (paneID, options) => opened.push([paneID, options]) } };
+  Zotero.Zocrates.prefPaneID = "zocrates-prefpane";
+  host.openSettings();
+  assert.deepEqual(opened, [["zocrates-prefpane", undefined]]);
+});
 
 test("citations open and select in their own library: My Library, a group, a group left since", async () => {
   const { Zotero, host } = zoteroWithPlugin();

@@ -18,7 +18,8 @@ export function fileStore(IOUtils, path) {
   return {
     async load() {
       try {
-        return await IOUtils.readJSON(path);
+        // readUTF8, not readJSON: Zotero 7.0.32 itself uses readUTF8 (osfile.mjs), so Firefox 115 has it.
+        return JSON.parse(await IOUtils.readUTF8(path));
       } catch {
         return null;
       }

@@ -5,6 +5,7 @@
 import { findOutlineTarget } from "../core/outline.js";
 import { zoteroItemData } from "../core/candidates.js";
 import { createLibrarySync, fileStore, serverLibraryId, summaryLine, zoteroLibraryID } from "./zotero-library.js";
+import { selectedCollections, selectedLibraryIDs, selectItemInPane } from "./zotero-compat.js";
 
 export function createHost(window, Zotero = window.parent.Zotero) {
   const prefs = Zotero.Zocrates.prefs;
@@ -83,7 +84,8 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       const undo = prefs.observe("fontSize", callback);
       window.addEventListener("unload", undo, { once: true });
     },
-    openSettings: () => Zotero.Utilities.Internal.openPreferences("zocrates@zocrates.org"),
+    // The pane's id, which hooks.js registered it under (a plugin id is no pane id).
+    openSettings: () => Zotero.Utilities.Internal.openPreferences(Zotero.Zocrates.prefPaneID),
     politeEmail: () => prefs.get("politeEmail"),
     onPoliteEmailChange: (callback) => {
       const undo = prefs.observe("politeEmail", callback);
@@ -131,21 +133,22 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       let item = await itemByKey(itemKey, libraryId);
       if (item.isAttachment() && item.parentItemID) item = Zotero.Items.get(item.parentItemID);
       mainWindow().Zotero_Tabs?.select("zotero-pane");
-      await pane().selectItem(item.id, false, true);
+      await selectItemInPane(pane(), item.id);
     },
 
     /**
      * Where an import may go: My Library and every group library the user may edit (no feeds,
      * no read-only groups), each with its collections ("Parent › Child"). Selected by default:
-     * the library and collection selected in the Zotero pane when that library is one of these,
-     * else My Library without a collection. `libraryId` is the server's form ("user",
-     * "group-<groupID>"); `filesEditable` false means the group takes no files.
+     * the first library selected in the Zotero pane that is one of these (Zotero 10 allows
+     * several), and its first selected collection; else My Library without a collection.
+     * `libraryId` is the server's form ("user", "group-<groupID>"); `filesEditable` false
+     * means the group takes no files.
      */
     async listImportTargets() {
-      const selectedLibraryID = pane()?.getSelectedLibraryID?.();
-      const selectedCollection = pane()?.getSelectedCollection?.();
       const libraries = importLibraries();
-      const defaultID = libraries.some((l) => l.libraryID === selectedLibraryID) ? selectedLibraryID : Zotero.Libraries.userLibraryID;
+      const offered = (libraryID) => libraries.some((l) => l.libraryID === libraryID);
+      const defaultID = selectedLibraryIDs(pane()).find(offered) ?? Zotero.Libraries.userLibraryID;
+      const defaultCollection = selectedCollections(pane()).find((c) => c.libraryID === defaultID);
       const path = (c) => (c.parentID ? `${path(Zotero.Collections.get(c.parentID))} › ${c.name}` : c.name);
       return libraries.map((library) => ({
         libraryID: library.libraryID,
@@ -156,7 +159,7 @@ export function createHost(window, Zotero = window.parent.Zotero) {
         collections: Zotero.Collections.getByLibrary(library.libraryID, true).map((c) => ({
           id: String(c.id),
           name: path(c),
-          selected: library.libraryID === defaultID && Boolean(selectedCollection) && selectedCollection.id === c.id,
+          selected: c.id === defaultCollection?.id,
         })),
       }));
     },
@@ -249,7 +252,8 @@ export function createHost(window, Zotero = window.parent.Zotero) {
           const digest = [...new Uint8Array(await window.crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
           if (digest !== file.sha256) throw new Error("the downloaded PDF does not match the server's checksum");
         }
-        const path = window.PathUtils.join(window.PathUtils.tempDir, `zocrates-${file.sha256 || candidate.candidate_id}.pdf`);
+        // Zotero's temp directory: a Zotero API on every version checked (docs/plugin.md).
+        const path = window.PathUtils.join(Zotero.getTempDirectory().path, `zocrates-${file.sha256 || candidate.candidate_id}.pdf`);
         await window.IOUtils.write(path, bytes);
         staged.set(candidate.candidate_id, path);
       } catch (exc) {

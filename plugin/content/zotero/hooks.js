@@ -3,6 +3,7 @@
 /* global Zotero, ZocratesPrefs, ZocratesPane, rootURI, pluginID, version */
 /* exported ZocratesHooks */
 var ZocratesHooks = (function () {
+  const PREF_PANE_ID = "zocrates-prefpane";
   const undo = [];
 
   async function onStartup(scope) {
@@ -25,7 +26,10 @@ var ZocratesHooks = (function () {
     }
     prefs.detectPoliteEmail(username);
 
+    // A fixed id, so "Settings" in the sidebar can open this pane (Zotero makes up a random
+    // one otherwise; xpcom/preferencePanes.js, register(), 7.0 to 10.0).
     const paneID = await Zotero.PreferencePanes.register({
+      id: PREF_PANE_ID,
       pluginID: scope.pluginID,
       src: scope.rootURI + "content/zotero/preferences.xhtml",
       scripts: [scope.rootURI + "content/zotero/preferences.js"],
@@ -33,6 +37,7 @@ var ZocratesHooks = (function () {
       label: "Zocrates",
       image: scope.rootURI + "content/icons/zocrates.svg",
     });
+    Zotero.Zocrates.prefPaneID = paneID;
     undo.push(() => Zotero.PreferencePanes.unregister?.(paneID));
 
     for (const win of Zotero.getMainWindows()) onMainWindowLoad(win);
