@@ -8,14 +8,12 @@ session, and that Ctrl-C leaves no process behind.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import psutil
