@@ -21,15 +21,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from zocrates_runtime.zotero_snapshot import snapshot_database
-
-from zocrates_discovery.normalize import (
+from zocrates_contracts.identifiers import (
     arxiv_of_doi,
     doi_in_extra,
     doi_in_url,
     find_arxiv_ids,
     normalize_doi,
 )
+from zocrates_runtime.zotero_snapshot import snapshot_database
 
 _NOT_ITEMS = ("attachment", "note", "annotation")
 

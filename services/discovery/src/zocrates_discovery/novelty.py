@@ -28,14 +28,14 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from zocrates_contracts import Candidate, DroppedCandidate
-from zocrates_discovery.library import LibraryItem
-from zocrates_discovery.normalize import (
+from zocrates_contracts.identifiers import (
     ARXIV_DOI_PREFIX,
     arxiv_of_doi,
     normalize_arxiv,
     normalize_doi,
     normalize_title,
 )
+from zocrates_discovery.library import LibraryItem
 
 DEFAULT_TITLE_SIMILARITY = 0.88
 

@@ -55,17 +55,14 @@ from zocrates_discovery.http import (
     Unreachable,
     UpstreamTimeout,
 )
-from zocrates_discovery.library import LibraryItem, LibraryReadError, database_path, read_library_items
-from zocrates_discovery.normalize import (
+from zocrates_contracts.identifiers import (
     QueryIdentifiers,
     arxiv_doi,
     arxiv_of_doi,
-    doi_in_extra,
-    doi_in_url,
-    find_arxiv_ids,
     identifiers_in_query,
-    normalize_doi,
+    item_identifiers,
 )
+from zocrates_discovery.library import LibraryItem, LibraryReadError, database_path, read_library_items
 from zocrates_discovery.novelty import LibraryIndex, filter_novel
 from zocrates_discovery.providers.abstracts import AbstractBackfill
 from zocrates_discovery.providers.crossref import Crossref
@@ -150,9 +147,8 @@ def _merge(works: list[Work]) -> list[Work]:
 def synced_identity(item: SyncedItem) -> LibraryItem:
     """The identifiers of a synced item, found where the Zotero reader finds them (DOI field,
     Extra, a doi.org URL; arXiv ids in Extra, the URL or an arXiv DOI)."""
-    dois = [d for d in dict.fromkeys((normalize_doi(item.doi), doi_in_url(item.url), doi_in_extra(item.extra))) if d]
-    arxiv = [*find_arxiv_ids(item.extra), *find_arxiv_ids(item.url), *filter(None, map(arxiv_of_doi, dois))]
-    return LibraryItem(item.key, item.title, tuple(dois), tuple(dict.fromkeys(arxiv)))
+    found = item_identifiers(item.doi, [item.url], item.extra)
+    return LibraryItem(item.key, item.title, found.dois, found.arxiv_ids)
 
 
 class DiscoveryService:

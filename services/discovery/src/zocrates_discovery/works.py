@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from zocrates_contracts import Candidate
-from zocrates_discovery.normalize import normalize_title
+from zocrates_contracts.identifiers import normalize_title
 
 _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
 

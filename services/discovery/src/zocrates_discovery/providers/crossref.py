@@ -11,10 +11,10 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from zocrates_contracts.identifiers import arxiv_of_doi, normalize_doi
 from zocrates_discovery.config import DiscoverySettings
 from zocrates_discovery.contact import contact_email
 from zocrates_discovery.http import Http
-from zocrates_discovery.normalize import arxiv_of_doi, normalize_doi
 from zocrates_discovery.works import Work
 
 _JATS_TITLE = re.compile(r"<jats:title>.*?</jats:title>", re.DOTALL)

@@ -10,9 +10,9 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from zocrates_contracts.identifiers import arxiv_of_doi, normalize_arxiv, normalize_doi
 from zocrates_discovery.config import DiscoverySettings
 from zocrates_discovery.http import Http
-from zocrates_discovery.normalize import arxiv_of_doi, normalize_arxiv, normalize_doi
 from zocrates_discovery.works import Work
 
 FIELDS = "title,authors,year,venue,journal,externalIds,abstract,citationCount,openAccessPdf"

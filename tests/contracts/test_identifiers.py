@@ -2,15 +2,18 @@ from __future__ import annotations
 
 import pytest
 
-from zocrates_discovery.normalize import (
+from zocrates_contracts.identifiers import (
     arxiv_of_doi,
     doi_in_extra,
     doi_in_url,
     find_arxiv_ids,
     find_dois,
+    find_pmids,
     identifiers_in_query,
+    item_identifiers,
     normalize_arxiv,
     normalize_doi,
+    normalize_pmid,
     normalize_title,
 )
 
@@ -91,3 +94,32 @@ def test_pasted_identifiers_are_found_in_a_query():
     assert identifiers_in_query("2304.05376").arxiv_ids == ("2304.05376",)
     assert identifiers_in_query("https://openalex.org/W4396723768").openalex_ids == ("W4396723768",)
     assert not identifiers_in_query("retrieval augmented generation for chemistry")
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("20205926", "20205926"),
+    ("PMID: 20205926", "20205926"),
+    ("pmid20205926", "20205926"),
+    ("https://pubmed.ncbi.nlm.nih.gov/20205926/", "20205926"),
+    ("https://www.ncbi.nlm.nih.gov/pubmed/20205926", "20205926"),
+])
+def test_pubmed_ids_normalise_to_their_digits(raw, expected):
+    assert normalize_pmid(raw) == expected
+
+
+def test_a_number_is_a_pmid_in_text_only_when_marked_as_one():
+    assert find_pmids("387 pairs of twins, PMID: 20205926; see also PMID 31234567") == ["20205926", "31234567"]
+    assert find_pmids("we enrolled 20205926 people") == []
+    assert normalize_pmid("0123") is None and normalize_pmid("abc") is None
+
+
+def test_an_items_identifiers_are_found_where_zotero_keeps_them():
+    found = item_identifiers("https://doi.org/10.1186/1752-2897-4-1",
+                             ["https://arxiv.org/abs/2203.00130v1", None],
+                             "arXiv: 2203.00130 [cs.CL]\nPMID: 20205926\nDOI: 10.1186/1752-2897-4-1")
+    assert found.dois == ("10.1186/1752-2897-4-1",)
+    assert found.arxiv_ids == ("2203.00130",)
+    assert found.pmids == ("20205926",)
+    preprint = item_identifiers(None, ["https://doi.org/10.48550/arXiv.2304.05376"])
+    assert preprint.dois == ("10.48550/arxiv.2304.05376",) and preprint.arxiv_ids == ("2304.05376",)
+    assert item_identifiers() == type(found)()

@@ -1,10 +1,13 @@
-"""Identifier and title normalisation, shared by the library index, the novelty filter and the providers.
+"""Identifier and title normalisation: one canonical form for every service that compares them
+(retrieval's library lookup, discovery's library index, novelty filter and providers, the
+gateway reading a message).
 
 DOIs are case-insensitive (the DOI Handbook), so the canonical form is lower case without any
 resolver prefix (`https://doi.org/`, `doi:`, `info:doi/`) and URL-decoded. arXiv ids lose their
 version (`v2`), so a preprint matches every version of itself; old-style ids keep their archive
 (`hep-th/9901001`) but lose the optional subject class (`math.GT/0309136` is `math/0309136`).
-An arXiv DOI (`10.48550/arXiv.<id>`) is both a DOI and an arXiv id. Titles are compared the way
+An arXiv DOI (`10.48550/arXiv.<id>`) is both a DOI and an arXiv id. PubMed ids are digits
+(Zotero keeps them in Extra as `PMID: 12345678`). Titles are compared the way
 Zotero's duplicate finder does: diacritics removed, every run of punctuation or space one space,
 lower case (markup from Crossref or OpenAlex titles is dropped first).
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -31,6 +35,12 @@ _ARXIV_IN_TEXT_RE = re.compile(
     re.IGNORECASE,
 )
 _ARXIV_BARE_RE = re.compile(rf"^\s*{_ARXIV_ID}(?:\.pdf)?\s*$", re.IGNORECASE)
+
+# A PMID counts when it is marked as one: `PMID: 123`, `PMID123`, a PubMed URL.
+_PMID_RE = re.compile(
+    r"(?:\bPMID\s*:?\s*|pubmed\.ncbi\.nlm\.nih\.gov/|ncbi\.nlm\.nih\.gov/pubmed/)(?P<id>[1-9]\d{0,8})\b",
+    re.IGNORECASE,
+)
 
 _TAG_RE = re.compile(r"<[^>]+>")
 _NON_WORD_RE = re.compile(r"[\W_]+")
@@ -118,6 +128,44 @@ def arxiv_of_doi(doi: str | None) -> str | None:
     if doi and doi.lower().startswith(ARXIV_DOI_PREFIX):
         return normalize_arxiv(doi)
     return None
+
+
+def find_pmids(text: str | None) -> list[str]:
+    """Every PubMed id that `text` marks as one (`PMID: ...`, a PubMed URL), in order, once each."""
+    if not text:
+        return []
+    return list(dict.fromkeys(m.group("id") for m in _PMID_RE.finditer(text)))
+
+
+def normalize_pmid(value: str | None) -> str | None:
+    """The PubMed id in `value`: bare digits, `PMID: ...` or a PubMed URL; None if there is none."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit() and 0 < len(text) <= 9 and text[0] != "0":
+        return text
+    found = find_pmids(text)
+    return found[0] if found else None
+
+
+@dataclass(frozen=True)
+class ItemIdentifiers:
+    """The identifiers of one Zotero item, canonical, each once."""
+
+    dois: tuple[str, ...] = ()
+    arxiv_ids: tuple[str, ...] = ()
+    pmids: tuple[str, ...] = ()
+
+
+def item_identifiers(doi: str | None = None, urls: Iterable[str | None] = (), extra: str | None = None) -> ItemIdentifiers:
+    """An item's identifiers where Zotero users keep them: the DOI field, a `DOI: ...` line in
+    Extra (item types without a DOI field), doi.org URLs; arXiv ids in Extra (`arXiv:2203.00130 [cs]`),
+    in arxiv.org URLs (the item's and its attachments') and in arXiv DOIs; PMIDs in Extra."""
+    urls = [u for u in urls if u]
+    dois = [d for d in (normalize_doi(doi), doi_in_extra(extra), *map(doi_in_url, urls)) if d]
+    arxiv = [*find_arxiv_ids(extra), *(a for u in urls for a in find_arxiv_ids(u)),
+             *filter(None, map(arxiv_of_doi, dois))]
+    return ItemIdentifiers(tuple(dict.fromkeys(dois)), tuple(dict.fromkeys(arxiv)), tuple(find_pmids(extra)))
 
 
 @dataclass(frozen=True)
