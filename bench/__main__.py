@@ -4,11 +4,15 @@ Each `bench/bench_<area>.py` defines `run() -> str`, returning a markdown sectio
 heading, what was measured, a table of medians/percentiles, the target and whether it was
 met). Modules run in name order; `python -m bench <area> ...` runs a subset and merges the
 sections into the existing file, so one area can be re-measured without the others.
+Options after the areas (`--name value`) are passed to the `run()` of each area named, which
+must take them (`python -m bench answers --split design`); a `run()` that returns None has
+printed its own report and leaves its section of the file as it was.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import platform
 import re
@@ -39,10 +43,33 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}){mem}, Python {platform.python_version()}, {platform.system()}"
 
 
+def parse_args(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Area names, and the `--name value` (or `--name=value`) options."""
+    areas: list[str] = []
+    options: dict[str, str] = {}
+    args = iter(argv)
+    for arg in args:
+        if not arg.startswith("--"):
+            areas.append(arg)
+            continue
+        name, _, value = arg[2:].partition("=")
+        if not value and (value := next(args, None)) is None:
+            raise SystemExit(f"bench: {arg} needs a value")
+        options[name.replace("-", "_")] = value
+    return areas, options
+
+
 def main(argv: list[str]) -> int:
+    areas, options = parse_args(argv)
     names = sorted(p.stem for p in (ROOT / "bench").glob("bench_*.py"))
-    wanted = [n for n in names if not argv or n.removeprefix("bench_") in argv]
+    wanted = [n for n in names if not areas or n.removeprefix("bench_") in areas]
+    for name in wanted if options else ():
+        params = inspect.signature(importlib.import_module(f"bench.{name}").run).parameters
+        if unknown := sorted(set(options) - set(params)):
+            raise SystemExit(f"bench: {name.removeprefix('bench_')} takes no option "
+                             f"{', '.join('--' + o for o in unknown)}")
     sections: dict[str, str] = {}
+    written = False
     if OUT.exists():  # keep sections of areas not re-run
         parts = re.split(r"(?m)^<!-- bench:(\w+) -->$\n?", OUT.read_text())
         for key, body in zip(parts[1::2], parts[2::2]):
@@ -50,11 +77,16 @@ def main(argv: list[str]) -> int:
     for name in wanted:
         print(f"== {name}", flush=True)
         started = time.perf_counter()
-        section = importlib.import_module(f"bench.{name}").run()
+        section = importlib.import_module(f"bench.{name}").run(**options)
         took = time.perf_counter() - started
+        if section is None:
+            continue
+        written = True
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         sections[name] = f"{section.strip()}\n\n_Measured {stamp} in {took:.1f} s._\n"
         print(section, flush=True)
+    if not written:
+        return 0
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip()
     header = (

@@ -1,0 +1,151 @@
+"""The labelled questions of `bench answers` (bench/data/answers/) and the bench's scoring.
+
+The set is data a typo can break: every expected answer of a prose, table or paraphrase
+question must be copyable from its paper's own text, every identifier question must name an
+item the bench's library holds, and the held-out third must be the one the seed draws.
+"""
+
+import json
+import random
+import re
+from collections import Counter
+
+import pymupdf
+import pytest
+
+from bench.bench_answers import KINDS, QUESTIONS_DIR, holders, load_questions, occurs, score
+from harness.answer_library import PAPERS, build_answer_library
+
+MIN_PER_KIND = {"prose": 14, "table": 12, "paraphrase": 12, "unanswerable": 10, "identifier": 8}
+SPLIT_SEED = 14
+DOI_RE = re.compile(r"10\.\d{4,9}/[^\s'\"?]+")
+ARXIV_RE = re.compile(r"\b\d{4}\.\d{4,5}\b")
+
+
+@pytest.fixture(scope="module")
+def questions() -> dict[str, list[dict]]:
+    return {split: load_questions(split) for split in ("design", "heldout")}
+
+
+@pytest.fixture
+def answer_library(tmp_path, fixtures_dir):
+    return build_answer_library(tmp_path / "Zotero", fixtures_dir)
+
+
+def test_both_files_parse_with_every_field_and_unique_ids(questions):
+    every = [q for qs in questions.values() for q in qs]
+    assert len(every) >= 60
+    assert len({q["id"] for q in every}) == len(every)
+    for q in every:
+        assert set(q) == {"id", "question", "kind", "expected", "item", "note"}, q["id"]
+        assert q["kind"] in KINDS and q["question"].strip() and q["note"].strip(), q["id"]
+        if q["kind"] == "unanswerable":
+            assert q["expected"] == [] and q["item"] is None, q["id"]
+        else:
+            assert q["expected"] and all(isinstance(e, str) and e.strip() for e in q["expected"]), q["id"]
+            assert isinstance(q["item"], str), q["id"]
+    # the files are JSON lines, one question each
+    for split in questions:
+        lines = (QUESTIONS_DIR / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+        assert all(json.loads(line)["id"] for line in lines)
+
+
+def test_every_kind_has_enough_questions(questions):
+    counts = Counter(q["kind"] for qs in questions.values() for q in qs)
+    assert all(counts[kind] >= n for kind, n in MIN_PER_KIND.items()), counts
+
+
+def test_the_held_out_third_is_drawn_per_kind_by_the_seed(questions):
+    every = [q for qs in questions.values() for q in qs]
+    rng = random.Random(SPLIT_SEED)
+    drawn = set()
+    for kind in KINDS:
+        ids = sorted(q["id"] for q in every if q["kind"] == kind)
+        drawn.update(rng.sample(ids, round(len(ids) / 3)))
+    assert {q["id"] for q in questions["heldout"]} == drawn
+    for kind in KINDS:
+        held = sum(q["kind"] == kind for q in questions["heldout"])
+        total = sum(q["kind"] == kind for q in every)
+        assert held == round(total / 3) and held >= 1
+
+
+def pdf_text(path) -> str:
+    with pymupdf.open(path) as doc:
+        return "\n".join(page.get_text() for page in doc)
+
+
+def test_every_expected_answer_is_copyable_from_its_paper(questions, fixtures_dir):
+    texts = {p.name: pdf_text(fixtures_dir / "pdfs" / p.pdf) for p in PAPERS}
+    for q in (q for qs in questions.values() for q in qs):
+        if q["kind"] in ("prose", "table", "paraphrase"):
+            assert q["item"] in texts, f"{q['id']}: {q['item']} is no paper with a PDF"
+            missing = [e for e in q["expected"] if not occurs(e, texts[q["item"]])]
+            assert not missing, f"{q['id']}: {missing} not in {q['item']}'s text"
+
+
+def test_identifier_questions_name_an_item_of_the_library(questions, answer_library):
+    lib = answer_library
+    for q in (q for qs in questions.values() for q in qs if q["kind"] == "identifier"):
+        assert q["item"] in lib.keys, q["id"]
+        metadata = " ".join([lib.titles[q["item"]], *lib.creators[q["item"]]])
+        assert all(occurs(e, metadata) for e in q["expected"]), q["id"]
+        assert not any(occurs(e, q["question"]) for e in q["expected"]), f"{q['id']} answers itself"
+        named = DOI_RE.findall(q["question"]) or ARXIV_RE.findall(q["question"])
+        if named:
+            own = [i.lower().removeprefix("arxiv:") for i in lib.identifiers[q["item"]]]
+            assert [n.lower() for n in named] == own[: len(named)], q["id"]
+        else:  # an exact title
+            assert lib.titles[q["item"]].lower() in q["question"].lower(), q["id"]
+
+
+# --- the bench's scoring -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("expected, text, found", [
+    ("2.2 Å", "solved at 2.2\n˚A in complex", True),
+    ("26", "Y369F 404.4 26", True),
+    ("26", "126 and 26.0 and 0.26", False),
+    ("0.85", "10.85", False),
+    ("50%", "rates exceed 50% [1-3]", True),
+    ("fibrosis disorders", "treatment of ﬁbrosis disorders", True),
+    ("appropriately utilized", "must be appro-\npriately utilized", True),
+    ("N-domain", "the N-\ndomain", True),
+    ("9–10", "T4, 6, 9-10, 12", True),
+    ("low molecular weight heparin", "Low Molecular Weight Heparins", True),
+    ("Moon", "Harmoon", False),
+])
+def test_expected_strings_are_matched_modulo_typesetting(expected, text, found):
+    assert occurs(expected, text) is found
+
+
+def done(text: str, cited: dict[int, str], refs: list[str] = ()) -> list[dict]:
+    return [{"event": "done", "data": {
+        "intent": "library", "text": text,
+        "citations": [{"index": i, "item_key": key} for i, key in cited.items()],
+        "references": {"cited": [{"item_key": k} for k in refs or cited.values()], "considered": []}}}]
+
+
+KEYS = {"douglas2014": "D8EQ865F", "datta2010": "MBS568Q5"}
+TABLE_Q = {"id": "t", "kind": "table", "question": "PDB code?", "expected": ["4BXK"], "item": "douglas2014"}
+
+
+def test_an_answer_is_attributed_by_the_citation_of_the_piece_holding_it():
+    text = ("- The search model was 3NXQ [1].\n- Table 2: PDB code — 4BXK [2], and more [1].\n\n"
+            "# Cited Sources\n- Douglas 4BXK")
+    right = score(TABLE_Q, done(text, {1: "MBS568Q5", 2: "D8EQ865F"}), 12.0, KEYS)
+    assert right["correct"] and right["attributed"] and not right["refused"]
+    wrong = score(TABLE_Q, done(text, {1: "D8EQ865F", 2: "MBS568Q5"}), 12.0, KEYS)
+    assert wrong["correct"] and not wrong["attributed"]
+    assert holders("4BXK", text.split("# Cited")[0]) == [[2]]
+
+
+def test_the_source_list_is_not_the_answer_and_a_refusal_cites_nothing():
+    refusal = "I could not find a passage in your library that addresses this question."
+    only_sources = score(TABLE_Q, done(refusal + "\n\n# Cited Sources\n- 4BXK", {}, []), 5.0, KEYS)
+    assert not only_sources["correct"] and only_sources["refused"]
+    unanswerable = {"id": "u", "kind": "unanswerable", "question": "?", "expected": [], "item": None}
+    assert score(unanswerable, done(refusal, {}, []), 5.0, KEYS)["correct"]
+    cites_anyway = done(refusal + "\n\n# Cited Sources\n- Datta", {}, ["MBS568Q5"])
+    assert not score(unanswerable, cites_anyway, 5.0, KEYS)["correct"]
+    error = [{"event": "error", "data": {"code": "discovery_not_available", "message": "offline"}}]
+    failed = score(unanswerable, error, 5.0, KEYS)
+    assert not failed["correct"] and failed["error"].startswith("discovery_not_available")
