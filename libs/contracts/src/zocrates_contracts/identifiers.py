@@ -51,10 +51,10 @@ ARXIV_DOI_PREFIX = "10.48550/arxiv."
 
 def _trim_doi(doi: str) -> str:
     # A DOI may contain parentheses (10.1016/0005-2795(76)90109-4) but prose wraps them around
-    # DOIs too, so only an unbalanced closing bracket is punctuation.
-    doi = doi.rstrip(".,;:")
+    # DOIs too, so only an unbalanced closing bracket is punctuation; so is a question's `?`.
+    doi = doi.rstrip(".,;:?!")
     while doi and doi[-1] in ")]}" and doi.count(doi[-1]) > doi.count({")": "(", "]": "[", "}": "{"}[doi[-1]]):
-        doi = doi[:-1].rstrip(".,;:")
+        doi = doi[:-1].rstrip(".,;:?!")
     return doi
 
 

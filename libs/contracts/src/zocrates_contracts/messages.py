@@ -11,13 +11,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from zocrates_contracts.base import Id, Message, ServiceError
 from zocrates_contracts.evidence import Creator, EvidenceChunk
+from zocrates_contracts.identifiers import normalize_arxiv, normalize_doi, normalize_pmid
 from zocrates_contracts.subjects import (
     DISCOVERY_COMPLETED,
     DISCOVERY_REQUESTED,
+    LIBRARY_LOOKUP_COMPLETED,
+    LIBRARY_LOOKUP_REQUESTED,
     LIBRARY_STATUS_COMPLETED,
     LIBRARY_STATUS_REQUESTED,
     LIBRARY_SYNC_COMPLETED,
@@ -43,6 +46,12 @@ MAX_CLAIM_CHARS = 4_000
 MAX_SOURCE_CHARS = 32_000
 MAX_PAIRS = 512
 MAX_CANDIDATES = 200
+MAX_SCOPE_ITEMS = 20
+
+#: A Zotero library: the user's own (`user`) or a group (`group-<groupID>`), as in retrieval.
+LibraryId = Annotated[str, StringConstraints(pattern=r"^(user|group-[0-9]{1,20})$")]
+#: A Zotero item key: 8 characters (Zotero.Utilities.generateObjectKey), upper case and digits.
+ItemKey = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{8}$")]
 
 
 class Request(Message):
@@ -75,14 +84,36 @@ class TurnResolved(Message):
 # --- retrieval ------------------------------------------------------------------------------
 
 
+class ItemRef(BaseModel):
+    """One item of the user's library (item keys are unique only within a library)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    library_id: LibraryId
+    item_key: ItemKey
+
+
+class RetrievalScope(BaseModel):
+    """Where in the user's own library to search; it only narrows, the tenant gate stays.
+    For now a set of items, e.g. the item whose DOI the question names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    items: list[ItemRef] = Field(min_length=1, max_length=MAX_SCOPE_ITEMS)
+
+
 class RetrievalRequested(Request):
-    """Find the passages of the user's library most relevant to `query`."""
+    """Find the passages of the user's library most relevant to `query` (within `scope`)."""
 
     SUBJECT = RETRIEVAL_REQUESTED
+    SCHEMA_VERSION = 2  # 2: scope
+    schema_version: int = 2
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     top_k: int = Field(default=12, ge=1, le=100)
     library_id: Id | None = None
+    scope: RetrievalScope | None = Field(default=None, description="Search only these items; None: "
+                                         "the whole library")
 
 
 class EvidenceRetrieved(Message):
@@ -257,10 +288,6 @@ MAX_SYNC_DELETED = 5_000
 MAX_NOTE_CHARS = 32_000
 MAX_STATUS_FAILURES = 100
 
-#: A Zotero library: the user's own (`user`) or a group (`group-<groupID>`), as in retrieval.
-LibraryId = Annotated[str, StringConstraints(pattern=r"^(user|group-[0-9]{1,20})$")]
-#: A Zotero item key: 8 characters (Zotero.Utilities.generateObjectKey), upper case and digits.
-ItemKey = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{8}$")]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 Text = Annotated[str, StringConstraints(max_length=2_000)]
 
@@ -421,6 +448,92 @@ class LibraryStatus(Message):
     error: ServiceError | None = None
 
 
+# --- looking items up in the user's library --------------------------------------------------
+
+MAX_LOOKUP_IDS = 20
+MAX_LOOKUP_TITLES = 5
+MAX_LOOKUP_MATCHES = 50
+LookupTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+
+
+def _canonical(values: list[str], normalize, what: str) -> list[str]:
+    out = []
+    for value in values:
+        canonical = normalize(value)
+        if canonical is None:
+            raise ValueError(f"{value!r} is not {what}")
+        out.append(canonical)
+    return list(dict.fromkeys(out))
+
+
+class LibraryLookupRequested(Request):
+    """Which items of the requesting user's own library carry these identifiers, or exactly one
+    of these titles? Identifiers are made canonical on the way in (`zocrates_contracts.identifiers`),
+    so every reader compares one form: DOIs lower case without a resolver prefix, arXiv ids
+    without their version, PMIDs as digits. Titles match when equal after `normalize_title`
+    (case, punctuation, diacritics and markup aside)."""
+
+    SUBJECT = LIBRARY_LOOKUP_REQUESTED
+
+    dois: list[str] = Field(default_factory=list, max_length=MAX_LOOKUP_IDS)
+    arxiv_ids: list[str] = Field(default_factory=list, max_length=MAX_LOOKUP_IDS)
+    pmids: list[str] = Field(default_factory=list, max_length=MAX_LOOKUP_IDS)
+    titles: list[LookupTitle] = Field(default_factory=list, max_length=MAX_LOOKUP_TITLES)
+
+    @field_validator("dois")
+    @classmethod
+    def _dois(cls, values: list[str]) -> list[str]:
+        return _canonical(values, normalize_doi, "a DOI (expected e.g. 10.1038/nature12373)")
+
+    @field_validator("arxiv_ids")
+    @classmethod
+    def _arxiv_ids(cls, values: list[str]) -> list[str]:
+        return _canonical(values, normalize_arxiv, "an arXiv id (expected e.g. 2203.00130 or hep-th/9901001)")
+
+    @field_validator("pmids")
+    @classmethod
+    def _pmids(cls, values: list[str]) -> list[str]:
+        return _canonical(values, normalize_pmid, "a PubMed id (expected digits, e.g. 20205926)")
+
+    @model_validator(mode="after")
+    def _something_to_look_up(self) -> LibraryLookupRequested:
+        if not (self.dois or self.arxiv_ids or self.pmids or self.titles):
+            raise ValueError("a lookup needs at least one DOI, arXiv id, PMID or title")
+        return self
+
+
+class LibraryItemMatch(BaseModel):
+    """An item of the user's library that carries a looked-up identifier or title."""
+
+    model_config = ConfigDict(frozen=True)
+
+    item_key: ItemKey
+    library_id: LibraryId
+    library_name: str = Field(default="", max_length=2_000, description="`My Library` or the group's name")
+    title: str = Field(default="", max_length=2_000)
+    creators: list[Creator] = Field(default_factory=list, max_length=100)
+    year: int | None = None
+    publication: str | None = Field(default=None, max_length=2_000)
+    doi: str | None = Field(default=None, max_length=256, description="Canonical (lower case, no resolver)")
+    arxiv_id: str | None = Field(default=None, max_length=64)
+    pmid: str | None = Field(default=None, max_length=16)
+    collections: list[str] = Field(default_factory=list, max_length=100, description=(
+        'Collection paths ("Parent/Child"); a lab-hosted library\'s sync carries none yet'))
+    matched_by: Literal["doi", "arxiv", "pmid", "title"]
+    matched: str = Field(max_length=500, description="The requested identifier or title it matched")
+
+
+class LibraryItemsFound(Message):
+    """The items matching a `LibraryLookupRequested`, one entry per (item, requested identifier)."""
+
+    SUBJECT = LIBRARY_LOOKUP_COMPLETED
+
+    items: list[LibraryItemMatch] = Field(default_factory=list, max_length=MAX_LOOKUP_MATCHES)
+    searched_items: int = Field(default=0, ge=0, description="Regular items of the user's library that "
+                                "were checked (0: no library of this user is here)")
+    error: ServiceError | None = None
+
+
 #: Every message class, for schema export and the drift test.
 ALL_MESSAGES: tuple[type[Message], ...] = (
     TurnRequested,
@@ -441,6 +554,8 @@ ALL_MESSAGES: tuple[type[Message], ...] = (
     AttachmentAccepted,
     LibraryStatusRequested,
     LibraryStatus,
+    LibraryLookupRequested,
+    LibraryItemsFound,
 )
 
 #: The reply class of each request class, so the bus can answer with an error on its own.
@@ -453,4 +568,5 @@ REPLY_OF: dict[type[Request], type[Message]] = {
     LibrarySyncRequested: LibrarySynced,
     AttachmentUploaded: AttachmentAccepted,
     LibraryStatusRequested: LibraryStatus,
+    LibraryLookupRequested: LibraryItemsFound,
 }

@@ -22,6 +22,8 @@ LIBRARY_UPLOAD_REQUESTED = f"{PREFIX}.library.upload.requested"
 LIBRARY_UPLOAD_COMPLETED = f"{PREFIX}.library.upload.completed"
 LIBRARY_STATUS_REQUESTED = f"{PREFIX}.library.status.requested"
 LIBRARY_STATUS_COMPLETED = f"{PREFIX}.library.status.completed"
+LIBRARY_LOOKUP_REQUESTED = f"{PREFIX}.library.lookup.requested"
+LIBRARY_LOOKUP_COMPLETED = f"{PREFIX}.library.lookup.completed"
 
 
 def reply_subject(instance_id: str, completed_subject: str) -> str:
@@ -65,6 +67,7 @@ STAGING_CONSUMER = "staging"
 LIBRARY_SYNC_CONSUMER = "retrieval-library-sync"
 LIBRARY_UPLOAD_CONSUMER = "retrieval-library-upload"
 LIBRARY_STATUS_CONSUMER = "retrieval-library-status"
+LIBRARY_LOOKUP_CONSUMER = "retrieval-library-lookup"
 DISCOVERY_LIBRARY_CONSUMER = "discovery-library-sync"  # retired: discovery reads the catalog bucket
 
 #: Object Store bucket of the lab-hosted libraries' attachment files (the claim-check of
