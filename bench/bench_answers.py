@@ -401,10 +401,22 @@ def running_stack(zotero_dir: Path, work: Path, pdfs: int):
             proc.wait()
 
 
+def parse_sse(text: str) -> list[dict]:
+    """Server-sent events as {"event", "data"}, data parsed as JSON; comments (pings) skipped."""
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        fields: dict[str, list[str]] = {}
+        for line in block.split("\n"):
+            if line and not line.startswith(":"):
+                name, _, value = line.partition(":")
+                fields.setdefault(name, []).append(value.removeprefix(" "))
+        if "event" in fields:
+            events.append({"event": fields["event"][-1], "data": json.loads("\n".join(fields.get("data", ["null"])))})
+    return events
+
+
 def ask(client: httpx.Client, url: str, token: str, message: str) -> tuple[list[dict], float]:
     """One turn as a client asks it: the SSE events and the time to the last one, in ms."""
-    from harness.system import parse_sse
-
     started = time.perf_counter()
     with client.stream("POST", f"{url}/chat", json={"message": message},
                        headers={"Authorization": f"Bearer {token}"}) as response:

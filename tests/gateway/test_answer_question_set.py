@@ -149,3 +149,12 @@ def test_the_source_list_is_not_the_answer_and_a_refusal_cites_nothing():
     error = [{"event": "error", "data": {"code": "discovery_not_available", "message": "offline"}}]
     failed = score(unanswerable, error, 5.0, KEYS)
     assert not failed["correct"] and failed["error"].startswith("discovery_not_available")
+
+
+def test_the_stream_is_read_as_a_client_reads_it():
+    from bench.bench_answers import parse_sse
+
+    stream = (": ping\r\n\r\nid: 1\r\nevent: turn\r\ndata: {\"intent\": \"library\"}\r\n\r\n"
+              "id: 2\nevent: done\ndata: {\"text\": \"a\",\ndata:  \"citations\": []}\n\n")
+    assert parse_sse(stream) == [{"event": "turn", "data": {"intent": "library"}},
+                                 {"event": "done", "data": {"text": "a", "citations": []}}]
