@@ -1,5 +1,7 @@
 """The retrieval service on the bus: `RetrievalRequested` in, ranked `EvidenceRetrieved` out;
-and the lab-hosted library: sync pages, uploaded files (claim-checks), status."""
+`LibraryLookupRequested` (is this DOI, arXiv id, PMID or title in my library?) in,
+`LibraryItemsFound` out; and the lab-hosted library: sync pages, uploaded files
+(claim-checks), status."""
 
 from __future__ import annotations
 
@@ -7,12 +9,14 @@ from faststream import FastStream
 
 from zocrates_contracts import (
     AttachmentUploaded,
+    LibraryLookupRequested,
     LibraryStatusRequested,
     LibrarySyncRequested,
     RetrievalRequested,
 )
 from zocrates_contracts.subjects import (
     LIBRARY_BUCKET,
+    LIBRARY_LOOKUP_CONSUMER,
     LIBRARY_STATUS_CONSUMER,
     LIBRARY_SYNC_CONSUMER,
     LIBRARY_UPLOAD_CONSUMER,
@@ -58,6 +62,12 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
     async def on_status(request: LibraryStatusRequested):
         """Ingest progress of the caller's library."""
         return await service.library_status(request)
+
+    @bus.request_consumer(broker, LibraryLookupRequested, durable=LIBRARY_LOOKUP_CONSUMER,
+                          service="retrieval", max_workers=4, ack_wait=5.0)
+    async def on_lookup(request: LibraryLookupRequested):
+        """Which items of the caller's own library carry these identifiers or this title."""
+        return await service.lookup(request)
 
     async def start() -> None:
         js = broker.config.connection_state.stream

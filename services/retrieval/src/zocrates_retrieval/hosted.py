@@ -123,7 +123,7 @@ def item_meta(item: SyncedItem, library_id: str) -> ItemMeta:
                 break
     return ItemMeta(key=item.key, library_id=library_id, item_type=item.item_type, title=item.title.strip(),
                     creators=tuple(item.creators), year=year,
-                    publication=item.publication or None, doi=doi, url=item.url or None)
+                    publication=item.publication or None, doi=doi, url=item.url or None, extra=item.extra or None)
 
 
 async def open_catalog_kv(js, replicas: int = 1) -> KeyValue:
@@ -306,6 +306,15 @@ class Catalog:
     async def has_library(self, user_id: str) -> bool:
         """Whether the user ever synced a library here (one KV read; it may be empty by now)."""
         return await self._get(catalog_synced_key(user_id)) is not None
+
+    async def synced_revision(self, user_id: str) -> int:
+        """Changes whenever a sync page of the user is applied; 0 when the user never synced."""
+        entry = await self._get(catalog_synced_key(user_id))
+        return entry.revision if entry is not None else 0
+
+    async def synced_items(self, user_id: str) -> dict[tuple[str, str], SyncedItem]:
+        """Every synced item of the user (regular items, attachments and notes) by (library, key)."""
+        return {k: SyncedItem.model_validate(v["item"]) for k, v in (await self._items(user_id)).items()}
 
     async def sources(self, user_id: str) -> tuple[list[Source], int, int]:
         """The user's indexable sources (uploaded attachments and notes, each resolved to its

@@ -21,7 +21,7 @@ import os
 import socket
 import time
 import uuid
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,8 +29,11 @@ from pathlib import Path
 from zocrates_contracts import (
     AttachmentAccepted,
     AttachmentUploaded,
+    EvidenceChunk,
     EvidenceRetrieved,
     IngestFailure,
+    LibraryItemsFound,
+    LibraryLookupRequested,
     LibraryStatus,
     LibraryStatusRequested,
     LibrarySynced,
@@ -44,9 +47,10 @@ from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.embed import Embedder, Reranker
 from zocrates_retrieval.hosted import Catalog, Lease, LibraryFiles, import_old_catalog
 from zocrates_retrieval.ingest import IngestProgress, Ingestor
+from zocrates_retrieval.lookup import ItemIndex, snapshot_index, synced_index
 from zocrates_retrieval.search import Searcher, to_evidence
 from zocrates_retrieval.store import ChunkStore, EdgeStore, ServerStore, SparseEncoder, Tenant, count_chunks
-from zocrates_retrieval.zotero import Source
+from zocrates_retrieval.zotero import Source, read_library
 
 log = logging.getLogger(__name__)
 SERVICE = "retrieval"
@@ -55,6 +59,8 @@ FETCH_TIMEOUT_S = 300.0  # one uploaded file from the object store (100 MB at a 
 #: progress); a holder silent for LEASE_S is presumed dead (replicas' clocks within seconds,
 #: as NTP keeps them). Every SWEEP_S each replica takes over libraries left unindexed.
 LEASE_S, HEARTBEAT_S, SWEEP_S = 30.0, 2.0, 10.0
+#: Hosted users whose lookup index is kept in memory (rebuilt when their catalog changes).
+LOOKUP_INDEXES = 32
 
 
 def open_store(settings: RetrievalSettings, dim: int) -> ChunkStore:
@@ -89,6 +95,9 @@ class RetrievalService:
         self._closing = asyncio.Event()
         self._hosted_runs: dict[str, asyncio.Task] = {}  # this replica's indexing runs, by user
         self._sweep_task: asyncio.Task | None = None
+        # Lookup indexes by user: (what they were built from, index); see `lookup`.
+        self._item_indexes: OrderedDict[str, tuple[object, ItemIndex]] = OrderedDict()
+        self._item_index_lock = asyncio.Lock()
 
     async def start(self) -> None:
         """Load the embedder, open the index, and start ingesting the local Zotero library
@@ -319,6 +328,19 @@ class RetrievalService:
                              f"the upload recorded {src.sha256[:12]}...")
         return target
 
+    def _evidence(self, tenant: Tenant, request: RetrievalRequested) -> list[EvidenceChunk]:
+        """The best passages of the tenant's library, or of each item of the request's scope
+        (inside the tenant: an item of another library than the one the request names is not
+        searched), best first."""
+        if request.scope is None:
+            return [to_evidence(h) for h in self.searcher.search(tenant, request.query, request.top_k)]
+        found: list[EvidenceChunk] = []
+        for ref in request.scope.items:
+            if tenant.library_id in (None, ref.library_id):
+                found += [to_evidence(h) for h in self.searcher.search(
+                    Tenant(tenant.user_id, ref.library_id, ref.item_key), request.query, request.top_k)]
+        return sorted(found, key=lambda c: -(c.score or 0.0))[:request.top_k]
+
     async def search(self, request: RetrievalRequested) -> EvidenceRetrieved:
         """Ranked evidence for the request's user (and library, when it names one)."""
         def refuse(message: str) -> EvidenceRetrieved:
@@ -329,13 +351,53 @@ class RetrievalService:
             return refuse(f"Library search is not available: {self.startup_error or 'the service is still starting'}")
         tenant = Tenant(request.user_id, request.library_id)
         try:
-            hits = await asyncio.to_thread(self.searcher.search, tenant, request.query, request.top_k)
-            if not hits and await asyncio.to_thread(count_chunks, self.store, tenant) == 0:
+            chunks = await asyncio.to_thread(self._evidence, tenant, request)
+            if not chunks and await asyncio.to_thread(count_chunks, self.store, tenant) == 0:
                 return refuse(await self._not_indexed_message(request.user_id))
         except Exception as exc:
             log.exception("search failed")
             return refuse(f"The library index is not available right now ({type(exc).__name__}: {exc})")
-        return EvidenceRetrieved(**request.reply_fields(), chunks=[to_evidence(h) for h in hits])
+        return EvidenceRetrieved(**request.reply_fields(), chunks=chunks)
+
+    async def lookup(self, request: LibraryLookupRequested) -> LibraryItemsFound:
+        """The items of the requesting user's own library that carry the requested identifiers
+        or titles: the local Zotero library for the local user, their synced catalog for a
+        hosted user, nothing for anyone else (tenancy: an index is built per user)."""
+        try:
+            index = await self._item_index(request.user_id)
+        except Exception as exc:  # noqa: BLE001 - an unreadable library is reported, not raised
+            log.warning("library lookup failed: %s", exc)
+            return LibraryItemsFound(**request.reply_fields(), error=ServiceError(
+                code="not_available", service=SERVICE, message=f"Your library could not be read: {exc}"))
+        if index is None:
+            return LibraryItemsFound(**request.reply_fields())
+        return LibraryItemsFound(**request.reply_fields(), items=index.find(request), searched_items=index.size)
+
+    async def _item_index(self, user_id: str) -> ItemIndex | None:
+        """The user's lookup index, rebuilt when the library changed since it was built: the
+        local zotero.sqlite's size and mtime, or the revision of a hosted user's last sync page."""
+        if self._is_local(user_id):
+            zotero_dir = self.settings.zotero_dir
+
+            async def build() -> ItemIndex:
+                snap = await asyncio.to_thread(read_library, zotero_dir, self.settings.zotero_base_dir)
+                return await asyncio.to_thread(snapshot_index, snap)
+
+            stamp = database_signature(zotero_dir / "zotero.sqlite")
+        elif self.catalog is not None and (stamp := await self.catalog.synced_revision(user_id)):
+            async def build() -> ItemIndex:
+                return await asyncio.to_thread(synced_index, await self.catalog.synced_items(user_id))
+        else:
+            return None
+        async with self._item_index_lock:
+            cached = self._item_indexes.get(user_id)
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, await build())
+                self._item_indexes[user_id] = cached
+                while len(self._item_indexes) > LOOKUP_INDEXES:
+                    self._item_indexes.popitem(last=False)
+            self._item_indexes.move_to_end(user_id)
+            return cached[1]
 
     def _is_local(self, user_id: str) -> bool:
         return self.settings.zotero_dir is not None and user_id == self.settings.local_user_id

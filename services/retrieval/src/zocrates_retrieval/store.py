@@ -2,7 +2,8 @@
 
 One collection holds every user's chunks. The tenant is the payload field `user_id`
 (indexed with `is_tenant`, so Qdrant keeps each tenant's points together), narrowed to one
-Zotero library by `library_id` when a request names one (RELIABILITY.md section 5).
+Zotero library by `library_id` when a request names one (RELIABILITY.md section 5), and to one
+of its items by `item_key` when a request's scope names items.
 
 Tenancy is enforced here and nowhere else:
 - `tenant_filter()` is the only place a tenant becomes a filter;
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 TENANT_FIELD = "user_id"
 LIBRARY_FIELD = "library_id"
+ITEM_FIELD = "item_key"
 DENSE, SPARSE = "dense", "bm25"
 RRF_K = 60  # the constant of Cormack et al. (2009); Qdrant's default too
 Mode = Literal["dense", "lexical", "hybrid"]
@@ -46,7 +48,7 @@ Mode = Literal["dense", "lexical", "hybrid"]
 POINT_NAMESPACE = uuid.UUID("6f1c9e0a-3d4b-5a7e-9c2f-7a8b9d0e1f23")
 
 #: Payload fields with an index (keyword unless listed as integer).
-KEYWORD_INDEXES = (LIBRARY_FIELD, "source_key", "item_key", "content_hash")
+KEYWORD_INDEXES = (LIBRARY_FIELD, "source_key", ITEM_FIELD, "content_hash")
 INTEGER_INDEXES = ("chunk_no",)
 
 
@@ -56,14 +58,18 @@ class StoreError(RuntimeError):
 
 @dataclass(frozen=True)
 class Tenant:
-    """Whose chunks: a user, optionally narrowed to one of their Zotero libraries."""
+    """Whose chunks: a user, optionally narrowed to one of their Zotero libraries, and within
+    it to one item (a question about the item a DOI names)."""
 
     user_id: str
     library_id: str | None = None
+    item_key: str | None = None
 
     def __post_init__(self) -> None:
         if not self.user_id:
             raise ValueError("a tenant needs a non-empty user_id")
+        if self.item_key is not None and self.library_id is None:
+            raise ValueError("an item is named within its library: item keys are unique only there")
 
 
 def point_id(user_id: str, library_id: str, source_key: str, chunk_no: int) -> str:
@@ -100,6 +106,8 @@ def tenant_filter(tenant: Tenant, *must: tuple[str, str | int],
     base = [(TENANT_FIELD, tenant.user_id)]
     if tenant.library_id is not None:
         base.append((LIBRARY_FIELD, tenant.library_id))
+    if tenant.item_key is not None:
+        base.append((ITEM_FIELD, tenant.item_key))
     return Conditions(tuple(base) + tuple(must), tuple(must_not))
 
 
@@ -179,7 +187,8 @@ def query_chunks(store: ChunkStore, tenant: Tenant, *, dense: np.ndarray | None,
         mode = "dense"
     hits = store._search(tenant_filter(tenant), dense, sparse, limit, max(candidates, limit), mode)
     safe = [h for h in hits if h.payload.get(TENANT_FIELD) == tenant.user_id
-            and (tenant.library_id is None or h.payload.get(LIBRARY_FIELD) == tenant.library_id)]
+            and (tenant.library_id is None or h.payload.get(LIBRARY_FIELD) == tenant.library_id)
+            and (tenant.item_key is None or h.payload.get(ITEM_FIELD) == tenant.item_key)]
     if len(safe) != len(hits):
         log.error("index returned %d chunks of another tenant; dropped", len(hits) - len(safe))
     return safe

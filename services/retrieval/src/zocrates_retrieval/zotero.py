@@ -79,6 +79,7 @@ class ItemMeta:
     doi: str | None = None
     url: str | None = None
     collections: tuple[str, ...] = ()
+    extra: str | None = None  # Zotero's Extra field: arXiv ids and PMIDs live there (not indexed)
 
     def payload(self) -> dict:
         return {
@@ -138,6 +139,9 @@ class LibrarySnapshot:
     items: dict[str, ItemMeta] = field(default_factory=dict)  # "<library_id>/<key>" -> meta
     sources: list[Source] = field(default_factory=list)  # not in the trash
     trashed: set[str] = field(default_factory=set)  # "<library_id>/<key>" of trashed items
+    #: "<library_id>/<parent key>" -> URLs of the item's attachments (an "arXiv.org Snapshot"
+    #: holds the preprint's arXiv URL), the trashed ones left out
+    attachment_urls: dict[str, list[str]] = field(default_factory=dict)
 
     def sources_in(self, library_id: str) -> list[Source]:
         return [s for s in self.sources if s.library_id == library_id]
@@ -244,6 +248,8 @@ def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | Non
                                    creators[r["itemID"]], in_collections[r["itemID"]])
         if r["typeName"] not in ("attachment", "note", "annotation"):
             snap.items[f"{metas[r['itemID']].library_id}/{r['key']}"] = metas[r["itemID"]]
+            if r["itemID"] in deleted:
+                snap.trashed.add(f"{metas[r['itemID']].library_id}/{r['key']}")
 
     def trashed(item_id: int, parent_id: int | None) -> bool:
         return item_id in deleted or (parent_id is not None and parent_id in deleted)
@@ -258,6 +264,8 @@ def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | Non
         if trashed(item_id, parent_id):
             snap.trashed.add(f"{own.library_id}/{own.key}")
             continue
+        if parent_id in metas and (url := values[item_id].get("url")):
+            snap.attachment_urls.setdefault(f"{own.library_id}/{metas[parent_id].key}", []).append(url)
         if r["linkMode"] == LINK_LINKED_URL:
             continue  # a bookmark: there is no file
         item = metas.get(parent_id) if parent_id is not None else None
@@ -387,6 +395,7 @@ def _meta(row: sqlite3.Row, library_id: str, values: dict[str, str], creators: l
         doi=doi,
         url=values.get("url") or None,
         collections=tuple(sorted(collections)),
+        extra=values.get("extra") or None,
     )
 
 
