@@ -117,7 +117,7 @@ def test_tables_of_real_papers_are_found_with_their_captions(pdf_dir, table_sear
     crystal = found[1]
     assert crystal.text.startswith("Table 2 Crystallographic statistics of N-ACE")
     assert "\nSpace group | P1\n" in crystal.text and "\nPDB code | 4BXK\n" in crystal.text
-    assert crystal.text.endswith("subset of reﬂections.")  # its footnotes, inside its closing rule
+    assert crystal.text.endswith("subset of reflections.")  # its footnotes, inside its closing rule
     loose = " ".join(b.text for b in doc.blocks if b.kind != "table")
     assert "281360/73018" in crystal.text and "281360/73018" not in loose
 

@@ -6,6 +6,13 @@ the PDF outline when there is one, else from font sizes. Reading order is the or
 blocks sorted column by column, which keeps two-column papers readable. Running headers,
 footers and page numbers (the same line at the top or bottom of many pages) are dropped.
 
+Text is kept as the PDF spells it, so that a quote can be found in the PDF: ligatures are
+spelled out (MuPDF does it when not asked to preserve them), a diacritic that the PDF sets as a
+glyph of its own ("˚A", "¨o") is composed with its letter ("Å", "ö"), and a hyphen at the end of
+a line is taken out only where it is hyphenation: when the document itself spells the word
+without it ("struc-" + "tured" and "structured" elsewhere), or else when the word list knows the
+joined word. Real hyphens stay ("N-domain", "wild-type", "patient-provider").
+
 Tables become one block each (kind "table": caption, then one line per row, cells joined by
 " | "), and their text does not appear again as paragraphs; `tables.py` finds them on pages
 with a table caption, by their rules (milliseconds), else by PyMuPDF's `find_tables`.
@@ -30,10 +37,11 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from functools import cache, cached_property
 from pathlib import Path
 
 from zocrates_retrieval.chunking import is_back_matter, is_reference_list
-from zocrates_retrieval.tables import Table, has_caption, page_tables, tidy
+from zocrates_retrieval.tables import Table, has_caption, page_tables, text_flags, tidy
 
 #: Failure reasons reported in the ingest status.
 ENCRYPTED, CORRUPT, EMPTY, SCANNED, UNSUPPORTED, TIMEOUT, TOO_LARGE, MISSING = (
@@ -80,6 +88,29 @@ class Document:
 def _norm(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).lower()
     return re.sub(r"[^a-z0-9]+", "", text)
+
+
+#: Spacing diacritics that PDFs set as glyphs of their own before the letter (TeX's \AA is
+#: "˚" + "A"), and the combining mark each stands for.
+_COMBINING = {
+    "\u00a8": "\u0308", "\u00b4": "\u0301", "\u02ca": "\u0301", "\u02cb": "\u0300", "\u02c6": "\u0302",
+    "\u02dc": "\u0303", "\u00af": "\u0304", "\u02d8": "\u0306", "\u02d9": "\u0307", "\u02da": "\u030a",
+    "\u02dd": "\u030b", "\u02c7": "\u030c", "\u00b8": "\u0327", "\u02db": "\u0328",
+}
+_SPLIT_DIACRITIC = re.compile(f"([{''.join(_COMBINING)}])([^\\W\\d_])")
+#: Ligatures MuPDF leaves when a font maps the glyph to the ligature's own code point.
+_LIGATURES = str.maketrans({c: unicodedata.normalize("NFKC", c) for c in "ﬀﬁﬂﬃﬄﬅﬆ"})
+
+
+def _repair(text: str) -> str:
+    """`text` with split diacritics composed ("˚A" -> "Å") and ligatures spelled out, NFC.
+    A mark with no precomposed letter ("˜𝑥", a median) stays as it is."""
+
+    def compose(m: re.Match) -> str:
+        letter = unicodedata.normalize("NFC", m.group(2) + _COMBINING[m.group(1)])
+        return letter if len(letter) == 1 else m.group()
+
+    return unicodedata.normalize("NFC", _SPLIT_DIACRITIC.sub(compose, text.translate(_LIGATURES)))
 
 
 @dataclass
@@ -132,11 +163,14 @@ def _pdf_lines(doc, max_pages: int) -> list[_Line]:
         if page_no > max_pages:
             break
         height = max(page.rect.height, 1)
-        data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)
+        data = page.get_text("dict", flags=text_flags())
         blocks = _ordered_blocks(data["blocks"], page.rect.width)
         in_table: dict[tuple[int, int], Table] = {}
         if has_caption(blocks):  # the only pages that may cost more than a millisecond
-            in_table = {key: table for table in page_tables(page, blocks) for key in table.lines}
+            for table in page_tables(page, blocks):
+                table.caption = _repair(table.caption)
+                table.rows = [[_repair(cell) for cell in row] for row in table.rows]
+                in_table.update(dict.fromkeys(table.lines, table))
         emitted: set[int] = set()
         for b, block in enumerate(blocks):
             block_no += 1
@@ -151,7 +185,7 @@ def _pdf_lines(doc, max_pages: int) -> list[_Line]:
                 spans = [s for s in line["spans"] if s["text"].strip()]
                 if not spans:
                     continue
-                text = "".join(s["text"] for s in line["spans"]).strip()
+                text = _repair("".join(s["text"] for s in line["spans"]).strip())
                 size = round(max(s["size"] for s in spans), 1)
                 bold = all(s["flags"] & 16 or any(w in s["font"].lower() for w in _BOLD_FONTS)
                            for s in spans)
@@ -282,15 +316,74 @@ def _heading_levels_from_toc(lines: list[_Line], toc: list) -> dict[int, int]:
     return levels
 
 
-def _join_lines(texts: list[str]) -> str:
+_WORD = re.compile(r"[^\W\d_]+")  # a run of letters
+_HYPHENATED = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")  # "wild-type", "N-domain-selective"
+_LAST_WORD, _FIRST_WORD = re.compile(r"[^\W_]*$"), re.compile(r"[^\W_]*")  # letters and digits
+
+
+class _Vocabulary:
+    """How one document spells its words inside lines: as one word ("wildtype") or hyphenated
+    ("wild-type"), lower-cased. A line-end hyphen is judged by it (see `_is_hyphenation`);
+    counted the first time one is, as most papers have none."""
+
+    def __init__(self, texts: Iterable[str]):
+        self._texts = texts
+
+    @cached_property
+    def _text(self) -> str:
+        return "\n".join(self._texts).lower()
+
+    @cached_property
+    def words(self) -> Counter:
+        return Counter(_WORD.findall(self._text))
+
+    @cached_property
+    def pairs(self) -> Counter:
+        """("wild", "type") for each "wild-type"."""
+        pairs: Counter = Counter()
+        for compound in _HYPHENATED.findall(self._text):
+            parts = compound.split("-")
+            pairs.update(zip(parts, parts[1:]))
+        return pairs
+
+
+@cache
+def _word_list():
+    """pyspellchecker's English word list (160,000 words with their inflections, MIT): loaded
+    once per converter process, about 0.1 s and 25 MB."""
+    from spellchecker import SpellChecker
+
+    return SpellChecker(language="en", distance=1)
+
+
+def _is_hyphenation(left: str, right: str, vocabulary: _Vocabulary) -> bool:
+    """Whether "left-" at the end of a line and "right" starting the next are one word split by
+    hyphenation: the document's own spelling decides, else the word list. Hyphenation leaves
+    at least two letters on the line and starts the next in lower case."""
+    if len(left) < 2 or not left.isalpha() or not right.isalpha() or not right[0].islower():
+        return False
+    joined = (left + right).lower()
+    as_one, as_two = vocabulary.words[joined], vocabulary.pairs[left.lower(), right.lower()]
+    if as_one != as_two:
+        return as_one > as_two
+    return joined in _word_list()
+
+
+def _join_lines(texts: list[str], vocabulary: _Vocabulary) -> str:
     out = ""
     for t in texts:
-        if out.endswith("-") and t[:1].islower():
-            out = out[:-1] + t  # undo end-of-line hyphenation
-        elif out:
-            out += " " + t
-        else:
+        if not out:
             out = t
+        elif out.endswith("-") and (last := out[out.rfind(" ") + 1:]) != "-":  # a hyphen, not a dash
+            left, right = _LAST_WORD.search(last[:-1]).group(), _FIRST_WORD.match(t).group()
+            if _is_hyphenation(left, right, vocabulary):
+                out = out[:-1] + t
+            elif right in ("and", "or"):
+                out += " " + t  # a suspended hyphen: "first- and second-line"
+            else:
+                out += t  # a real hyphen: "wild-type", "N-ACE"
+        else:
+            out += " " + t
     return out
 
 
@@ -319,6 +412,7 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
             raise ConversionError(EMPTY, "the PDF holds no text")
         meta = doc.metadata or {}
         lines = _drop_running_lines(lines, pages)
+        vocabulary = _Vocabulary(_line_texts(lines))
         levels = _heading_levels_from_toc(lines, toc) if toc else {}
         if not levels:
             levels = _heading_levels_from_fonts(lines)
@@ -330,13 +424,14 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
 
         def flush() -> None:
             if para:
-                document.blocks.append(Block(_join_lines(para), tuple(t for _, t in path_stack), para_page))
+                paragraph = _join_lines(para, vocabulary)
+                document.blocks.append(Block(paragraph, tuple(t for _, t in path_stack), para_page))
                 para.clear()
 
         for i, ln in enumerate(lines):
             level = levels.get(i)
             if level == -1 and path_stack:  # a heading's second line
-                path_stack[-1] = (path_stack[-1][0], f"{path_stack[-1][1]} {ln.text}")
+                path_stack[-1] = (path_stack[-1][0], _join_lines([path_stack[-1][1], ln.text], vocabulary))
                 continue
             if level is not None:
                 flush()
@@ -360,6 +455,14 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
         if m := re.search(r"\b(10\.\d{4,9}/[^\s\"<>]+)", text[:5000]):
             document.doi = m.group(1).rstrip(".,;)")
         return document
+
+
+def _line_texts(lines: list[_Line]) -> Iterator[str]:
+    """The text of every line, a table's caption and cells included."""
+    for ln in lines:
+        yield ln.text
+        if ln.table is not None:
+            yield from (cell for row in ln.table.rows for cell in row)
 
 
 def _table_block(table: Table, section: tuple[str, ...], page: int | None) -> Block:

@@ -51,7 +51,7 @@ from zocrates_retrieval.zotero import ItemMeta, Source, read_library
 log = logging.getLogger(__name__)
 
 #: Bump when conversion or chunking changes what a source turns into: everything re-indexes.
-INDEX_VERSION = "3"
+INDEX_VERSION = "4"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128

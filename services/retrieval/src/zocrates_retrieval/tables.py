@@ -37,6 +37,14 @@ class Table:
     lines: set[tuple[int, int]] = field(default_factory=set)  # (block, line) it takes from the page
 
 
+def text_flags() -> int:
+    """PyMuPDF's flags for plain text, without TEXT_PRESERVE_LIGATURES: MuPDF then spells a
+    ligature glyph out ("ﬁ" -> "fi"), as a reader would copy it."""
+    import pymupdf
+
+    return pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
+
+
 def line_text(line: dict) -> str:
     return "".join(s["text"] for s in line["spans"]).strip()
 
@@ -228,7 +236,7 @@ def _found_tables(page, blocks: list[dict], boxes: dict, taken: set[tuple[int, i
         if words is None:
             m = page.rotation_matrix
             words = [(*_mid(_display(m, w[:4])), w[5:8], w[4])
-                     for w in page.get_text("words", flags=pymupdf.TEXTFLAGS_TEXT)]
+                     for w in page.get_text("words", flags=text_flags())]
         rows = _cell_rows(found, words)
         if len(rows) < 2:
             continue
