@@ -148,9 +148,9 @@ class ZoteroLibraryBuilder:
 
     def add_attachment(self, parent_id: int | None, filename: str, content: bytes,
                        content_type: str = "application/pdf", library_id: int = 1,
-                       title: str | None = None, link_mode: int = 0) -> tuple[int, str]:
+                       title: str | None = None, link_mode: int = 0, key: str | None = None) -> tuple[int, str]:
         """Add an imported file attachment (stored under storage/<key>/<filename>)."""
-        item_id, key = self.add_item("attachment", {"title": title or filename}, library_id=library_id)
+        item_id, key = self.add_item("attachment", {"title": title or filename}, library_id=library_id, key=key)
         folder = self.dir / "storage" / key
         folder.mkdir(parents=True, exist_ok=True)
         (folder / filename).write_bytes(content)
