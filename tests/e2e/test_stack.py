@@ -3,7 +3,8 @@
 Starts `python -m zocrates_runtime.stack` (nats-server from the wheel and the five services as
 supervised processes), waits for its banner, asks a question about a Zotero library built
 from Zotero's published schema holding a real PDF, and checks the stream, the stored
-session, and that Ctrl-C leaves no process behind.
+session, and that Ctrl-C leaves no process behind; and that on a machine without Zotero it
+starts with the bundled demo library (demo/).
 """
 
 from __future__ import annotations
@@ -107,3 +108,49 @@ def test_make_run_answers_a_library_question_and_stops_cleanly(tmp_path, zotero_
             raise
     gone, alive = psutil.wait_procs(children, timeout=10)
     assert not alive, f"orphans left: {[p.pid for p in alive]}"
+
+
+#: The demo library's items (demo/library.toml).
+DEMO_ITEMS = {"9MZZ8GTY", "2YMFSIPP", "BL3QQWU7"}
+
+
+def test_make_run_without_zotero_starts_with_the_demo_library(tmp_path):
+    """Issue 14: no ~/Zotero and no ZOCRATES_ZOTERO_DIR -> the bundled demo library, named as
+    the demo in the banner, /health and /library/status, indexed and answered from."""
+    (tmp_path / "home").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.endswith("ZOTERO_DIR") and k != "ZOCRATES_MODE"} | {
+        "HOME": str(tmp_path / "home"),
+        "ZOCRATES_DATA_DIR": str(tmp_path / "data"),
+        "ZOCRATES_NATS_PORT": str(free_port()),
+        "ZOCRATES_GATEWAY_PORT": str(free_port()),
+        "ZOCRATES_LOG_JSON": "true",
+    }
+    proc = subprocess.Popen([sys.executable, "-m", "zocrates_runtime.stack"], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url, token, banner = read_banner(proc, time.monotonic() + 240)
+        assert any(line.startswith("  Library: the demo library, 3 open-access papers") for line in banner), banner
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(timeout=120) as client:
+            library = client.get(f"{url}/health", headers=auth).json()["services"]["retrieval"]["library"]
+            assert (library["source"], library["papers"]) == ("demo", 3)
+            for _ in range(120):  # the first ingest of the demo runs in the background
+                status = client.get(f"{url}/library/status", headers=auth).json()
+                if status["state"] in ("done", "failed"):
+                    break
+                time.sleep(1)
+            assert (status["source"], status["state"], status["items"], status["indexed"]) == ("demo", "done", 3, 3)
+            r = client.post(f"{url}/chat", headers=auth,
+                            json={"message": "How selective for the N-domain is the ACE inhibitor 33RE?"})
+            events = parse_sse(r.text)
+            assert events[-1]["event"] == "done", events[-1]
+            references = events[-1]["data"]["references"]
+            items = {ref["item_key"] for ref in references["cited"] + references["considered"]}
+            assert "BL3QQWU7" in items and items <= DEMO_ITEMS, items
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise

@@ -55,6 +55,9 @@ class FakeRetrieval:
 
     async def search(self, request: RetrievalRequested) -> EvidenceRetrieved:
         self.calls += 1
+    def health(self) -> dict:
+        return {"status": "ok", "library": {"source": "none"}}
+
         if self.delay:
             await asyncio.sleep(self.delay)
         return EvidenceRetrieved(**request.reply_fields(), chunks=self.chunks[: request.top_k])

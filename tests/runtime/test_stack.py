@@ -211,3 +211,16 @@ def test_banner_says_how_answers_are_written_and_citations_checked():
                                            "services": {"verifier": {"status": "unavailable"}}})
     assert "Answers: written by qwen3" in text and "Citation checks" not in text
     assert "Answers" not in banner("http://x", "t")  # an older gateway: nothing is guessed
+
+
+def test_banner_names_the_library_and_the_demo_as_the_demo():
+    def library(**detail):
+        return banner("http://x", "t", health={"services": {"retrieval": {"status": "ok", "library": detail}}})
+
+    text = library(source="demo", zotero_dir="/src/zocrates/demo/zotero", papers=3)
+    assert ("  Library: the demo library, 3 open-access papers (demo/README.md); set ZOCRATES_ZOTERO_DIR "
+            "to your Zotero data directory to use your own") in text.splitlines()
+    assert "  Library: your Zotero library in /home/ada/Zotero" in library(
+        source="zotero_dir", zotero_dir="/home/ada/Zotero").splitlines()
+    assert "Library: none found on this machine; set ZOCRATES_ZOTERO_DIR" in library(source="none", zotero_dir=None)
+    assert "Library" not in banner("http://x", "t", health={"services": {"retrieval": {"status": "ok"}}})

@@ -427,13 +427,19 @@ class IngestFailure(BaseModel):
 
 
 class LibraryStatus(Message):
-    """Where the user's library stands: what was synced and uploaded, what is indexed, what failed."""
+    """Where the user's library stands: what was synced and uploaded, what is indexed, what failed.
+
+    `source`: `zotero_dir` (a Zotero data directory the server reads), `demo` (the bundled demo
+    library, read when this machine has no Zotero library), `hosted` (synced by the plugin) or
+    `none`."""
 
     SUBJECT = LIBRARY_STATUS_COMPLETED
 
-    source: Literal["zotero_dir", "hosted", "none"] = "none"
+    source: Literal["zotero_dir", "demo", "hosted", "none"] = "none"
     state: Literal["idle", "running", "done", "stopped", "failed"] = "idle"
     ready: bool = False
+    SCHEMA_VERSION = 2  # 2: source "demo"
+    schema_version: int = 2
     items: int = Field(default=0, description="Regular items (not attachments or notes)")
     attachments: int = Field(default=0, description="Attachment files in the library (indexed or not)")
     uploaded: int = Field(default=0, description="Hosted: attachments whose current file has been uploaded")

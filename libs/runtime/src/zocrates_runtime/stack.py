@@ -133,14 +133,15 @@ def ensure_local_token(env: Mapping[str, str], timeout: float = 120.0) -> str:
 
 def banner(gateway_url: str, token: str, not_ready: list[str] | None = None,
            health: dict | None = None) -> str:
-    """What the person who ran `make run` needs: URL, token, a request to paste, and how
-    answers are written and citations checked (from the gateway's `/health`)."""
+    """What the person who ran `make run` needs: URL, token, a request to paste, which library
+    is read, how answers are written and citations checked (from the gateway's `/health`)."""
     auth = shlex.quote(f"Authorization: Bearer {token}")
     body = shlex.quote('{"message": "What does my library say about this topic?"}')
     lines = [
         "",
         f"  Zocrates is running at {gateway_url}",
         f"  Access token: {token}",
+        *_library(health or {}),
         *_modes(health or {}),
         "",
         "  Try a turn:",
@@ -153,6 +154,22 @@ def banner(gateway_url: str, token: str, not_ready: list[str] | None = None,
     if not_ready:
         lines[3:3] = [f"  Still starting: {', '.join(not_ready)} (see their [name] output)"]
     return "\n".join(lines)
+
+
+def _library(health: dict) -> list[str]:
+    """The banner's line on which library is read, when retrieval's /health detail says."""
+    library = ((health.get("services") or {}).get("retrieval") or {}).get("library") or {}
+    source = library.get("source")
+    if source == "demo":
+        papers = f"{library['papers']} " if library.get("papers") else ""
+        return [f"  Library: the demo library, {papers}open-access papers (demo/README.md); "
+                "set ZOCRATES_ZOTERO_DIR to your Zotero data directory to use your own"]
+    if source == "zotero_dir":
+        return [f"  Library: your Zotero library in {library.get('zotero_dir')}"]
+    if source == "none":
+        return ["  Library: none found on this machine; set ZOCRATES_ZOTERO_DIR to your Zotero "
+                "data directory (the folder holding zotero.sqlite)"]
+    return []
 
 
 def _modes(health: dict) -> list[str]:

@@ -7,11 +7,7 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-
-def _discover_zotero_dir() -> Path | None:
-    """Zotero's default data directory, but only when it really exists on this machine."""
-    candidate = Path.home() / "Zotero"
-    return candidate if (candidate / "zotero.sqlite").is_file() else None
+from zocrates_runtime.zotero_dir import default_zotero_dir
 
 
 class DiscoverySettings(BaseSettings):
@@ -56,10 +52,11 @@ class DiscoverySettings(BaseSettings):
     cache_size: int = Field(default=2048, ge=1)
 
     zotero_dir: Path | None = Field(
-        default_factory=_discover_zotero_dir,
+        default_factory=default_zotero_dir,
         validation_alias=AliasChoices("ZOCRATES_DISCOVERY_ZOTERO_DIR", "ZOCRATES_ZOTERO_DIR", "zotero_dir"),
         description="Local Zotero data directory (also read from ZOCRATES_ZOTERO_DIR) whose zotero.sqlite is the novelty filter's library "
-        "(read from a snapshot copy, never written). Defaults to ~/Zotero when it exists.",
+        "(read from a snapshot copy, never written). Defaults to ~/Zotero when it exists, else (local mode) "
+        "to the bundled demo library, as retrieval does.",
     )
     local_user_id: str = Field(default="local", description="The user the local Zotero library belongs to.")
     title_similarity: float = Field(

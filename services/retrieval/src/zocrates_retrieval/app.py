@@ -81,6 +81,6 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
             service.catalog = await Catalog.open(js, settings.stream_replicas)
         await service.start()
 
-    bus.health_responder(broker, "retrieval", lambda: {"status": "ok"})
+    bus.health_responder(broker, "retrieval", service.health)
     return service_app(broker, on_start=start, on_stop=service.close,
                        replicas=settings.stream_replicas)

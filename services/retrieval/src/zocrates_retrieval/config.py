@@ -9,11 +9,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-
-def _discover_zotero_dir() -> Path | None:
-    """Zotero's default data directory, but only when it really exists on this machine."""
-    candidate = Path.home() / "Zotero"
-    return candidate if (candidate / "zotero.sqlite").is_file() else None
+from zocrates_runtime import zotero_dir as local_library
 
 
 def _default_data_dir() -> Path:
@@ -33,10 +29,11 @@ class RetrievalSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ZOCRATES_RETRIEVAL_", extra="ignore", populate_by_name=True)
 
     zotero_dir: Path | None = Field(
-        default_factory=_discover_zotero_dir,
+        default_factory=local_library.default_zotero_dir,
         validation_alias=AliasChoices("ZOCRATES_RETRIEVAL_ZOTERO_DIR", "ZOCRATES_ZOTERO_DIR", "zotero_dir"),
         description="Local Zotero data directory (holds zotero.sqlite and storage/; also read from "
-        "ZOCRATES_ZOTERO_DIR). Defaults to ~/Zotero when that exists; None disables the local library.",
+        "ZOCRATES_ZOTERO_DIR). Defaults to ~/Zotero when that exists, else (local mode) to the bundled "
+        "demo library demo/zotero; None disables the local library.",
     )
     zotero_base_dir: Path | None = Field(
         default=None,
@@ -116,3 +113,11 @@ class RetrievalSettings(BaseSettings):
     @property
     def store_dir(self) -> Path:
         return self.data_dir / "retrieval"
+
+    @property
+    def library_source(self) -> str:
+        """Where the local user's library comes from: `demo` (the bundled demo library),
+        `zotero_dir` (a Zotero data directory) or `none` (only a synced, hosted one)."""
+        if self.zotero_dir is None:
+            return "none"
+        return "demo" if local_library.is_demo(self.zotero_dir) else "zotero_dir"

@@ -41,6 +41,7 @@ from zocrates_contracts import (
     RetrievalRequested,
     ServiceError,
 )
+from zocrates_runtime.zotero_dir import demo_papers
 from zocrates_runtime.zotero_snapshot import database_signature
 from zocrates_contracts.messages import MAX_STATUS_FAILURES
 from zocrates_retrieval.config import RetrievalSettings
@@ -434,13 +435,22 @@ class RetrievalService:
                 + (f": {failed} of {p['sources_total']} attachments could not be read ({reasons})."
                    if failed else "."))
 
+    def health(self) -> dict:
+        """The answer to `health.retrieval`: up, and where the local library is read from, so
+        that `GET /health` and `make run`'s banner can say when it is the bundled demo."""
+        s = self.settings
+        library: dict = {"source": s.library_source, "zotero_dir": str(s.zotero_dir) if s.zotero_dir else None}
+        if library["source"] == "demo":
+            library["papers"] = demo_papers(s.zotero_dir)
+        return {"status": "ok", "library": library}
+
     def status(self, user_id: str) -> dict:
         """The local library's ingest progress and the user's index summary (the CLI's view;
         GET /library/status, hosted libraries included, is `library_status`)."""
         p = self._progress.get(user_id)
         out: dict = {
             "user_id": user_id,
-            "source": "zotero_dir" if self._is_local(user_id) else "none",
+            "source": self.settings.library_source if self._is_local(user_id) else "none",
             "hosted": None,
             "ready": self.searcher is not None,
             "error": self.startup_error,
