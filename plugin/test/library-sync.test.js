@@ -136,3 +136,14 @@ test("mode and status: local when the server reads zotero.sqlite; full sync when
     failures_by_reason: { scanned: 1 } }), "3 items, 2 attachments on the server; 1 files to upload; 1 indexed; 1 not readable (1 scanned).");
   assert.match(libraryStatusLine({ source: "zotero_dir", state: "running", indexed: 4, sources_done: 4, sources_total: 9 }), /indexing 4 of 9/);
 });
+
+test("the bundled demo library is named as the demo, and the plugin sends nothing over it (issue 14)", () => {
+  assert.equal(libraryMode({ source: "demo" }), "local");
+  assert.equal(libraryStatusLine({ source: "demo", state: "done", items: 3, attachments: 3, indexed: 3 }),
+    "Demo library (3 open-access papers) — set ZOCRATES_ZOTERO_DIR for your own.");
+  assert.equal(libraryStatusLine({ source: "demo", state: "running", items: 3, sources_done: 1, sources_total: 3 }),
+    "Demo library (3 open-access papers; indexing 1 of 3) — set ZOCRATES_ZOTERO_DIR for your own.");
+  // before the first read of the library the count is unknown: no "(0 … papers)"
+  assert.equal(libraryStatusLine({ source: "demo", state: "idle", items: 0 }),
+    "Demo library — set ZOCRATES_ZOTERO_DIR for your own.");
+});

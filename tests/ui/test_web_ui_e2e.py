@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from harness.system import running_system
-from zocrates_contracts import Candidate, CandidatesFound, DiscoveryRequested
+from zocrates_contracts import (
+    Candidate,
+    CandidatesFound,
+    DiscoveryRequested,
+    LibraryStatus,
+    LibraryStatusRequested,
+)
 from zocrates_contracts.subjects import DISCOVERY_CONSUMER
 from zocrates_runtime import bus
 from zocrates_runtime.service import service_app
@@ -49,6 +55,12 @@ def recorded_discovery(nats_url: str):
     return service_app(broker)
 
 
+async def demo_library_status(request: LibraryStatusRequested) -> LibraryStatus:
+    """What retrieval answers when it reads the bundled demo library (no Zotero library here)."""
+    return LibraryStatus(**request.reply_fields(), source="demo", state="done", ready=True, items=3,
+                         attachments=3, sources_total=3, sources_done=3, indexed=3)
+
+
 def _require_tools() -> tuple[str, Path]:
     node = shutil.which("node")
     if node is None:
@@ -76,6 +88,7 @@ async def test_sidebar_web_page_end_to_end_in_chromium(nats_server):
         await discovery.start()
         # A slower verifier leaves time to press Stop during a turn.
         system.verifier.delay = 1.5
+        system.retrieval.library_status = demo_library_status
         try:
             env = os.environ | {
                 "ZOCRATES_URL": system.url,

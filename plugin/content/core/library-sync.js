@@ -154,11 +154,12 @@ export function newSyncId(now = new Date(), random = Math.random) {
 }
 
 /**
- * How the server holds this account's library: `local` when it reads zotero.sqlite itself
- * (`/library/status` says `source: "zotero_dir"`), else `hosted`: the plugin sends it.
+ * How the server holds this account's library: `local` when it reads a zotero.sqlite itself
+ * (`/library/status` says `source: "zotero_dir"`, or `"demo"`: the bundled demo library, read
+ * when the server's machine has no Zotero library), else `hosted`: the plugin sends it.
  */
 export function libraryMode(status) {
-  return status?.source === "zotero_dir" ? "local" : "hosted";
+  return status?.source === "zotero_dir" || status?.source === "demo" ? "local" : "hosted";
 }
 
 /**
@@ -279,9 +280,13 @@ export class Debouncer {
 /** The sidebar's one line for `/library/status`. */
 export function libraryStatusLine(status) {
   if (!status) return "";
+  const indexing = status.state === "running" ? `indexing ${status.sources_done} of ${status.sources_total}` : "";
+  if (status.source === "demo") {
+    const notes = [status.items ? `${status.items} open-access papers` : "", indexing].filter(Boolean);
+    return `Demo library${notes.length ? ` (${notes.join("; ")})` : ""} — set ZOCRATES_ZOTERO_DIR for your own.`;
+  }
   if (status.source === "zotero_dir") {
-    const done = status.state === "running" ? ` (indexing ${status.sources_done} of ${status.sources_total})` : "";
-    return `Library read from Zotero on the server: ${status.indexed} attachments indexed${done}.`;
+    return `Library read from Zotero on the server: ${status.indexed} attachments indexed${indexing ? ` (${indexing})` : ""}.`;
   }
   if (status.source === "none") return "Your library is not on the server yet.";
   const parts = [`${status.items} items, ${status.attachments} attachments on the server`];

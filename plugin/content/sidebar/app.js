@@ -12,7 +12,7 @@ import {
 } from "../core/inspector.js";
 import { CandidateSelection, confirmationSummary, importChoices, importPlan, importReport, oaLabel } from "../core/candidates.js";
 import { DIRECTIONS, maximizedRect, placePopover, resizeRect, scrollIsInside } from "../core/geometry.js";
-import { libraryStatusLine, syncProgressLine } from "../core/library-sync.js";
+import { libraryMode, libraryStatusLine, syncProgressLine } from "../core/library-sync.js";
 import { morphHtml } from "./morph.js";
 import { ICONS } from "./icons.js";
 
@@ -131,7 +131,7 @@ export function startSidebar({ window, host, libs }) {
 
   /** Hosted mode: send the library and keep it current; show its progress and status. */
   async function startLibrary() {
-    if (!host.canSyncLibrary) return;
+    if (!host.canSyncLibrary) return showServerLibrary();
     const onProgress = (p) => {
       if (p.phase === "done") showLibrary(p.message);
       else showLibrary(syncProgressLine(p), { error: p.phase === "error", progress: p.total ? p : null });
@@ -157,6 +157,19 @@ export function startSidebar({ window, host, libs }) {
       showLibrary(`Library status unavailable: ${exc.message}`, { error: true });
     }
   }
+
+  /** The web page sends no library; it names the one the server reads itself (the demo
+   * library on a first run, or a Zotero data directory) and shows nothing otherwise. */
+  async function showServerLibrary() {
+    $("library-sync-btn").hidden = true;
+    try {
+      const status = await api.libraryStatus();
+      if (libraryMode(status) === "local") showLibrary(libraryStatusLine(status));
+    } catch {
+      // no line then: the chat works without it
+    }
+  }
+
   $("library-refresh").addEventListener("click", () => refreshLibraryStatus());
   $("library-sync-btn").addEventListener("click", () => startLibrary());
 

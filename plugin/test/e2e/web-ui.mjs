@@ -83,6 +83,11 @@ try {
   await page.waitForSelector("#connect-panel[hidden]", { state: "attached" });
   assert.equal(await page.evaluate(() => sessionStorage.getItem("zocrates.token")), token);
 
+  step("the library the server reads is named: here the bundled demo (issue 14); nothing to sync");
+  await page.waitForSelector("#library-bar:not([hidden])");
+  assert.equal(await page.innerText("#library-line"), "Demo library (3 open-access papers) — set ZOCRATES_ZOTERO_DIR for your own.");
+  assert.equal(await page.locator("#library-sync-btn").isVisible(), false);
+
   step("ask a library question");
   await page.fill("#chat-input", "What is known about somatic mutation rates in twins?");
   await page.click("#send-btn");
@@ -141,13 +146,12 @@ try {
   await page.keyboard.press("Escape");
   await page.setViewportSize({ width: 520, height: 900 });
 
-  step("icons are inline SVG, no emoji; the web page has no library bar");
+  step("icons are inline SVG, no emoji");
   const assistant = page.locator(".message-wrapper.assistant").first();
   assert.equal(await assistant.locator(".claims-inspector-btn svg.icon").count(), 1);
   assert.equal(await assistant.locator(".citations-toggle svg.icon").count(), 1);
   const emoji = await page.evaluate(() => document.body.innerText.match(/\p{Extended_Pictographic}/gu) || []);
   assert.deepEqual(emoji.filter((c) => !"✓✕⋯☰⤢⤡▾▲▼⊘".includes(c)), [], "emoji would render as boxes without a colour-emoji font");
-  assert.equal(await page.locator("#library-bar").isVisible(), false);
 
   step("copy with citations visible, then hidden");
   await assistant.locator(".copy-btn").click();
