@@ -21,14 +21,23 @@ def test_small_talk_is_chat(message):
     "find new papers about CRISPR off-target effects",
     "Search online for recent literature on protein folding",
     "recommend articles on retrieval augmented generation",
+    "search online for 10.1038/s41586-021-03819-2",
+])
+def test_requests_for_new_literature_go_to_discovery(message):
+    assert route_intent(message) == "discovery"
+
+
+@pytest.mark.parametrize("message", [
     "10.1038/s41586-021-03819-2",
     "what is https://doi.org/10.1000/xyz123 about?",
     "arXiv:2203.00130",
     "look at 2203.00130v1 please",
     "hep-th/9901001",
+    "Is 10.1186/1752-2897-4-1 already in my library?",
 ])
-def test_requests_for_new_literature_and_identifiers_go_to_discovery(message):
-    assert route_intent(message) == "discovery"
+def test_identifiers_are_looked_up_in_the_library_first(message):
+    """Issue 14: a pasted identifier is a library turn; it goes online only when not found there."""
+    assert route_intent(message) == "library"
 
 
 @pytest.mark.parametrize("message", [

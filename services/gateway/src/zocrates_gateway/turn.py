@@ -26,8 +26,12 @@ from zocrates_contracts import (
     DiscoveryRequested,
     EvidenceChunk,
     EvidenceRetrieved,
+    ItemRef,
+    LibraryItemsFound,
+    LibraryLookupRequested,
     References,
     RetrievalRequested,
+    RetrievalScope,
     TurnRecord,
     TurnRequested,
     TurnResolved,
@@ -36,9 +40,21 @@ from zocrates_contracts import (
     VerificationRequested,
     VerificationSummary,
 )
-from zocrates_contracts.messages import MAX_SOURCE_CHARS
+from zocrates_contracts.messages import MAX_CLAIM_CHARS, MAX_SCOPE_ITEMS, MAX_SOURCE_CHARS
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.domain.intent import route_intent
+from zocrates_gateway.domain.lookup import (
+    Asked,
+    goes_online,
+    item_answer,
+    lead_for_question,
+    missing_line,
+    no_text_answer,
+    not_in_library,
+    read_message,
+    sort_out,
+)
+from zocrates_gateway.domain.query import search_text
 from zocrates_gateway.domain.synthesis import (
     CHAT_REPLY,
     ONLINE_PROMPT,
@@ -57,6 +73,7 @@ log = structlog.get_logger("zocrates.turn")
 tracer = trace.get_tracer("zocrates.gateway")
 
 STAGE_LINES = {
+    "lookup": "Looking it up in your library…",
     "retrieval": "Searching your library…",
     "discovery": "Searching OpenAlex for new literature…",
     "synthesis": "Writing the answer…",
@@ -142,17 +159,107 @@ async def _ask(deps: TurnDeps, request, timeout: float, what: str):
 
 
 async def library_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
+    """A question about the library; one that names items (a DOI, an arXiv id, a PMID, a
+    title) looks them up in the library first."""
+    asked = read_message(message)
+    if asked:
+        return await named_items_turn(deps, turn, message, ids, asked)
+    return await search_turn(deps, turn, message, ids)
+
+
+async def search_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
+    """Search the whole library with the message, cut to the query cap when it is longer (the
+    answer then says how it was cut)."""
+    search = search_text(message)
+    chunks = await retrieve(deps, turn, ids, search.text)
+    return await answer_turn(deps, turn, message, ids, chunks, question=search.question,
+                             notes=[search.note] if search.note else [])
+
+
+#: Queries one discovery request takes (DiscoveryRequested.queries).
+MAX_DISCOVERY_QUERIES = 8
+
+
+async def named_items_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict, asked: Asked) -> TurnRecord:
+    """Items named by DOI, arXiv id, PMID or title, looked up in the user's own library first.
+    Found: the turn answers from them (is it there, what it is, or the question asked of it),
+    citing their passages from this turn's retrieval. Not found: it looks them up online, and an
+    offline error says that the library was checked."""
+    s = deps.settings
+    await status(turn, "lookup")
+    request = LibraryLookupRequested(
+        **ids, trace=inject_trace(), dois=asked.of("doi"), arxiv_ids=asked.of("arxiv"), pmids=asked.of("pmid"),
+        titles=asked.of("title"), reply_to=deps.requester.reply_to(LibraryLookupRequested),
+        deadline=deadline_in(s.retrieval_timeout_s))
+    reply: LibraryItemsFound = await _ask(deps, request, s.retrieval_timeout_s, "retrieval")
+    found = sort_out(asked, list(reply.items), reply.searched_items)
+    if not found.items:
+        if goes_online(asked, found):
+            return await discovery_turn(deps, turn, message, ids, checked=not_in_library(found.missing, found.searched),
+                                        queries=[n.query() for n in found.missing][:MAX_DISCOVERY_QUERIES])
+        return await search_turn(deps, turn, message, ids)  # a quoted phrase that is no title here
+    scope = RetrievalScope(items=[ItemRef(library_id=i.library_id, item_key=i.item_key)
+                                  for i in found.items[:MAX_SCOPE_ITEMS]])
+    notes = [missing_line(found)] if found.missing else []
+    if asked.kind == "question":
+        search = search_text(asked.question)
+        notes = ([search.note] if search.note else []) + notes
+        chunks = await retrieve_items(deps, turn, ids, search.text, scope)
+        if not chunks:
+            return await answer_turn(deps, turn, message, ids, [], question=search.question,
+                                     written=no_text_answer(found), notes=notes)
+        return await answer_turn(deps, turn, message, ids, chunks, question=search.question,
+                                 lead=lead_for_question(found), notes=notes)
+    # Is it there, or what is it: the items' own opening passages, found by their titles.
+    titles = search_text(" ".join(i.title for i in found.items if i.title) or "abstract").text
+    chunks = await retrieve_items(deps, turn, ids, titles, scope)
+    return await answer_turn(deps, turn, message, ids, chunks, question=titles,
+                             written=item_answer(asked, found, chunks), notes=notes)
+
+
+async def retrieve(deps: TurnDeps, turn: TurnLog, ids: dict, query: str,
+                   scope: RetrievalScope | None = None) -> list[EvidenceChunk]:
     s = deps.settings
     await status(turn, "retrieval")
-    request = RetrievalRequested(**ids, trace=inject_trace(), query=message, top_k=s.top_k,
+    request = RetrievalRequested(**ids, trace=inject_trace(), query=query, top_k=s.top_k, scope=scope,
                                  reply_to=deps.requester.reply_to(RetrievalRequested),
                                  deadline=deadline_in(s.retrieval_timeout_s))
     evidence: EvidenceRetrieved = await _ask(deps, request, s.retrieval_timeout_s, "retrieval")
-    chunks = list(evidence.chunks)
+    return list(evidence.chunks)
 
+
+async def retrieve_items(deps: TurnDeps, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope) -> list[EvidenceChunk]:
+    """The passages of items the lookup found; none when nothing of the library is indexed yet
+    (the items are in the library all the same, and the answer says their text is not read)."""
+    try:
+        return await retrieve(deps, turn, ids, query, scope)
+    except TurnFailed as exc:
+        if exc.code != "retrieval_not_available":
+            raise
+        return []
+
+
+async def answer_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict, chunks: list[EvidenceChunk], *,
+                      question: str, lead: str = "", written=None, notes=()) -> TurnRecord:
+    """Write the answer from `chunks` (a language model reads the whole message, the offline
+    writer the search question), or stream the one `written` for the turn; after a `lead` line,
+    with `notes` at the end. Then verify its citations and resolve them."""
+    s = deps.settings
     await status(turn, "synthesis")
     parts = []
-    async for piece in synthesize(s, message, chunks):
+    if lead:
+        parts.append(lead)
+        await turn.append("delta", {"text": lead})
+    if written is not None:
+        for piece in written:
+            parts.append(piece)
+            await turn.append("delta", {"text": piece})
+    else:
+        async for piece in synthesize(s, message if s.llm_url else question, chunks):
+            parts.append(piece)
+            await turn.append("delta", {"text": piece})
+    for note in notes:
+        piece = f"\n\n_Note: {note}_"
         parts.append(piece)
         await turn.append("delta", {"text": piece})
     text = "".join(parts)
@@ -170,7 +277,8 @@ async def library_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -
                           threshold=s.verification_threshold)
         storing = asyncio.create_task(deps.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit))
         record = resolve_record(s, TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id,
-                                              intent="library", question=message, text=""), audit, summary)
+                                              intent="library", question=message, text="", notes=list(notes)),
+                                   audit, summary)
         await storing  # the write's round trip overlapped the resolution's CPU work
         if verifying:
             record_verification(span, record, occurrences, chunks)
@@ -229,9 +337,12 @@ async def verify(deps: TurnDeps, ids: dict, chunks: list[EvidenceChunk], occurre
     """Score every occurrence in one request; on any failure every probability is None."""
     s = deps.settings
     timeout = min(s.verification_timeout_s, s.verification_budget_s)
-    pairs = [VerificationPair(chunk_index=o.chunk_index, occurrence=o.occurrence, claim=o.claim[:4000],
+    # The pair's bounds are the contract's: a longer claim or passage is cut, a blank one left
+    # unverified (fail open), never a validation error that would end the turn.
+    pairs = [VerificationPair(chunk_index=o.chunk_index, occurrence=o.occurrence, claim=o.claim[:MAX_CLAIM_CHARS],
                               source_text=chunks[o.chunk_index - 1].text[:MAX_SOURCE_CHARS],
-                              compound=o.compound) for o in occurrences if o.claim.strip()]
+                              compound=o.compound) for o in occurrences
+             if o.claim[:MAX_CLAIM_CHARS].strip() and chunks[o.chunk_index - 1].text[:MAX_SOURCE_CHARS].strip()]
     fail_open = {o.chunk_index: [] for o in occurrences}
     for o in occurrences:
         fail_open[o.chunk_index].append(None)
@@ -266,18 +377,31 @@ async def verify(deps: TurnDeps, ids: dict, chunks: list[EvidenceChunk], occurre
         "provider": reply.provider, "model": reply.model, "latency_ms": latency})
 
 
-async def discovery_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
+async def discovery_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict, *, checked: str = "",
+                         queries: list[str] | None = None) -> TurnRecord:
+    """New literature online. After a library lookup found nothing, `checked` says so (first in
+    the answer, and in an error) and `queries` are the identifiers or titles to look up."""
     s = deps.settings
     await status(turn, "discovery")
+    search = search_text(message)
     profile = await deps.sessions.get_profile(turn.user_id)
-    request = DiscoveryRequested(**ids, trace=inject_trace(), queries=[message[:4000]],
+    request = DiscoveryRequested(**ids, trace=inject_trace(), queries=queries or [search.text],
                                  contact_email=profile.contact_email,
                                  reply_to=deps.requester.reply_to(DiscoveryRequested),
                                  deadline=deadline_in(s.discovery_timeout_s))
-    found: CandidatesFound = await _ask(deps, request, s.discovery_timeout_s, "discovery")
+    try:
+        found: CandidatesFound = await _ask(deps, request, s.discovery_timeout_s, "discovery")
+    except TurnFailed as exc:
+        if not checked:
+            raise
+        raise TurnFailed(exc.code, f"{checked} Looking it up online failed: {exc.message}") from None
     candidates = list(found.candidates)
+    notes = [*([search.note] if search.note and not queries else []), *found.notes]
     await status(turn, "synthesis")
     parts = []
+    if checked:
+        parts.append(f"{checked}\n\n")
+        await turn.append("delta", {"text": parts[-1]})
     if s.llm_url and candidates:
         messages = [{"role": "system", "content": ONLINE_PROMPT.format(candidates=format_candidates(candidates))},
                     {"role": "user", "content": message}]
@@ -290,12 +414,12 @@ async def discovery_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict)
             await turn.append("delta", {"text": piece})
     except LLMError as exc:
         raise TurnFailed("synthesis_failed", str(exc)) from None
-    for note in found.notes:
+    for note in notes:
         piece = f"\n\n_Note: {note}_"
         parts.append(piece)
         await turn.append("delta", {"text": piece})
     return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="discovery",
-                      question=message, text="".join(parts), notes=list(found.notes),
+                      question=message, text="".join(parts), notes=notes,
                       candidates=[c.model_dump(mode="json") for c in candidates])
 
 

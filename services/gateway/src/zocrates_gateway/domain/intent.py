@@ -1,4 +1,10 @@
-"""Which kind of turn a message asks for: the user's library, new literature, or small talk."""
+"""Which kind of turn a message asks for: the user's library, new literature, or small talk.
+
+A DOI, arXiv id, PMID or title in a message is no reason to go online: such a turn is a
+library turn that looks the item up in the library first (`domain.lookup`), and goes online
+only when the item is not there. Only an explicit request for new literature routes to
+discovery.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +13,6 @@ from typing import Literal
 
 Intent = Literal["library", "discovery", "chat"]
 
-DOI_RE = re.compile(r"\b10\.\d{4,9}/[^\s\"<>]+", re.IGNORECASE)
-#: arXiv ids: new style (2203.00130v1) and old style with a real archive name (hep-th/9901001).
-_OLD_ARCHIVES = ("hep-th|hep-ph|hep-ex|hep-lat|astro-ph|cond-mat|gr-qc|math-ph|math|nucl-th|nucl-ex|"
-                 "quant-ph|physics|nlin|q-bio|q-fin|stat|cs|chao-dyn|solv-int|patt-sol|adap-org|cmp-lg")
-ARXIV_RE = re.compile(
-    rf"\b(?:arxiv:\s*)?(?:\d{{4}}\.\d{{4,5}}(?:v\d+)?|(?:{_OLD_ARCHIVES})(?:\.[A-Z]{{2}})?/\d{{7}}(?:v\d+)?)\b",
-    re.IGNORECASE,
-)
 _DISCOVERY_RE = re.compile(
     r"\b(find|search|look\s+for|discover|recommend|suggest|get|fetch|show\s+me)\b[^.?!]{0,40}?"
     r"\b(new|recent|more|other|additional|latest|online)?\s*"
@@ -37,8 +35,6 @@ def route_intent(message: str) -> Intent:
     text = message.strip()
     if _SMALL_TALK_RE.match(text):
         return "chat"
-    if DOI_RE.search(text) or ARXIV_RE.search(text):
-        return "discovery"
     if _DISCOVERY_RE.search(text) and not _LIBRARY_HINT.search(text):
         return "discovery"
     return "library"

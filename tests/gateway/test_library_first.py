@@ -1,0 +1,278 @@
+"""Library first for identifiers, and long messages (issue 14), end to end: the real gateway over
+HTTP, the real retrieval service (model, index, lookup) over a Zotero library built from the real
+schema with a real fixture PDF, on a real nats-server; the verifier is instant and discovery is a
+fake that is offline unless a test puts it online.
+
+A DOI (any case, with a resolver prefix), an arXiv id kept only in Extra, an exact title and a
+group library's item are answered from the library with no network; a miss goes online, and
+offline its error says the library was checked; another user's library is never searched; a
+32 KB question ends with `done`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import httpx
+import pymupdf
+import pytest
+import pytest_asyncio
+import uvicorn
+
+from harness.system import FakeVerifier, collect
+from harness.zotero import ZoteroLibraryBuilder
+from zocrates_contracts import Candidate, CandidatesFound, ServiceError
+from zocrates_runtime.natsserver import free_port
+from zocrates_runtime.settings import ZocratesSettings
+
+pytestmark = [pytest.mark.connected, pytest.mark.asyncio(loop_scope="module")]
+
+FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+
+DVT_DOI = "10.1186/1752-2897-4-1"
+DVT_TITLE = "Complications related to deep venous thrombosis prophylaxis in trauma: a systematic review of the literature"
+GRAPHENE = [("Results", ["Suspended single-layer graphene conducts heat at up to 5000 W/mK, far above copper."])]
+PREPRINT = [("Abstract", ["We parse the layout of scientific papers into a structured document model.",
+                          "The model keeps every figure caption apart from the running text."])]
+
+
+class Discovery:
+    """Discovery as it behaves offline, or online with one paper for whatever is looked up."""
+
+    def __init__(self):
+        self.online = False
+        self.requests = []
+
+    async def start(self) -> None: ...
+    async def close(self) -> None: ...
+
+    def health(self) -> dict:
+        return {"status": "ok"}
+
+    async def discover(self, request):
+        self.requests.append(request)
+        if not self.online:
+            return CandidatesFound(**request.reply_fields(), error=ServiceError(
+                code="unreachable", service="discovery",
+                message="OpenAlex is unreachable from this machine. Online discovery needs internet access."))
+        return CandidatesFound(**request.reply_fields(), candidates=[Candidate(
+            candidate_id="W1", title="A paper found online", authors=["Ada Lovelace"], year=2024,
+            doi=request.queries[0])])
+
+    async def answer_recheck(self, request):
+        from zocrates_contracts import CandidatesRechecked
+
+        return CandidatesRechecked(**request.reply_fields(), candidates=request.candidates)
+
+
+def text_pdf(sections: list[tuple[str, list[str]]]) -> bytes:
+    """A small PDF: a 16 pt heading per section, 10 pt paragraphs."""
+    doc = pymupdf.open()
+    page, y = doc.new_page(), 72
+    for heading, paragraphs in sections:
+        page.insert_text((72, y), heading, fontsize=16, fontname="hebo")
+        y += 28
+        for para in paragraphs:
+            y = 780 - page.insert_textbox(pymupdf.Rect(72, y, 520, 780), para, fontsize=10) + 12
+    return doc.tobytes()
+
+
+def build_library(root):
+    schema_dir, pdf_dir = FIXTURES / "zotero" / "schema", FIXTURES / "pdfs"
+    if not (schema_dir.exists() and pdf_dir.exists()):
+        pytest.skip(f"Zotero schema and PDF fixtures not found under {FIXTURES}")
+    b = ZoteroLibraryBuilder(root / "zotero", schema_dir)
+    keys = {}
+    dvt, keys["dvt"] = b.add_item("journalArticle", {"title": DVT_TITLE, "date": "2010", "DOI": DVT_DOI},
+                                  [("Indraneel", "Datta", "author"), ("Chad G", "Ball", "author"),
+                                   ("Lucas", "Rudmik", "author")])
+    b.add_attachment(dvt, "datta.pdf", (pdf_dir / "cermine" / "test1.pdf").read_bytes())
+    parent = b.add_collection("Trauma", [dvt])
+    b.add_collection("Reviews", [dvt], parent_id=parent)
+    preprint, keys["preprint"] = b.add_item("preprint", {"title": "Document structure for scientific PDFs",
+                                                         "date": "2022", "extra": "arXiv:2203.00130 [cs.CL]"},
+                                            [("Kyle", "Lo", "author")])
+    b.add_attachment(preprint, "lo.pdf", text_pdf(PREPRINT))
+    group = b.add_group(4711, "Lab group")
+    graphene, keys["graphene"] = b.add_item("journalArticle", {"title": "Thermal conductivity of graphene",
+                                                               "date": "2008", "DOI": "10.1021/NL0731872"},
+                                            [("Alexander", "Balandin", "author")], library_id=group)
+    b.add_attachment(graphene, "balandin.pdf", text_pdf(GRAPHENE), library_id=group)
+    b.close()
+    return b.dir, keys
+
+
+@contextlib.asynccontextmanager
+async def library_system(nats_url: str, zotero_dir, data_dir):
+    from zocrates_discovery.app import create_app as discovery_app
+    from zocrates_gateway.app import create_app
+    from zocrates_gateway.config import GatewaySettings
+    from zocrates_retrieval.app import create_app as retrieval_app
+    from zocrates_retrieval.config import RetrievalSettings
+    from zocrates_retrieval.service import RetrievalService
+    from zocrates_verifier.app import create_app as verifier_app
+
+    base = ZocratesSettings(nats_url=nats_url)
+    retrieval = RetrievalService(RetrievalSettings(zotero_dir=zotero_dir, data_dir=data_dir, embedding_device="cpu"))
+    discovery = Discovery()
+    apps = [retrieval_app(base, service=retrieval), discovery_app(base, service=discovery),
+            verifier_app(base, service=FakeVerifier())]
+    for service_app in apps:
+        await service_app.start()
+    await retrieval._ingest_task
+    port = free_port()
+    app = create_app(GatewaySettings(nats_url=nats_url, gateway_port=port))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    tokens = {user: await app.state.tokens.create(user) for user in ("local", "bob")}
+    async with httpx.AsyncClient(timeout=60) as client:
+        async def chat(message: str, user: str = "local") -> list[dict]:
+            return await collect(client, f"http://127.0.0.1:{port}", message, None, tokens[user])
+        try:
+            yield chat, discovery
+        finally:
+            server.should_exit = True
+            await serving
+            for service_app in apps:
+                await service_app.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def system(module_nats_server, tmp_path_factory):
+    zotero_dir, keys = build_library(tmp_path_factory.mktemp("lib"))
+    with pytest.MonkeyPatch.context() as mp:  # never discover a real ~/Zotero
+        mp.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+        async with library_system(module_nats_server.url, zotero_dir, tmp_path_factory.mktemp("data")) as (chat, d):
+            yield chat, d, keys
+
+
+def outcome(events: list[dict]) -> tuple[str, dict]:
+    last = events[-1]
+    assert last["event"] in ("done", "error"), events
+    return last["event"], last["data"]
+
+
+def cited_items(record: dict) -> set[tuple[str, str]]:
+    return {(c["library_id"], c["item_key"]) for c in record["citations"]}
+
+
+async def test_is_this_doi_in_my_library_is_answered_from_the_library_with_its_collections(system):
+    chat, discovery, keys = system
+    asked_online = len(discovery.requests)
+    kind, record = outcome(await chat(f"Is https://doi.org/{DVT_DOI.upper()} already in my library?"))
+    assert kind == "done", record
+    assert record["intent"] == "library"
+    assert record["text"].startswith("Yes — Datta et al. (2010), *Complications related to deep venous thrombosis "
+                                     "prophylaxis in trauma: a systematic review of the literature* is in your "
+                                     "library, in the collections Trauma, Trauma/Reviews.")
+    assert cited_items(record) == {("user", keys["dvt"])}  # quoted from its own passage, this turn's retrieval
+    assert [r["item_key"] for r in record["references"]["cited"]] == [keys["dvt"]]
+    assert len(discovery.requests) == asked_online  # never went online
+
+
+async def test_a_group_librarys_item_is_found_by_a_doi_in_another_case(system):
+    chat, _, keys = system
+    kind, record = outcome(await chat("do I have doi:10.1021/nl0731872?"))
+    assert kind == "done", record
+    assert record["text"].startswith("Yes — Balandin (2008), *Thermal conductivity of graphene* is in your group "
+                                     "library Lab group.")
+    assert cited_items(record) == {("group-4711", keys["graphene"])}
+
+
+async def test_an_arxiv_id_kept_only_in_extra_gives_the_papers_summary(system):
+    chat, _, keys = system
+    kind, record = outcome(await chat("arXiv:2203.00130v1"))
+    assert kind == "done", record
+    assert record["intent"] == "library"
+    assert record["text"].startswith("Lo (2022), *Document structure for scientific PDFs* is in your library. "
+                                     "From the paper:")
+    assert "We parse the layout of scientific papers into a structured document model" in record["text"]
+    assert cited_items(record) == {("user", keys["preprint"])}
+
+
+async def test_an_exact_title_is_found(system):
+    chat, _, keys = system
+    kind, record = outcome(await chat("Is “thermal conductivity of graphene” in my library?"))
+    assert kind == "done", record
+    assert record["text"].startswith("Yes — Balandin (2008)")
+    assert cited_items(record) == {("group-4711", keys["graphene"])}
+
+
+async def test_a_pasted_doi_with_a_question_is_answered_from_that_items_passages(system):
+    chat, discovery, keys = system
+    asked_online = len(discovery.requests)
+    kind, record = outcome(await chat(f"{DVT_DOI} what are the risks of heparin?"))
+    assert kind == "done", record
+    assert record["intent"] == "library"
+    assert record["text"].startswith("From Datta et al. (2010), *Complications related to deep venous thrombosis")
+    assert "bleeding" in record["text"]
+    assert cited_items(record) == {("user", keys["dvt"])}
+    considered = record["references"]["cited"] + record["references"]["considered"]
+    assert {r["item_key"] for r in considered} == {keys["dvt"]}  # only that item was searched
+    assert len(discovery.requests) == asked_online
+
+
+async def test_a_doi_not_in_the_library_goes_online_and_offline_says_the_library_was_checked(system):
+    chat, discovery, _ = system
+    kind, error = outcome(await chat("Is 10.9999/not-here in my library?"))
+    assert kind == "error"
+    assert error["code"] == "discovery_unreachable"
+    assert error["message"].startswith("No — DOI 10.9999/not-here is not in your library (3 items checked). "
+                                       "Looking it up online failed: OpenAlex is unreachable")
+    assert discovery.requests[-1].queries == ["10.9999/not-here"]
+
+
+async def test_a_doi_not_in_the_library_is_looked_up_online_when_online(system):
+    chat, discovery, _ = system
+    discovery.online = True
+    try:
+        kind, record = outcome(await chat("10.9999/not-here"))
+    finally:
+        discovery.online = False
+    assert kind == "done", record
+    assert record["intent"] == "discovery"
+    assert record["text"].startswith("No — DOI 10.9999/not-here is not in your library (3 items checked).\n\n"
+                                     "I found 1 candidate papers not yet in your library")
+    assert [c["doi"] for c in record["candidates"]] == ["10.9999/not-here"]
+
+
+async def test_another_users_library_is_never_searched(system):
+    chat, discovery, _ = system
+    kind, error = outcome(await chat(f"Is {DVT_DOI} in my library?", user="bob"))
+    assert kind == "error"
+    assert error["message"].startswith(f"No — DOI {DVT_DOI} is not in your library (0 items checked).")
+
+
+async def test_a_quoted_phrase_that_is_no_title_stays_a_library_question(system):
+    chat, discovery, _ = system
+    asked_online = len(discovery.requests)
+    kind, record = outcome(await chat('What does my library say about "low molecular weight heparins"?'))
+    assert kind == "done", record
+    assert record["intent"] == "library"
+    assert len(discovery.requests) == asked_online
+
+
+async def test_a_32_kb_question_ends_with_done_and_says_how_it_was_searched(system):
+    chat, _, keys = system
+    filler = "These are my notes on trauma care and thromboprophylaxis in general surgery wards. "
+    question = " Which complications of inferior vena cava filters are reported?"
+    message = (filler * (32_000 // len(filler)))[: 32 * 1024 - len(question)] + question
+    assert 32_000 < len(message.encode()) <= 32 * 1024
+    kind, record = outcome(await chat(message))
+    assert kind == "done", record
+    assert record["notes"] and record["notes"][0].startswith(
+        f"Your message was long ({len(' '.join(message.split())):,} characters), so I searched your library "
+        "with its question and the first ")
+    assert record["notes"][0] in record["text"]
+    assert ("user", keys["dvt"]) in cited_items(record), record["text"][-3000:]
+
+
+async def test_a_long_message_for_new_literature_is_cut_too(system):
+    chat, discovery, _ = system
+    message = "Find new papers about " + "thromboprophylaxis in trauma " * 1000 + "please."
+    kind, error = outcome(await chat(message))
+    assert kind == "error" and error["code"] == "discovery_unreachable"  # offline, not `internal`
+    assert len(discovery.requests[-1].queries[0]) <= 4_000

@@ -1,0 +1,146 @@
+"""Reading the items a message names (issue 14, library first for identifiers) and cutting a
+long message into a search query (issue 14, long messages): the gateway's plain functions."""
+
+from __future__ import annotations
+
+import pytest
+
+from zocrates_contracts import Creator, EvidenceChunk, LibraryItemMatch
+from zocrates_contracts.messages import MAX_QUERY_CHARS
+from zocrates_gateway.domain.lookup import (
+    Named,
+    goes_online,
+    item_answer,
+    not_in_library,
+    read_message,
+    sort_out,
+)
+from zocrates_gateway.domain.query import clip, search_text
+
+DATTA = LibraryItemMatch(
+    item_key="DVT2PAR1", library_id="user", library_name="My Library",
+    title="Complications related to deep venous thrombosis prophylaxis in trauma",
+    creators=[Creator(first_name="Indraneel", last_name="Datta"), Creator(first_name="Chad", last_name="Ball"),
+              Creator(first_name="Lucas", last_name="Rudmik")],
+    year=2010, doi="10.1186/1752-2897-4-1", collections=["Trauma", "Trauma/Reviews"],
+    matched_by="doi", matched="10.1186/1752-2897-4-1")
+
+
+@pytest.mark.parametrize(("message", "names", "kind"), [
+    ("Is https://doi.org/10.1186/1752-2897-4-1 already in my library?", [("doi", "10.1186/1752-2897-4-1")], "membership"),
+    ("do I have arXiv:2203.00130v2?", [("arxiv", "2203.00130")], "membership"),
+    ("Do we already have DOI:10.1038/NATURE12373", [("doi", "10.1038/nature12373")], "membership"),
+    ("2203.00130", [("arxiv", "2203.00130")], "summary"),
+    ("what is 10.48550/arXiv.2203.00130 about?", [("arxiv", "2203.00130")], "summary"),
+    ("PMID: 20205926", [("pmid", "20205926")], "summary"),
+    ("summarise https://arxiv.org/abs/hep-th/9901001v2", [("arxiv", "hep-th/9901001")], "summary"),
+    ("10.1186/1752-2897-4-1 what complications were reported?", [("doi", "10.1186/1752-2897-4-1")], "question"),
+    ("Is Attention Is All You Need in my library?", [("title", "Attention Is All You Need")], "membership"),
+    ("is the paper “Deep residual learning for image recognition” in my library?",
+     [("title", "Deep residual learning for image recognition")], "membership"),
+    ('What sample size did "Attention Is All You Need" use?', [("title", "Attention Is All You Need")], "question"),
+])
+def test_the_items_a_message_names_and_what_it_asks_of_them(message, names, kind):
+    asked = read_message(message)
+    assert [(n.kind, n.value) for n in asked.names] == names
+    assert asked.kind == kind
+
+
+@pytest.mark.parametrize("message", [
+    "What was the somatic mutation rate estimated from twins?",
+    "we measured 1999.12345 grams and 2019.1 more",  # no month 99, no 4-digit tail: no arXiv id
+    "is anything about CRISPR in my library?",  # a topic, not a title
+    "are there papers on dropout in my library?",
+    "enrolled 20205926 people",  # a number is a PMID only when marked as one
+])
+def test_ordinary_questions_name_no_item(message):
+    assert not read_message(message)
+
+
+def test_the_question_about_an_item_is_the_message_without_its_identifiers():
+    asked = read_message("https://doi.org/10.1186/1752-2897-4-1: which complications did heparin cause? (PMID 20205926)")
+    assert asked.question == "which complications did heparin cause?"
+    assert [n.kind for n in asked.names] == ["doi", "pmid"]
+
+
+def test_an_identifier_missing_from_the_library_goes_online_and_a_quoted_phrase_does_not():
+    doi = read_message("10.9999/nowhere what sample size?")
+    assert goes_online(doi, sort_out(doi, [], searched=12))
+    phrase = read_message('What does my library say about "transfer learning"?')
+    assert phrase.names and not goes_online(phrase, sort_out(phrase, [], searched=12))
+    title = read_message('Is "A title that is not here" in my library?')
+    assert goes_online(title, sort_out(title, [], searched=12))
+
+
+def test_a_miss_says_the_library_was_checked():
+    asked = read_message("Is 10.9999/nowhere in my library?")
+    found = sort_out(asked, [], searched=1234)
+    assert not_in_library(found.missing, found.searched) == \
+        "No — DOI 10.9999/nowhere is not in your library (1,234 items checked)."
+
+
+def test_a_membership_answer_names_author_year_title_collections_and_quotes_the_item():
+    asked = read_message("Is 10.1186/1752-2897-4-1 already in my library?")
+    found = sort_out(asked, [DATTA], searched=5)
+    chunk = EvidenceChunk(chunk_id="c1", item_key="DVT2PAR1", title=DATTA.title, section="Abstract", kind="text",
+                          text="Abstract\nDeep venous thrombosis prophylaxis is essential to the appropriate "
+                               "management of multisystem trauma patients. Without thromboprophylaxis, the rate "
+                               "of venous thrombosis is substantial.")
+    other = chunk.model_copy(update={"chunk_id": "c0", "item_key": "OTHER234"})
+    text = "".join(item_answer(asked, found, [other, chunk]))
+    assert text.startswith("Yes — Datta et al. (2010), *Complications related to deep venous thrombosis "
+                           "prophylaxis in trauma* is in your library, in the collections Trauma, Trauma/Reviews.")
+    assert ("- Deep venous thrombosis prophylaxis is essential to the appropriate management of multisystem "
+            "trauma patients [2].") in text  # its own chunk, as numbered in this turn's evidence
+    assert "Without thromboprophylaxis" not in text  # a membership answer quotes one sentence
+
+
+def test_an_item_without_indexed_text_is_named_and_not_quoted():
+    asked = read_message("10.1186/1752-2897-4-1")
+    group_item = DATTA.model_copy(update={"library_id": "group-12", "library_name": "Lab group", "collections": []})
+    text = "".join(item_answer(asked, sort_out(asked, [group_item], searched=5), []))
+    assert text == ("Datta et al. (2010), *Complications related to deep venous thrombosis prophylaxis in trauma* "
+                    "is in your group library Lab group. None of its text is indexed (no PDF or note of it has "
+                    "been read), so I cannot quote it.")
+    assert "[" not in text
+
+
+def test_named_items_are_written_back_recognisably():
+    assert [Named(k, v).shown() for k, v in [("doi", "10.1/x"), ("arxiv", "2203.00130"), ("pmid", "1"),
+                                             ("title", "A title")]] == [
+        "DOI 10.1/x", "arXiv:2203.00130", "PMID 1", "“A title”"]
+
+
+# --- long messages ---------------------------------------------------------------------------
+
+
+def test_a_short_message_is_searched_as_it_is():
+    assert search_text("  What   was the  sample size? ") == search_text("What was the sample size?")
+    assert search_text("What was the sample size?").question == "What was the sample size?"
+    assert search_text("What was the sample size?").note is None
+
+
+def test_a_long_message_is_searched_with_its_question_first_within_the_cap():
+    context = " ".join(f"Sentence {n} of pasted notes about heparin dosing in trauma wards." for n in range(800))
+    message = f"{context} Which complications does deep venous thrombosis prophylaxis cause? Thanks a lot."
+    assert len(message) > 32_000 // 2
+    search = search_text(message)
+    assert len(search.text) <= MAX_QUERY_CHARS
+    assert search.text.startswith("Which complications does deep venous thrombosis prophylaxis cause? Sentence 0 of")
+    assert message.find(search.text.split("cause? ", 1)[1]) == 0  # then the message's start, uncut words
+    assert search.note.startswith(f"Your message was long ({len(message):,} characters), so I searched your "
+                                  "library with its question and the first ")
+    assert search.question == "Which complications does deep venous thrombosis prophylaxis cause?"
+
+
+def test_a_long_message_without_sentences_is_cut_on_a_word_boundary():
+    message = " ".join(["thrombosis"] * 5000)
+    search = search_text(message)
+    assert len(search.text) <= MAX_QUERY_CHARS and set(search.text.split()) == {"thrombosis"}
+    assert "its last sentence" in search.note
+
+
+def test_clip_never_cuts_a_word():
+    assert clip("hello wonderful world", 12) == "hello"
+    assert clip("hello wonderful world", 12, keep="end") == "world"
+    assert clip("hello world", 11) == "hello world"
