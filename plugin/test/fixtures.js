@@ -30,3 +30,45 @@ export const RECORD = {
   },
   verification: { enabled: true, provider: "fake", model: "m", threshold: 0.6, total: 5, kept: 3, demoted: 1, fail_open: 1, latency_ms: 12 },
 };
+
+// A turn of the offline answer writer: each claim is a verbatim quote of its passage (one of
+// its answer units), `quoted` with the question-relevance score that chose it; the verifier
+// still scored each. One quote was not verified (fail open), one was demoted, and one claim
+// of the same turn is no quote (as a model writes), so both kinds render side by side.
+export const QUOTED_RECORD = {
+  turn_id: "t2", session_id: "s1", intent: "library", question: "How selective is 33RE for the N-domain?",
+  text: "Here is what your library says (quoted from the most relevant passages, their own reference numbers removed):\n\n" +
+    "- 33RE is a highly selective N-domain inhibitor of ACE [1].\n" +
+    "- Table 2 (Inhibition constants): Ki, nM — 11.21 ± 0.74 [2].\n" +
+    "- A quote that failed open [1].\n" +
+    "- An <b>unsafe</b> quote.\n" +
+    "- The inhibitor is selective [2].\n\n" +
+    "# Cited Sources\n- **Cozier et al. (2018)**. *Crystal structures of sACE with 33RE*.",
+  citations: [
+    { index: 1, chunk_id: "q1", item_key: "ITEMQQQQ", library_id: "user", title: "Crystal structures of sACE with 33RE",
+      authors: "Cozier et al.", year: 2018, section: "Abstract", quote: "33RE is a highly selective N-domain inhibitor of ACE. A quote that failed open.",
+      survives: true,
+      occurrences: [
+        { occurrence: 1, claim: "33RE is a highly selective N-domain inhibitor of ACE.", probability: 0.81, verdict: "KEPT",
+          compound: false, quoted: true, relevance: 0.93 },
+        { occurrence: 2, claim: "A quote that failed open.", probability: null, verdict: "FAIL_OPEN", compound: false,
+          quoted: true, relevance: 1.21 },
+        { occurrence: 3, claim: "An <b>unsafe</b> quote.", probability: 0.3, verdict: "DEMOTED", compound: false,
+          quoted: true, relevance: null },
+      ] },
+    { index: 2, chunk_id: "q2", item_key: "ITEMQQQQ", library_id: "user", title: "Crystal structures of sACE with 33RE",
+      authors: "Cozier et al.", year: 2018, section: "Results", kind: "table",
+      quote: "Table 2 (Inhibition constants)\n\n| | Ki, nM |\n|---|---|\n| 33RE | 11.21 ± 0.74 |", survives: true,
+      occurrences: [
+        { occurrence: 1, claim: "Table 2 (Inhibition constants): Ki, nM — 11.21 ± 0.74", probability: 0.62, verdict: "KEPT",
+          compound: false, quoted: true, relevance: 0.71 },
+        { occurrence: 2, claim: "The inhibitor is selective.", probability: 0.88, verdict: "KEPT", compound: false,
+          quoted: false, relevance: null },
+      ] },
+  ],
+  references: {
+    cited: [{ item_key: "ITEMQQQQ", library_id: "user", title: "Crystal structures of sACE with 33RE", authors: "Cozier et al.", year: 2018 }],
+    considered: [],
+  },
+  verification: { enabled: true, provider: "heuristic", model: "h", threshold: 0.6, total: 5, kept: 3, demoted: 1, fail_open: 1, latency_ms: 4 },
+};

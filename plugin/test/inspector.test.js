@@ -2,9 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   claimRows, countsLine, filterRows, formatProbability, inspectorTooltip, nextSort, probabilityStats,
-  resizeColumns, sortRows, sourceOptions, statsLine, verificationCounts,
+  resizeColumns, rowBadges, scoreText, sortRows, sourceOptions, statsLine, verificationCounts,
 } from "../content/core/inspector.js";
-import { RECORD } from "./fixtures.js";
+import { QUOTED_RECORD, RECORD } from "./fixtures.js";
 
 test("one row per evaluated occurrence, numbered in answer order", () => {
   const rows = claimRows(RECORD);
@@ -20,6 +20,36 @@ test("sorting by probability puts unverified last when descending; ties keep cla
   assert.deepEqual(sortRows(rows, "probability", "asc").map((r) => r.number), [2, 5, 3, 4, 1]);
   assert.deepEqual(nextSort({ column: "number", direction: "asc" }, "probability"), { column: "probability", direction: "desc" });
   assert.deepEqual(nextSort({ column: "claim", direction: "asc" }, "claim"), { column: "claim", direction: "desc" });
+});
+
+test("a quote's row shows the verifier's score beside the relevance that chose it, and a neutral QUOTED badge", () => {
+  const rows = claimRows(QUOTED_RECORD);
+  assert.deepEqual(rows.map((r) => [r.number, r.index, r.occurrence, r.quoted, r.relevance, r.probability]), [
+    [1, 1, 1, true, 0.93, 0.81], [2, 2, 1, true, 0.71, 0.62], [3, 1, 2, true, 1.21, null], [4, 1, 3, true, null, 0.3],
+    [5, 2, 2, false, null, 0.88]]);
+  assert.deepEqual(rows.map(scoreText), [
+    "verifier p = 0.810 · relevance 0.930", "verifier p = 0.620 · relevance 0.710", "verifier p = — · relevance 1.210",
+    "verifier p = 0.300", "p = 0.880"]);
+  assert.deepEqual(rows.map(rowBadges), [
+    [{ cls: "quoted", text: "QUOTED" }],
+    [{ cls: "quoted", text: "QUOTED" }],
+    [{ cls: "quoted", text: "QUOTED" }, { cls: "unverified", text: "UNVERIFIED" }],
+    [{ cls: "quoted", text: "QUOTED" }, { cls: "rejected", text: "REJECTED" }],
+    [{ cls: "verified", text: "VERIFIED" }]]);
+  // Sorting by the probability column sorts quotes and claims alike by the verifier's p.
+  assert.deepEqual(sortRows(rows, "probability", "desc").map((r) => r.number), [5, 1, 2, 4, 3]);
+  assert.deepEqual(sortRows(rows, "probability", "asc").map((r) => r.number), [3, 4, 2, 1, 5]);
+  assert.equal(countsLine(verificationCounts(QUOTED_RECORD)),
+    "5 claims evaluated: 3 verified (p ≥ 0.60), 1 rejected (p < 0.60), 1 unverified; 4 are quotes of their passage");
+  assert.equal(countsLine({ total: 1, kept: 1, demoted: 0, failOpen: 0, quoted: 1, threshold: 0.6 }),
+    "1 claim evaluated: 1 verified (p ≥ 0.60), 0 rejected (p < 0.60); 1 is a quote of its passage");
+});
+
+test("a turn without the quote fields (stored before them) shows rows as before", () => {
+  const rows = claimRows(RECORD);
+  assert.ok(rows.every((r) => r.quoted === false && r.relevance === null));
+  assert.deepEqual(rows.map(scoreText), ["p = 0.910", "p = —", "p = 0.450", "p = 0.650", "p = 0.200"]);
+  assert.deepEqual(rows.map((r) => rowBadges(r).map((b) => b.text)), [["VERIFIED"], ["UNVERIFIED"], ["VERIFIED"], ["VERIFIED"], ["REJECTED"]]);
 });
 
 test("filter by source", () => {
@@ -53,7 +83,7 @@ test("message info: mean ± sample sd to 3 decimals and the counts line", () => 
 });
 
 test("counts fall back to the occurrences when the summary is missing", () => {
-  assert.deepEqual(verificationCounts({ ...RECORD, verification: null }), { total: 5, kept: 3, demoted: 1, failOpen: 1, threshold: 0.6 });
+  assert.deepEqual(verificationCounts({ ...RECORD, verification: null }), { total: 5, kept: 3, demoted: 1, failOpen: 1, quoted: 0, threshold: 0.6 });
 });
 
 test("column resize: the right neighbour compensates, both stay above their floors", () => {

@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import markdownit from "markdown-it";
 import katex from "katex";
 import { createRenderer } from "../content/core/render.js";
-import { pillTooltip, supportBadge, supportLevel, throttle } from "../content/core/format.js";
-import { RECORD } from "./fixtures.js";
+import { occurrenceBadge, pillTooltip, quoteScores, supportBadge, supportLevel, throttle } from "../content/core/format.js";
+import { QUOTED_RECORD, RECORD } from "./fixtures.js";
 
 const r = createRenderer({ markdownit, katex });
 
@@ -18,6 +18,22 @@ test("pills are author-year with per-occurrence tooltips; demoted occurrences ar
   assert.equal(pills[3][3], "Title: Somatic rates&#10;Section: Methods&#10;Support probability: 0.65");
   assert.match(pills[1][3], /Support probability: not verified/);
   assert.match(html, /<span class="citation-pill-group"><span class="citation-pill"[^]*?data-citation-idx="2"[^]*?<span class="pill-sep">; <\/span><span class="citation-pill"[^]*?data-citation-idx="3"/);
+});
+
+test("a quoted occurrence's pill says it is quoted from its passage, not a support probability; a claim beside it as before", () => {
+  const pills = [...r.renderTurn(QUOTED_RECORD).matchAll(/<span class="citation-pill"[^>]*data-citation-idx="(\d+)" data-citation-occ="(\d+)" title="([^"]*)">/g)]
+    .map((m) => [m[1], m[2], m[3]]);
+  assert.deepEqual(pills, [
+    ["1", "1", "Title: Crystal structures of sACE with 33RE&#10;Section: Abstract&#10;Quoted from this passage"],
+    ["2", "1", "Title: Crystal structures of sACE with 33RE&#10;Section: Results&#10;Quoted from this passage"],
+    ["1", "2", "Title: Crystal structures of sACE with 33RE&#10;Section: Abstract&#10;Quoted from this passage"],
+    ["2", "2", "Title: Crystal structures of sACE with 33RE&#10;Section: Results&#10;Support probability: 0.88"],
+  ]);
+  assert.equal(pillTooltip({ title: "T" }, { probability: 0.81, quoted: true, relevance: 0.93 }), "Title: T\nQuoted from this passage");
+  assert.equal(pillTooltip({ title: "T" }, { probability: 0.81, quoted: false, relevance: null }), "Title: T\nSupport probability: 0.81");
+  // Escaped like every tooltip: a title cannot close the attribute.
+  const html = r.pillHtml({ index: 1, title: 'A "quoted" <title>' }, { occurrence: 1, probability: 0.8, quoted: true });
+  assert.match(html, /title="Title: A &quot;quoted&quot; &lt;title&gt;&#10;Quoted from this passage"/);
 });
 
 test("sources render from references, considered ones collapsible, keys only in data attributes", () => {
@@ -67,6 +83,19 @@ test("support badges at 0.80 / 0.50", () => {
   assert.deepEqual(supportBadge(0.65), { level: "moderate", text: "ⓘ Support Probability: 0.65" });
   assert.deepEqual(supportBadge(0.42), { level: "low", text: "Support Probability: 0.42" });
   assert.equal(pillTooltip({ title: "T" }, { probability: 0.5 }), "Title: T\nSupport probability: 0.50");
+});
+
+test("a quote's badge is the neutral quote badge whatever the verifier said; a claim's (or an old turn's) its support badge", () => {
+  const [kept, failOpen, demoted] = QUOTED_RECORD.citations[0].occurrences;
+  for (const occ of [kept, failOpen, demoted]) assert.deepEqual(occurrenceBadge(occ), { level: "quote", text: "Quoted from this passage" });
+  assert.deepEqual(occurrenceBadge(QUOTED_RECORD.citations[1].occurrences[1]), supportBadge(0.88));
+  assert.deepEqual(occurrenceBadge(RECORD.citations[0].occurrences[0]), { level: "high", text: "✓ Support Probability: 0.91" });
+  assert.deepEqual(occurrenceBadge(RECORD.citations[1].occurrences[0]), { level: "unverified", text: "Support not verified" });
+  assert.deepEqual(occurrenceBadge(null), { level: "unverified", text: "Support not verified" });
+  assert.deepEqual(occurrenceBadge({ probability: 0.9, quoted: "yes" }), supportBadge(0.9), "only quoted: true marks a quote");
+  assert.equal(quoteScores(kept), "verifier p = 0.810 · relevance 0.930");
+  assert.equal(quoteScores(failOpen), "verifier p = — · relevance 1.210");
+  assert.equal(quoteScores(demoted), "verifier p = 0.300");
 });
 
 test("throttle runs at most once per window and always runs the last call", () => {

@@ -33,18 +33,44 @@ export function supportBadge(p) {
   return { level, text: `${icon}Support Probability: ${p.toFixed(2)}` };
 }
 
+/**
+ * The claim is a verbatim quote of the cited passage (one of its answer units, chosen by its
+ * relevance to the question), not a claim a model wrote about it: the passage supports it
+ * trivially, so its support probability checks nothing. Turns without the field are not.
+ */
+export function isQuoted(occurrence) {
+  return occurrence?.quoted === true;
+}
+
+export const QUOTED_TEXT = "Quoted from this passage";
+
+/** The popover's badge for one occurrence: a neutral quote badge, else its support badge. */
+export function occurrenceBadge(occurrence) {
+  if (isQuoted(occurrence)) return { level: "quote", text: QUOTED_TEXT };
+  return supportBadge(occurrence ? occurrence.probability : null);
+}
+
+/** `verifier p = 0.810 · relevance 0.930`: a quote's two scores (either may be missing). */
+export function quoteScores(occurrence) {
+  const score = (x) => (x === null || x === undefined ? "—" : x.toFixed(3));
+  const parts = [`verifier p = ${score(occurrence.probability)}`];
+  if (occurrence.relevance !== null && occurrence.relevance !== undefined) parts.push(`relevance ${score(occurrence.relevance)}`);
+  return parts.join(" · ");
+}
+
 /** `Smith et al. (2020)`: a pill's visible label (never an item key). */
 export function pillLabel(citation) {
   const head = citation.authors || (citation.title || "").trim() || "Untitled source";
   return `${head} (${citation.year ?? "n.d."})`;
 }
 
-/** The pill tooltip: title, section, this occurrence's support probability. */
+/** The pill tooltip: title, section, this occurrence's support probability (or that it is a quote). */
 export function pillTooltip(citation, occurrence) {
   const lines = [`Title: ${citation.title || "Untitled source"}`];
   if (citation.section) lines.push(`Section: ${citation.section}`);
   const p = occurrence ? occurrence.probability : null;
-  lines.push(p === null || p === undefined ? "Support probability: not verified" : `Support probability: ${p.toFixed(2)}`);
+  if (isQuoted(occurrence)) lines.push(QUOTED_TEXT);
+  else lines.push(p === null || p === undefined ? "Support probability: not verified" : `Support probability: ${p.toFixed(2)}`);
   return lines.join("\n");
 }
 

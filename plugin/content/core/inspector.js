@@ -1,7 +1,7 @@
 // The claim verification inspector's data: one row per evaluated citation occurrence,
 // sorting, filtering by source, the message-info statistics and the counts line.
 
-import { pillLabel } from "./format.js";
+import { isQuoted, pillLabel, quoteScores } from "./format.js";
 
 export const VERDICT_LABEL = { KEPT: "VERIFIED", DEMOTED: "REJECTED", FAIL_OPEN: "UNVERIFIED" };
 
@@ -33,6 +33,8 @@ export function claimRows(record) {
         verdict: occ.verdict,
         verdictLabel: VERDICT_LABEL[occ.verdict] || occ.verdict,
         compound: Boolean(occ.compound),
+        quoted: isQuoted(occ),
+        relevance: occ.relevance ?? null,
         itemKey: citation.item_key,
         libraryId: citation.library_id || "user",
         // Keys are unique only within a library: a source is its library and key.
@@ -103,6 +105,22 @@ export function formatProbability(p) {
   return p === null || p === undefined ? "—" : p.toFixed(3);
 }
 
+/** The probability cell's score: `p = 0.852`, or a quote's `verifier p = 0.810 · relevance 0.930`. */
+export function scoreText(row) {
+  return row.quoted ? quoteScores(row) : `p = ${formatProbability(row.probability)}`;
+}
+
+/**
+ * The probability cell's badges, [{cls, text}]: the verdict of a checked claim; a quote's
+ * neutral QUOTED badge instead of VERIFIED (a quote supports itself), with its verdict only
+ * when that says more (rejected: removed from the answer; unverified: not checked).
+ */
+export function rowBadges(row) {
+  const verdict = { cls: row.verdictLabel.toLowerCase(), text: row.verdictLabel };
+  if (!row.quoted) return [verdict];
+  return row.verdict === "KEPT" ? [{ cls: "quoted", text: "QUOTED" }] : [{ cls: "quoted", text: "QUOTED" }, verdict];
+}
+
 /** Mean and sample standard deviation of the verified probabilities (null when none). */
 export function probabilityStats(record) {
   const ps = [];
@@ -121,13 +139,18 @@ export function statsLine(stats) {
   return `Mean p: ${stats.mean.toFixed(3)} ± ${stats.sd.toFixed(3)} (std)`;
 }
 
-/** Counts from the record's verification summary, else from the occurrences themselves. */
+/**
+ * Counts from the record's verification summary, else from the occurrences themselves;
+ * `quoted` (occurrences that are verbatim quotes of their passage) always from the occurrences.
+ */
 export function verificationCounts(record) {
   const v = record.verification;
+  const occurrences = (record.citations || []).flatMap((c) => c.occurrences || []);
+  const quoted = occurrences.filter(isQuoted).length;
   if (v && (v.total || v.kept || v.demoted || v.fail_open)) {
-    return { total: v.total, kept: v.kept, demoted: v.demoted, failOpen: v.fail_open, threshold: v.threshold ?? 0.6 };
+    return { total: v.total, kept: v.kept, demoted: v.demoted, failOpen: v.fail_open, quoted, threshold: v.threshold ?? 0.6 };
   }
-  const counts = { total: 0, kept: 0, demoted: 0, failOpen: 0, threshold: v?.threshold ?? 0.6 };
+  const counts = { total: 0, kept: 0, demoted: 0, failOpen: 0, quoted, threshold: v?.threshold ?? 0.6 };
   for (const c of record.citations || []) {
     for (const o of c.occurrences || []) {
       counts.total += 1;
@@ -139,12 +162,13 @@ export function verificationCounts(record) {
   return counts;
 }
 
-/** `5 claims evaluated: 4 verified (p ≥ 0.60), 1 rejected (p < 0.60), 1 unverified` */
+/** `5 claims evaluated: 4 verified (p ≥ 0.60), 1 rejected (p < 0.60), 1 unverified; 3 are quotes of their passage` */
 export function countsLine(counts) {
   const t = counts.threshold.toFixed(2);
   const noun = counts.total === 1 ? "claim" : "claims";
   let line = `${counts.total} ${noun} evaluated: ${counts.kept} verified (p ≥ ${t}), ${counts.demoted} rejected (p < ${t})`;
   if (counts.failOpen > 0) line += `, ${counts.failOpen} unverified`;
+  if (counts.quoted > 0) line += counts.quoted === 1 ? "; 1 is a quote of its passage" : `; ${counts.quoted} are quotes of their passage`;
   return line;
 }
 

@@ -5,10 +5,10 @@
 import { ApiClient, ApiError, turnErrorMessage } from "../core/client.js";
 import { hasCitations, stripCitations, toAuthorYear } from "../core/citations.js";
 import { createRenderer } from "../core/render.js";
-import { bylineOf, escapeAttr, escapeHtml, supportBadge, stripMathQuotes, throttle } from "../core/format.js";
+import { bylineOf, escapeAttr, escapeHtml, isQuoted, occurrenceBadge, quoteScores, stripMathQuotes, throttle, QUOTED_TEXT } from "../core/format.js";
 import {
-  claimRows, countsLine, defaultColumnWidths, filterRows, formatProbability, inspectorTooltip,
-  nextSort, probabilityStats, resizeColumns, sortRows, sourceOptions, statsLine, verificationCounts, COLUMNS,
+  claimRows, countsLine, defaultColumnWidths, filterRows, inspectorTooltip, nextSort, probabilityStats,
+  resizeColumns, rowBadges, scoreText, sortRows, sourceOptions, statsLine, verificationCounts, COLUMNS,
 } from "../core/inspector.js";
 import { CandidateSelection, confirmationSummary, importChoices, importPlan, importReport, oaLabel } from "../core/candidates.js";
 import { DIRECTIONS, maximizedRect, placePopover, resizeRect, scrollIsInside } from "../core/geometry.js";
@@ -529,7 +529,9 @@ export function startSidebar({ window, host, libs }) {
     pop.className = "evidence-popover";
     pop.setAttribute("role", "dialog");
     pop.setAttribute("aria-label", `Evidence from ${citation.title || "source"}`);
-    const badge = supportBadge(occurrence ? occurrence.probability : null);
+    const badge = occurrenceBadge(occurrence);
+    // A quote's scores stay a hover away: the badge itself makes no support claim.
+    const badgeTitle = isQuoted(occurrence) ? ` title="${escapeAttr(quoteScores(occurrence))}"` : "";
     const section = citation.section ? `<span class="evidence-section-badge">§ ${renderer.inlineMarkdown(citation.section)}</span>` : "";
     pop.innerHTML =
       '<div class="evidence-popover-header"><div class="evidence-popover-heading">' +
@@ -538,7 +540,7 @@ export function startSidebar({ window, host, libs }) {
       '<div class="evidence-popover-controls">' +
       '<button class="icon-btn evidence-popover-maximize-btn" title="Maximize" aria-label="Maximize">⤢</button>' +
       '<button class="icon-btn evidence-popover-close-btn" title="Close" aria-label="Close">✕</button></div></div>' +
-      `<div class="evidence-popover-badges-row">${section}<span class="evidence-support-badge ${badge.level}">${escapeHtml(badge.text)}</span></div>` +
+      `<div class="evidence-popover-badges-row">${section}<span class="evidence-support-badge ${badge.level}"${badgeTitle}>${escapeHtml(badge.text)}</span></div>` +
       `<div class="evidence-quote">${renderer.markdown(citation.quote || "")}</div>` +
       '<div class="evidence-popover-actions">' +
       `<button class="secondary-btn open-reader-btn" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? "Open the PDF at this section" : host.zoteroOnlyHint)}">${ICONS.book} Open in Reader</button>` +
@@ -911,18 +913,19 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
     tbody.textContent = "";
     for (const row of sortRows(filterRows(rows, filter), sort.column, sort.direction)) {
       const tr = document.createElement("tr");
-      tr.className = row.verdictLabel.toLowerCase();
+      tr.className = row.verdictLabel.toLowerCase() + (row.quoted ? " quoted" : "");
       tr.dataset.number = String(row.number);
       tr.innerHTML =
         `<td>#${row.number}</td>` +
-        `<td>${renderer.markdown(stripMathQuotes(row.claim))}</td>` +
+        `<td>${renderer.markdown(stripMathQuotes(row.claim))}` +
+        (row.quoted ? `<div class="info-muted quote-note">${escapeHtml(QUOTED_TEXT)}</div>` : "") + "</td>" +
         `<td><div><strong>${renderer.inlineMarkdown(row.title)}</strong></div><div class="info-muted">${escapeHtml(row.source)}</div>` +
         (row.section ? `<div class="evidence-section-badge">§ ${renderer.inlineMarkdown(row.section)}</div>` : "") +
         `<div class="row-actions"><button class="secondary-btn row-open" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? "Open in Reader" : host.zoteroOnlyHint)}">${ICONS.book} Open in Reader</button>` +
         `<button class="secondary-btn row-select" ${host.canSelectInLibrary ? "" : "disabled"} title="${escapeAttr(host.canSelectInLibrary ? "Select in Library" : host.zoteroOnlyHint)}">${ICONS.folder} Select in Library</button></div></td>` +
         `<td><div class="evidence-cell">${renderer.markdown(row.evidence)}</div></td>` +
-        `<td><span class="probability">p = ${formatProbability(row.probability)}</span>` +
-        `<span class="verdict-badge ${row.verdictLabel.toLowerCase()}">${row.verdictLabel}</span></td>`;
+        `<td><span class="probability">${escapeHtml(scoreText(row))}</span>` +
+        rowBadges(row).map((b) => `<span class="verdict-badge ${escapeAttr(b.cls)}">${escapeHtml(b.text)}</span>`).join("") + "</td>";
       tr.querySelector(".row-open").addEventListener("click", () => onOpen({ item_key: row.itemKey, library_id: row.libraryId,
         attachment_key: row.attachmentKey, section: row.section, title: row.title }));
       tr.querySelector(".row-select").addEventListener("click", () => onSelect(row.itemKey, row.libraryId));

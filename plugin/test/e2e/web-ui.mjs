@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
+import { QUOTED_RECORD } from "../fixtures.js";
 
 const url = process.env.ZOCRATES_URL;
 const token = process.env.ZOCRATES_TOKEN;
@@ -101,8 +102,22 @@ try {
   const firstPill = page.locator(".citation-pill").first();
   const label = await firstPill.innerText();
   assert.match(label, /\(\d{4}\)|\(n\.d\.\)/, `pill label ${label} is not author-year`);
+  // The offline answer writer quotes its passages (issue 14): its pills say so instead of a
+  // support probability; a model's claims show the verifier's probability as before.
+  const live = await page.evaluate(() => {
+    const pill = document.querySelector(".message-wrapper.assistant .citation-pill");
+    const record = window.zocrates.state.messages.find((m) => m.record).record;
+    const occurrences = record.citations.flatMap((c) => c.occurrences);
+    const citation = record.citations.find((c) => c.index === Number(pill.dataset.citationIdx));
+    return {
+      first: citation.occurrences.find((o) => o.occurrence === Number(pill.dataset.citationOcc)),
+      kind: occurrences.every((o) => o.quoted) ? "quotes" : occurrences.some((o) => o.quoted) ? "mixed" : "claims",
+    };
+  });
+  report.liveAnswer = live.kind;
   const tooltip = await firstPill.getAttribute("title");
-  assert.match(tooltip, /^Title: .+\n(Section: .+\n)?Support probability: 0\.90$/);
+  if (live.first.quoted) assert.match(tooltip, /^Title: .+\n(Section: .+\n)?Quoted from this passage$/);
+  else assert.match(tooltip, /^Title: .+\n(Section: .+\n)?Support probability: 0\.90$/);
   assert.ok(await page.locator(".zocrates-sources-section .zotero-source-link").count() >= 1, "no source entries");
   await shot(page, "01-answer.png");
 
@@ -110,8 +125,12 @@ try {
   await firstPill.click();
   const pop = page.locator(".evidence-popover");
   await pop.waitFor();
-  assert.match(await pop.locator(".evidence-support-badge").innerText(), /✓ Support Probability: 0\.90/);
-  assert.ok(await pop.locator(".evidence-support-badge.high").count());
+  if (live.first.quoted) {
+    assert.equal(await pop.locator(".evidence-support-badge.quote").innerText(), "Quoted from this passage");
+  } else {
+    assert.match(await pop.locator(".evidence-support-badge").innerText(), /✓ Support Probability: 0\.90/);
+    assert.ok(await pop.locator(".evidence-support-badge.high").count());
+  }
   assert.ok((await pop.locator(".evidence-quote").innerText()).length > 20);
   assert.ok(await pop.locator(".open-reader-btn[disabled]").count(), "reader action must be disabled on the web");
   assert.equal(await pop.locator(".evidence-resizer").count(), 8);
@@ -177,7 +196,9 @@ try {
   const rows = await inspector.locator("tbody tr").count();
   assert.ok(rows >= 1);
   assert.match(await inspector.locator(".counts-line").innerText(), /claims? evaluated: \d+ verified \(p ≥ 0\.\d\d\), \d+ rejected/);
-  assert.match(await inspector.locator("tbody tr").first().innerText(), /p = 0\.900\s*VERIFIED/);
+  const firstRow = await inspector.locator("tbody tr").first().innerText();
+  if (live.kind === "quotes") assert.match(firstRow, /Quoted from this passage[\s\S]*verifier p = 0\.900( · relevance \d+\.\d{3})?\s*QUOTED$/);
+  else if (live.kind === "claims") assert.match(firstRow, /p = 0\.900\s*VERIFIED/);
   await inspector.locator("th[data-column=probability]").click();
   assert.match(await inspector.locator("th[data-column=probability] .sort-mark").innerText(), /▼/);
   const before = await inspector.locator("th[data-column=claim]").boundingBox();
@@ -205,7 +226,9 @@ try {
   await assistant.locator(".info-btn").click();
   const info = page.locator("#message-info");
   assert.match(await info.locator(".stats-line").innerText(), /^Mean p: 0\.900 ± 0\.000 \(std\)$/);
-  assert.match(await info.locator(".counts-line").innerText(), /^\d+ claims? evaluated: \d+ verified \(p ≥ 0\.\d\d\), 0 rejected \(p < 0\.\d\d\)$/);
+  const infoCounts = await info.locator(".counts-line").innerText();
+  assert.match(infoCounts, /^\d+ claims? evaluated: \d+ verified \(p ≥ 0\.\d\d\), 0 rejected \(p < 0\.\d\d\)(; \d+ (is a quote of its passage|are quotes of their passage))?$/);
+  assert.equal(/quotes? of (its|their) passage/.test(infoCounts), live.kind !== "claims");
   await info.locator(".modal-close").click();
 
   step("reload the session: identical rendering");
@@ -265,12 +288,58 @@ try {
   if (mockedStaging) report.notes.push("prepare_batch/staging answered by the test (the backend routes are not there yet)");
   await shot(page, "05-import-report.png");
 
+  step("a turn of quotes and a claim, rehydrated: pills, popover and inspector tell them apart");
+  await page.route("**/sessions/s-quoted", (route) => route.fulfill({ status: 200, contentType: "application/json",
+    body: JSON.stringify({ session_id: "s-quoted", title: "Quotes", turns: [QUOTED_RECORD] }) }));
+  await page.evaluate(() => window.zocrates.loadSession("s-quoted"));
+  await page.waitForSelector('.citation-pill[data-citation-idx="2"][data-citation-occ="2"]');
+  const quotedPill = page.locator('.citation-pill[data-citation-idx="1"][data-citation-occ="1"]');
+  assert.match(await quotedPill.getAttribute("title"), /\nQuoted from this passage$/);
+  await quotedPill.click();
+  const quoteBadge = page.locator(".evidence-popover .evidence-support-badge");
+  assert.equal(await quoteBadge.innerText(), "Quoted from this passage");
+  assert.equal(await quoteBadge.getAttribute("class"), "evidence-support-badge quote");
+  assert.equal(await quoteBadge.getAttribute("title"), "verifier p = 0.810 · relevance 0.930");
+  const quoteColour = await quoteBadge.evaluate((el) => getComputedStyle(el).color);
+  await shot(page, "06-quote-popover.png");
+  await page.keyboard.press("Escape");
+  const claimPill = page.locator('.citation-pill[data-citation-idx="2"][data-citation-occ="2"]');
+  assert.match(await claimPill.getAttribute("title"), /\nSupport probability: 0\.88$/);
+  await claimPill.click();
+  const claimBadge = page.locator(".evidence-popover .evidence-support-badge");
+  assert.equal(await claimBadge.innerText(), "✓ Support Probability: 0.88");
+  assert.equal(await claimBadge.getAttribute("class"), "evidence-support-badge high");
+  assert.notEqual(await claimBadge.evaluate((el) => getComputedStyle(el).color), quoteColour, "a quote looks like a checked claim");
+  await page.keyboard.press("Escape");
+  await page.setViewportSize({ width: 1200, height: 900 });
+  await page.locator(".message-wrapper.assistant .claims-inspector-btn").click();
+  const quotes = page.locator("#claims-inspector");
+  await quotes.waitFor();
+  assert.equal(await quotes.locator(".counts-line").innerText(),
+    "5 claims evaluated: 3 verified (p ≥ 0.60), 1 rejected (p < 0.60), 1 unverified; 4 are quotes of their passage");
+  // The table's own rows: a quoted table in the evidence column has rows too.
+  const cells = () => quotes.locator(".claims-table > tbody > tr").evaluateAll((trs) => trs.map((tr) =>
+    [tr.dataset.number, tr.className, [...tr.cells[4].children].map((el) => el.textContent).join(" "), tr.cells[1].querySelector(".quote-note")?.textContent || ""]));
+  assert.deepEqual(await cells(), [
+    ["1", "verified quoted", "verifier p = 0.810 · relevance 0.930 QUOTED", "Quoted from this passage"],
+    ["2", "verified quoted", "verifier p = 0.620 · relevance 0.710 QUOTED", "Quoted from this passage"],
+    ["3", "unverified quoted", "verifier p = — · relevance 1.210 QUOTED UNVERIFIED", "Quoted from this passage"],
+    ["4", "rejected quoted", "verifier p = 0.300 QUOTED REJECTED", "Quoted from this passage"],
+    ["5", "verified", "p = 0.880 VERIFIED", ""],
+  ]);
+  assert.equal(await quotes.locator("tbody b").count(), 0, "a claim's HTML was rendered");
+  await quotes.locator("th[data-column=probability]").click();
+  assert.deepEqual((await cells()).map((c) => c[0]), ["5", "1", "2", "4", "3"]);
+  await shot(page, "07-quotes-inspector.png");
+  await quotes.locator(".modal-close").click();
+  await page.setViewportSize({ width: 520, height: 900 });
+
   step("dark theme");
   await page.emulateMedia({ colorScheme: "dark" });
   await openSession(page, firstSession);
   await page.waitForSelector(".citation-pill:not(.pending)");
   await page.locator(".citation-pill").first().click();
-  await shot(page, "06-dark-popover.png");
+  await shot(page, "08-dark-popover.png");
 
   assert.deepEqual(consoleErrors.filter((e) => !/favicon/.test(e)), [], "the page logged errors");
   report.ok = true;
