@@ -99,6 +99,8 @@ def build_library(root):
                                                                "date": "2008", "DOI": "10.1021/NL0731872"},
                                             [("Alexander", "Balandin", "author")], library_id=group)
     b.add_attachment(graphene, "balandin.pdf", text_pdf(GRAPHENE), library_id=group)
+    _, keys["pubmed"] = b.add_item("journalArticle", {"title": "Heparin in trauma", "date": "2001",
+                                                      "extra": "PMID: 20205926"}, [("Ann", "Lee", "author")])
     b.close()
     return b.dir, keys
 
@@ -167,8 +169,11 @@ async def test_is_this_doi_in_my_library_is_answered_from_the_library_with_its_c
     assert record["intent"] == "library"
     assert record["text"].startswith("Yes — Datta et al. (2010), *Complications related to deep venous thrombosis "
                                      "prophylaxis in trauma: a systematic review of the literature* is in your "
-                                     "library, in the collections Trauma, Trauma/Reviews.")
-    assert cited_items(record) == {("user", keys["dvt"])}  # quoted from its own passage, this turn's retrieval
+                                     "library, in the collections Trauma, Trauma/Reviews [1]. It opens:")
+    assert "Deep venous thrombosis prophylaxis is essential" in record["text"]
+    # cited: its library record and its own passage, both from this turn's lookup and retrieval
+    assert cited_items(record) == {("user", keys["dvt"])}
+    assert sorted(c["kind"] == "record" for c in record["citations"]) == [False, True]
     assert [r["item_key"] for r in record["references"]["cited"]] == [keys["dvt"]]
     assert len(discovery.requests) == asked_online  # never went online
 
@@ -178,7 +183,7 @@ async def test_a_group_librarys_item_is_found_by_a_doi_in_another_case(system):
     kind, record = outcome(await chat("do I have doi:10.1021/nl0731872?"))
     assert kind == "done", record
     assert record["text"].startswith("Yes — Balandin (2008), *Thermal conductivity of graphene* is in your group "
-                                     "library Lab group.")
+                                     "library Lab group [1].")
     assert cited_items(record) == {("group-4711", keys["graphene"])}
 
 
@@ -187,10 +192,20 @@ async def test_an_arxiv_id_kept_only_in_extra_gives_the_papers_summary(system):
     kind, record = outcome(await chat("arXiv:2203.00130v1"))
     assert kind == "done", record
     assert record["intent"] == "library"
-    assert record["text"].startswith("Lo (2022), *Document structure for scientific PDFs* is in your library. "
+    assert record["text"].startswith("Lo (2022), *Document structure for scientific PDFs* is in your library [1]. "
                                      "From the paper:")
     assert "We parse the layout of scientific papers into a structured document model" in record["text"]
     assert cited_items(record) == {("user", keys["preprint"])}
+
+
+async def test_a_pmid_in_extra_of_an_item_without_text_is_found_and_its_record_cited(system):
+    chat, _, keys = system
+    kind, record = outcome(await chat("PMID: 20205926"))
+    assert kind == "done", record
+    assert record["text"].startswith("Lee (2001), *Heparin in trauma* is in your library [1]. None of its text is "
+                                     "indexed")
+    assert [(r["item_key"], r["library_id"]) for r in record["references"]["cited"]] == [(keys["pubmed"], "user")]
+    assert record["citations"][0]["quote"].startswith("Ann Lee (2001). Heparin in trauma. PMID 20205926.")
 
 
 async def test_an_exact_title_is_found(system):
@@ -220,7 +235,7 @@ async def test_a_doi_not_in_the_library_goes_online_and_offline_says_the_library
     kind, error = outcome(await chat("Is 10.9999/not-here in my library?"))
     assert kind == "error"
     assert error["code"] == "discovery_unreachable"
-    assert error["message"].startswith("No — DOI 10.9999/not-here is not in your library (3 items checked). "
+    assert error["message"].startswith("No — DOI 10.9999/not-here is not in your library (4 items checked). "
                                        "Looking it up online failed: OpenAlex is unreachable")
     assert discovery.requests[-1].queries == ["10.9999/not-here"]
 
@@ -234,7 +249,7 @@ async def test_a_doi_not_in_the_library_is_looked_up_online_when_online(system):
         discovery.online = False
     assert kind == "done", record
     assert record["intent"] == "discovery"
-    assert record["text"].startswith("No — DOI 10.9999/not-here is not in your library (3 items checked).\n\n"
+    assert record["text"].startswith("No — DOI 10.9999/not-here is not in your library (4 items checked).\n\n"
                                      "I found 1 candidate papers not yet in your library")
     assert [c["doi"] for c in record["candidates"]] == ["10.9999/not-here"]
 

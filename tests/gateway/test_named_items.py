@@ -13,6 +13,7 @@ from zocrates_gateway.domain.lookup import (
     item_answer,
     not_in_library,
     read_message,
+    record_chunk,
     sort_out,
 )
 from zocrates_gateway.domain.query import clip, search_text
@@ -87,22 +88,30 @@ def test_a_membership_answer_names_author_year_title_collections_and_quotes_the_
                                "management of multisystem trauma patients. Without thromboprophylaxis, the rate "
                                "of venous thrombosis is substantial.")
     other = chunk.model_copy(update={"chunk_id": "c0", "item_key": "OTHER234"})
-    text = "".join(item_answer(asked, found, [other, chunk]))
+    text = "".join(item_answer(asked, found, [record_chunk(DATTA), other, chunk]))
     assert text.startswith("Yes — Datta et al. (2010), *Complications related to deep venous thrombosis "
-                           "prophylaxis in trauma* is in your library, in the collections Trauma, Trauma/Reviews.")
+                           "prophylaxis in trauma* is in your library, in the collections Trauma, Trauma/Reviews [1].")
     assert ("- Deep venous thrombosis prophylaxis is essential to the appropriate management of multisystem "
-            "trauma patients [2].") in text  # its own chunk, as numbered in this turn's evidence
+            "trauma patients [3].") in text  # its own chunk, as numbered in this turn's evidence
     assert "Without thromboprophylaxis" not in text  # a membership answer quotes one sentence
 
 
 def test_an_item_without_indexed_text_is_named_and_not_quoted():
     asked = read_message("10.1186/1752-2897-4-1")
     group_item = DATTA.model_copy(update={"library_id": "group-12", "library_name": "Lab group", "collections": []})
-    text = "".join(item_answer(asked, sort_out(asked, [group_item], searched=5), []))
+    text = "".join(item_answer(asked, sort_out(asked, [group_item], searched=5), [record_chunk(group_item)]))
     assert text == ("Datta et al. (2010), *Complications related to deep venous thrombosis prophylaxis in trauma* "
-                    "is in your group library Lab group. None of its text is indexed (no PDF or note of it has "
+                    "is in your group library Lab group [1]. None of its text is indexed (no PDF or note of it has "
                     "been read), so I cannot quote it.")
-    assert "[" not in text
+
+
+def test_an_items_library_record_is_evidence_that_names_it_whole():
+    record = record_chunk(DATTA)
+    assert (record.item_key, record.library_id, record.kind, record.section) == (
+        "DVT2PAR1", "user", "record", "Library record")
+    assert record.text == ("Indraneel Datta; Chad Ball; Lucas Rudmik (2010). Complications related to deep venous "
+                           "thrombosis prophylaxis in trauma. DOI 10.1186/1752-2897-4-1. Library: My Library. "
+                           "Collections: Trauma, Trauma/Reviews.")
 
 
 def test_named_items_are_written_back_recognisably():

@@ -52,6 +52,7 @@ from zocrates_gateway.domain.lookup import (
     no_text_answer,
     not_in_library,
     read_message,
+    record_chunk,
     sort_out,
 )
 from zocrates_gateway.domain.query import search_text
@@ -206,13 +207,15 @@ async def named_items_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dic
         notes = ([search.note] if search.note else []) + notes
         chunks = await retrieve_items(deps, turn, ids, search.text, scope)
         if not chunks:
-            return await answer_turn(deps, turn, message, ids, [], question=search.question,
-                                     written=no_text_answer(found), notes=notes)
+            records = [record_chunk(i) for i in found.items]
+            return await answer_turn(deps, turn, message, ids, records, question=search.question,
+                                     written=no_text_answer(found, records), notes=notes)
         return await answer_turn(deps, turn, message, ids, chunks, question=search.question,
                                  lead=lead_for_question(found), notes=notes)
-    # Is it there, or what is it: the items' own opening passages, found by their titles.
+    # Is it there, or what is it: each item's library record, then its own opening passages,
+    # found by their titles.
     titles = search_text(" ".join(i.title for i in found.items if i.title) or "abstract").text
-    chunks = await retrieve_items(deps, turn, ids, titles, scope)
+    chunks = [record_chunk(i) for i in found.items] + await retrieve_items(deps, turn, ids, titles, scope)
     return await answer_turn(deps, turn, message, ids, chunks, question=titles,
                              written=item_answer(asked, found, chunks), notes=notes)
 

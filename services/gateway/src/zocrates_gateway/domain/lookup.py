@@ -253,14 +253,14 @@ def missing_line(found: Found) -> str:
 
 def item_answer(asked: Asked, found: Found, chunks: list[EvidenceChunk]) -> Iterator[str]:
     """The answer to a membership question or a bare identifier: each item by author, year,
-    title and place, with the opening sentences of its own text quoted and cited (from this
-    turn's retrieval of that item, so the citation is checked like any other)."""
+    title and place, citing its library record, then the opening sentences of its own text,
+    quoted and cited (both from this turn's lookup and retrieval, checked like any citation)."""
     sentences = MEMBERSHIP_SENTENCES if asked.kind == "membership" else SUMMARY_SENTENCES
     for number, item in enumerate(found.items):
         if number:
             yield "\n\n"
         opener = "Yes — " if asked.kind == "membership" else ""
-        yield f"{opener}{describe(item)} is {where(item)}."
+        yield f"{opener}{describe(item)} is {where(item)}{_cite(record_index(item, chunks))}."
         index, quotes = opening_sentences(item, chunks, sentences)
         if quotes:
             yield " It opens:\n\n" if asked.kind == "membership" else " From the paper:\n\n"
@@ -270,19 +270,56 @@ def item_answer(asked: Asked, found: Found, chunks: list[EvidenceChunk]) -> Iter
             yield " None of its text is indexed (no PDF or note of it has been read), so I cannot quote it."
 
 
-def no_text_answer(found: Found) -> Iterator[str]:
-    """A question about items whose text is not indexed: say so, name them."""
+def no_text_answer(found: Found, chunks: list[EvidenceChunk]) -> Iterator[str]:
+    """A question about items whose text is not indexed: say so, name them, cite their records."""
     for number, item in enumerate(found.items):
-        yield ("\n\n" if number else "") + (f"{describe(item)} is {where(item)}, but none of its text is indexed "
-                                            "(no PDF or note of it has been read), so I cannot answer from it.")
+        yield ("\n\n" if number else "") + (
+            f"{describe(item)} is {where(item)}{_cite(record_index(item, chunks))}, but none of its text is "
+            "indexed (no PDF or note of it has been read), so I cannot answer from it.")
+
+
+RECORD_KIND = "record"
+
+
+def record_chunk(item: LibraryItemMatch) -> EvidenceChunk:
+    """An item's library record as evidence of this turn: what the lookup found the library
+    holds, so that an answer saying the item is there cites the item, text indexed or not."""
+    people = "; ".join(filter(None, (_full_name(c) for c in item.creators)))
+    year = item.year if item.year is not None else "n.d."
+    facts = [f"{people} ({year})." if people else f"({year}).", f"{item.title.strip() or 'Untitled'}."]
+    facts += [f"{item.publication}." if item.publication else "", f"DOI {item.doi}." if item.doi else "",
+              f"arXiv:{item.arxiv_id}." if item.arxiv_id else "", f"PMID {item.pmid}." if item.pmid else ""]
+    facts.append(f"Library: {item.library_name or item.library_id}.")
+    if item.collections:
+        facts.append(f"Collections: {', '.join(item.collections)}.")
+    return EvidenceChunk(chunk_id=f"record-{item.library_id}-{item.item_key}", item_key=item.item_key,
+                         library_id=item.library_id, title=item.title, creators=item.creators, year=item.year,
+                         publication=item.publication, section="Library record", kind=RECORD_KIND,
+                         text=" ".join(f for f in facts if f))
+
+
+def record_index(item: LibraryItemMatch, chunks: list[EvidenceChunk]) -> int:
+    """The 1-based evidence index of the item's library record (0: not among the evidence)."""
+    return next((i for i, c in enumerate(chunks, start=1) if c.kind == RECORD_KIND and _same_item(c, item)), 0)
+
+
+def _cite(index: int) -> str:
+    return f" [{index}]" if index else ""
+
+
+def _same_item(chunk: EvidenceChunk, item: LibraryItemMatch) -> bool:
+    return chunk.item_key == item.item_key and chunk.library_id == item.library_id
+
+
+def _full_name(creator) -> str:
+    return (creator.name or " ".join(p for p in (creator.first_name, creator.last_name) if p)).strip()
 
 
 def opening_sentences(item: LibraryItemMatch, chunks: list[EvidenceChunk], limit: int) -> tuple[int, list[str]]:
     """The item's opening passage (its abstract when there is one) and its first whole
     sentences: (1-based citation index, sentences). Retrieval's own units say what a sentence
     is where the chunk carries them; otherwise the text after an `Abstract` heading is split."""
-    own = [(i, c) for i, c in enumerate(chunks, start=1)
-           if c.item_key == item.item_key and c.library_id == item.library_id]
+    own = [(i, c) for i, c in enumerate(chunks, start=1) if _same_item(c, item) and c.kind != RECORD_KIND]
     if not own:
         return 0, []
     index, chunk = next(((i, c) for i, c in own if _is_abstract(c)), own[0])
