@@ -32,6 +32,8 @@ DATTA = LibraryItemMatch(
     ("do I have arXiv:2203.00130v2?", [("arxiv", "2203.00130")], "membership"),
     ("Do we already have DOI:10.1038/NATURE12373", [("doi", "10.1038/nature12373")], "membership"),
     ("2203.00130", [("arxiv", "2203.00130")], "summary"),
+    ("What does the preprint 2203.00130 say about readers of medical papers and their questions?",
+     [("arxiv", "2203.00130")], "question"),
     ("what is 10.48550/arXiv.2203.00130 about?", [("arxiv", "2203.00130")], "summary"),
     ("PMID: 20205926", [("pmid", "20205926")], "summary"),
     ("summarise https://arxiv.org/abs/hep-th/9901001v2", [("arxiv", "hep-th/9901001")], "summary"),
@@ -53,9 +55,18 @@ def test_the_items_a_message_names_and_what_it_asks_of_them(message, names, kind
     "is anything about CRISPR in my library?",  # a topic, not a title
     "are there papers on dropout in my library?",
     "enrolled 20205926 people",  # a number is a PMID only when marked as one
+    "In the twin study the mean rate was 1201.2345 per genome across all of the sequenced pairs, was it not?",
 ])
 def test_ordinary_questions_name_no_item(message):
     assert not read_message(message)
+
+
+def test_a_long_message_names_no_more_than_a_lookup_takes():
+    """A 32 KB membership question, a 1,200-character quote, 50 DOIs: bounded, never an invalid lookup."""
+    assert not read_message("Is " + "very long words " * 2000 + "in my library?")
+    assert not read_message('Is "' + "x y " * 300 + '" in my library?')
+    many = read_message(" ".join(f"10.1000/{n}" for n in range(50)) + " are these in my library?")
+    assert len(many.names) == 20 and many.kind == "membership"
 
 
 def test_the_question_about_an_item_is_the_message_without_its_identifiers():

@@ -39,6 +39,8 @@ _OLD_ARCHIVES = ("hep-th|hep-ph|hep-ex|hep-lat|astro-ph|cond-mat|gr-qc|math-ph|m
 _BARE_ARXIV_RE = re.compile(
     rf"(?<![\w./])(?:\d{{2}}(?:0[1-9]|1[0-2])\.\d{{4,5}}|(?:{_OLD_ARCHIVES})(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)?(?![\w/])",
     re.IGNORECASE)
+_ARXIV_WORD_RE = re.compile(r"\b(?:arxiv|preprints?)\b", re.IGNORECASE)
+SHORT_MESSAGE_WORDS = 12
 #: The written forms of identifiers, removed from the message to leave its question.
 _IDENTIFIER_TEXT_RE = re.compile(
     rf"(?:https?://(?:dx\.)?doi\.org/|\bdoi\s*:\s*)?\b10\.\d{{4,9}}/[^\s\"'<>]+"
@@ -78,6 +80,9 @@ _NO_QUESTION = frozenset(
     "what whats is are was it its this that the a an about tell me us summarise summarize summary of "
     "paper article preprint study item please can could you give overview explain describe doi arxiv "
     "pmid pubmed show on for and in my library zotero say says does do quick brief short".split())
+
+#: A title longer than this is no title (and more than a lookup request takes: LookupTitle).
+MAX_TITLE_CHARS = 300
 
 #: Sentences quoted from an item's opening passage when the answer is about the item itself.
 SUMMARY_SENTENCES, MEMBERSHIP_SENTENCES = 3, 1
@@ -129,11 +134,15 @@ def read_message(message: str) -> Asked:
             arxiv_ids.append(normalize_arxiv(doi))
         else:
             dois.append(doi)
-    arxiv_ids += find_arxiv_ids(message) + [normalize_arxiv(m.group(0)) for m in _BARE_ARXIV_RE.finditer(message)]
+    arxiv_ids += find_arxiv_ids(message) + [normalize_arxiv(m.group(0)) for m in _BARE_ARXIV_RE.finditer(message)
+                                            if _looks_like_arxiv(m.group(0), message)]
     names = [*(Named("doi", d) for d in dois[:MAX_LOOKUP_IDS]),
              *(Named("arxiv", a) for a in list(dict.fromkeys(filter(None, arxiv_ids)))[:MAX_LOOKUP_IDS]),
              *(Named("pmid", p) for p in find_pmids(message)[:MAX_LOOKUP_IDS])]
-    membership = bool(_MEMBERSHIP_RE.search(message))
+    question = _EMPTY_BRACKETS_RE.sub(" ", _QUOTED_RE.sub(" ", _IDENTIFIER_TEXT_RE.sub(" ", message)))
+    question = " ".join(question.split()).strip(" :;,-–—")
+    # "are these in my library?" after a list of DOIs asks it of the list
+    membership = bool(_MEMBERSHIP_RE.search(message) or _MEMBERSHIP_RE.search(question))
     titles = [t for t in (_clean_title(m) for m in _quoted(message)) if t]
     if membership and not names and not titles:
         titles = [t for t in (_named_in_membership(message),) if t]
@@ -141,8 +150,6 @@ def read_message(message: str) -> Asked:
     else:
         quoted = True
     names += [Named("title", t, quoted) for t in list(dict.fromkeys(titles))[:MAX_LOOKUP_TITLES]]
-    question = _EMPTY_BRACKETS_RE.sub(" ", _QUOTED_RE.sub(" ", _IDENTIFIER_TEXT_RE.sub(" ", message)))
-    question = " ".join(question.split()).strip(" :;,-–—")
     if membership:
         kind: Kind = "membership"
     elif not {w.lower() for w in _WORD_RE.findall(question)} - _NO_QUESTION:
@@ -152,13 +159,22 @@ def read_message(message: str) -> Asked:
     return Asked(tuple(names), kind, question)
 
 
+def _looks_like_arxiv(found: str, message: str) -> bool:
+    """A bare new-style id (2203.00130) could be a measurement in a long question: it counts
+    with a version (v1), beside the word arXiv or preprint, or in a short message."""
+    return ("/" in found or bool(re.search(r"v\d+$", found)) or bool(_ARXIV_WORD_RE.search(message))
+            or len(message.split()) <= SHORT_MESSAGE_WORDS)
+
+
 def _quoted(message: str) -> list[str]:
     return [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(message)]
 
 
 def _clean_title(text: str) -> str:
     title = " ".join(_ARTICLE_RE.sub("", text.strip()).split()).strip(" .,;:")
-    return title if len(title.split()) >= 2 and not _IDENTIFIER_TEXT_RE.fullmatch(title) else ""
+    if len(title.split()) < 2 or len(title) > MAX_TITLE_CHARS or _IDENTIFIER_TEXT_RE.fullmatch(title):
+        return ""
+    return title
 
 
 def _named_in_membership(message: str) -> str:
