@@ -164,3 +164,11 @@ def test_clip_never_cuts_a_word():
     assert clip("hello wonderful world", 12) == "hello"
     assert clip("hello wonderful world", 12, keep="end") == "world"
     assert clip("hello world", 11) == "hello world"
+
+
+@pytest.mark.connected
+async def test_a_quoted_phrase_that_is_no_title_is_looked_up_then_searched(system):
+    """The fake library finds no such title; the turn goes on as an ordinary library turn."""
+    events = await system.chat('What does "somatic mutation rate" mean in twins?')
+    assert events[-1]["event"] == "done" and events[-1]["data"]["intent"] == "library"
+    assert system.retrieval.calls == 1

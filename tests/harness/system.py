@@ -14,6 +14,8 @@ from zocrates_contracts import (
     Creator,
     EvidenceChunk,
     EvidenceRetrieved,
+    LibraryItemsFound,
+    LibraryLookupRequested,
     PairScore,
     RetrievalRequested,
     VerificationCompleted,
@@ -53,11 +55,15 @@ class FakeRetrieval:
     async def start(self) -> None: ...
     async def close(self) -> None: ...
 
-    async def search(self, request: RetrievalRequested) -> EvidenceRetrieved:
-        self.calls += 1
     def health(self) -> dict:
         return {"status": "ok", "library": {"source": "none"}}
 
+    async def lookup(self, request: LibraryLookupRequested) -> LibraryItemsFound:
+        """No item is found by identifier or title here: the fake library is a list of chunks."""
+        return LibraryItemsFound(**request.reply_fields(), searched_items=len({c.item_key for c in self.chunks}))
+
+    async def search(self, request: RetrievalRequested) -> EvidenceRetrieved:
+        self.calls += 1
         if self.delay:
             await asyncio.sleep(self.delay)
         return EvidenceRetrieved(**request.reply_fields(), chunks=self.chunks[: request.top_k])
