@@ -95,7 +95,6 @@ class Named:
 
     kind: Literal["doi", "arxiv", "pmid", "title"]
     value: str  # canonical identifier, or the title as written
-    quoted: bool = True  # titles: taken from quotes (or a membership question's phrase)
 
     def shown(self) -> str:
         return {"doi": f"DOI {self.value}", "arxiv": f"arXiv:{self.value}", "pmid": f"PMID {self.value}",
@@ -146,10 +145,7 @@ def read_message(message: str) -> Asked:
     titles = [t for t in (_clean_title(m) for m in _quoted(message)) if t]
     if membership and not names and not titles:
         titles = [t for t in (_named_in_membership(message),) if t]
-        quoted = False
-    else:
-        quoted = True
-    names += [Named("title", t, quoted) for t in list(dict.fromkeys(titles))[:MAX_LOOKUP_TITLES]]
+    names += [Named("title", t) for t in list(dict.fromkeys(titles))[:MAX_LOOKUP_TITLES]]
     if membership:
         kind: Kind = "membership"
     elif not {w.lower() for w in _WORD_RE.findall(question)} - _NO_QUESTION:
