@@ -12,6 +12,8 @@ Delivery rules (see shared/RELIABILITY.md, measured there):
   reason, then terminated. So is a message on its last delivery that still fails; the
   requester then gets an `internal` error reply instead of waiting for its deadline.
 - Long handlers send in-progress heartbeats so AckWait does not expire under them.
+- Each pull request asks for one message (`FETCH_BATCH`): a batched fetch can be left
+  waiting for the rest of its batch and hold a request for seconds on an idle consumer.
 """
 
 from __future__ import annotations
@@ -207,6 +209,19 @@ async def dead_letter(broker: NatsBroker, msg: NatsMessage, reason: str) -> None
 
 Handler = Callable[[R], Awaitable[Message | None]]
 
+#: How long one pull request of an idle request consumer waits before it is renewed; also how
+#: soon a consumer notices that a restarted server lost its pull request.
+FETCH_TIMEOUT_S = 5.0
+#: Messages per pull request: one. nats-py's batched fetch (`fetch(batch>1)`) can leave a pull
+#: behind on the server: when a pull's expiry (a 408) arrives just after the client's own timer
+#: fired, the next fetch takes it for the answer to its no-wait probe and sends a second pull for
+#: the whole batch, which outlives it (nats-io/nats.py#986). The next message goes to that
+#: leftover pull, the oldest, and the fetch then waits for the rest of a batch until a timeout:
+#: 3 of 40 turns on an idle stack waited 1.4 to 3.8 s (docs/benchmarks.md). A fetch of one returns
+#: whatever message reaches the subscription, whichever pull brought it; `max_workers` handlers
+#: still run at once (faststream hands each fetched message to a free worker and fetches the next).
+FETCH_BATCH = 1
+
 
 def _metadata(msg: NatsMessage):
     """JetStream delivery metadata, or None for a core message (the in-memory test broker)."""
@@ -238,7 +253,7 @@ def request_consumer(
             request_cls.SUBJECT,
             stream=AUDIT,
             durable=durable,
-            pull_sub=PullSub(batch_size=max_workers, timeout=5.0),
+            pull_sub=PullSub(batch_size=FETCH_BATCH, timeout=FETCH_TIMEOUT_S),
             max_workers=max_workers,
             deliver_policy=DeliverPolicy.NEW,
             config=ConsumerConfig(ack_wait=ack_wait, max_deliver=max_deliver,
