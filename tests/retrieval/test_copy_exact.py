@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pymupdf
 
-from zocrates_citations import segment_source_text
 from zocrates_retrieval.chunking import approx_tokens, chunk_blocks
 from zocrates_retrieval.convert import _join_lines, _repair, _Vocabulary, _word_list, convert_file, convert_pdf
 
@@ -238,11 +237,14 @@ class PdfText:
 
 
 def quotable(chunk) -> list[str]:
-    """What an answer can quote from a chunk: its sentences; a table's caption and cells (a row
-    is rebuilt from cells, ' | ' between them)."""
-    if chunk.kind == "table":
-        return [cell for row in chunk.text.split("\n") for cell in row.split(" | ")]
-    return [span.text for span in segment_source_text(chunk.text)]
+    """What an answer can quote from a chunk: each of its answer units (any kind: a question
+    may ask for a caption or a footnote); a table row as its cells (a row is rebuilt from cells,
+    ' | ' between them, and reads with its caption, a unit of its own)."""
+    found = []
+    for unit in chunk.units:
+        span = chunk.text[unit.start:unit.end]
+        found += span.split(" | ") if unit.kind in ("table_row", "table_header") else [span]
+    return found
 
 
 def test_every_sentence_indexed_from_a_fixture_pdf_is_text_of_that_pdf(pdf_dir):

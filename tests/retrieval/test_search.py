@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from zocrates_retrieval.cli import main
-from zocrates_retrieval.chunking import is_back_matter
+from zocrates_retrieval.structure import is_back_matter
 from zocrates_retrieval.search import (
     Searcher,
     collapse_near_duplicates,

@@ -22,6 +22,45 @@ class Creator(BaseModel):
     creator_type: str = "author"
 
 
+#: What a unit of a passage is. Quotable: `sentence`, `list_item`, `table_row`. The rest is
+#: named so that nobody downstream has to guess from the text: a table's `caption` and
+#: `table_header`, a `footnote` (correspondence, licence, copyright lines), a `title_block`
+#: (article type, title, author list), an `affiliation` line, and a `fragment` (a piece cut at
+#: a page, column or chunk boundary, or figure text, which is no whole statement).
+UnitKind = Literal["sentence", "list_item", "table_row", "caption", "table_header", "footnote",
+                   "title_block", "affiliation", "fragment"]
+QUOTABLE_UNITS: frozenset[str] = frozenset({"sentence", "list_item", "table_row"})
+#: The units retrieval scores against the query: all an answer may quote when the question asks
+#: for them (a caption, a funding footnote), not fragments or header rows.
+SCORED_UNITS: frozenset[str] = frozenset(
+    {"sentence", "list_item", "table_row", "caption", "footnote", "title_block", "affiliation"})
+
+#: Where a passage sits in its document: the `abstract`, the `body`, the `back_matter`
+#: (acknowledgements, funding, declarations, author details, ...), the `front_matter` (title and
+#: author block before the abstract), a Zotero `note` or the researcher's `annotation`s.
+SectionRole = Literal["abstract", "body", "back_matter", "front_matter", "note", "annotation"]
+
+
+class AnswerUnit(BaseModel):
+    """One unit of a passage an answer can quote: `passage.text[start:end]`, classified by
+    retrieval at ingest. A table row's `text` is what it reads as on its own, with its
+    table's caption and the column headers it needs ("Table 1 (Patient flow): Day shift —
+    Admissions: 41%"); other units leave `text` empty (the span is the text)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: UnitKind | str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    text: str = ""
+    similarity: float | None = Field(default=None, description="Cosine similarity of the unit and the "
+                                     "query (the retrieval embedding model), set at search time")
+
+    def shown(self, passage: str) -> str:
+        """The unit as it reads on its own."""
+        return self.text or passage[self.start:self.end]
+
+
 class EvidenceChunk(BaseModel):
     """A passage of the user's library, ranked by relevance for one turn.
 
@@ -45,3 +84,6 @@ class EvidenceChunk(BaseModel):
     text: str
     score: float | None = None
     kind: Literal["text", "table", "abstract", "note", "figure"] | str = "text"
+    role: SectionRole | str = "body"
+    units: list[AnswerUnit] = Field(default_factory=list, max_length=2_000,
+                                    description="The passage's units in reading order (see AnswerUnit)")

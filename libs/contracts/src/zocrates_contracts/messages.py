@@ -117,9 +117,13 @@ class RetrievalRequested(Request):
 
 
 class EvidenceRetrieved(Message):
-    """Ranked evidence for a `RetrievalRequested` (most relevant first), or an error."""
+    """Ranked evidence for a `RetrievalRequested` (most relevant first), or an error.
+
+    Version 2: each chunk carries its section `role` and its answer `units`."""
 
     SUBJECT = RETRIEVAL_COMPLETED
+    SCHEMA_VERSION = 2
+    schema_version: int = 2
 
     chunks: list[EvidenceChunk] = Field(default_factory=list, max_length=100)
     error: ServiceError | None = None
@@ -434,12 +438,12 @@ class LibraryStatus(Message):
     `none`."""
 
     SUBJECT = LIBRARY_STATUS_COMPLETED
+    SCHEMA_VERSION = 2  # 2: source "demo"
+    schema_version: int = 2
 
     source: Literal["zotero_dir", "demo", "hosted", "none"] = "none"
     state: Literal["idle", "running", "done", "stopped", "failed"] = "idle"
     ready: bool = False
-    SCHEMA_VERSION = 2  # 2: source "demo"
-    schema_version: int = 2
     items: int = Field(default=0, description="Regular items (not attachments or notes)")
     attachments: int = Field(default=0, description="Attachment files in the library (indexed or not)")
     uploaded: int = Field(default=0, description="Hosted: attachments whose current file has been uploaded")

@@ -18,47 +18,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # convert uses the heading tests below: no import of it at run time
+from zocrates_retrieval.structure import (
+    Unit,
+    is_back_matter,
+    is_caption,
+    is_reference_list,
+    prose_units,
+    section_role,
+    table_units,
+)
+
+if TYPE_CHECKING:
     from zocrates_retrieval.convert import Block
+
+__all__ = ["Chunk", "approx_tokens", "chunk_blocks", "is_back_matter", "is_reference_list"]
 
 TokenCounter = Callable[[str], int]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
-
-
-_REFERENCE_HEADINGS = re.compile(
-    r"^(?:[0-9ivxIVX]+\.?\s+)?(references?|bibliography|literature cited|works cited|cited literature)$", re.IGNORECASE)
-
-
-def is_reference_list(section: tuple[str, ...]) -> bool:
-    """A bibliography: its entries describe other papers, so they are no evidence of this one."""
-    return any(_REFERENCE_HEADINGS.match(title.strip()) for title in section)
-
-
-#: Headings of the matter after a paper's conclusions: thanks, declarations, who wrote what.
-_BACK_MATTER_TERM = (
-    r"(?:acknowledge?ments?|funding(?: sources?| information| statement)?|sources? of funding"
-    r"|role of the funding source|financial (?:support|disclosures?)|grant support"
-    r"|competing (?:financial )?interests?|conflicts? of interests?|(?:declaration|statement) of (?:competing )?interests?"
-    r"|declarations?|disclosures?"
-    r"|authors?'?s? (?:details|information|contributions?|affiliations?)|affiliations?"
-    r"|ethics(?: approval| statement| declarations?)?|ethical approval|consent (?:for publication|to participate)"
-    r"|(?:data )?availability(?: of (?:data|supporting data)(?: and materials?)?)?(?: statement)?|data sharing(?: statement)?"
-    r"|abbreviations|publisher'?s note|additional files?(?: \d+)?|supplementary (?:materials?|information))")
-_BACK_MATTER_HEADING = re.compile(
-    rf"^(?:[0-9ivx]+(?:\.[0-9]+)*\.?\s+)?{_BACK_MATTER_TERM}(?:\s*(?:,|;|&|/|\band\b)\s*{_BACK_MATTER_TERM})*$",
-    re.IGNORECASE)
-
-
-def is_back_matter(section: tuple[str, ...]) -> bool:
-    """Acknowledgements, declarations, author details and the like: indexed (someone may ask
-    who funded a study) but rarely what a question is about, so search ranks them last.
-
-    The whole heading must be such matter ("Ethics approval and consent to participate"), so
-    a section about it inside the paper ("Methods > Funding of the trial", "Ethical
-    considerations") is content. Reference lists are `is_reference_list`'s."""
-    return any(_BACK_MATTER_HEADING.match(title.strip().replace("\u2019", "'").rstrip(".:"))
-               for title in section)
 
 
 def approx_tokens(text: str) -> int:
@@ -73,6 +50,8 @@ class Chunk:
     page: int | None
     page_end: int | None
     kind: str = "text"
+    role: str = "body"  # structure.section_role
+    units: tuple[Unit, ...] = ()  # its answer units, in reading order (structure)
 
     @property
     def section_label(self) -> str | None:
@@ -100,12 +79,13 @@ def _split_long(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
 UNIT_KINDS = ("table", "annotation")
 
 
-def _unit_parts(block: Block, max_tokens: int, count: TokenCounter) -> list[str]:
+def _unit_parts(block: Block, max_tokens: int, count: TokenCounter) -> list[tuple[str, bool]]:
     """A unit's text in parts of at most `max_tokens`, cut between lines (a table's rows);
-    each part starts with the block's head (a table's caption and header row). A single line
-    longer than a part can hold is cut between sentences or words like a paragraph."""
+    each part starts with the block's head (a table's caption and header row), and says
+    whether it does. A single line longer than a part can hold is cut between sentences or
+    words like a paragraph."""
     if count(block.text) <= max_tokens:
-        return [block.text]
+        return [(block.text, True)]
     lines = block.text.split("\n")
     head, rows = "\n".join(lines[:block.head_lines]), lines[block.head_lines:]
     if not rows or count(head) > max_tokens // 2:  # a head too long to repeat: rows alone
@@ -122,40 +102,110 @@ def _unit_parts(block: Block, max_tokens: int, count: TokenCounter) -> list[str]
             current.append(piece)
     if current:
         parts.append("\n".join(current))
-    return [f"{head}\n{part}" if head else part for part in parts]
+    return [(f"{head}\n{part}", True) if head else (part, False) for part in parts]
+
+
+def _paragraphs(blocks: list[Block]) -> list[Block]:
+    """Blocks with the lines of one paragraph joined: a PDF's text blocks are often single
+    lines, and a chunk cut between two of them would cut a sentence in half. A block that
+    does not end a sentence runs on into the next one of its section and page, unless either
+    is a caption."""
+    from dataclasses import replace
+
+    merged: list[Block] = []
+    for block in blocks:
+        last = merged[-1] if merged else None
+        if (last is not None and block.kind == last.kind == "text" and block.section == last.section
+                and block.page == last.page and not _SENTENCE_DONE.search(last.text)
+                and not is_caption(last.text) and not is_caption(block.text)):
+            merged[-1] = replace(last, text=f"{last.text} {block.text}")
+        else:
+            merged.append(block)
+    return merged
+
+
+_SENTENCE_DONE = re.compile(r"[.!?:][\"'”’)\]]*\s*$")
+
+
+def _front_matter(blocks: list[Block]) -> int:
+    """How many leading blocks are front matter: those before the first heading, in a
+    document that has headings (its title, author list and the like)."""
+    first = next((i for i, b in enumerate(blocks) if b.section), None)
+    return 0 if first is None else sum(1 for b in blocks[:first] if not b.section and b.kind == "text")
+
+
+def _units(parts: list[tuple[str, int | None]], role: str) -> tuple[str, tuple[Unit, ...]]:
+    """Join a chunk's parts (paragraphs, or a table part with its head line count) into its
+    text, and find its units. Parts joined by a space are one paragraph for this: a PDF's
+    text blocks are often single lines, and a sentence runs on across them."""
+    text, units = "", []
+    paragraph = 0  # where the prose paragraph being collected starts
+    after_caption = False  # a caption is a paragraph of its own, whatever its punctuation
+
+    def finish() -> None:
+        if len(text) > paragraph:
+            units.extend(prose_units(text, paragraph, len(text), role))
+
+    for part, head_lines in parts:
+        caption = head_lines is None and is_caption(part)
+        if text:  # a new line only where the previous paragraph really ended
+            new_line = text.endswith((".", "!", "?", ":")) or head_lines is not None or caption or after_caption
+            if new_line:
+                finish()
+            text += "\n" if new_line else " "
+            if new_line:
+                paragraph = len(text)
+        if head_lines is not None:
+            units.extend(table_units(text + part, len(text), len(text) + len(part), head_lines))
+            text += part
+            paragraph, after_caption = len(text), False
+            continue
+        text += part
+        after_caption = caption
+    finish()
+    return text, tuple(units)
 
 
 def chunk_blocks(blocks: list[Block], max_tokens: int, count: TokenCounter = approx_tokens) -> list[Chunk]:
-    """Pack `blocks` into chunks of at most `max_tokens` (by `count`), never across sections.
+    """Pack `blocks` into chunks of at most `max_tokens` (by `count`), never across sections,
+    each with its role and answer units (see `structure`).
 
     Reference lists are left out (see `is_reference_list`)."""
+    blocks = _paragraphs(blocks)
     chunks: list[Chunk] = []
-    parts: list[str] = []
+    parts: list[tuple[str, int | None]] = []  # (text, head lines of a table part, else None)
     used = 0
     section: tuple[str, ...] = ()
     page = page_end = None
     kind = "text"
+    front = False
+    front_blocks = _front_matter(blocks)
 
     def flush() -> None:
         nonlocal parts, used
         if parts:
-            text = parts[0]
-            for part in parts[1:]:  # a new line only where the previous paragraph really ended
-                text += ("\n" if text.endswith((".", "!", "?", ":")) else " ") + part
-            chunks.append(Chunk(text, section, page, page_end, kind))
+            role = section_role(section, kind, front)
+            text, units = _units(parts, role)
+            chunks.append(Chunk(text, section, page, page_end, kind, role, units))
         parts, used = [], 0
 
-    for block in blocks:
+    for no, block in enumerate(blocks):
         if is_reference_list(block.section):
             continue
         if block.kind in UNIT_KINDS:
             flush()
-            chunks += [Chunk(part, block.section, block.page, block.page, block.kind)
-                       for part in _unit_parts(block, max_tokens, count)]
+            section, kind, front = block.section, block.kind, False
+            page = page_end = block.page
+            table = block.kind == "table"
+            for part, has_head in _unit_parts(block, max_tokens, count):
+                head = (block.head_lines if has_head else 0) if table else None
+                parts = [(part, head)]
+                flush()
             continue
-        if block.section != section or block.kind != kind:
+        in_front = no < front_blocks
+        if block.section != section or block.kind != kind or in_front != front:
             flush()
-            section, kind = block.section, block.kind
+            section, kind, front = block.section, block.kind, in_front
         pieces = [block.text] if count(block.text) <= max_tokens else _split_long(block.text, max_tokens, count)
         for i, piece in enumerate(pieces):
             n = count(piece)
@@ -163,11 +213,11 @@ def chunk_blocks(blocks: list[Block], max_tokens: int, count: TokenCounter = app
                 flush()
             if not parts:
                 page = block.page
-                parts.append(piece)
+                parts.append((piece, None))
             elif i > 0:  # the same paragraph goes on
-                parts[-1] += " " + piece
+                parts[-1] = (parts[-1][0] + " " + piece, None)
             else:
-                parts.append(piece)
+                parts.append((piece, None))
             used += n
             page_end = block.page
     flush()

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 
-from zocrates_retrieval.chunking import is_back_matter, is_reference_list
+from zocrates_retrieval.structure import is_back_matter, is_reference_list
 from zocrates_retrieval.tables import Table, has_caption, page_tables, text_flags, tidy
 
 #: Failure reasons reported in the ingest status.

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from zocrates_contracts import Creator
+from zocrates_contracts import SCORED_UNITS, Creator
 from zocrates_retrieval.chunking import Chunk, chunk_blocks
 from zocrates_retrieval.convert import (
     MISSING,
@@ -43,6 +43,7 @@ from zocrates_retrieval.store import (
     SparseEncoder,
     Tenant,
     delete_source,
+    encode_vectors,
     indexed_versions,
     point_id,
 )
@@ -51,7 +52,7 @@ from zocrates_retrieval.zotero import ItemMeta, Source, read_library
 log = logging.getLogger(__name__)
 
 #: Bump when conversion or chunking changes what a source turns into: everything re-indexes.
-INDEX_VERSION = "4"
+INDEX_VERSION = "5"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128
@@ -281,19 +282,21 @@ class Ingestor:
         if not chunks:
             self._fail(progress, src, "empty", "no text after conversion", digest)
             return False
-        texts = [_embedding_text(meta, c) for c in chunks]
-        parts = []
-        for start in range(0, len(texts), EMBED_SLICE):  # a long file: stop promptly on shutdown
-            if self.stop.is_set():
-                return False
-            parts.append(self.embedder.embed_documents(texts[start:start + EMBED_SLICE]))
-        vectors = np.concatenate(parts)
+        chunks = [_with_role(src, c) for c in chunks]
+        vectors = self._embed([_embedding_text(meta, c) for c in chunks])
+        # each chunk's quotable units, embedded on their own: how an answer picks what to quote
+        unit_texts = [[u.text or c.text[u.start:u.end] for u in c.units if u.kind in SCORED_UNITS] for c in chunks]
+        unit_vectors = self._embed([t for texts in unit_texts for t in texts])
+        if vectors is None or unit_vectors is None:
+            return False
+        offsets = np.cumsum([0, *map(len, unit_texts)])
         points = [
             ChunkPoint(
                 id=point_id(user_id, src.library_id, src.key, no),
                 dense=vectors[no],
                 sparse=self.sparse.document(_embedding_text(meta, c)),
-                payload=_payload(user_id, src, meta, c, no, digest, _kind(src, c)),
+                payload=_payload(user_id, src, meta, c, no, digest, _kind(src, c),
+                                 unit_vectors[offsets[no]:offsets[no + 1]]),
             )
             for no, c in enumerate(chunks)
         ]
@@ -305,6 +308,17 @@ class Ingestor:
         progress.chunks += len(points)
         progress.pages += result.pages
         return True
+
+
+    def _embed(self, texts: list[str]) -> np.ndarray | None:
+        """The texts' vectors, a slice at a time so that a long file stops promptly on
+        shutdown (None when it was asked to stop)."""
+        parts = [np.zeros((0, self.embedder.dim), dtype=np.float32)]
+        for start in range(0, len(texts), EMBED_SLICE):
+            if self.stop.is_set():
+                return None
+            parts.append(self.embedder.embed_documents(texts[start:start + EMBED_SLICE]))
+        return np.concatenate(parts)
 
 
 def _convert_note(src: Source) -> Document | ConversionError:
@@ -342,6 +356,11 @@ def _with_fallbacks(item: ItemMeta, doc: Document) -> ItemMeta:
     return replace(item, **changes) if changes else item
 
 
+def _with_role(src: Source, chunk: Chunk) -> Chunk:
+    """A Zotero note's chunks have the role `note` whatever their headings say."""
+    return replace(chunk, role="note") if src.kind == "note" else chunk
+
+
 def _kind(src: Source, chunk: Chunk) -> str:
     """`note` for Zotero notes, `abstract` for a document's abstract, else the chunk's own kind
     (`text`, `table`, `annotation`)."""
@@ -359,7 +378,8 @@ def _embedding_text(meta: ItemMeta, chunk: Chunk) -> str:
     return f"{head}\n{chunk.text}" if head else chunk.text
 
 
-def _payload(user_id: str, src: Source, meta: ItemMeta, chunk: Chunk, no: int, digest: str, kind: str) -> dict:
+def _payload(user_id: str, src: Source, meta: ItemMeta, chunk: Chunk, no: int, digest: str, kind: str,
+             unit_vectors: np.ndarray) -> dict:
     return {
         "user_id": user_id,
         "library_id": src.library_id,
@@ -372,5 +392,8 @@ def _payload(user_id: str, src: Source, meta: ItemMeta, chunk: Chunk, no: int, d
         "page": chunk.page,
         "page_end": chunk.page_end,
         "kind": kind,
+        "role": chunk.role,
+        "units": [[u.kind, u.start, u.end, u.text] for u in chunk.units],
+        "unit_vectors": encode_vectors(unit_vectors),
         **meta.payload(),
     }

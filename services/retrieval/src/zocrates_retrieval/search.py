@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 
-from zocrates_contracts import Creator, EvidenceChunk
-from zocrates_retrieval.chunking import is_back_matter
+import numpy as np
+
+from zocrates_contracts import SCORED_UNITS, AnswerUnit, Creator, EvidenceChunk
+from zocrates_retrieval.structure import is_back_matter
 from zocrates_retrieval.embed import Embedder, Reranker
-from zocrates_retrieval.store import ChunkStore, Hit, Mode, SparseEncoder, Tenant, query_chunks
+from zocrates_retrieval.store import ChunkStore, Hit, Mode, SparseEncoder, Tenant, decode_vectors, query_chunks
 
 #: Citation tokens a follow-up question may carry over from an answer: [3], [1, 2], [2-4], [ 5 ].
 _CITATION_TOKEN = re.compile(r"\[\s*\d+(?:\s*(?:[,;]|[-\u2013\u2014])\s*\d+)*\s*\]")
@@ -99,6 +101,18 @@ class Searcher:
         if not text:
             return []
         dense = self.embedder.embed_query(text) if mode != "lexical" else None
+        return self._ranked(tenant, text, dense, top_k, mode)
+
+    def evidence(self, tenant: Tenant, query: str, top_k: int = 12, mode: Mode = "hybrid") -> list[EvidenceChunk]:
+        """`search` as evidence, each quotable unit scored against the query."""
+        text = sanitize_query(query)
+        if not text:
+            return []
+        dense = self.embedder.embed_query(text)
+        hits = self._ranked(tenant, text, dense if mode != "lexical" else None, top_k, mode)
+        return [to_evidence(h, dense) for h in hits]
+
+    def _ranked(self, tenant: Tenant, text: str, dense: np.ndarray | None, top_k: int, mode: Mode) -> list[Hit]:
         sparse = self.sparse.query(text) if mode != "dense" else None
         pool = max(top_k * 3, 30)  # room for duplicates to drop out and the reranker to choose
         hits = query_chunks(self.store, tenant, dense=dense, sparse=sparse, limit=pool,
@@ -109,7 +123,18 @@ class Searcher:
         return order_back_matter(collapse_near_duplicates(hits), text)[:top_k]
 
 
-def to_evidence(hit: Hit) -> EvidenceChunk:
+def answer_units(payload: dict, query: np.ndarray | None) -> list[AnswerUnit]:
+    """A passage's units, each quotable one (see SCORED_UNITS) with its cosine similarity to the query."""
+    units = [AnswerUnit(kind=k, start=s, end=e, text=t) for k, s, e, t in payload.get("units") or []]
+    if query is None or not payload.get("unit_vectors"):
+        return units
+    similarities = iter(decode_vectors(payload["unit_vectors"], len(query)) @ query)
+    return [u.model_copy(update={"similarity": round(float(next(similarities)), 4)})
+            if u.kind in SCORED_UNITS else u for u in units]
+
+
+def to_evidence(hit: Hit, query: np.ndarray | None = None) -> EvidenceChunk:
+    """The hit as evidence; `query` (the query's dense vector) scores its units."""
     p = hit.payload
     return EvidenceChunk(
         chunk_id=hit.id,
@@ -124,4 +149,6 @@ def to_evidence(hit: Hit) -> EvidenceChunk:
         text=p.get("text", ""),
         score=hit.score,
         kind=p.get("kind") or "text",
+        role=p.get("role") or "body",
+        units=answer_units(p, query),
     )

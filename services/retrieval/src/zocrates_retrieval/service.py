@@ -49,7 +49,7 @@ from zocrates_retrieval.embed import Embedder, Reranker
 from zocrates_retrieval.hosted import Catalog, Lease, LibraryFiles, import_old_catalog
 from zocrates_retrieval.ingest import IngestProgress, Ingestor
 from zocrates_retrieval.lookup import ItemIndex, snapshot_index, synced_index
-from zocrates_retrieval.search import Searcher, to_evidence
+from zocrates_retrieval.search import Searcher
 from zocrates_retrieval.store import ChunkStore, EdgeStore, ServerStore, SparseEncoder, Tenant, count_chunks
 from zocrates_retrieval.zotero import Source, read_library
 
@@ -334,12 +334,12 @@ class RetrievalService:
         (inside the tenant: an item of another library than the one the request names is not
         searched), best first."""
         if request.scope is None:
-            return [to_evidence(h) for h in self.searcher.search(tenant, request.query, request.top_k)]
+            return self.searcher.evidence(tenant, request.query, request.top_k)
         found: list[EvidenceChunk] = []
         for ref in request.scope.items:
             if tenant.library_id in (None, ref.library_id):
-                found += [to_evidence(h) for h in self.searcher.search(
-                    Tenant(tenant.user_id, ref.library_id, ref.item_key), request.query, request.top_k)]
+                found += self.searcher.evidence(Tenant(tenant.user_id, ref.library_id, ref.item_key),
+                                                request.query, request.top_k)
         return sorted(found, key=lambda c: -(c.score or 0.0))[:request.top_k]
 
     async def search(self, request: RetrievalRequested) -> EvidenceRetrieved:

@@ -19,6 +19,7 @@ tests use to run the same suite against this implementation.
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import logging
 import shutil
@@ -75,6 +76,18 @@ class Tenant:
 def point_id(user_id: str, library_id: str, source_key: str, chunk_no: int) -> str:
     """Deterministic point id, so a re-ingest or a redelivered message overwrites, never duplicates."""
     return str(uuid.uuid5(POINT_NAMESPACE, f"{user_id}/{library_id}/{source_key}/{chunk_no}"))
+
+
+def encode_vectors(vectors: np.ndarray) -> str:
+    """Vectors as a payload string: float16 rows, base64 (768 bytes a 384-dim vector as
+    binary, 1,024 as text); a unit's similarity needs no more precision than that."""
+    return base64.b64encode(np.asarray(vectors, dtype="<f2").tobytes()).decode("ascii")
+
+
+def decode_vectors(text: str | None, dim: int) -> np.ndarray:
+    """The rows `encode_vectors` wrote, as float32 (an empty matrix for none)."""
+    raw = base64.b64decode(text or "")
+    return np.frombuffer(raw, dtype="<f2").astype(np.float32).reshape(-1, dim)
 
 
 @dataclass

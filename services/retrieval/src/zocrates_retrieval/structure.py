@@ -1,0 +1,222 @@
+"""What each part of a document is: the one owner of document structure.
+
+At ingest every chunk gets its section role (abstract, body, back matter, front matter, note,
+annotation) and is cut into answer units (`zocrates_contracts.AnswerUnit`): sentences, list
+items and table rows, which an answer may quote, and the parts it must not quote unless asked
+about them — captions, table headers, footnotes (correspondence, licence and copyright
+lines), title blocks, affiliation lines, and fragments (text cut at a page or column break,
+figure labels, keyword and abbreviation lists). Every unit is a span of its chunk's text; a
+table row also gets the text it reads as on its own, with its caption and column headers.
+
+Nobody downstream re-parses a chunk to find out what it is: the gateway reads the units.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from zocrates_citations.sentences import sentence_ends
+
+# --- section roles ---------------------------------------------------------------------------
+
+_REFERENCE_HEADINGS = re.compile(
+    r"^(?:[0-9ivxIVX]+\.?\s+)?(references?|bibliography|literature cited|works cited|cited literature)$", re.IGNORECASE)
+
+
+def is_reference_list(section: tuple[str, ...]) -> bool:
+    """A bibliography: its entries describe other papers, so they are no evidence of this one."""
+    return any(_REFERENCE_HEADINGS.match(title.strip()) for title in section)
+
+
+#: Headings of the matter after a paper's conclusions: thanks, declarations, who wrote what.
+_BACK_MATTER_TERM = (
+    r"(?:acknowledge?ments?|funding(?: sources?| information| statement)?|sources? of funding"
+    r"|role of the funding source|financial (?:support|disclosures?)|grant support"
+    r"|competing (?:financial )?interests?|conflicts? of interests?|(?:declaration|statement) of (?:competing )?interests?"
+    r"|declarations?|disclosures?"
+    r"|authors?'?s? (?:details|information|contributions?|affiliations?)|affiliations?"
+    r"|ethics(?: approval| statement| declarations?)?|ethical approval|consent (?:for publication|to participate)"
+    r"|(?:data )?availability(?: of (?:data|supporting data)(?: and materials?)?)?(?: statement)?|data sharing(?: statement)?"
+    r"|abbreviations|publisher'?s note|additional files?(?: \d+)?|supplementary (?:materials?|information))")
+_BACK_MATTER_HEADING = re.compile(
+    rf"^(?:[0-9ivx]+(?:\.[0-9]+)*\.?\s+)?{_BACK_MATTER_TERM}(?:\s*(?:,|;|&|/|\band\b)\s*{_BACK_MATTER_TERM})*$",
+    re.IGNORECASE)
+
+
+def is_back_matter(section: tuple[str, ...]) -> bool:
+    """Acknowledgements, declarations, author details and the like: indexed (someone may ask
+    who funded a study) but rarely what a question is about, so search ranks them last.
+
+    The whole heading must be such matter ("Ethics approval and consent to participate"), so
+    a section about it inside the paper ("Methods > Funding of the trial", "Ethical
+    considerations") is content. Reference lists are `is_reference_list`'s."""
+    return any(_BACK_MATTER_HEADING.match(title.strip().replace("\u2019", "'").rstrip(".:"))
+               for title in section)
+
+
+def section_role(section: tuple[str, ...], kind: str = "text", front: bool = False) -> str:
+    """The role of a chunk in its document; `front` marks the text before the first heading
+    of a document that has headings (its title and author block)."""
+    if kind in ("note", "annotation"):
+        return kind
+    if section and section[0].strip().rstrip(".:").lower() == "abstract":
+        return "abstract"
+    if is_back_matter(section):
+        return "back_matter"
+    return "front_matter" if front else "body"
+
+
+# --- units -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A span `[start, end)` of a chunk's text and what it is; `text` only where it reads
+    differently on its own (a table row with its caption and headers)."""
+
+    kind: str
+    start: int
+    end: int
+    text: str = ""
+
+
+_CAPTION_START = re.compile(r"^\(?(?:Figure|Fig\.|Table|Scheme|Chart|Supplementary\s+(?:Figure|Table))\s*S?\d+[A-Za-z]?\b"
+                            r"|^\([A-H]\)\s")
+_FOOTNOTE = re.compile(
+    r"^[*∗†‡§]\s*\w|\bcorrespondence\s*:|\bcreative\s+commons\b|\blicensee\b|©|\(c\)\s*\d{4}\b"
+    r"|\bfull\s+list\s+of\s+author\b|\breceived\s*:\s*\d|\baccepted\s*:\s*\d|\bpublished\s*:\s*\d"
+    r"|\bopen\s+access\s+article\s+distributed\b|\bpermits\s+unrestricted\s+use\b",
+    re.IGNORECASE)
+# Sentences of back matter that sit in a body section when the PDF's headings were lost.
+_BACK_MATTER_SENTENCE = re.compile(
+    r"\b(?:was|were|is|are)\s+(?:\w+\s+)?(?:supported|funded)\s+by\b|\bgrant\s+(?:no\.?|number)\b"
+    r"|\bdeclare[sd]?\s+(?:that\s+(?:they|he|she)\s+(?:have|has)\s+)?no\s+(?:competing|conflicts?)\b",
+    re.IGNORECASE)
+_AFFILIATION = re.compile(
+    r"^\d+\s?[A-Z][a-z]"  # "1Department of ...", "2Medical Department ..."
+    r"|[\w.+-]+@[\w-]+\.[\w.]+"  # an e-mail address
+    r"|\bP\.?\s?O\.?\s+Box\b"
+    r"|\b(?:Department|Dept\.|Division|School|Faculty|Institute|University|Hospital|Centre|Center)\b"
+    r"[^.;]*,[^.;]*,\s*[A-Z][a-z]+\.?$"  # "Department of Surgery, University of X, City, Country."
+)
+# A capitalised name with an affiliation digit or a footnote mark: "Ball1*," "DOUGLAS∗1," "Theurer2,3".
+_MARKED_NAME = re.compile(
+    r"\b[A-Z](?:[a-z'’-]+|[A-Z]{2,})(?:\d{1,2}(?:,\d{1,2})*[*∗†‡§]?|[*∗†‡§]+\d{0,2})(?=[,\s]|$)")
+_TITLE_BLOCK = re.compile(r"\bRESEARCH\s+ARTICLE\b|\bOpen\s+Access\b|\bREVIEW\s+ARTICLE\b|\bdoi:\s*10\.|^arXiv:\d")
+_TERM_LIST = re.compile(r"^(?:Keywords?|Key\s+words|Index\s+terms|Abbreviations?)\s*[:.—-]", re.IGNORECASE)
+_QUOTED = r"[“\"][^“”\"]{1,60}[”\"]"
+_QUOTED_TERMS = re.compile(rf"{_QUOTED}(?:\s*,\s*{_QUOTED}){{3,}}")  # a search strategy
+_BULLET = "•▪◦‣●○■□➢►✓\x01\uf0b7\uf0a7\uf076\uf0d8\uf0fc"
+_BULLET_RE = re.compile(rf"[{_BULLET}]\s*")
+_STATEMENT_END = re.compile(r"[.!?][\"'”’)\]]*$")
+
+
+def _mostly_capitalised(text: str) -> bool:
+    """Name lists, affiliations and headings: most of the words are capitalised."""
+    words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", text) if len(w) > 1]
+    return len(words) >= 6 and sum(w[0].isupper() for w in words) / len(words) > 0.6
+
+
+def classify_text(text: str, role: str = "body") -> str:
+    """The kind of one sentence-sized piece of prose."""
+    if _FOOTNOTE.search(text) or (role != "back_matter" and _BACK_MATTER_SENTENCE.search(text)):
+        return "footnote"
+    if _TITLE_BLOCK.search(text) or len(_MARKED_NAME.findall(text)) >= 2:
+        return "title_block"
+    if _AFFILIATION.search(text):
+        return "affiliation"
+    if _TERM_LIST.match(text) or _QUOTED_TERMS.search(text):
+        return "fragment"
+    if _mostly_capitalised(text):
+        return "fragment"
+    first = text[:1]
+    whole = (first.isupper() or first.isdigit() or first in "\"'“‘([") and _STATEMENT_END.search(text)
+    return "sentence" if whole else "fragment"
+
+
+def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans, cursor = [], start
+    for stop in [*sentence_ends(text, start, end), end]:
+        piece = text[cursor:stop]
+        left, right = len(piece) - len(piece.lstrip()), len(piece.rstrip())
+        if right > left:
+            spans.append((cursor + left, cursor + right))
+        cursor = stop
+    return spans
+
+
+def is_caption(text: str) -> bool:
+    """Whether a paragraph is a figure or table caption ("Figure 2 ...", "(B) ...")."""
+    return bool(_CAPTION_START.match(text.lstrip()))
+
+
+def prose_units(text: str, start: int, end: int, role: str = "body") -> list[Unit]:
+    """The units of one paragraph `text[start:end]`: a caption paragraph is all caption, a
+    bulleted one is list items, anything else is sentences, each classified."""
+    body = text[start:end]
+    if is_caption(body):
+        return [Unit("caption", a, b) for a, b in _sentence_spans(text, start, end)]
+    if body.lstrip()[:1] in _BULLET:
+        units = []
+        marks = [m for m in _BULLET_RE.finditer(text, start, end)]
+        for m, nxt in zip(marks, [*marks[1:], None]):
+            a, b = m.end(), nxt.start() if nxt else end
+            while b > a and text[b - 1].isspace():
+                b -= 1
+            if b > a:
+                units.append(Unit("list_item" if classify_text(text[a:b], role) in ("sentence", "fragment")
+                                  and role != "front_matter" else "fragment", a, b))
+        return units
+    return [Unit(classify_text(text[a:b], role), a, b) for a, b in _sentence_spans(text, start, end)]
+
+
+_LABEL = re.compile(r"^((?:Supplementary\s+)?Table\s*S?\d+[A-Za-z]?)[.:]?\s*(.*)$", re.IGNORECASE)
+MAX_CAPTION_CHARS = 90  # of a row's reminder of its table; the caption unit itself is whole
+
+
+def table_label(caption: str) -> str:
+    """How a row names its table: "Table 3 (Baseline characteristics)"."""
+    caption = " ".join(caption.split())
+    m = _LABEL.match(caption)
+    label, rest = (m.group(1), m.group(2)) if m else ("Table", caption)
+    rest = re.split(r"(?<=[a-z)])\.\s", rest, maxsplit=1)[0].rstrip(". ")
+    if len(rest) > MAX_CAPTION_CHARS:
+        rest = rest[:MAX_CAPTION_CHARS].rsplit(" ", 1)[0] + "…"
+    return f"{label} ({rest})" if rest else label
+
+
+def row_text(label: str, header: list[str], cells: list[str]) -> str:
+    """A table row as it reads on its own: "Table 1 (Patient care): Privacy given — Yes (%): 99;
+    No (%): 1". Cells pair with the header's columns when the counts agree."""
+    cells = [c.strip() for c in cells]
+    if header and len(header) == len(cells) and len(cells) > 1:
+        pairs = "; ".join(f"{h.strip()}: {c}" if h.strip() else c for h, c in zip(header[1:], cells[1:]) if c)
+        return f"{label}: {cells[0]} — {pairs}" if cells[0] else f"{label}: {pairs}"
+    return f"{label}: " + " | ".join(c for c in cells if c)
+
+
+def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
+    """A table's units: its caption, header row and each row, one per line of `text[start:end]`
+    (cells separated by " | "); `head_lines` is 2 with a caption, 1 with a header row only,
+    0 for rows alone."""
+    lines, cursor = [], start
+    for line in text[start:end].split("\n"):
+        lines.append((cursor, cursor + len(line)))
+        cursor += len(line) + 1
+    caption = text[lines[0][0]:lines[0][1]] if head_lines >= 2 else ""
+    header = text[lines[head_lines - 1][0]:lines[head_lines - 1][1]].split(" | ") if head_lines >= 1 else []
+    label = table_label(caption) if caption else "Table"
+    units = []
+    for no, (a, b) in enumerate(lines):
+        if b <= a or not text[a:b].strip():
+            continue
+        if no < head_lines:
+            units.append(Unit("caption" if caption and no == 0 else "table_header", a, b))
+            continue
+        if is_caption(text[a:b]):  # a caption the table detector took for a row
+            units.append(Unit("caption", a, b))
+            continue
+        cells = text[a:b].split(" | ")
+        units.append(Unit("table_row", a, b, row_text(label, header, cells)))
+    return units
