@@ -77,8 +77,12 @@ def load() -> tuple[list[dict], dict[int, dict]]:
 
 
 def _chunk(doc: dict) -> EvidenceChunk:
-    return EvidenceChunk(chunk_id=f"d{doc['doc_id']}", item_key=f"K{doc['doc_id']:07d}"[-8:],
-                         title=doc["title"], text=" ".join(doc["abstract"]), section="Abstract")
+    """One abstract as retrieval sends it: role, answer units (found as at ingest)."""
+    from harness.evidence import with_units
+
+    return with_units(EvidenceChunk(chunk_id=f"d{doc['doc_id']}", item_key=f"K{doc['doc_id']:07d}"[-8:],
+                                    title=doc["title"], text=" ".join(doc["abstract"]), section="Abstract",
+                                    kind="abstract", role="abstract"))
 
 
 def evidence_for(claim: dict, corpus: dict[int, dict], words: dict[int, set[str]]) -> list[dict]:
@@ -100,7 +104,10 @@ def rationales(claim: dict, corpus: dict[int, dict]) -> list[str]:
 # --- the methods -------------------------------------------------------------------------------
 
 def current(question: str, chunks: list[EvidenceChunk]) -> list[str]:
-    return [p.text for p in choose_points(question, chunks, POINTS)]
+    """The answer writer on the units as retrieval scores them against the question."""
+    from harness.evidence import scored
+
+    return [p.text for p in choose_points(question, scored(question, chunks), POINTS)]
 
 
 _OLD_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
@@ -146,8 +153,10 @@ def is_rationale(point: str, gold: list[str]) -> bool:
     return bool(p) and any(p in g or g in p for g in map(_norm, gold) if g)
 
 
-def measure() -> dict[str, dict[str, float]]:
+def measure(limit: int | None = None) -> dict[str, dict[str, float]]:
+    """Each method on the first `limit` claims (all 505 by default)."""
     claims, corpus = load()
+    claims = claims[:limit]
     words = {d: content_words(doc["title"] + " " + " ".join(doc["abstract"]))
              for d, doc in corpus.items()}
     cases = [(c["claim"], [_chunk(d) for d in evidence_for(c, corpus, words)], rationales(c, corpus))

@@ -366,3 +366,28 @@ def test_a_group_library_item_keeps_its_library_in_citations_sources_and_hooks(m
     html = render_source_sections(resolution.references)
     assert 'data-item-key="MINEKEY1">' in html  # My Library: no extra hook, output unchanged
     assert 'data-item-key="GROUPKY1" data-library-id="group-42"' in html
+
+
+def test_a_refusal_cites_nothing_and_says_what_was_searched(make_chunks):
+    chunks = make_chunks(["K1", "K2", "K3"])
+    text = "I could not find a passage in your library that addresses this question."
+    r = resolve_citations_and_references(text, chunks, refused=True)
+    assert not r.zero_citation_fallback and r.references.cited == [] and r.citations == []
+    assert [ref.item_key for ref in r.references.considered] == [c.item_key for c in chunks]
+    assert r.references.considered_summary == "Searched 3 passages from 3 items"
+    assert "# Cited Sources" not in r.text and "Searched 3 passages from 3 items" in r.text
+    # the same prose, not marked a refusal, is the zero-citation fallback: every item is cited
+    fallback = resolve_citations_and_references(text, chunks)
+    assert fallback.zero_citation_fallback and len(fallback.references.cited) == 3
+
+
+def test_verbatim_quotes_are_marked_with_the_relevance_that_chose_them(make_chunks):
+    chunks = make_chunks(["K1", "K2"])
+    text = "Alpha is quoted [1]. Beta is quoted [2]. Alpha again [1]."
+    r = resolve_citations_and_references(text, chunks, support_probabilities={1: [0.8, 0.7], 2: [0.9]},
+                                         quotes={"1": [0.91, 0.62], "2": [0.75]})
+    occurrences = {c.index: c.occurrences for c in r.citations}
+    assert [(o.quoted, o.relevance, o.probability) for o in occurrences[1]] == [(True, 0.91, 0.8), (True, 0.62, 0.7)]
+    assert [(o.quoted, o.relevance) for o in occurrences[2]] == [(True, 0.75)]
+    plain = resolve_citations_and_references(text, chunks)
+    assert not any(o.quoted or o.relevance is not None for c in plain.citations for o in c.occurrences)

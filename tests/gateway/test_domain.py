@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.evidence import scored, with_units
 from harness.system import CHUNKS
 from zocrates_citations import extract_claim_occurrences, resolve_citations_and_references
 from zocrates_gateway.domain.intent import route_intent
@@ -52,15 +53,15 @@ def test_questions_go_to_the_library(message):
 
 
 def test_the_sentence_sharing_the_question_words_is_chosen():
-    chunk = CHUNKS[0].model_copy(update={
-        "text": "Twins are interesting to many people. The somatic mutation rate was estimated at "
-                "1.2e-8 per base pair. Other things were measured as well."})
-    points = choose_points("what is the somatic mutation rate", [chunk])
+    chunk = with_units(CHUNKS[0], "Twins are interesting to many people. The somatic mutation rate was estimated at "
+                                  "1.2e-8 per base pair. Other things were measured as well.")
+    points = choose_points("what is the somatic mutation rate", scored("what is the somatic mutation rate", [chunk]))
     assert [p.text for p in points] == ["The somatic mutation rate was estimated at 1.2e-8 per base pair."]
 
 
 def test_extractive_answer_cites_only_real_chunks_and_resolves_cleanly():
-    text = "".join(extractive_answer("somatic mutation rate in twins and attention functions", CHUNKS))
+    question = "somatic mutation rate in twins and attention functions"
+    text = "".join(extractive_answer(question, scored(question, CHUNKS)).pieces())
     occurrences = extract_claim_occurrences(text, len(CHUNKS))
     assert occurrences and all(1 <= o.chunk_index <= len(CHUNKS) for o in occurrences)
     resolution = resolve_citations_and_references(text, CHUNKS)
@@ -72,4 +73,4 @@ def test_extractive_answer_cites_only_real_chunks_and_resolves_cleanly():
 
 
 def test_extractive_answer_without_evidence_says_so():
-    assert "".join(extractive_answer("anything", [])) == NOT_FOUND
+    assert "".join(extractive_answer("anything", []).pieces()) == NOT_FOUND

@@ -28,6 +28,26 @@ async def test_library_turn_streams_and_ends_in_done_with_verified_citations(sys
     assert system.verifier.calls == 1
 
 
+async def test_offline_quotes_are_marked_as_quotes_with_the_relevance_that_chose_them(system):
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    occurrences = [o for c in done["citations"] for o in c["occurrences"]]
+    assert occurrences and all(o["quoted"] and o["relevance"] > 0 for o in occurrences)
+    assert all(o["probability"] == 0.9 for o in occurrences)  # the verifier still scored each quote
+
+
+async def test_a_question_the_library_does_not_answer_is_refused_citing_nothing(system):
+    events = await system.chat("What is the boiling point of tungsten at high pressure?")
+    done = events[-1]["data"]
+    assert done["text"].startswith("I could not find a passage in your library")
+    assert done["citations"] == [] and done["references"]["cited"] == []
+    assert "# Cited Sources" not in done["text"]
+    assert done["references"]["considered_summary"] == "Searched 3 passages from 3 items"
+    assert len(done["references"]["considered"]) == 3
+    assert system.verifier.calls == 0  # nothing to verify
+    stored = (await system.client.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)).json()
+    assert stored["turns"] == [done]
+
+
 async def test_rehydration_returns_the_done_payload(system):
     events = await system.chat("What was the somatic mutation rate estimated from twins?")
     done = events[-1]["data"]

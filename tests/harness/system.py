@@ -21,6 +21,7 @@ from zocrates_contracts import (
     VerificationCompleted,
     VerificationRequested,
 )
+from harness.evidence import scored, with_units
 from zocrates_gateway.app import create_app
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.server import AbortingH11Protocol
@@ -44,12 +45,14 @@ CHUNKS = [
                   creators=[Creator(last_name="Smith")], year=2023,
                   text="Retrieval augmented generation systems combine a retriever with a generator."),
 ]
+CHUNKS = [with_units(c) for c in CHUNKS]  # as retrieval sends them: with their answer units
 
 
 @dataclass
 class FakeRetrieval:
     chunks: list[EvidenceChunk] = field(default_factory=lambda: list(CHUNKS))
     delay: float = 0.0
+    score_units: bool = False  # instant by default: units unscored, the answer writer goes by words
     calls: int = 0
 
     async def start(self) -> None: ...
@@ -66,7 +69,10 @@ class FakeRetrieval:
         self.calls += 1
         if self.delay:
             await asyncio.sleep(self.delay)
-        return EvidenceRetrieved(**request.reply_fields(), chunks=self.chunks[: request.top_k])
+        chunks = self.chunks[: request.top_k]
+        if self.score_units:  # as the real service does at search time (the real embedding model)
+            chunks = await asyncio.to_thread(scored, request.query, chunks)
+        return EvidenceRetrieved(**request.reply_fields(), chunks=chunks)
 
 
 @dataclass

@@ -230,7 +230,8 @@ export function createRenderer({ markdownit, katex }) {
     if (considered.length) {
       const noun = considered.length === 1 ? "source" : "sources";
       html += '<h4 class="sources-heading considered">Other Considered Sources</h4>' +
-        `<details class="considered-sources"><summary>${considered.length} additional ${noun} analyzed by search agent</summary>` +
+        `<details class="considered-sources"><summary>${escapeHtml(references.considered_summary ||
+          `${considered.length} additional ${noun} analyzed by search agent`)}</summary>` +
         `<ul class="sources-list considered">${considered.map(entry).join("")}</ul></details>`;
     }
     return html + "</section>";

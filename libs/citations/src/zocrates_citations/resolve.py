@@ -184,7 +184,7 @@ def render_source_sections(references: References) -> str:
                 [
                     CONSIDERED_HEADING,
                     '<details class="considered-sources">',
-                    f"  <summary>{n} additional {noun} analyzed by search agent</summary>",
+                    f"  <summary>{escape(references.considered_summary or f'{n} additional {noun} analyzed by search agent')}</summary>",
                     "  <ul>",
                     *(_considered_entry(r) for r in references.considered),
                     "  </ul>",
@@ -205,6 +205,8 @@ def resolve_citations_and_references(
     support_probabilities: Mapping[int | str, Sequence[float | None]] | None = None,
     verification_threshold: float = 0.60,
     max_quote_chars: int | None = None,
+    refused: bool = False,
+    quotes: Mapping[int | str, Sequence[float | None]] | None = None,
 ) -> Resolution:
     """Resolve an answer's citation tokens against the chunks it was written from.
 
@@ -215,7 +217,11 @@ def resolve_citations_and_references(
     `citations_enabled=False` every token is removed and every item is cited;
     `references_enabled=False` renders no source sections and discloses no references;
     `considered_disclosure=False` hides the considered tier (its keys are still reported).
-    Quotes are the full chunk text unless `max_quote_chars` is set.
+    Quotes are the full chunk text unless `max_quote_chars` is set. A `refused` answer (one
+    that says the evidence does not answer the question) cites nothing: every retrieved item
+    is listed as considered, under "Searched N passages from M items". `quotes` maps a chunk
+    index to the question-relevance of each of its occurrences that quotes the passage verbatim
+    (in the order of `support_probabilities`); those occurrences are marked `quoted`.
     """
     if not 0.0 <= verification_threshold <= 1.0:
         raise ValueError(
@@ -227,6 +233,7 @@ def resolve_citations_and_references(
         )
     chunks = list(ranked_chunks)
     probabilities = _probabilities(support_probabilities)
+    quoted_by_index = {int(k): list(v) for k, v in (quotes or {}).items()}
     view = mask(text)
     tokens = find_tokens(view.masked, len(chunks))
     any_valid = any(t.valid for t in tokens)
@@ -245,6 +252,8 @@ def resolve_citations_and_references(
                 per_index = occurrences.setdefault(index, [])
                 given = probabilities.get(index, ())
                 p = given[len(per_index)] if len(per_index) < len(given) else None
+                quoted = quoted_by_index.get(index, ())
+                relevance = quoted[len(per_index)] if len(per_index) < len(quoted) else None
                 verdict = _verdict(p, verification_threshold)
                 counts[verdict] += 1
                 per_index.append(
@@ -254,6 +263,8 @@ def resolve_citations_and_references(
                         compound=len(token.indices) > 1,
                         probability=p,
                         verdict=verdict,
+                        quoted=len(per_index) < len(quoted),
+                        relevance=relevance,
                     )
                 )
                 if verdict != "DEMOTED":
@@ -274,13 +285,15 @@ def resolve_citations_and_references(
     best_chunk: dict[str, EvidenceChunk] = {}
     for chunk in chunks:
         best_chunk.setdefault(chunk.item_key, chunk)
-    fallback = not citations_enabled or not any_valid
+    fallback = (not citations_enabled or not any_valid) and not refused
     cited_keys = list(best_chunk) if fallback else list(cited_items)
     considered_keys = [] if fallback else [key for key in best_chunk if key not in cited_items]
 
+    searched = f"Searched {len(chunks)} passages from {len(best_chunk)} items" if refused else None
     references = References()
     if references_enabled:
         references = References(
+            considered_summary=searched,
             cited=[source_ref(best_chunk[k]) for k in cited_keys],
             considered=[source_ref(best_chunk[k]) for k in considered_keys]
             if considered_disclosure

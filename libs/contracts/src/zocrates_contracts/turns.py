@@ -27,6 +27,10 @@ class CitationOccurrence(BaseModel):
     compound: bool = Field(default=False, description="The bracket held more than one valid index")
     probability: float | None = Field(default=None, ge=0.0, le=1.0)
     verdict: Verdict
+    quoted: bool = Field(default=False, description="The claim is a verbatim quote of the cited passage (one "
+                         "of its answer units), not a claim written about it: the verifier's score says little")
+    relevance: float | None = Field(default=None, description="For a quote: the question-relevance score that "
+                                    "chose it (not a probability; higher is more relevant)")
 
 
 class Citation(BaseModel):
@@ -73,6 +77,9 @@ class References(BaseModel):
 
     cited: list[SourceRef] = Field(default_factory=list)
     considered: list[SourceRef] = Field(default_factory=list)
+    considered_summary: str | None = Field(default=None, max_length=200, description=(
+        "The considered tier's summary line when it is not the usual count, e.g. \"Searched 12 "
+        "passages from 5 items\" under an answer that found nothing"))
 
 
 class VerificationSummary(BaseModel):

@@ -44,6 +44,8 @@ class TurnAudit(BaseModel):
     chunks: list[EvidenceChunk]
     support_probabilities: dict[int, list[float | None]] | None = None
     threshold: float = 0.60
+    refused: bool = False  # the answer said the evidence does not answer: it cites nothing
+    quotes: dict[int, list[float | None]] | None = None  # per chunk index: each verbatim quote's relevance
 
 
 class Profile(BaseModel):

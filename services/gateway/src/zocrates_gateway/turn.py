@@ -253,12 +253,19 @@ async def answer_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict, ch
     if lead:
         parts.append(lead)
         await turn.append("delta", {"text": lead})
+    refused, quotes = False, None
     if written is not None:
         for piece in written:
             parts.append(piece)
             await turn.append("delta", {"text": piece})
+    elif s.llm_url:
+        async for piece in synthesize(s, message, chunks):
+            parts.append(piece)
+            await turn.append("delta", {"text": piece})
     else:
-        async for piece in synthesize(s, message if s.llm_url else question, chunks):
+        answer = extractive_answer(question, chunks)
+        refused, quotes = answer.refused, answer.quotes()
+        for piece in answer.pieces():
             parts.append(piece)
             await turn.append("delta", {"text": piece})
     for note in notes:
@@ -277,7 +284,7 @@ async def answer_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict, ch
 
         await status(turn, "resolution")
         audit = TurnAudit(raw_text=text, chunks=chunks, support_probabilities=probabilities,
-                          threshold=s.verification_threshold)
+                          threshold=s.verification_threshold, refused=refused, quotes=quotes)
         storing = asyncio.create_task(deps.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit))
         record = resolve_record(s, TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id,
                                               intent="library", question=message, text="", notes=list(notes)),
@@ -312,7 +319,8 @@ def resolve_record(s: GatewaySettings, base: TurnRecord, audit: TurnAudit,
     """The pure last step of a library turn, shared with re-verification (same inputs, same output)."""
     resolution = resolve_citations_and_references(
         audit.raw_text, audit.chunks, citations_enabled=s.citations_enabled,
-        support_probabilities=audit.support_probabilities, verification_threshold=audit.threshold)
+        support_probabilities=audit.support_probabilities, verification_threshold=audit.threshold,
+        refused=audit.refused, quotes=audit.quotes)
     return base.model_copy(update={
         "text": resolution.text, "citations": list(resolution.citations),
         "references": resolution.references if audit.chunks else References(),
@@ -321,7 +329,7 @@ def resolve_record(s: GatewaySettings, base: TurnRecord, audit: TurnAudit,
 
 async def synthesize(s: GatewaySettings, question: str, chunks: list[EvidenceChunk]) -> AsyncIterator[str]:
     if not s.llm_url:
-        for piece in extractive_answer(question, chunks):
+        for piece in extractive_answer(question, chunks).pieces():
             yield piece
         return
     messages = [{"role": "system", "content": system_prompt(chunks)},

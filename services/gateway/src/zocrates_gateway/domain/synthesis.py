@@ -1,29 +1,35 @@
 """Writing the answer: the LLM prompt, and the offline extractive synthesizer.
 
-The extractive synthesizer needs no model. It scores every sentence of the top-ranked chunks
-by how well it covers the question (BM25 over the candidate sentences, so a word found
-everywhere in the evidence counts less than a rare one) plus a small prior for the chunk's
-rank and section, and quotes the best few, each cited by the chunk it comes from. It never
-writes a claim that is not a sentence of the cited passage, so offline answers are
+The extractive synthesizer needs no model of its own. It chooses among the answer units of the
+top-ranked passages — sentences, list items and table rows, which retrieval found and
+classified at ingest (captions, footnotes, title and affiliation blocks and fragments are
+never quoted unless the question asks about them) — by how well each answers the question:
+its dense similarity to the question (retrieval's embedding model, scored at search time),
+its IDF-weighted coverage of the question's words, whether it holds the kind of answer asked
+for (a number for "how many", a percentage, a value with its unit, an identifier), the
+question's named terms, and small priors for rank and section. The best unit comes first. A
+unit that opens with an unresolved referent ("This may reflect ...") is quoted with the
+sentence before it, or not at all. When no unit clears the relevance bar, the answer says so
+and cites nothing.
+
+It never writes a claim that is not a unit of the cited passage, so offline answers are
 verifiable by construction; only the source's own bracketed reference numbers are removed,
 because a reader would take "[2,3]" for Zocrates' citations 2 and 3.
-
-Non-prose is never quoted: back-matter sections (acknowledgements, author details, funding,
-...), affiliation lines, figure and table captions, title and author blocks, abbreviation
-lists. A question about such matter (funding, authors, ...) lets the back matter back in.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from zocrates_citations import format_evidence_xml, segment_source_text
-from zocrates_contracts import Candidate, EvidenceChunk
+import snowballstemmer
 
+from zocrates_citations import format_evidence_xml
+from zocrates_contracts import AnswerUnit, Candidate, EvidenceChunk
 SYSTEM_PROMPT = """You are Zocrates, a research assistant answering from the researcher's own Zotero library.
 Answer the question using only the evidence chunks below. Rules:
 - After each claim, cite the chunk(s) that support it with bracketed indices: [1], or [1, 2] for several.
@@ -49,15 +55,22 @@ NOT_FOUND = "I could not find a passage in your library that addresses this ques
 ANSWER_INTRO = ("Here is what your library says (quoted from the most relevant passages, "
                 "their own reference numbers removed):\n\n")
 
-MAX_CHUNKS = 8  # the chunks whose sentences compete; further down the ranking is rarely better
+MAX_CHUNKS = 12  # the chunks whose units compete: all a turn retrieves by default
 MAX_POINTS = 4
 MAX_POINTS_PER_CHUNK = 2
-MIN_SENTENCE_CHARS = 25
-MAX_SENTENCE_CHARS = 400
-NEAR_DUPLICATE = 0.6  # Jaccard of content words above which a second sentence says nothing new
+MIN_UNIT_CHARS = 25
+MAX_UNIT_CHARS = 600
+NEAR_DUPLICATE = 0.6  # Jaccard of content words above which a second unit says nothing new
 BM25_K1, BM25_B = 1.2, 0.75
 RANK_PRIOR = 0.1  # the top chunk's head start over the last one, in units of question coverage
 SECTION_PRIOR = {"findings": 0.1, "methods": -0.1}
+DENSE_WEIGHT = 0.5  # of the unit's similarity to the question, against its word coverage
+ANSWER_TYPE_BONUS, ANSWER_TYPE_PENALTY = 0.15, 0.25
+NAMED_TERM_WEIGHT = 0.15  # times the share of the question's named terms the unit holds
+FOCUS_PENALTY = 0.2  # for a unit that never names the thing the question asks about
+ROW_WEIGHT = 0.3  # times the share of a table row's own words (its label, its cells) the question holds
+RELEVANCE_BAR = 0.55  # the best unit's score below which the answer says it found nothing (calibrated on the design questions of bench answers)
+FOLLOWER_SHARE = 0.6  # a further point must score at least this share of the best one
 
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]+|\d+(?:\.\d+)?")
 _STOP = frozenset(
@@ -66,7 +79,7 @@ _STOP = frozenset(
     "those to was we were what when where which while who why will with would you your about "
     "between does do tell me my library paper papers study studies found find show shows shown "
     "describe explain list say says any all some also not no more most other such each only both "
-    "et al".split()
+    "et al many much done use used using".split()
 )
 
 # --- the source's own reference markers ------------------------------------------------------
@@ -94,60 +107,19 @@ def system_prompt(chunks: list[EvidenceChunk]) -> str:
     return SYSTEM_PROMPT.format(evidence=format_evidence_xml(cleaned))
 
 
-# --- what is not prose -----------------------------------------------------------------------
+# --- what the question asks ------------------------------------------------------------------
 
-_BACK_MATTER_SECTION_RE = re.compile(
-    r"^(?:[0-9ivxIVX]+\.?\s+|[A-Z]\.?\s+)?(?:"
-    r"acknowledge?ments?|author(?:s|s’|s'|’s|'s)?\s+(?:details|information|contributions?|affiliations?)|"
-    r"affiliations?|competing\s+interests?|conflicts?\s+of\s+interests?|declaration\s+of\s+(?:competing\s+)?interests?|"
-    r"disclosures?|funding(?:\s+information|\s+sources?)?|financial\s+(?:support|disclosures?)|abbreviations|"
-    r"ethics(?:\s+(?:approval|statement|declarations?)\b.*)?|ethical\s+(?:approval|statement|considerations?|declarations?)\b.*|"
-    r"consent\s+(?:for|to)\b.*|availability\s+of\s+(?:data|supporting)\b.*|"
-    r"data\s+availability(?:\s+statement)?|publisher(?:’s|'s)?\s+note|additional\s+files?|"
-    r"supplementary\s+(?:material|information|data)|references?|bibliography|literature\s+cited"
-    r")\s*:?$",
-    re.IGNORECASE,
-)
 # Not "authors" or "contributions": "what did the authors find", "the paper's contributions"
 # are questions about the findings.
 _BACK_MATTER_QUESTION = frozenset(
     "fund funding funded funder funders grant grants sponsor sponsored acknowledgement acknowledgements "
     "acknowledgment acknowledgments acknowledge acknowledged thank thanked competing conflict conflicts "
-    "authorship affiliation affiliations affiliated correspondence email e-mail ethics ethical consent".split()
+    "authorship affiliation affiliations affiliated correspondence email e-mail ethics ethical consent "
+    "licence license copyright".split()
 )
-# Sentences of back matter that sit in a body section when the PDF's headings were lost.
-_BACK_MATTER_SENTENCE_RE = re.compile(
-    r"\b(?:was|were|is|are)\s+(?:\w+\s+)?(?:supported|funded)\s+by\b|\bgrant\s+(?:no\.?|number)\b"
-    r"|\bdeclare[sd]?\s+(?:that\s+(?:they|he|she)\s+(?:have|has)\s+)?no\s+(?:competing|conflicts?)\b"
-    r"|\bcorrespondence\s*:|\bcreative\s+commons\b|\blicensee\b|©|\bfull\s+list\s+of\s+author\b"
-    r"|\breceived\s*:\s*\d",
-    re.IGNORECASE,
-)
-_AFFILIATION_RE = re.compile(
-    r"^\d+\s?[A-Z][a-z]"  # "1Department of ...", "2Medical Department ..."
-    r"|[\w.+-]+@[\w-]+\.[\w.]+"  # an e-mail address
-    r"|\bP\.?\s?O\.?\s+Box\b"
-    r"|\b(?:Department|Dept\.|Division|School|Faculty|Institute|University|Hospital|Centre|Center)\b"
-    r"[^.;]*,[^.;]*,\s*[A-Z][a-z]+\.?$"  # "Department of Surgery, University of X, City, Country."
-)
-_CAPTION_RE = re.compile(
-    r"^\(?[A-H]\)\s"  # a figure panel: "(B) Schematic diagram ..."
-    r"|\b(?:Figure|Fig\.|Table|Scheme|Supplementary\s+Figure)\s+S?\d+[A-Za-z]?[.:]?\s+(?:[A-Z(]|$)"
-)
-# A capitalised name with an affiliation digit or a footnote mark: "Ball1*," "DOUGLAS∗1," "Theurer2,3".
-_MARKED_NAME_RE = re.compile(
-    r"\b[A-Z](?:[a-z'’-]+|[A-Z]{2,})(?:\d{1,2}(?:,\d{1,2})*[*∗†‡§]?|[*∗†‡§]+\d{0,2})(?=[,\s]|$)"
-)
-_TITLE_BLOCK_RE = re.compile(r"\bRESEARCH\s+ARTICLE\b|\bOpen\s+Access\b|\bREVIEW\b|\bdoi:\s*10\.")
-_ABBREVIATIONS_RE = re.compile(r"\bAbbreviations?\s*:")
-# Four or more quoted terms in a comma-separated run: a search strategy or a keyword list.
-_QUOTED = r"[“\"][^“”\"]{1,60}[”\"]"
-_TERM_LIST_RE = re.compile(rf"{_QUOTED}(?:\s*,\s*{_QUOTED}){{3,}}")
-
-
-def is_back_matter_section(section: str | None) -> bool:
-    """Whether a section path ("Discussion > Funding") names back matter at any level."""
-    return any(_BACK_MATTER_SECTION_RE.match(part.strip()) for part in (section or "").split(">"))
+_CAPTION_QUESTION = re.compile(r"\b(?:figures?|fig\.|captions?|tables?|schemes?)\b", re.IGNORECASE)
+_AUTHOR_QUESTION = re.compile(r"\b(?:who\s+(?:wrote|are\s+the\s+authors)|authors?\s+(?:of|list)|written\s+by)\b",
+                              re.IGNORECASE)
 
 
 def asks_about_back_matter(question: str) -> bool:
@@ -155,27 +127,81 @@ def asks_about_back_matter(question: str) -> bool:
     return bool(_BACK_MATTER_QUESTION & {w.lower() for w in _WORD_RE.findall(question)})
 
 
-def is_non_prose(sentence: str, back_matter_allowed: bool = False) -> bool:
-    """Captions, title and author blocks, abbreviation lists, term lists, and (unless the
-    question is about back matter) affiliation lines and back-matter sentences."""
-    if _CAPTION_RE.search(sentence) or _ABBREVIATIONS_RE.search(sentence):
-        return True
-    if _TITLE_BLOCK_RE.search(sentence) or len(_MARKED_NAME_RE.findall(sentence)) >= 3:
-        return True
-    if _TERM_LIST_RE.search(sentence):
-        return True
-    if not back_matter_allowed and (_AFFILIATION_RE.search(sentence) or _BACK_MATTER_SENTENCE_RE.search(sentence)):
-        return True
-    return _mostly_capitalised(sentence)
+@dataclass(frozen=True)
+class Ask:
+    """What a question asks for, as far as choosing units goes."""
+
+    words: frozenset[str]  # its content words
+    named: frozenset[str]  # its named terms (acronyms, codes, capitalised names), lowercased
+    answer_type: str | None  # "count", "percent", "value", "identifier", "year" or None
+    focus: frozenset[str]  # the stems of the thing asked about ("bleeding risk"), if the question names it
+    back_matter: bool  # asks about funding, authors, ethics, ... (back matter may answer)
+    captions: bool  # asks about a figure or table (its caption may answer)
+    title_block: bool  # asks who wrote the paper
 
 
-def _mostly_capitalised(sentence: str) -> bool:
-    """Name lists, affiliations and headings: most of the words are capitalised."""
-    words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", sentence) if len(w) > 1]
-    if len(words) < 6:
-        return False
-    capitalised = sum(w[0].isupper() for w in words)
-    return capitalised / len(words) > 0.6
+_ANSWER_TYPES = [
+    ("percent", re.compile(r"\b(?:what|which)\s+(?:percentage|proportion|fraction|share|percent)\b|\bhow\s+many\s+percent"
+                           r"|\bwhat\s+(?:%|per\s*cent)|\bpercentage\s+of\b", re.IGNORECASE)),
+    ("count", re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bsample\s+size\b|\bhow\s+large\s+(?:was|were|is)\s+the\s+sample",
+                         re.IGNORECASE)),
+    ("identifier", re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,3}(?:codes?|identifiers?|ids?|accessions?|accession\s+numbers?"
+                              r"|entry|entries|pdb|doi)\b|\bpdb\b|\baccession\b", re.IGNORECASE)),
+    ("year", re.compile(r"\b(?:what|which)\s+year\b|\bwhen\s+(?:was|were|did)\b", re.IGNORECASE)),
+    ("value", re.compile(r"\bhow\s+(?:much|long|high|low|fast|large|big|old|often|far)\b|\b(?:what|which)\s+(?:[\w-]+\s+){0,3}"
+                         r"(?:values?|concentrations?|doses?|dosages?|resolution|temperatures?|rates?|ratios?|size|length"
+                         r"|duration|age|scores?|constants?|affinity|ki|ic50|ec50|kd|mass|weight|volume|density|speed"
+                         r"|energy|risks?|capacity|completeness|efficiency|yield|mortality|incidence|prevalence|budget"
+                         r"|costs?|levels?|distance|intercept|coefficients?|r-?free|r2|p-?value|odds|hazard)\b",
+                         re.IGNORECASE)),
+]
+# The thing asked about: "what (was the) <bleeding risk> (did|of|in ...)", "how many <stakeholders>".
+_FOCUS_RE = re.compile(
+    r"\b(?:what|which)\s+(?:(?:was|is|were|are)\s+)?(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)\s+"
+    r"(?:of|did|do|does|was|were|is|are|in|for|at|to|that|has|have|had|on|from|with)\b"
+    r"|\bhow\s+many\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:were|was|are|is|did|do|does|had|have|took|in|of|from|with)\b",
+    re.IGNORECASE)
+_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten"
+                        r"|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand)\b", re.IGNORECASE)
+_PERCENT_RE = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
+_VALUE_RE = re.compile(r"\d(?:[.,]\d+)?\s?(?:%|[a-zA-Zµμ°Å˚]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
+                       r"|(?<![\w.])\d+\.\d+(?![\w.])", re.IGNORECASE)  # or a bare decimal: a table cell
+# Codes: PDB entries (1O8A, 3NXQ), accessions (GSE12345, NM_000789), compound ids (RXP407, 33RE).
+_IDENTIFIER_RE = re.compile(r"\b(?=[A-Z0-9_]*\d)(?=[A-Z0-9_]*[A-Z])[A-Z0-9_]{3,12}\b")
+_YEAR_RE = re.compile(r"\b(?:1[89]|20)\d{2}\b")
+_ANSWER_PATTERNS = {"percent": _PERCENT_RE, "count": _NUMBER_RE, "value": _VALUE_RE,
+                    "identifier": _IDENTIFIER_RE, "year": _YEAR_RE}
+_NAMED_RE = re.compile(r"\b(?:[A-Z]{2,}[A-Za-z0-9-]*|[A-Za-z]*\d[A-Za-z0-9-]*[A-Za-z][A-Za-z0-9-]*"
+                       r"|[A-Za-z]+-[A-Z][A-Za-z0-9]*)\b|(?<=[a-z,;] )[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})*")
+
+
+def read_question(question: str) -> Ask:
+    """What `question` asks for."""
+    answer_type = next((name for name, pattern in _ANSWER_TYPES if pattern.search(question)), None)
+    named = frozenset(m.lower() for m in _NAMED_RE.findall(question) if m.lower() not in _STOP)
+    m = _FOCUS_RE.search(question)
+    head = (m.group(1) or m.group(2)).split()[-1] if m else ""
+    focus = frozenset(content_words(head)) if head.lower() not in _GENERIC_FOCUS else frozenset()
+    return Ask(words=frozenset(content_words(question)), named=named, answer_type=answer_type, focus=focus,
+               back_matter=asks_about_back_matter(question), captions=bool(_CAPTION_QUESTION.search(question)),
+               title_block=bool(_AUTHOR_QUESTION.search(question)))
+
+
+#: Heads that name no particular thing: "what percentage of ...", "which part of ...".
+_GENERIC_FOCUS = frozenset("percentage proportion fraction share part kind type number amount value values way ways "
+                           "extent degree aspect aspects role".split())
+
+
+def quotable_kinds(ask: Ask) -> frozenset[str]:
+    """The unit kinds an answer to this question may quote."""
+    kinds = {"sentence", "list_item", "table_row"}
+    if ask.captions:
+        kinds.add("caption")
+    if ask.back_matter:
+        kinds |= {"footnote", "affiliation"}
+    if ask.title_block:
+        kinds.add("title_block")
+    return frozenset(kinds)
 
 
 # --- scoring ---------------------------------------------------------------------------------
@@ -190,9 +216,66 @@ def _fold(word: str) -> str:
     return word
 
 
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65_536)
+def _stems(word: str) -> tuple[str, ...]:
+    """A word's stem, and a hyphenated word's parts' stems too ("heparin-induced")."""
+    stems = [_STEMMER.stemWord(word)]
+    if "-" in word:  # "R-free" is "Rfree", "wild-type" "wildtype"; and "heparin-induced" is "induced"
+        stems.append(_STEMMER.stemWord(word.replace("-", "")))
+        stems += [_STEMMER.stemWord(part) for part in word.split("-") if len(part) > 1 and part not in _STOP]
+    return tuple(stems)
+
+
 def content_words(text: str) -> set[str]:
-    """The lowercased, plural-folded words of `text` that carry meaning."""
-    return {_fold(w) for w in (t.lower() for t in _WORD_RE.findall(text)) if w not in _STOP}
+    """The stems of the words of `text` that carry meaning (Snowball's English stemmer, so
+    "calculated" matches "calculate" and "complications" "complication")."""
+    return {stem for w in (t.lower() for t in _WORD_RE.findall(text)) if w not in _STOP for stem in _stems(w)}
+
+
+# "heparin induced thrombocytopenia (HIT)", "low molecular weight heparins (LMWHs)"
+_DEFINITION_RE = re.compile(r"((?:[A-Za-z][\w'-]*[\s-]+){1,8}?)\(([A-Z][A-Za-z0-9-]{1,9}?)s?\)")
+
+
+def abbreviations(chunks: list[EvidenceChunk]) -> dict[str, frozenset[str]]:
+    """The abbreviations the evidence defines, each with the content words of its long form:
+    a unit saying "HIT" then covers a question about heparin-induced thrombocytopenia."""
+    found: dict[str, frozenset[str]] = {}
+    for chunk in chunks:
+        for m in _DEFINITION_RE.finditer(chunk.text):
+            long_form = _long_form(m.group(1), m.group(2))
+            if long_form:
+                found.setdefault(m.group(2), frozenset(content_words(long_form)))
+    return found
+
+
+def _long_form(before: str, abbreviation: str) -> str | None:
+    """The words before "(ABBR)" whose initials spell its capitals, or None."""
+    letters = [c.lower() for c in abbreviation if c.isupper()]
+    words = re.findall(r"[A-Za-z][A-Za-z']*", before)
+    start = len(words)
+    for letter in reversed(letters):
+        for back in range(3):  # skip at most two words ("of", "the", a lower-case middle)
+            i = start - 1 - back
+            if i >= 0 and words[i][0].lower() == letter:
+                start = i
+                break
+        else:
+            return None
+    return " ".join(words[start:]) if start < len(words) else None
+
+
+def _with_abbreviations(words: set[str], text: str, defined: dict[str, frozenset[str]]) -> set[str]:
+    for token in _ABBREVIATION_TOKEN_RE.findall(text):
+        key = token if token in defined else token[:-1] if token.endswith("s") and token[:-1] in defined else None
+        if key is not None:
+            words |= defined[key]
+    return words
+
+
+_ABBREVIATION_TOKEN_RE = re.compile(r"\b[A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*\b")
 
 
 _FINDINGS_RE = re.compile(r"\b(?:abstract|summary|results?|findings|discussion|conclusions?)\b", re.IGNORECASE)
@@ -203,9 +286,9 @@ def section_prior(chunk: EvidenceChunk, back_matter_asked: bool = False) -> floa
     """Findings sections are where answers are stated; methods sections describe how. Asked
     about funding or authors, the back matter is where the answer is stated."""
     section = chunk.section or ""
-    if chunk.kind == "abstract" or _FINDINGS_RE.search(section):
+    if chunk.role == "abstract" or chunk.kind == "abstract" or _FINDINGS_RE.search(section):
         return SECTION_PRIOR["findings"]
-    if back_matter_asked and is_back_matter_section(section):
+    if back_matter_asked and chunk.role == "back_matter":
         return SECTION_PRIOR["findings"]
     if _METHODS_RE.search(section):
         return SECTION_PRIOR["methods"]
@@ -214,51 +297,97 @@ def section_prior(chunk: EvidenceChunk, back_matter_asked: bool = False) -> floa
 
 @dataclass(frozen=True)
 class Sentence:
-    """One quotable sentence of the evidence."""
+    """One quotable unit of the evidence (a sentence, list item or table row)."""
 
     index: int  # 1-based position of its chunk in the evidence list: the citation
     text: str  # as shown: whitespace normalised, the source's reference markers removed
     words: frozenset[str]
     prior: float
+    kind: str = "sentence"
+    similarity: float | None = None  # to the question, from retrieval
+    bonus: float = 0.0  # answer type and named terms
+    relevance: float = field(default=0.0, compare=False)  # the score that chose it
 
 
-def candidate_sentences(question: str, chunks: list[EvidenceChunk]) -> list[Sentence]:
-    """Every prose sentence of the top chunks that could be quoted."""
-    back_matter_allowed = asks_about_back_matter(question)
+# A unit that leans on the one before it: "This may reflect ...", "These results ...".
+# "This study ..." names the paper itself and needs no sentence before it.
+_REFERENT_RE = re.compile(r"^(?:(?:This|These|That|Those)(?!\s+(?:study|studies|work|paper|review|article|analysis"
+                          r"|trial|survey|report|research|project|thesis)\b)|It|Its|They|Their|Them|Such|Both|He|She"
+                          r"|The\s+latter|The\s+former|Here|Thus|Therefore|However|In\s+contrast|Moreover|Furthermore)\b")
+
+
+def _unit_texts(chunk: EvidenceChunk, kinds: frozenset[str]) -> Iterator[tuple[AnswerUnit, str, float | None]]:
+    """The chunk's quotable units as (unit, text, similarity); a unit opening with a referent
+    comes with the sentence before it, or not at all."""
+    units = chunk.units
+    for i, unit in enumerate(units):
+        if unit.kind not in kinds:
+            continue
+        text = unit.shown(chunk.text)
+        if unit.kind == "sentence" and _REFERENT_RE.match(text):
+            before = units[i - 1] if i else None
+            if (before is None or before.kind != "sentence" or chunk.text[before.end:unit.start].strip()
+                    or _REFERENT_RE.match(before.shown(chunk.text))):
+                continue
+            text = chunk.text[before.start:unit.end]
+            similarity = max(s for s in (unit.similarity, before.similarity, -1.0) if s is not None)
+            yield unit, text, None if similarity == -1.0 else similarity
+            continue
+        yield unit, text, unit.similarity
+
+
+def _quotable(kind: str, text: str) -> bool:
+    """Of sensible length, and not a question (a paper's research question echoes the
+    researcher's and answers nothing)."""
+    if kind == "table_row":
+        return len(text) <= MAX_UNIT_CHARS * 2
+    return MIN_UNIT_CHARS <= len(text) <= MAX_UNIT_CHARS and not text.rstrip("\"'”’)").endswith("?")
+
+
+def candidate_sentences(question: str, chunks: list[EvidenceChunk], ask: Ask | None = None) -> list[Sentence]:
+    """Every unit of the top chunks that could be quoted."""
+    ask = ask or read_question(question)
+    kinds = quotable_kinds(ask)
+    pattern = _ANSWER_PATTERNS.get(ask.answer_type or "")
     top = chunks[:MAX_CHUNKS]
+    defined = abbreviations(top)
     found = []
     for rank, chunk in enumerate(top):
-        if chunk.kind in ("table", "figure"):
+        if chunk.role == "back_matter" and not ask.back_matter:
             continue
-        if is_back_matter_section(chunk.section) and not back_matter_allowed:
-            continue
-        prior = RANK_PRIOR * (1 - rank / len(top)) + section_prior(chunk, back_matter_allowed)
-        for span in segment_source_text(chunk.text):
-            text = " ".join(span.text.split())
-            if span.kind != "sentence" or not _quotable(text) or is_non_prose(text, back_matter_allowed):
+        prior = RANK_PRIOR * (1 - rank / len(top)) + section_prior(chunk, ask.back_matter)
+        for unit, raw, similarity in _unit_texts(chunk, kinds):
+            kind = unit.kind
+            text = strip_reference_markers(" ".join(raw.split()))
+            if not _quotable(kind, text):
                 continue
-            shown = strip_reference_markers(text)
-            found.append(Sentence(rank + 1, shown, frozenset(content_words(shown)), prior))
+            bonus = 0.0
+            if pattern is not None:
+                bonus += ANSWER_TYPE_BONUS if pattern.search(text) else -ANSWER_TYPE_PENALTY
+            if ask.named:
+                lowered = text.lower()
+                bonus += NAMED_TERM_WEIGHT * sum(term in lowered for term in ask.named) / len(ask.named)
+            words = _with_abbreviations(content_words(text), text, defined)
+            if ask.focus and not ask.focus & words:
+                bonus -= FOCUS_PENALTY  # it does not mention what was asked about
+            if kind == "table_row":  # rows share their caption: what tells them apart is the row itself
+                own = {w for w in content_words(chunk.text[unit.start:unit.end]) if not _NUMBER_RE.fullmatch(w)}
+                bonus += ROW_WEIGHT * len(own & ask.words) / max(len(own), 1)
+            found.append(Sentence(rank + 1, text, frozenset(words), prior, kind, similarity, bonus))
     return found
 
 
-def _quotable(text: str) -> bool:
-    """A whole statement of sensible length: it starts with a capital (or a digit or quote) and
-    ends with a full stop, so a fragment cut at a page or chunk boundary is never quoted, nor a
-    question (a paper's research question echoes the researcher's and answers nothing)."""
-    return (MIN_SENTENCE_CHARS <= len(text) <= MAX_SENTENCE_CHARS
-            and not text[0].islower() and text.rstrip("\"'”’)").endswith((".", "!")))
-
-
 def relevance(sentences: list[Sentence], wanted: set[str]) -> list[float]:
-    """BM25 of each sentence for the question's words, over the IDF of all those words found in
-    the evidence: about the share of the question a sentence covers, comparable to the priors.
+    """BM25 of each unit for the question's words, over the IDF of all those words found in
+    the evidence: about the share of the question a unit covers, comparable to the priors.
 
-    IDF is computed over the candidate sentences; BM25's length normalisation keeps a long list
-    of terms from winning by length alone."""
+    IDF is computed over the candidate units, and the share is of all the question's words,
+    so a question whose rare words the evidence lacks is covered by nothing; BM25's length
+    normalisation keeps a long list of terms from winning by length alone."""
     n = len(sentences)
     df = Counter(w for s in sentences for w in s.words & wanted)
-    idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in df}
+    # a question word found nowhere in the evidence weighs most: nothing here covers it
+    idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in wanted}
     question_weight = sum(idf.values()) or 1.0
     average_length = sum(len(s.words) for s in sentences) / max(n, 1)
     scores = []
@@ -269,45 +398,82 @@ def relevance(sentences: list[Sentence], wanted: set[str]) -> list[float]:
     return scores
 
 
+def score(lexical: float, unit: Sentence) -> float:
+    """How well a unit answers: its word coverage and, where retrieval scored it, its dense
+    similarity to the question; plus answer type, named terms and the priors."""
+    topical = lexical if unit.similarity is None else (1 - DENSE_WEIGHT) * lexical + DENSE_WEIGHT * unit.similarity
+    return topical + unit.bonus + unit.prior
+
+
 def choose_points(question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS) -> list[Sentence]:
-    """The best sentences across the evidence, best first: each shares enough of the question's
-    words, at most two come from one chunk, and none repeats another."""
-    wanted = content_words(question)
+    """The units that best answer the question, best first: the best must clear the relevance
+    bar, the others come close to it; at most two from one chunk, and none repeats another."""
+    ask = read_question(question)
+    wanted = set(ask.words)
     if not wanted:
         return []
-    needed = min(2, len(wanted))  # one shared word is chance, two are a topic
-    sentences = candidate_sentences(question, chunks)
-    scored = sorted(zip(relevance(sentences, wanted), sentences), key=lambda x: -(x[0] + x[1].prior))
+    sentences = candidate_sentences(question, chunks, ask)
+    scored = sorted(((score(lex, s), s) for lex, s in zip(relevance(sentences, wanted), sentences)),
+                    key=lambda x: -x[0])
     points: list[Sentence] = []
-    for _, sentence in scored:
-        if len(sentence.words & wanted) < needed:
+    for value, sentence in scored:
+        if value < RELEVANCE_BAR or (points and value < FOLLOWER_SHARE * points[0].relevance):
+            break
+        if not sentence.words & wanted and not ask.named:
             continue
         if sum(p.index == sentence.index for p in points) >= MAX_POINTS_PER_CHUNK:
             continue
         if any(_jaccard(sentence.words, p.words) >= NEAR_DUPLICATE for p in points):
             continue
-        points.append(sentence)
+        points.append(_with_relevance(sentence, value))
         if len(points) == max_points:
             break
     return points
+
+
+def _with_relevance(sentence: Sentence, value: float) -> Sentence:
+    from dataclasses import replace
+
+    return replace(sentence, relevance=round(value, 4))
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / max(len(a | b), 1)
 
 
-def extractive_answer(question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS) -> Iterator[str]:
-    """Yield the answer piece by piece (the pieces are streamed as `delta` events)."""
-    points = choose_points(question, chunks, max_points)
-    if not points:
-        yield NOT_FOUND
-        return
-    yield ANSWER_INTRO
-    for point in points:
-        sentence = point.text
-        if sentence[-1] not in ".!?":
-            sentence += "."
-        yield f"- {sentence[:-1]} [{point.index}]{sentence[-1]}\n"
+@dataclass(frozen=True)
+class ExtractiveAnswer:
+    """The offline answer: the chosen points, or a refusal when there are none."""
+
+    points: list[Sentence]
+
+    @property
+    def refused(self) -> bool:
+        return not self.points
+
+    def quotes(self) -> dict[int, list[float]]:
+        """Per cited chunk index, the relevance of each of its quotes in answer order: every
+        point is a verbatim unit of the passage it cites, one citation each."""
+        found: dict[int, list[float]] = {}
+        for point in self.points:
+            found.setdefault(point.index, []).append(point.relevance)
+        return found
+
+    def pieces(self) -> Iterator[str]:
+        """The answer piece by piece (the pieces are streamed as `delta` events)."""
+        if self.refused:
+            yield NOT_FOUND
+            return
+        yield ANSWER_INTRO
+        for point in self.points:
+            text = point.text
+            end = text[-1] if text[-1] in ".!?" else "."
+            body = text[:-1] if text[-1] in ".!?" else text
+            yield f"- {body} [{point.index}]{end}\n"
+
+
+def extractive_answer(question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS) -> ExtractiveAnswer:
+    return ExtractiveAnswer(choose_points(question, chunks, max_points))
 
 
 def format_candidates(candidates: list[Candidate]) -> str:
