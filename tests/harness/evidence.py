@@ -46,8 +46,6 @@ def evidence_chunk(n: int, text: str, section: str | None = "Results", kind: str
 def scored(question: str, chunks: list[EvidenceChunk]) -> list[EvidenceChunk]:
     """`chunks` with each quotable unit's similarity to `question`, as retrieval scores them at
     search time: the shipped embedding model, the unit's vector stored as at ingest."""
-    import numpy as np
-
     from zocrates_retrieval.config import RetrievalSettings
     from zocrates_retrieval.embed import Embedder
     from zocrates_retrieval.search import answer_units
@@ -58,10 +56,12 @@ def scored(question: str, chunks: list[EvidenceChunk]) -> list[EvidenceChunk]:
     out = []
     for chunk in chunks:
         key = (chunk.chunk_id, chunk.text)
-        if key not in _UNIT_VECTORS:  # embedded once, as at ingest
-            texts = [u.shown(chunk.text) for u in chunk.units if u.kind in SCORED_UNITS]
-            vectors = embedder.embed_documents(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
-            _UNIT_VECTORS[key] = encode_vectors(vectors)
+        if key not in _UNIT_VECTORS:  # embedded once, as at ingest: in the passage's context
+            head = " — ".join(x for x in (chunk.title, chunk.section) if x)
+            text = f"{head}\n{chunk.text}" if head else chunk.text
+            shift = len(text) - len(chunk.text)
+            spans = [(shift + u.start, shift + u.end) for u in chunk.units if u.kind in SCORED_UNITS]
+            _UNIT_VECTORS[key] = encode_vectors(embedder.embed_with_spans([text], [spans])[1][0])
         payload = {"units": [[u.kind, u.start, u.end, u.text] for u in chunk.units],
                    "unit_vectors": _UNIT_VECTORS[key]}
         out.append(chunk.model_copy(update={"units": answer_units(payload, query)}))

@@ -75,6 +75,41 @@ class Embedder:
                                     convert_to_numpy=True, show_progress_bar=False)
         return vectors.astype(np.float32, copy=False)
 
+    def embed_with_spans(self, texts: list[str], spans: list[list[tuple[int, int]]]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Each text's vector and, from the same forward pass, a vector for each of its
+        character spans: the mean of the span's contextual token embeddings, normalised ("late
+        chunking"). A unit so embedded reads in its passage's context, and costs no pass of its
+        own; a span past the model's input length is embedded on its own instead."""
+        import torch
+
+        tokenizer, vectors, span_vectors = self.model.tokenizer, [], []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start:start + self.batch_size]
+            encoded = tokenizer(batch, padding=True, truncation=True, max_length=self.max_tokens,
+                                return_offsets_mapping=True, return_tensors="pt")
+            offsets = encoded.pop("offset_mapping")
+            features = {k: v.to(self.device) for k, v in encoded.items()}
+            with torch.inference_mode():
+                out = self.model.forward(features)
+            tokens = out["token_embeddings"].float().cpu()
+            vectors.append(out["sentence_embedding"].float().cpu().numpy())
+            for row, text_spans in enumerate(spans[start:start + self.batch_size]):
+                real = encoded["attention_mask"][row].bool() & (offsets[row, :, 1] > offsets[row, :, 0])
+                found = np.zeros((len(text_spans), self.dim), dtype=np.float32)
+                missing = []
+                for i, (a, b) in enumerate(text_spans):
+                    inside = real & (offsets[row, :, 0] < b) & (offsets[row, :, 1] > a)
+                    if inside.any():
+                        found[i] = tokens[row][inside].mean(0).numpy()
+                    else:
+                        missing.append(i)
+                if missing:  # cut off by the model's input length
+                    found[missing] = self.embed_documents([batch[row][text_spans[i][0]:text_spans[i][1]] for i in missing])
+                found /= np.maximum(np.linalg.norm(found, axis=1, keepdims=True), 1e-12)
+                span_vectors.append(found)
+        dense = np.concatenate(vectors) if vectors else np.zeros((0, self.dim), dtype=np.float32)
+        return dense.astype(np.float32, copy=False), span_vectors
+
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
 

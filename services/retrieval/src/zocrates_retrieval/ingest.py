@@ -283,20 +283,16 @@ class Ingestor:
             self._fail(progress, src, "empty", "no text after conversion", digest)
             return False
         chunks = [_with_role(src, c) for c in chunks]
-        vectors = self._embed([_embedding_text(meta, c) for c in chunks])
-        # each chunk's quotable units, embedded on their own: how an answer picks what to quote
-        unit_texts = [[u.text or c.text[u.start:u.end] for u in c.units if u.kind in SCORED_UNITS] for c in chunks]
-        unit_vectors = self._embed([t for texts in unit_texts for t in texts])
-        if vectors is None or unit_vectors is None:
+        embedded = self._embed(meta, chunks)
+        if embedded is None:
             return False
-        offsets = np.cumsum([0, *map(len, unit_texts)])
+        vectors, unit_vectors = embedded
         points = [
             ChunkPoint(
                 id=point_id(user_id, src.library_id, src.key, no),
                 dense=vectors[no],
                 sparse=self.sparse.document(_embedding_text(meta, c)),
-                payload=_payload(user_id, src, meta, c, no, digest, _kind(src, c),
-                                 unit_vectors[offsets[no]:offsets[no + 1]]),
+                payload=_payload(user_id, src, meta, c, no, digest, _kind(src, c), unit_vectors[no]),
             )
             for no, c in enumerate(chunks)
         ]
@@ -310,15 +306,23 @@ class Ingestor:
         return True
 
 
-    def _embed(self, texts: list[str]) -> np.ndarray | None:
-        """The texts' vectors, a slice at a time so that a long file stops promptly on
-        shutdown (None when it was asked to stop)."""
-        parts = [np.zeros((0, self.embedder.dim), dtype=np.float32)]
+    def _embed(self, meta: ItemMeta, chunks: list[Chunk]) -> tuple[np.ndarray, list[np.ndarray]] | None:
+        """Each chunk's vector and its scored units' vectors (`SCORED_UNITS`: how an answer
+        picks what to quote), from one pass of the model over the chunk in its context (title,
+        section); a slice at a time, so that a long file stops promptly on shutdown (None when
+        it was asked to stop)."""
+        texts = [_embedding_text(meta, c) for c in chunks]
+        spans = [[(len(t) - len(c.text) + u.start, len(t) - len(c.text) + u.end) for u in c.units
+                  if u.kind in SCORED_UNITS] for t, c in zip(texts, chunks)]
+        vectors, unit_vectors = [np.zeros((0, self.embedder.dim), dtype=np.float32)], []
         for start in range(0, len(texts), EMBED_SLICE):
             if self.stop.is_set():
                 return None
-            parts.append(self.embedder.embed_documents(texts[start:start + EMBED_SLICE]))
-        return np.concatenate(parts)
+            dense, per_chunk = self.embedder.embed_with_spans(texts[start:start + EMBED_SLICE],
+                                                              spans[start:start + EMBED_SLICE])
+            vectors.append(dense)
+            unit_vectors += per_chunk
+        return np.concatenate(vectors), unit_vectors
 
 
 def _convert_note(src: Source) -> Document | ConversionError:
