@@ -45,6 +45,19 @@ test("sources render from references, considered ones collapsible, keys only in 
   assert.ok(!html.includes("&lt;span"), "the text's own HTML leaked as text");
 });
 
+test("a refusal lists no cited sources, only what was searched", () => {
+  const refused = {
+    ...RECORD, text: "I could not find a passage in your library that addresses this question.", citations: [],
+    references: { cited: [], considered: [...RECORD.references.cited, ...RECORD.references.considered],
+                  considered_summary: "Searched 12 passages from 2 items" },
+  };
+  const html = r.renderTurn(refused);
+  assert.ok(!html.includes("Cited Sources"), "a refusal shows a cited tier");
+  assert.match(html, /<details class="considered-sources"><summary>Searched 12 passages from 2 items<\/summary>/);
+  const hostile = { ...refused, references: { ...refused.references, considered_summary: "<b>x</b>" } };
+  assert.ok(!r.renderTurn(hostile).includes("<b>x</b>"), "the summary line is escaped");
+});
+
 test("source links name their library (\"user\" for references stored before group libraries)", () => {
   const record = structuredClone(RECORD);
   record.references.cited[1].library_id = "group-4711";

@@ -89,6 +89,7 @@ async def test_sidebar_web_page_end_to_end_in_chromium(nats_server):
         # A slower verifier leaves time to press Stop during a turn.
         system.verifier.delay = 1.5
         system.retrieval.library_status = demo_library_status
+        system.retrieval.score_units = True  # units scored by the real model, as the answer writer gets them
         try:
             env = os.environ | {
                 "ZOCRATES_URL": system.url,
