@@ -268,9 +268,11 @@ async def test_two_replicas_share_one_hosted_library(system):
 
 async def test_a_replica_stopped_mid_ingest_leaves_the_rest_to_the_other(system):
     replicas, http = system
-    files = {"PDF2AAA1": pdf("cermine/test1.pdf"), "PDF2BBB1": pdf("cermine/example2.pdf"),
-             "PDF2CCC1": pdf("cermine/example3.pdf"), "PDF2DDD1": pdf("zotero/recognizePDF_test_DOI.pdf")}
+    papers = ["cermine/test1.pdf", "cermine/example2.pdf", "cermine/example3.pdf", "zotero/recognizePDF_test_DOI.pdf"]
+    # Twice over (8 files), so that what is left after A's first file outlasts A's stop.
+    files = {f"PDF2{n}{'AB'[n // 4]}A1": pdf(name) for n, name in enumerate(papers * 2)}
     a = await replicas.start_retrieval("a")
+    a.heartbeat_s = 0.1  # its progress reaches the catalog at once, not seconds after its first file
     items = []
     for n, (key, data) in enumerate(files.items()):
         items += [article(f"PAR2{n}AA1", f"Paper {n}"), attachment(key, f"PAR2{n}AA1", data)]
