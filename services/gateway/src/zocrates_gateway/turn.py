@@ -328,10 +328,8 @@ def resolve_record(s: GatewaySettings, base: TurnRecord, audit: TurnAudit,
 
 
 async def synthesize(s: GatewaySettings, question: str, chunks: list[EvidenceChunk]) -> AsyncIterator[str]:
-    if not s.llm_url:
-        for piece in extractive_answer(question, chunks).pieces():
-            yield piece
-        return
+    """The configured language model's answer from `chunks`, streamed (the offline answer is
+    `extractive_answer`'s, written in `answer_turn`)."""
     messages = [{"role": "system", "content": system_prompt(chunks)},
                 {"role": "user", "content": question}]
     try:

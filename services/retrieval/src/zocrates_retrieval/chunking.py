@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from zocrates_retrieval.structure import (
@@ -110,8 +110,6 @@ def _paragraphs(blocks: list[Block]) -> list[Block]:
     lines, and a chunk cut between two of them would cut a sentence in half. A block that
     does not end a sentence runs on into the next one of its section and page, unless either
     is a caption."""
-    from dataclasses import replace
-
     merged: list[Block] = []
     for block in blocks:
         last = merged[-1] if merged else None

@@ -283,7 +283,8 @@ class Ingestor:
             self._fail(progress, src, "empty", "no text after conversion", digest)
             return False
         chunks = [_with_role(src, c) for c in chunks]
-        embedded = self._embed(meta, chunks)
+        texts = [_embedding_text(meta, c) for c in chunks]
+        embedded = self._embed(texts, chunks)
         if embedded is None:
             return False
         vectors, unit_vectors = embedded
@@ -291,7 +292,7 @@ class Ingestor:
             ChunkPoint(
                 id=point_id(user_id, src.library_id, src.key, no),
                 dense=vectors[no],
-                sparse=self.sparse.document(_embedding_text(meta, c)),
+                sparse=self.sparse.document(texts[no]),
                 payload=_payload(user_id, src, meta, c, no, digest, _kind(src, c), unit_vectors[no]),
             )
             for no, c in enumerate(chunks)
@@ -305,13 +306,11 @@ class Ingestor:
         progress.pages += result.pages
         return True
 
-
-    def _embed(self, meta: ItemMeta, chunks: list[Chunk]) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    def _embed(self, texts: list[str], chunks: list[Chunk]) -> tuple[np.ndarray, list[np.ndarray]] | None:
         """Each chunk's vector and its scored units' vectors (`SCORED_UNITS`: how an answer
-        picks what to quote), from one pass of the model over the chunk in its context (title,
-        section); a slice at a time, so that a long file stops promptly on shutdown (None when
-        it was asked to stop)."""
-        texts = [_embedding_text(meta, c) for c in chunks]
+        picks what to quote), from one pass of the model over the chunk in its context
+        (`texts`: `_embedding_text`, which ends with the chunk's text); a slice at a time, so
+        that a long file stops promptly on shutdown (None when it was asked to stop)."""
         spans = [[(len(t) - len(c.text) + u.start, len(t) - len(c.text) + u.end) for u in c.units
                   if u.kind in SCORED_UNITS] for t, c in zip(texts, chunks)]
         vectors, unit_vectors = [np.zeros((0, self.embedder.dim), dtype=np.float32)], []

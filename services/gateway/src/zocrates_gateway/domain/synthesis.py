@@ -24,12 +24,13 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import snowballstemmer
 
 from zocrates_citations import format_evidence_xml
 from zocrates_contracts import AnswerUnit, Candidate, EvidenceChunk
+
 SYSTEM_PROMPT = """You are Zocrates, a research assistant answering from the researcher's own Zotero library.
 Answer the question using only the evidence chunks below. Rules:
 - After each claim, cite the chunk(s) that support it with bracketed indices: [1], or [1, 2] for several.
@@ -207,15 +208,6 @@ def quotable_kinds(ask: Ask) -> frozenset[str]:
 # --- scoring ---------------------------------------------------------------------------------
 
 
-def _fold(word: str) -> str:
-    """A plural folded to its singular, so "complications" matches "complication"."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
 _STEMMER = snowballstemmer.stemmer("english")
 
 
@@ -329,9 +321,8 @@ def _unit_texts(chunk: EvidenceChunk, kinds: frozenset[str]) -> Iterator[tuple[A
             if (before is None or before.kind != "sentence" or chunk.text[before.end:unit.start].strip()
                     or _REFERENT_RE.match(before.shown(chunk.text))):
                 continue
-            text = chunk.text[before.start:unit.end]
-            similarity = max(s for s in (unit.similarity, before.similarity, -1.0) if s is not None)
-            yield unit, text, None if similarity == -1.0 else similarity
+            scored = [s for s in (unit.similarity, before.similarity) if s is not None]
+            yield unit, chunk.text[before.start:unit.end], max(scored, default=None)
             continue
         yield unit, text, unit.similarity
 
@@ -425,16 +416,10 @@ def choose_points(question: str, chunks: list[EvidenceChunk], max_points: int = 
             continue
         if any(_jaccard(sentence.words, p.words) >= NEAR_DUPLICATE for p in points):
             continue
-        points.append(_with_relevance(sentence, value))
+        points.append(replace(sentence, relevance=round(value, 4)))
         if len(points) == max_points:
             break
     return points
-
-
-def _with_relevance(sentence: Sentence, value: float) -> Sentence:
-    from dataclasses import replace
-
-    return replace(sentence, relevance=round(value, 4))
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
