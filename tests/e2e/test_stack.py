@@ -66,6 +66,16 @@ def read_banner(proc: subprocess.Popen, deadline: float) -> tuple[str, str, list
     raise AssertionError("no banner before the deadline")
 
 
+
+def interrupt(proc: subprocess.Popen) -> None:
+    """Ctrl-C the stack, as a user would; one that does not stop within 30 s fails the test."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+
 def test_make_run_answers_a_library_question_and_stops_cleanly(tmp_path, zotero_dir):
     env = os.environ | {
         "ZOCRATES_DATA_DIR": str(tmp_path / "data"),
@@ -100,12 +110,7 @@ def test_make_run_answers_a_library_question_and_stops_cleanly(tmp_path, zotero_
             session = client.get(f"{url}/sessions/{done['session_id']}", headers=auth).json()
             assert session["turns"][-1] == done
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+        interrupt(proc)
     gone, alive = psutil.wait_procs(children, timeout=10)
     assert not alive, f"orphans left: {[p.pid for p in alive]}"
 
@@ -148,9 +153,4 @@ def test_make_run_without_zotero_starts_with_the_demo_library(tmp_path):
             items = {ref["item_key"] for ref in references["cited"] + references["considered"]}
             assert "BL3QQWU7" in items and items <= DEMO_ITEMS, items
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+        interrupt(proc)
