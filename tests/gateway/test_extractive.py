@@ -249,3 +249,55 @@ async def test_a_configured_llm_is_sent_the_evidence_without_the_sources_referen
     assert answer == "Heparin raised bleeding [1]."
     prompt = received[0]["messages"][0]["content"]
     assert "Heparin raised bleeding in trauma." in prompt and "[12]" not in prompt and "7-9" not in prompt
+
+
+def test_a_count_is_a_number_of_something_not_a_list_number_or_a_section():
+    from zocrates_gateway.domain.synthesis import candidate_sentences, read_question
+
+    question = "How many stakeholders were interviewed in the hospital?"
+    ask = read_question(question)
+    assert ask.answer_type == "count" and ask.focus == {"stakehold"}
+    evidence = [chunk(1, "As described in section (§3), some interviews of the hospital were held. "
+                         "Respondents were grouped as follows: 4. Management respondents of the hospital. "
+                         "For the interviews, 20 stakeholders of the hospital were sampled.")]
+    on_type = [s.text for s in candidate_sentences(question, evidence, ask) if s.on_type]
+    assert on_type == ["For the interviews, 20 stakeholders of the hospital were sampled."]
+
+
+def test_a_question_asking_for_a_value_is_refused_when_no_unit_states_one_about_it():
+    question = "What was the mean age of the trauma patients given enoxaparin within 36 hours?"
+    evidence = [chunk(1, "The mean dose of enoxaparin given to trauma patients within 36 hours was 40 mg.")]
+    assert points_for(question, evidence) == []
+    aged = evidence + [chunk(2, "The mean age of the trauma patients given enoxaparin was 41 years.")]
+    assert points_for(question, aged)[0].index == 2
+
+
+def test_a_code_or_acronym_the_passages_never_mention_is_not_answered_by_other_values():
+    evidence = [chunk(1, "Compound 33RE showed a Ki of 11.21 nM against the N-domain of ACE and did not "
+                         "inhibit neprilysin at 10 µM.")]
+    assert points_for("What IC50 did compound 33RE show against neprilysin?", evidence) == []
+    assert points_for("What Ki did compound 33RE show against the N-domain of ACE?", evidence)
+    # an acronym the passage spells out is mentioned
+    spelled = [chunk(1, "Deep vein thrombosis occurred in 12 of the 300 trauma patients (4%).")]
+    assert points_for("What percentage of trauma patients developed DVT?", spelled)
+
+
+def test_a_percentage_in_a_table_is_a_number_of_a_row_whose_headers_say_percent():
+    table = evidence_chunk(1, "Table 1 Patient-provider relationship during consultation\n"
+                              "Variable | Yes (%) | No (%)\nTreated with respect | 97.9 | 2.1\n"
+                              "Told how to take your medication | 95.7 | 4.3", kind="table")
+    prose = chunk(2, "Overall, 59% of outpatients rated the consultation as very good.")
+    points = points_for("What percentage of outpatients were told how to take their medication?", [table, prose])
+    assert points and "95.7" in points[0].text
+
+
+def test_british_and_american_spellings_match():
+    assert content_words("the favourite colour of the randomised organisation") == \
+        content_words("the favorite color of the randomized organization")
+
+
+def test_a_sentence_quoted_with_the_one_before_it_is_not_repeated_alone():
+    evidence = [chunk(1, "In this review we calculated the risk of bleeding to be 3.9% with heparin. These values "
+                         "are slightly higher than the previously published bleeding risk of 3.1% with heparin.")]
+    texts = [p.text for p in points_for("What bleeding risk did the review calculate for heparin?", evidence)]
+    assert texts and not any(a != b and a in b for a in texts for b in texts)

@@ -10,7 +10,10 @@ for (a number for "how many", a percentage, a value with its unit, an identifier
 question's named terms, and small priors for rank and section. The best unit comes first. A
 unit that opens with an unresolved referent ("This may reflect ...") is quoted with the
 sentence before it, or not at all. When no unit clears the relevance bar, the answer says so
-and cites nothing.
+and cites nothing; so does it when the question asks for a value (how many, what percentage,
+which code, what rate) and no unit states one about the thing asked for ("20 stakeholders" for
+"how many stakeholders"; a table row in its own cells), or when it names a code or acronym
+(IC50, ROUGE) that no passage mentions or spells out.
 
 It never writes a claim that is not a unit of the cited passage, so offline answers are
 verifiable by construction; only the source's own bracketed reference numbers are removed,
@@ -27,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 import snowballstemmer
+from breame.spelling import get_american_spelling
 
 from zocrates_citations import format_evidence_xml
 from zocrates_contracts import AnswerUnit, Candidate, EvidenceChunk
@@ -67,10 +71,11 @@ RANK_PRIOR = 0.1  # the top chunk's head start over the last one, in units of qu
 SECTION_PRIOR = {"findings": 0.1, "methods": -0.1}
 DENSE_WEIGHT = 0.5  # of the unit's similarity to the question, against its word coverage
 ANSWER_TYPE_BONUS, ANSWER_TYPE_PENALTY = 0.15, 0.25
+COUNT_FOCUS_BONUS = 0.15  # a count of the very thing a "how many" question asks about
 NAMED_TERM_WEIGHT = 0.15  # times the share of the question's named terms the unit holds
 FOCUS_PENALTY = 0.2  # for a unit that never names the thing the question asks about
 ROW_WEIGHT = 0.3  # times the share of a table row's own words (its label, its cells) the question holds
-RELEVANCE_BAR = 0.63  # the best unit's score below which the answer says it found nothing (calibrated on the design questions of bench answers)
+RELEVANCE_BAR = 0.57  # the best unit's score below which the answer says it found nothing (calibrated on the design questions of bench answers)
 FOLLOWER_SHARE = 0.6  # a further point must score at least this share of the best one
 
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]+|\d+(?:\.\d+)?")
@@ -134,6 +139,7 @@ class Ask:
 
     words: frozenset[str]  # its content words
     named: frozenset[str]  # its named terms (acronyms, codes, capitalised names), lowercased
+    codes: frozenset[str]  # those of them that are codes or acronyms (IC50, 33RE, ROUGE), lowercased
     answer_type: str | None  # "count", "percent", "value", "identifier", "year" or None
     focus: frozenset[str]  # the stems of the thing asked about ("bleeding risk"), if the question names it
     back_matter: bool  # asks about funding, authors, ethics, ... (back matter may answer)
@@ -149,7 +155,7 @@ _ANSWER_TYPES = [
     ("identifier", re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,3}(?:codes?|identifiers?|ids?|accessions?|accession\s+numbers?"
                               r"|entry|entries|pdb|doi)\b|\bpdb\b|\baccession\b", re.IGNORECASE)),
     ("year", re.compile(r"\b(?:what|which)\s+year\b|\bwhen\s+(?:was|were|did)\b", re.IGNORECASE)),
-    ("value", re.compile(r"\bhow\s+(?:much|long|high|low|fast|large|big|old|often|far)\b|\b(?:what|which)\s+(?:[\w-]+\s+){0,3}"
+    ("value", re.compile(r"\bhow\s+(?:much|long|high|low|fast|large|big|old|often|far)\b|\b(?:what|which)\s+(?:[\w-]+\s+){0,4}"
                          r"(?:values?|concentrations?|doses?|dosages?|resolution|temperatures?|rates?|ratios?|size|length"
                          r"|duration|age|scores?|constants?|affinity|ki|ic50|ec50|kd|mass|weight|volume|density|speed"
                          r"|energy|risks?|capacity|completeness|efficiency|yield|mortality|incidence|prevalence|budget"
@@ -159,19 +165,27 @@ _ANSWER_TYPES = [
 # The thing asked about: "what (was the) <bleeding risk> (did|of|in ...)", "how many <stakeholders>".
 _FOCUS_RE = re.compile(
     r"\b(?:what|which)\s+(?:(?:was|is|were|are)\s+)?(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)\s+"
-    r"(?:of|did|do|does|was|were|is|are|in|for|at|to|that|has|have|had|on|from|with)\b"
-    r"|\bhow\s+many\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:were|was|are|is|did|do|does|had|have|took|in|of|from|with)\b",
+    r"(?:of|did|do|does|was|were|is|are|in|for|at|to|that|has|have|had|on|from|with|relative|compared|according)\b"
+    r"|\bhow\s+many\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:were|was|are|is|did|do|does|had|have|took|in|of|from|with)\b"
+    r"|\bhow\s+(?:much|long|high|low|large|big|old)\s+(?:is|was|are|were)\s+(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)"
+    r"\s+(?:of|in|for|at|to|on|from|with)\b",
     re.IGNORECASE)
-_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten"
-                        r"|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand)\b", re.IGNORECASE)
+_NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand"
+# A number, not a list's enumerator ("4. Management respondents").
+_NUMBER_RE = re.compile(rf"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])(?!\.\s)|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
+# A count in prose is a number of something: "20 stakeholders", "one participant"; not "(§3), some".
+_COUNT_RE = re.compile(rf"(?<![\w.§])(?:\d+(?:,\d{{3}})*|{_NUMBER_WORDS})\s+(?:[a-z][\w-]*\s+){{0,2}}?([a-z][\w-]*)",
+                       re.IGNORECASE)
 _PERCENT_RE = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
 _VALUE_RE = re.compile(r"\d(?:[.,]\d+)?\s?(?:%|[a-zA-Zµμ°Å˚]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
                        r"|(?<![\w.])\d+\.\d+(?![\w.])", re.IGNORECASE)  # or a bare decimal: a table cell
 # Codes: PDB entries (1O8A, 3NXQ), accessions (GSE12345, NM_000789), compound ids (RXP407, 33RE).
 _IDENTIFIER_RE = re.compile(r"\b(?=[A-Z0-9_]*\d)(?=[A-Z0-9_]*[A-Z])[A-Z0-9_]{3,12}\b")
 _YEAR_RE = re.compile(r"\b(?:1[89]|20)\d{2}\b")
-_ANSWER_PATTERNS = {"percent": _PERCENT_RE, "count": _NUMBER_RE, "value": _VALUE_RE,
+_ANSWER_PATTERNS = {"percent": _PERCENT_RE, "count": _COUNT_RE, "value": _VALUE_RE,
                     "identifier": _IDENTIFIER_RE, "year": _YEAR_RE}
+# A code or an acronym: a named term with a digit, or in capitals (a capitalised name may be paraphrased).
+_CODE_RE = re.compile(r"(?=\S*\d)[A-Za-z0-9-]{2,}|[A-Z][A-Z-]{2,}s?")
 _NAMED_RE = re.compile(r"\b(?:[A-Z]{2,}[A-Za-z0-9-]*|[A-Za-z]*\d[A-Za-z0-9-]*[A-Za-z][A-Za-z0-9-]*"
                        r"|[A-Za-z]+-[A-Z][A-Za-z0-9]*)\b|(?<=[a-z,;] )[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})*")
 
@@ -179,18 +193,20 @@ _NAMED_RE = re.compile(r"\b(?:[A-Z]{2,}[A-Za-z0-9-]*|[A-Za-z]*\d[A-Za-z0-9-]*[A-
 def read_question(question: str) -> Ask:
     """What `question` asks for."""
     answer_type = next((name for name, pattern in _ANSWER_TYPES if pattern.search(question)), None)
-    named = frozenset(m.lower() for m in _NAMED_RE.findall(question) if m.lower() not in _STOP)
+    found = [m for m in _NAMED_RE.findall(question) if m.lower() not in _STOP]
+    named = frozenset(m.lower() for m in found)
+    codes = frozenset(m.lower() for m in found if _CODE_RE.fullmatch(m))
     m = _FOCUS_RE.search(question)
-    head = (m.group(1) or m.group(2)).split()[-1] if m else ""
+    head = next(g for g in m.groups() if g).split()[-1] if m else ""
     focus = frozenset(content_words(head)) if head.lower() not in _GENERIC_FOCUS else frozenset()
-    return Ask(words=frozenset(content_words(question)), named=named, answer_type=answer_type, focus=focus,
+    return Ask(words=frozenset(content_words(question)), named=named, codes=codes, answer_type=answer_type, focus=focus,
                back_matter=asks_about_back_matter(question), captions=bool(_CAPTION_QUESTION.search(question)),
                title_block=bool(_AUTHOR_QUESTION.search(question)))
 
 
 #: Heads that name no particular thing: "what percentage of ...", "which part of ...".
 _GENERIC_FOCUS = frozenset("percentage proportion fraction share part kind type number amount value values way ways "
-                           "extent degree aspect aspects role".split())
+                           "extent degree aspect aspects role class classes kind kinds category categories group groups sort".split())
 
 
 def quotable_kinds(ask: Ask) -> frozenset[str]:
@@ -213,7 +229,9 @@ _STEMMER = snowballstemmer.stemmer("english")
 
 @functools.lru_cache(maxsize=65_536)
 def _stems(word: str) -> tuple[str, ...]:
-    """A word's stem, and a hyphenated word's parts' stems too ("heparin-induced")."""
+    """A word's stem in American spelling ("favourite" is "favorite", "randomised" "randomized"),
+    and a hyphenated word's parts' stems too ("heparin-induced")."""
+    word = get_american_spelling(word)
     stems = [_STEMMER.stemWord(word)]
     if "-" in word:  # "R-free" is "Rfree", "wild-type" "wildtype"; and "heparin-induced" is "induced"
         stems.append(_STEMMER.stemWord(word.replace("-", "")))
@@ -298,6 +316,7 @@ class Sentence:
     kind: str = "sentence"
     similarity: float | None = None  # to the question, from retrieval
     bonus: float = 0.0  # answer type and named terms
+    on_type: bool = True  # states the kind of answer asked for, about the thing asked about
     relevance: float = field(default=0.0, compare=False)  # the score that chose it
 
 
@@ -353,19 +372,43 @@ def candidate_sentences(question: str, chunks: list[EvidenceChunk], ask: Ask | N
             if not _quotable(kind, text):
                 continue
             bonus = 0.0
+            words = _with_abbreviations(content_words(text), text, defined)
+            # a table row names the thing asked about in its own cells, not in the caption all rows share
+            own = content_words(chunk.text[unit.start:unit.end]) if kind == "table_row" else words
+            names_focus = not ask.focus or bool(ask.focus & own)
+            on_type = names_focus
             if pattern is not None:
-                bonus += ANSWER_TYPE_BONUS if pattern.search(text) else -ANSWER_TYPE_PENALTY
+                typed = _states(ask.answer_type, kind, text, pattern)
+                bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
+                on_type = on_type and bool(typed)
+                if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):
+                    bonus += COUNT_FOCUS_BONUS  # "20 stakeholders" for "how many stakeholders"
             if ask.named:
                 lowered = text.lower()
                 bonus += NAMED_TERM_WEIGHT * sum(term in lowered for term in ask.named) / len(ask.named)
-            words = _with_abbreviations(content_words(text), text, defined)
-            if ask.focus and not ask.focus & words:
+            if not names_focus:
                 bonus -= FOCUS_PENALTY  # it does not mention what was asked about
             if kind == "table_row":  # rows share their caption: what tells them apart is the row itself
-                own = {w for w in content_words(chunk.text[unit.start:unit.end]) if not _NUMBER_RE.fullmatch(w)}
+                own = {w for w in own if not _NUMBER_RE.fullmatch(w)}
                 bonus += ROW_WEIGHT * len(own & ask.words) / max(len(own), 1)
-            found.append(Sentence(rank + 1, text, frozenset(words), prior, kind, similarity, bonus))
+            found.append(Sentence(rank + 1, text, frozenset(words), prior, kind, similarity, bonus,
+                                  on_type=on_type or pattern is None))
     return found
+
+
+def _states(answer_type: str, kind: str, text: str, pattern: re.Pattern) -> bool:
+    """Whether a unit states the kind of answer asked for. A table row's cells are bare numbers
+    whose unit is in the column headers: any number of a row counts, and a percentage is a
+    number of a row whose headers say "%"."""
+    if kind == "table_row":
+        if answer_type in ("count", "value") or (answer_type == "percent" and "%" in text):
+            return bool(_NUMBER_RE.search(text))
+    return bool(pattern.search(text))
+
+
+def _counts_focus(text: str, focus: frozenset[str]) -> bool:
+    """Whether a count in `text` counts the thing asked about: "20 stakeholders were sampled"."""
+    return any(focus & content_words(m.group(0)) for m in _COUNT_RE.finditer(text))
 
 
 def relevance(sentences: list[Sentence], wanted: set[str]) -> list[float]:
@@ -401,7 +444,7 @@ def choose_points(question: str, chunks: list[EvidenceChunk], max_points: int = 
     bar, the others come close to it; at most two from one chunk, and none repeats another."""
     ask = read_question(question)
     wanted = set(ask.words)
-    if not wanted:
+    if not wanted or unmentioned_codes(ask, chunks[:MAX_CHUNKS]):
         return []
     sentences = candidate_sentences(question, chunks, ask)
     scored = sorted(((score(lex, s), s) for lex, s in zip(relevance(sentences, wanted), sentences)),
@@ -410,16 +453,34 @@ def choose_points(question: str, chunks: list[EvidenceChunk], max_points: int = 
     for value, sentence in scored:
         if value < RELEVANCE_BAR or (points and value < FOLLOWER_SHARE * points[0].relevance):
             break
+        if not points and not sentence.on_type:
+            continue  # asked for a value of something, the answer must open with one
         if not sentence.words & wanted and not ask.named:
             continue
         if sum(p.index == sentence.index for p in points) >= MAX_POINTS_PER_CHUNK:
             continue
-        if any(_jaccard(sentence.words, p.words) >= NEAR_DUPLICATE for p in points):
-            continue
+        if any(_jaccard(sentence.words, p.words) >= NEAR_DUPLICATE or p.text in sentence.text or sentence.text in p.text
+               for p in points):
+            continue  # says nothing new (a sentence quoted with the one before it holds that one)
         points.append(replace(sentence, relevance=round(value, 4)))
         if len(points) == max_points:
             break
     return points
+
+
+def unmentioned_codes(ask: Ask, chunks: list[EvidenceChunk]) -> set[str]:
+    """The codes and acronyms the question names that no passage mentions: a question about
+    "the IC50" of a paper that reports none is not answered by its other values."""
+    texts = [chunk.text.lower() for chunk in chunks]
+    return {code for code in ask.codes if not any(code in text or _spelled_out(code, text) for text in texts)}
+
+
+def _spelled_out(acronym: str, text: str) -> bool:
+    """Whether `text` holds words whose initials spell `acronym` ("deep vein thrombosis" for "dvt")."""
+    letters = acronym.rstrip("s") if acronym.isalpha() else ""
+    if len(letters) < 2:
+        return False
+    return re.search(r"\b" + r"[\w'-]*[\s-]+".join(letters) + r"[\w'-]*", text) is not None
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
