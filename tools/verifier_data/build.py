@@ -180,9 +180,11 @@ def build(raw: Path = RAW, shared: Path = SHARED, out: Path = SPLITS) -> dict:
     for name, meta in src.SOURCES.items():
         files = []
         for committed, upstream in meta["files"].items():
+            data, upstream_data = (raw / committed).read_bytes(), src.read_raw(raw, committed)
             files.append({"path": f"raw/{committed}", "upstream_path": upstream,
-                          "sha256": src.sha256_bytes((raw / committed).read_bytes()),
-                          "sha256_upstream": src.sha256_bytes(src.read_raw(raw, committed))})
+                          "bytes": len(data), "sha256": src.sha256_bytes(data),
+                          "bytes_upstream": len(upstream_data),
+                          "sha256_upstream": src.sha256_bytes(upstream_data)})
         contributed = {split: label_counts([r for r in rows if r["source"] == name])
                        for split, rows in splits.items()}
         source_info[name] = {**{k: v for k, v in meta.items() if k != "files"},
@@ -203,6 +205,9 @@ def manifest_markdown(m: dict) -> str:
            '`{"claim", "passage", "label", "source", "group"}`, labels '
            "`support`, `contradict`, `neither`; the passage is the NLI premise, the claim the "
            "hypothesis. `group` never appears in two splits.", "",
+           "A checkpoint trained on these names its labels the same way in `config.id2label` "
+           f"(in this order: {', '.join(m['labels'])}); the verifier's local-torch backend "
+           "reads the label named `support` as the support probability.", "",
            f"Seed `{m['seed']}`; SciFact train held out by claim group: "
            f"{m['scifact_heldout_percent']} %; calibration: {m['calibration_percent']} % of the "
            "training pool's groups. Train and calibration are balanced over the three labels.",
@@ -237,12 +242,13 @@ def manifest_markdown(m: dict) -> str:
             "`sha256` is of the committed file; `sha256 upstream` of the upstream bytes (the "
             "committed `.gz` is `gzip -n -9` of them), so either can be checked against the "
             "repository at the commit above.", "",
-            "| committed file | upstream path | sha256 | sha256 upstream |",
-            "| --- | --- | --- | --- |"]
+            "| committed file | bytes | upstream path | upstream bytes | sha256 "
+            "| sha256 upstream |",
+            "| --- | ---: | --- | ---: | --- | --- |"]
     for name, s in m["sources"].items():
         for f in s["files"]:
-            out.append(f"| `{f['path']}` | `{f['upstream_path']}` | `{f['sha256']}` | "
-                       f"`{f['sha256_upstream']}` |")
+            out.append(f"| `{f['path']}` | {f['bytes']:,} | `{f['upstream_path']}` | "
+                       f"{f['bytes_upstream']:,} | `{f['sha256']}` | `{f['sha256_upstream']}` |")
     out += ["", "## Dropped rows", ""]
     out += [f"- {why}: {n:,}" for why, n in m["dropped"].items()]
     out += ["", "## Excluded sets (never read)", ""]
