@@ -1,0 +1,130 @@
+"""The verifier's training data under bench/data/verifier: the committed files are the ones the
+manifest records, a fresh build gives the same splits, no group straddles two splits, train is
+balanced, and SciFact dev and the excluded sets stay out."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tools.verifier_data import build, sources
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "bench" / "data" / "verifier"
+SHARED = ROOT.parent / "shared"
+SCIFACT = SHARED / "fixtures" / "claims" / "scifact"
+BEIR_QUERIES = SHARED / "fixtures" / "ir" / "scifact_beir" / "queries.jsonl"
+
+#: Most rows of a label in train (or calibration) over fewest; the build makes them equal.
+BALANCE_TOLERANCE = 1.02
+EXCLUDED_NAMES = re.compile(r"(^|[^a-z])(sick|anli|healthver|covid|climate)", re.IGNORECASE)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def needs_shared():
+    if not SCIFACT.exists():
+        pytest.skip(f"shared fixtures not found at {SCIFACT}")
+
+
+@pytest.fixture(scope="module")
+def manifest() -> dict:
+    return json.loads((DATA / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def splits(manifest) -> dict[str, list[dict]]:
+    out = {}
+    for name, info in manifest["splits"].items():
+        with gzip.open(DATA / "splits" / info["file"], "rt", encoding="utf-8") as f:
+            out[name] = [json.loads(line) for line in f]
+    return out
+
+
+def test_committed_raw_files_match_the_manifest_sha256(manifest):
+    checked = 0
+    for name, source in manifest["sources"].items():
+        for f in source["files"]:
+            path = DATA / f["path"]
+            assert sha256(path.read_bytes()) == f["sha256"], f"{path} differs from the manifest"
+            upstream = sources.read_raw(DATA / "raw", f["path"].removeprefix("raw/"))
+            assert sha256(upstream) == f["sha256_upstream"], f"{path}: upstream bytes differ"
+            checked += 1
+    committed = {str(p.relative_to(DATA)) for p in (DATA / "raw").rglob("*") if p.is_file()}
+    listed = {f["path"] for source in manifest["sources"].values() for f in source["files"]}
+    assert committed == listed, "every raw file, and only those, is in the manifest"
+    assert checked >= 20
+
+
+def test_committed_splits_match_the_manifest(manifest, splits):
+    for name, info in manifest["splits"].items():
+        rows = splits[name]
+        assert sha256(build.jsonl_bytes(rows)) == info["sha256_jsonl"], name
+        assert len(rows) == info["rows"]
+        for r in rows:
+            assert set(r) == {"claim", "passage", "label", "source", "group"}
+            assert r["label"] in sources.LABELS and r["claim"] and r["passage"]
+
+
+def test_a_fresh_build_gives_the_committed_splits(manifest):
+    needs_shared()
+    fresh, _ = build.build_splits(DATA / "raw", SHARED)
+    for name, info in manifest["splits"].items():
+        assert sha256(build.jsonl_bytes(fresh[name])) == info["sha256_jsonl"], (
+            f"{name}: rebuilding differs from the committed split; run "
+            "`python -m tools.verifier_data.build` and commit its output")
+
+
+def test_no_group_appears_in_two_splits(splits):
+    owner: dict[str, str] = {}
+    for name, rows in splits.items():
+        for r in rows:
+            assert owner.setdefault(r["group"], name) == name, (
+                f"group {r['group']} is in {owner[r['group']]} and {name}")
+
+
+def test_no_evaluation_pair_is_in_train_or_calibration(splits):
+    trained = {(r["claim"], r["passage"]) for name in build.TRAIN_SPLITS for r in splits[name]}
+    for name in build.EVAL_SPLITS:
+        assert not trained & {(r["claim"], r["passage"]) for r in splits[name]}, name
+    eval_only = {n for n, s in sources.SOURCES.items() if s["role"] == "eval"}
+    assert not eval_only & {r["source"] for name in build.TRAIN_SPLITS for r in splits[name]}
+
+
+def test_train_and_calibration_labels_are_balanced(splits):
+    for name in build.TRAIN_SPLITS:
+        counts = [sum(r["label"] == label for r in splits[name]) for label in sources.LABELS]
+        assert min(counts) > 0 and max(counts) / min(counts) <= BALANCE_TOLERANCE, (name, counts)
+
+
+def test_scifact_dev_is_not_used(manifest, splits):
+    """SciFact dev is the BEIR SciFact queries that are not train claims (300 of them)."""
+    needs_shared()
+    if not BEIR_QUERIES.exists():
+        pytest.skip(f"{BEIR_QUERIES} not found")
+    train_ids = {json.loads(line)["id"] for line in
+                 (SCIFACT / "claims_train.jsonl").read_text().splitlines()}
+    queries = [json.loads(line) for line in BEIR_QUERIES.read_text().splitlines()]
+    dev = {sources.norm(q["text"]) for q in queries if int(q["_id"]) not in train_ids}
+    assert len(dev) >= 290
+    used = {sources.norm(r["claim"]) for rows in splits.values() for r in rows}
+    assert not used & dev
+    assert not any("dev" in name for name in manifest["sources"] if "scifact" in name)
+
+
+def test_excluded_sets_are_absent(manifest, splits):
+    used = {r["source"] for rows in splits.values() for r in rows}
+    assert used <= set(manifest["sources"])
+    for name, source in manifest["sources"].items():
+        for text in (name, source["repo"], source["title"]):
+            assert not EXCLUDED_NAMES.search(text), f"{name}: {text}"
+    for path in (DATA / "raw").rglob("*"):
+        assert not EXCLUDED_NAMES.search(path.name), path
+    assert set(sources.EXCLUDED) >= {"SICK", "ANLI", "HealthVer", "COVID-Fact", "Climate-FEVER"}
