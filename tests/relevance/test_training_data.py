@@ -1,0 +1,118 @@
+"""The relevance model's training data under bench/data/relevance: the committed files are the
+ones the manifest records, a fresh build gives the same splits, no group straddles two splits,
+every row is well formed, and the excluded sets stay out."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tools.relevance_data import build, sources
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "bench" / "data" / "relevance"
+
+EXCLUDED_NAMES = re.compile(r"(^|[^a-z])(wikiqa|sciq|bioasq|marco|newsqa)", re.IGNORECASE)
+ROW_KEYS = {"question", "sentence", "label", "source", "group"}
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def manifest() -> dict:
+    return json.loads((DATA / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def splits(manifest) -> dict[str, list[dict]]:
+    out = {}
+    for name, info in manifest["splits"].items():
+        with gzip.open(DATA / "splits" / info["file"], "rt", encoding="utf-8") as f:
+            out[name] = [json.loads(line) for line in f]
+    return out
+
+
+def test_committed_raw_files_match_the_manifest_sha256(manifest):
+    for source in manifest["sources"].values():
+        for f in source["files"]:
+            path = DATA / f["path"]
+            assert sha256(path.read_bytes()) == f["sha256"], f"{path} differs from the manifest"
+            upstream = sources.read_raw(DATA / "raw", f["path"].removeprefix("raw/"))
+            assert sha256(upstream) == f["sha256_upstream"], f"{path}: upstream bytes differ"
+    committed = {str(p.relative_to(DATA)) for p in (DATA / "raw").rglob("*") if p.is_file()}
+    listed = {f["path"] for source in manifest["sources"].values() for f in source["files"]}
+    assert committed == listed, "every raw file, and only those, is in the manifest"
+
+
+def test_raw_copies_are_complete(manifest):
+    for name, source in manifest["sources"].items():
+        assert sources.ROW_COUNTS[name](DATA / "raw") == source["expected_rows"], name
+
+
+def test_committed_splits_match_the_manifest(manifest, splits):
+    for name, info in manifest["splits"].items():
+        path = DATA / "splits" / info["file"]
+        assert sha256(build.jsonl_bytes(splits[name])) == info["sha256_jsonl"], name
+        assert len(splits[name]) == info["rows"] and path.stat().st_size == info["bytes"]
+    committed = {p.name for p in (DATA / "splits").iterdir()}
+    assert committed == {info["file"] for info in manifest["splits"].values()}
+
+
+def test_every_row_is_well_formed(manifest, splits):
+    for name, rows in splits.items():
+        for r in rows:
+            assert set(r) == ROW_KEYS, (name, r)
+            assert r["label"] in (0, 1) and type(r["label"]) is int, (name, r)
+            assert r["question"].strip() and r["sentence"].strip() and r["group"], (name, r)
+            assert r["source"] in manifest["sources"], (name, r)
+        labels = {r["label"] for r in rows}
+        assert labels == {0, 1}, f"{name} needs both labels, has {labels}"
+
+
+def test_a_fresh_build_gives_the_committed_splits(manifest):
+    fresh, _ = build.build_splits(DATA / "raw")
+    for name, info in manifest["splits"].items():
+        assert sha256(build.jsonl_bytes(fresh[name])) == info["sha256_jsonl"], (
+            f"{name}: rebuilding differs from the committed split; run "
+            "`python -m tools.relevance_data.build` and commit its output")
+
+
+def test_no_group_appears_in_two_splits(splits):
+    owner: dict[str, str] = {}
+    for name, rows in splits.items():
+        for r in rows:
+            assert owner.setdefault(r["group"], name) == name, (
+                f"group {r['group']} is in {owner[r['group']]} and {name}")
+
+
+def test_no_evaluation_question_or_pair_is_trained_on(splits):
+    trained = [r for name in build.TRAIN_SPLITS for r in splits[name]]
+    pairs = {(r["question"], r["sentence"]) for r in trained}
+    questions = {sources.norm(r["question"]) for r in trained}
+    for name in build.EVAL_SPLITS:
+        assert not pairs & {(r["question"], r["sentence"]) for r in splits[name]}, name
+        assert not questions & {sources.norm(r["question"]) for r in splits[name]}, name
+
+
+def test_a_scientific_set_is_held_out_for_evaluation(manifest, splits):
+    assert {r["source"] for r in splits["eval_covidqa"]} == {"covidqa"}
+    assert {r["source"] for r in splits["eval_pubmedqa"]} == {"pubmedqa"}
+    assert manifest["splits"]["eval_covidqa"]["questions"] >= 500
+
+
+def test_excluded_sets_are_absent(manifest, splits):
+    used = {r["source"] for rows in splits.values() for r in rows}
+    assert used <= set(manifest["sources"])
+    for name, source in manifest["sources"].items():
+        for text in (name, source["repo"], source["title"]):
+            assert not EXCLUDED_NAMES.search(text), f"{name}: {text}"
+    for path in (DATA / "raw").rglob("*"):
+        assert not EXCLUDED_NAMES.search(str(path.relative_to(DATA))), path
+    assert set(sources.EXCLUDED) >= {"WikiQA", "SciQ", "BioASQ"}

@@ -1,0 +1,260 @@
+"""Build the relevance model's training, calibration and evaluation splits from the committed raw sets.
+
+    python -m tools.relevance_data.build           # writes bench/data/relevance/splits/ and
+                                                   # bench/data/relevance/MANIFEST.md (+ .json)
+
+Why it is built this way:
+- Every split is decided by a seeded hash of a row's `group`, never by row, so an article, a
+  paper or a question is wholly in one split.
+- XQuAD's English paragraphs are SQuAD v1.1 dev paragraphs, and so are QNLI dev's: a QNLI row
+  whose question or sentence belongs to an XQuAD paragraph takes that article's group, and QNLI
+  rows of a held-out article are dropped, so eval_xquad's paragraphs are never trained on.
+- Half the XQuAD articles, half the COVID-QA papers and a fifth of the PubMedQA abstracts are
+  held out; the rest, with QNLI, is the training pool, of which a tenth of the groups is
+  calibration. Labels are not balanced: the data is for ranking, and each question keeps its
+  positives and its hard negatives together.
+- Output is deterministic: the same inputs give byte-identical JSONL (gzipped with mtime 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+from tools.relevance_data import sources as src
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "bench" / "data" / "relevance"
+RAW = DATA / "raw"
+SPLITS = DATA / "splits"
+
+SEED = "zocrates-relevance-data-v1"
+HELDOUT_PERCENT = {"xquad": 50, "covidqa": 50, "pubmedqa": 20}
+CALIBRATION_PERCENT = 10
+TRAIN_SPLITS = ("train", "calibration")
+EVAL_SPLITS = ("eval_xquad", "eval_covidqa", "eval_pubmedqa")
+
+
+def bucket(salt: str, group: str) -> int:
+    """A group's stable place in 0..99 for one decision (`salt`)."""
+    digest = hashlib.sha256(f"{SEED}:{salt}:{group}".encode()).hexdigest()
+    return int(digest[:8], 16) % 100
+
+
+def held_out(source: str, group: str) -> bool:
+    return bucket(f"{source}-heldout", group) < HELDOUT_PERCENT[source]
+
+
+def dedupe(rows: list[dict]) -> tuple[list[dict], int]:
+    """Drop repeated (question, sentence) pairs; a pair seen with both labels is dropped whole."""
+    labels: dict[tuple, set] = {}
+    for r in rows:
+        labels.setdefault((r["question"], r["sentence"]), set()).add(r["label"])
+    seen, kept = set(), []
+    for r in rows:
+        key = (r["question"], r["sentence"])
+        if len(labels[key]) == 1 and key not in seen:
+            seen.add(key)
+            kept.append(r)
+    return kept, len(rows) - len(kept)
+
+
+def regroup_qnli(qnli: list[dict], by_question: dict[str, str],
+                 by_sentence: dict[str, str]) -> list[dict]:
+    """Give every QNLI question tied to an XQuAD paragraph that article's group (all its rows)."""
+    article: dict[str, str] = {}
+    for r in qnli:
+        q = src.norm(r["question"])
+        hit = by_question.get(q) or by_sentence.get(src.norm(r["sentence"]))
+        if hit:
+            article.setdefault(q, hit)
+    return [{**r, "group": article.get(src.norm(r["question"]), r["group"])} for r in qnli]
+
+
+def build_splits(raw: Path = RAW) -> tuple[dict[str, list[dict]], dict]:
+    """Every split's final rows, and what was dropped and why."""
+    dropped: dict[str, int] = {}
+    xquad, by_question, by_sentence, ambiguous = src.read_xquad(raw)
+    dropped["xquad ambiguous negatives (a non-answer sentence holding the answer text)"] = ambiguous
+    covidqa, skipped = src.read_covidqa(raw, SEED)
+    for why, n in skipped.items():
+        dropped[f"covidqa {why}"] = n
+    pubmedqa = src.read_pubmedqa(raw)
+    qnli = regroup_qnli(src.read_qnli(raw), by_question, by_sentence)
+
+    evals = {"eval_xquad": [r for r in xquad if held_out("xquad", r["group"])],
+             "eval_covidqa": [r for r in covidqa if held_out("covidqa", r["group"])],
+             "eval_pubmedqa": [r for r in pubmedqa if held_out("pubmedqa", r["group"])]}
+    for name in EVAL_SPLITS:
+        evals[name], n = dedupe(evals[name])
+        dropped[f"{name}: repeated pairs"] = n
+    eval_groups = {r["group"] for rows in evals.values() for r in rows}
+    eval_questions = {src.norm(r["question"]) for rows in evals.values() for r in rows}
+
+    n = len(qnli)
+    qnli = [r for r in qnli if r["group"] not in eval_groups]
+    dropped["qnli rows on a paragraph held out in eval_xquad"] = n - len(qnli)
+    pool = (qnli + [r for r in xquad if not held_out("xquad", r["group"])]
+            + [r for r in covidqa if not held_out("covidqa", r["group"])]
+            + [r for r in pubmedqa if not held_out("pubmedqa", r["group"])])
+    pool, n_dup = dedupe(pool)
+    dropped["repeated or conflicting (question, sentence) pairs in the training pool"] = n_dup
+    # The same question text can be asked of two papers (COVID-QA) or sit under two groups:
+    # a question we evaluate on is never trained on, whatever its group.
+    kept = [r for r in pool if src.norm(r["question"]) not in eval_questions]
+    dropped["training pool rows whose question is also an evaluation question"] = (
+        len(pool) - len(kept))
+
+    splits = {
+        "train": [r for r in kept if bucket("calibration", r["group"]) >= CALIBRATION_PERCENT],
+        "calibration": [r for r in kept
+                        if bucket("calibration", r["group"]) < CALIBRATION_PERCENT],
+    }
+    for name in TRAIN_SPLITS:
+        random.Random(f"{SEED}:{name}:order").shuffle(splits[name])
+    splits.update(evals)
+    return splits, dropped
+
+
+def jsonl_bytes(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
+                   for r in rows).encode("utf-8")
+
+
+def label_counts(rows: list[dict]) -> dict[str, int]:
+    counts = Counter(r["label"] for r in rows)
+    return {str(label): counts.get(label, 0) for label in src.LABELS}
+
+
+def build(raw: Path = RAW, out: Path = SPLITS) -> dict:
+    """Write every split under `out` and return the manifest (sources, files, counts)."""
+    rows_read = {}
+    for name, meta in src.SOURCES.items():
+        rows_read[name] = src.ROW_COUNTS[name](raw)
+        if rows_read[name] != meta["expected_rows"]:
+            raise SystemExit(f"{name}: {rows_read[name]} rows in the raw files, expected "
+                             f"{meta['expected_rows']}; is the copy complete?")
+
+    splits, dropped = build_splits(raw)
+    out.mkdir(parents=True, exist_ok=True)
+    split_info = {}
+    for name, rows in splits.items():
+        data = jsonl_bytes(rows)
+        path = out / f"{name}.jsonl.gz"
+        gz = gzip.compress(data, compresslevel=9, mtime=0)
+        path.write_bytes(gz)
+        split_info[name] = {"file": path.name, "rows": len(rows), "labels": label_counts(rows),
+                            "questions": len({r["question"] for r in rows}),
+                            "groups": len({r["group"] for r in rows}),
+                            "sources": sorted({r["source"] for r in rows}),
+                            "bytes": len(gz), "sha256_jsonl": src.sha256_bytes(data)}
+
+    source_info = {}
+    for name, meta in src.SOURCES.items():
+        files = []
+        for committed, upstream in meta["files"].items():
+            data, upstream_data = (raw / committed).read_bytes(), src.read_raw(raw, committed)
+            files.append({"path": f"raw/{committed}", "upstream_path": upstream,
+                          "bytes": len(data), "sha256": src.sha256_bytes(data),
+                          "bytes_upstream": len(upstream_data),
+                          "sha256_upstream": src.sha256_bytes(upstream_data)})
+        contributed = {split: label_counts([r for r in rows if r["source"] == name])
+                       for split, rows in splits.items()}
+        source_info[name] = {**{k: v for k, v in meta.items() if k != "files"},
+                             "rows_in_raw_files": rows_read[name], "files": files,
+                             "contributed": {k: v for k, v in contributed.items()
+                                             if sum(v.values())}}
+    return {"seed": SEED, "heldout_percent": HELDOUT_PERCENT,
+            "calibration_percent": CALIBRATION_PERCENT, "labels": list(src.LABELS),
+            "splits": split_info, "sources": source_info, "dropped": dropped,
+            "excluded": src.EXCLUDED, "not_used": src.NOT_USED}
+
+
+def manifest_markdown(m: dict) -> str:
+    """MANIFEST.md: the same facts as manifest.json, for people."""
+    held = ", ".join(f"{k} {v} %" for k, v in m["heldout_percent"].items())
+    out = ["# Relevance model training data: manifest", "",
+           "Written by `python -m tools.relevance_data.build` from the raw files beside this "
+           "page; do not edit by hand. Rows are "
+           '`{"question", "sentence", "label", "source", "group"}`; label 1: the sentence '
+           "answers the question, 0: it does not (negatives are other sentences of the same "
+           "paragraph, paper or abstract). `group` never appears in two splits.", "",
+           f"Seed `{m['seed']}`; held out by group: {held}; calibration: "
+           f"{m['calibration_percent']} % of the training pool's groups. Labels are not "
+           "balanced (ranking data): weight or sample per question when training.", "",
+           "## Splits", "",
+           "| split | rows | label 1 | label 0 | share of 1 | questions | groups | sources "
+           "| bytes (.gz) | sha256 of the JSONL |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"]
+    for name, s in m["splits"].items():
+        lab = s["labels"]
+        share = lab["1"] / s["rows"] if s["rows"] else 0
+        out.append(f"| `splits/{s['file']}` | {s['rows']:,} | {lab['1']:,} | {lab['0']:,} | "
+                   f"{share:.1%} | {s['questions']:,} | {s['groups']:,} | "
+                   f"{', '.join(s['sources'])} | {s['bytes']:,} | `{s['sha256_jsonl']}` |")
+    out += ["", "## Sources", "",
+            "| source | repository @ commit | licence | share-alike "
+            "| rows (QNLI) or questions in raw files |",
+            "| --- | --- | --- | --- | ---: |"]
+    for name, s in m["sources"].items():
+        out.append(f"| {name} | `{s['repo']}` @ `{s['commit'][:12]}` | {s['licence']} | "
+                   f"{'yes' if s['share_alike'] else 'no'} | {s['rows_in_raw_files']:,} |")
+    out += ["", "What each source contributed (label 1 / label 0):", "",
+            "| source | " + " | ".join(m["splits"]) + " |",
+            "| --- |" + " ---: |" * len(m["splits"])]
+    for name, s in m["sources"].items():
+        cells = []
+        for split in m["splits"]:
+            c = s["contributed"].get(split)
+            cells.append(f"{c['1']:,} / {c['0']:,}" if c else "")
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    out += ["", "Notes:", ""]
+    for name, s in m["sources"].items():
+        out.append(f"- **{name}**: {s['title']}. {s['note']}")
+    out += ["", "## Files", "",
+            "`sha256` is of the committed file; `sha256 upstream` of the upstream bytes (the "
+            "committed `.gz` is `gzip -n -9` of them), so either can be checked against the "
+            "repository at the commit above.", "",
+            "| committed file | bytes | upstream path | upstream bytes | sha256 "
+            "| sha256 upstream |",
+            "| --- | ---: | --- | ---: | --- | --- |"]
+    for name, s in m["sources"].items():
+        for f in s["files"]:
+            out.append(f"| `{f['path']}` | {f['bytes']:,} | `{f['upstream_path']}` | "
+                       f"{f['bytes_upstream']:,} | `{f['sha256']}` | `{f['sha256_upstream']}` |")
+    out += ["", "## Dropped rows", ""]
+    out += [f"- {why}: {n:,}" for why, n in m["dropped"].items()]
+    out += ["", "## Excluded sets (never read)", ""]
+    out += [f"- {name}: {why}" for name, why in m["excluded"].items()]
+    out += ["", "## Looked for, not used", ""]
+    out += [f"- {name}: {why}" for name, why in m["not_used"].items()]
+    out += ["", "## Share-alike", "",
+            "QNLI and XQuAD are CC BY-SA 4.0 (SQuAD, Wikipedia): that licence passes on to these "
+            "files and to anything adapted from them; a model trained on them is not itself "
+            "adapted text, but redistributing the splits must keep CC BY-SA and the "
+            "attributions above. COVID-QA's paper texts are CC BY (attribution: each paper's "
+            "title and DOI are in the raw file).", ""]
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--raw", type=Path, default=RAW)
+    parser.add_argument("--out", type=Path, default=SPLITS)
+    parser.add_argument("--manifest-dir", type=Path, default=DATA)
+    args = parser.parse_args()
+    manifest = build(args.raw, args.out)
+    args.manifest_dir.mkdir(parents=True, exist_ok=True)
+    (args.manifest_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    (args.manifest_dir / "MANIFEST.md").write_text(manifest_markdown(manifest))
+    for name, s in manifest["splits"].items():
+        print(f"{name:15} {s['rows']:7,}  {s['labels']}  questions {s['questions']:,}")
+
+
+if __name__ == "__main__":
+    main()
