@@ -4,8 +4,6 @@ every row is well formed, and the excluded sets stay out."""
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -13,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from tools.relevance_data import build, sources
+from tools.training_data import jsonl_bytes, read_raw, read_splits
+from tools.training_data import sha256_bytes as sha256
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "bench" / "data" / "relevance"
@@ -20,9 +20,6 @@ DATA = ROOT / "bench" / "data" / "relevance"
 EXCLUDED_NAMES = re.compile(r"(^|[^a-z])(wikiqa|sciq|bioasq|marco|newsqa)", re.IGNORECASE)
 ROW_KEYS = {"question", "sentence", "label", "source", "group"}
 
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +29,7 @@ def manifest() -> dict:
 
 @pytest.fixture(scope="module")
 def splits(manifest) -> dict[str, list[dict]]:
-    out = {}
-    for name, info in manifest["splits"].items():
-        with gzip.open(DATA / "splits" / info["file"], "rt", encoding="utf-8") as f:
-            out[name] = [json.loads(line) for line in f]
-    return out
+    return read_splits(DATA, manifest)
 
 
 def test_committed_raw_files_match_the_manifest_sha256(manifest):
@@ -44,7 +37,7 @@ def test_committed_raw_files_match_the_manifest_sha256(manifest):
         for f in source["files"]:
             path = DATA / f["path"]
             assert sha256(path.read_bytes()) == f["sha256"], f"{path} differs from the manifest"
-            upstream = sources.read_raw(DATA / "raw", f["path"].removeprefix("raw/"))
+            upstream = read_raw(DATA / "raw", f["path"].removeprefix("raw/"))
             assert sha256(upstream) == f["sha256_upstream"], f"{path}: upstream bytes differ"
     committed = {str(p.relative_to(DATA)) for p in (DATA / "raw").rglob("*") if p.is_file()}
     listed = {f["path"] for source in manifest["sources"].values() for f in source["files"]}
@@ -59,7 +52,7 @@ def test_raw_copies_are_complete(manifest):
 def test_committed_splits_match_the_manifest(manifest, splits):
     for name, info in manifest["splits"].items():
         path = DATA / "splits" / info["file"]
-        assert sha256(build.jsonl_bytes(splits[name])) == info["sha256_jsonl"], name
+        assert sha256(jsonl_bytes(splits[name])) == info["sha256_jsonl"], name
         assert len(splits[name]) == info["rows"] and path.stat().st_size == info["bytes"]
     committed = {p.name for p in (DATA / "splits").iterdir()}
     assert committed == {info["file"] for info in manifest["splits"].values()}
@@ -79,7 +72,7 @@ def test_every_row_is_well_formed(manifest, splits):
 def test_a_fresh_build_gives_the_committed_splits(manifest):
     fresh, _ = build.build_splits(DATA / "raw")
     for name, info in manifest["splits"].items():
-        assert sha256(build.jsonl_bytes(fresh[name])) == info["sha256_jsonl"], (
+        assert sha256(jsonl_bytes(fresh[name])) == info["sha256_jsonl"], (
             f"{name}: rebuilding differs from the committed split; run "
             "`python -m tools.relevance_data.build` and commit its output")
 

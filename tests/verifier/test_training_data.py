@@ -4,14 +4,14 @@ balanced, and SciFact dev and the excluded sets stay out."""
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+from tools.training_data import jsonl_bytes, read_raw, read_splits
+from tools.training_data import sha256_bytes as sha256
 from tools.verifier_data import build, sources
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,9 +24,6 @@ BEIR_QUERIES = SHARED / "fixtures" / "ir" / "scifact_beir" / "queries.jsonl"
 BALANCE_TOLERANCE = 1.02
 EXCLUDED_NAMES = re.compile(r"(^|[^a-z])(sick|anli|healthver|covid|climate)", re.IGNORECASE)
 
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def needs_shared():
@@ -41,11 +38,7 @@ def manifest() -> dict:
 
 @pytest.fixture(scope="module")
 def splits(manifest) -> dict[str, list[dict]]:
-    out = {}
-    for name, info in manifest["splits"].items():
-        with gzip.open(DATA / "splits" / info["file"], "rt", encoding="utf-8") as f:
-            out[name] = [json.loads(line) for line in f]
-    return out
+    return read_splits(DATA, manifest)
 
 
 def test_committed_raw_files_match_the_manifest_sha256(manifest):
@@ -54,7 +47,7 @@ def test_committed_raw_files_match_the_manifest_sha256(manifest):
         for f in source["files"]:
             path = DATA / f["path"]
             assert sha256(path.read_bytes()) == f["sha256"], f"{path} differs from the manifest"
-            upstream = sources.read_raw(DATA / "raw", f["path"].removeprefix("raw/"))
+            upstream = read_raw(DATA / "raw", f["path"].removeprefix("raw/"))
             assert sha256(upstream) == f["sha256_upstream"], f"{path}: upstream bytes differ"
             checked += 1
     committed = {str(p.relative_to(DATA)) for p in (DATA / "raw").rglob("*") if p.is_file()}
@@ -66,7 +59,7 @@ def test_committed_raw_files_match_the_manifest_sha256(manifest):
 def test_committed_splits_match_the_manifest(manifest, splits):
     for name, info in manifest["splits"].items():
         rows = splits[name]
-        assert sha256(build.jsonl_bytes(rows)) == info["sha256_jsonl"], name
+        assert sha256(jsonl_bytes(rows)) == info["sha256_jsonl"], name
         assert len(rows) == info["rows"]
         for r in rows:
             assert set(r) == {"claim", "passage", "label", "source", "group"}
@@ -77,7 +70,7 @@ def test_a_fresh_build_gives_the_committed_splits(manifest):
     needs_shared()
     fresh, _ = build.build_splits(DATA / "raw", SHARED)
     for name, info in manifest["splits"].items():
-        assert sha256(build.jsonl_bytes(fresh[name])) == info["sha256_jsonl"], (
+        assert sha256(jsonl_bytes(fresh[name])) == info["sha256_jsonl"], (
             f"{name}: rebuilding differs from the committed split; run "
             "`python -m tools.verifier_data.build` and commit its output")
 

@@ -20,13 +20,13 @@ service's) so that the committed splits depend only on this package and the raw 
 from __future__ import annotations
 
 import csv
-import gzip
-import hashlib
 import io
 import json
 import random
 import re
 from pathlib import Path
+
+from tools import training_data as common
 
 LABELS = (1, 0)
 
@@ -129,14 +129,7 @@ SOURCES = {
 }
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def read_raw(raw: Path, committed: str) -> bytes:
-    """The upstream bytes of one committed raw file (gunzipped where it was gzipped)."""
-    data = (raw / committed).read_bytes()
-    return gzip.decompress(data) if committed.endswith(".gz") else data
+sha256_bytes, read_raw = common.sha256_bytes, common.read_raw
 
 
 def norm(text: str) -> str:

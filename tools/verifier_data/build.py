@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
-import json
 import random
 import zipfile
 from collections import Counter
 from pathlib import Path
 
+from tools import training_data as common
 from tools.verifier_data import sources as src
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,22 +42,12 @@ EVAL_SPLITS = ("eval_scifact_heldout", "eval_wice", "eval_fever_symmetric")
 
 def bucket(salt: str, group: str) -> int:
     """A group's stable place in 0..99 for one decision (`salt`)."""
-    digest = hashlib.sha256(f"{SEED}:{salt}:{group}".encode()).hexdigest()
-    return int(digest[:8], 16) % 100
+    return common.bucket(SEED, salt, group)
 
 
 def dedupe(rows: list[dict]) -> tuple[list[dict], int]:
     """Drop repeated (claim, passage) pairs; a pair seen with two labels is dropped whole."""
-    labels: dict[tuple, set] = {}
-    for r in rows:
-        labels.setdefault((r["claim"], r["passage"]), set()).add(r["label"])
-    seen, kept = set(), []
-    for r in rows:
-        key = (r["claim"], r["passage"])
-        if len(labels[key]) == 1 and key not in seen:
-            seen.add(key)
-            kept.append(r)
-    return kept, len(rows) - len(kept)
+    return common.dedupe(rows, "claim", "passage")
 
 
 def balance(rows: list[dict], salt: str) -> list[dict]:
@@ -144,11 +133,6 @@ def build_splits(raw: Path = RAW, shared: Path = SHARED) -> tuple[dict[str, list
     return splits, dropped
 
 
-def jsonl_bytes(rows: list[dict]) -> bytes:
-    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
-                   for r in rows).encode("utf-8")
-
-
 def label_counts(rows: list[dict]) -> dict[str, int]:
     counts = Counter(r["label"] for r in rows)
     return {label: counts.get(label, 0) for label in src.LABELS}
@@ -169,7 +153,7 @@ def build(raw: Path = RAW, shared: Path = SHARED, out: Path = SPLITS) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     split_info = {}
     for name, rows in splits.items():
-        data = jsonl_bytes(rows)
+        data = common.jsonl_bytes(rows)
         path = out / f"{name}.jsonl.gz"
         path.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
         split_info[name] = {"file": path.name, "rows": len(rows), "labels": label_counts(rows),
@@ -238,23 +222,7 @@ def manifest_markdown(m: dict) -> str:
     out += ["", "Notes:", ""]
     for name, s in m["sources"].items():
         out.append(f"- **{name}**: {s['title']}. {s['note']}")
-    out += ["", "## Files", "",
-            "`sha256` is of the committed file; `sha256 upstream` of the upstream bytes (the "
-            "committed `.gz` is `gzip -n -9` of them), so either can be checked against the "
-            "repository at the commit above.", "",
-            "| committed file | bytes | upstream path | upstream bytes | sha256 "
-            "| sha256 upstream |",
-            "| --- | ---: | --- | ---: | --- | --- |"]
-    for name, s in m["sources"].items():
-        for f in s["files"]:
-            out.append(f"| `{f['path']}` | {f['bytes']:,} | `{f['upstream_path']}` | "
-                       f"{f['bytes_upstream']:,} | `{f['sha256']}` | `{f['sha256_upstream']}` |")
-    out += ["", "## Dropped rows", ""]
-    out += [f"- {why}: {n:,}" for why, n in m["dropped"].items()]
-    out += ["", "## Excluded sets (never read)", ""]
-    out += [f"- {name}: {why}" for name, why in m["excluded"].items()]
-    out += ["", "## Looked for, not used", ""]
-    out += [f"- {name}: {why}" for name, why in m["not_used"].items()]
+    out += common.provenance_markdown(m)
     out += ["", "## Share-alike", "",
             "Every source marked share-alike above (CC BY-SA) passes that licence on to these "
             "files and to anything adapted from them; a model trained on them is not itself "
@@ -271,9 +239,7 @@ def main() -> None:
     parser.add_argument("--manifest-dir", type=Path, default=DATA)
     args = parser.parse_args()
     manifest = build(args.raw, args.shared, args.out)
-    args.manifest_dir.mkdir(parents=True, exist_ok=True)
-    (args.manifest_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    (args.manifest_dir / "MANIFEST.md").write_text(manifest_markdown(manifest))
+    common.write_manifest(args.manifest_dir, manifest, manifest_markdown(manifest))
     for name, s in manifest["splits"].items():
         print(f"{name:22} {s['rows']:7,}  {s['labels']}")
 

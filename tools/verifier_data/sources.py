@@ -17,7 +17,6 @@ The raw files under `bench/data/verifier/raw/` are byte-for-byte copies of the u
 from __future__ import annotations
 
 import csv
-import gzip
 import hashlib
 import io
 import json
@@ -25,6 +24,8 @@ import random
 import re
 import zipfile
 from pathlib import Path
+
+from tools import training_data as common
 
 LABELS = ("support", "contradict", "neither")
 
@@ -193,14 +194,7 @@ BEIR_QUERIES = Path("fixtures/ir/scifact_beir/queries.jsonl")
 
 # ---- helpers ------------------------------------------------------------------------------
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def read_raw(raw: Path, name: str) -> bytes:
-    """A raw file's upstream bytes (ungzipped where we gzipped it)."""
-    data = (raw / name).read_bytes()
-    return gzip.decompress(data) if name.endswith(".gz") else data
+sha256_bytes, read_raw = common.sha256_bytes, common.read_raw
 
 
 def text_lines(raw: Path, name: str) -> list[str]:

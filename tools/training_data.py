@@ -1,0 +1,82 @@
+"""What the training-data builders share (`tools.verifier_data`, `tools.relevance_data`): seeded
+group buckets, de-duplication, byte-stable JSONL, the raw files' bytes and hashes, and the
+provenance half of a manifest."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+
+def bucket(seed: str, salt: str, group: str) -> int:
+    """A group's stable place in 0..99 for one decision (`salt`)."""
+    digest = hashlib.sha256(f"{seed}:{salt}:{group}".encode()).hexdigest()
+    return int(digest[:8], 16) % 100
+
+
+def dedupe(rows: list[dict], first: str, second: str) -> tuple[list[dict], int]:
+    """Drop repeated (`first`, `second`) pairs; a pair seen with two labels is dropped whole."""
+    labels: dict[tuple, set] = {}
+    for r in rows:
+        labels.setdefault((r[first], r[second]), set()).add(r["label"])
+    seen, kept = set(), []
+    for r in rows:
+        key = (r[first], r[second])
+        if len(labels[key]) == 1 and key not in seen:
+            seen.add(key)
+            kept.append(r)
+    return kept, len(rows) - len(kept)
+
+
+def jsonl_bytes(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
+                   for r in rows).encode("utf-8")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_raw(raw: Path, name: str) -> bytes:
+    """A committed raw file's upstream bytes (gunzipped where it was gzipped)."""
+    data = (raw / name).read_bytes()
+    return gzip.decompress(data) if name.endswith(".gz") else data
+
+
+def read_splits(data_dir: Path, manifest: dict) -> dict[str, list[dict]]:
+    """Every split the manifest lists, as rows."""
+    out = {}
+    for name, info in manifest["splits"].items():
+        with gzip.open(data_dir / "splits" / info["file"], "rt", encoding="utf-8") as f:
+            out[name] = [json.loads(line) for line in f]
+    return out
+
+
+def provenance_markdown(m: dict) -> list[str]:
+    """The manifest's files with their hashes, then what was dropped, excluded or not used."""
+    out = ["", "## Files", "",
+           "`sha256` is of the committed file; `sha256 upstream` of the upstream bytes (the "
+           "committed `.gz` is `gzip -n -9` of them), so either can be checked against the "
+           "repository at the commit above.", "",
+           "| committed file | bytes | upstream path | upstream bytes | sha256 "
+           "| sha256 upstream |",
+           "| --- | ---: | --- | ---: | --- | --- |"]
+    for s in m["sources"].values():
+        for f in s["files"]:
+            out.append(f"| `{f['path']}` | {f['bytes']:,} | `{f['upstream_path']}` | "
+                       f"{f['bytes_upstream']:,} | `{f['sha256']}` | `{f['sha256_upstream']}` |")
+    out += ["", "## Dropped rows", ""]
+    out += [f"- {why}: {n:,}" for why, n in m["dropped"].items()]
+    out += ["", "## Excluded sets (never read)", ""]
+    out += [f"- {name}: {why}" for name, why in m["excluded"].items()]
+    out += ["", "## Looked for, not used", ""]
+    out += [f"- {name}: {why}" for name, why in m["not_used"].items()]
+    return out
+
+
+def write_manifest(manifest_dir: Path, manifest: dict, markdown: str) -> None:
+    manifest_dir.mkdir(parents=True, exist_ok=True)
+    (manifest_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    (manifest_dir / "MANIFEST.md").write_text(markdown)
