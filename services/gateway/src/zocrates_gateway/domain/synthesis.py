@@ -376,11 +376,9 @@ def candidate_sentences(question: str, chunks: list[EvidenceChunk], ask: Ask | N
             # a table row names the thing asked about in its own cells, not in the caption all rows share
             own = content_words(chunk.text[unit.start:unit.end]) if kind == "table_row" else words
             names_focus = not ask.focus or bool(ask.focus & own)
-            on_type = names_focus
+            typed = pattern is not None and _states(ask.answer_type, kind, text, pattern)
             if pattern is not None:
-                typed = _states(ask.answer_type, kind, text, pattern)
                 bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
-                on_type = on_type and bool(typed)
                 if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):
                     bonus += COUNT_FOCUS_BONUS  # "20 stakeholders" for "how many stakeholders"
             if ask.named:
@@ -392,7 +390,7 @@ def candidate_sentences(question: str, chunks: list[EvidenceChunk], ask: Ask | N
                 own = {w for w in own if not _NUMBER_RE.fullmatch(w)}
                 bonus += ROW_WEIGHT * len(own & ask.words) / max(len(own), 1)
             found.append(Sentence(rank + 1, text, frozenset(words), prior, kind, similarity, bonus,
-                                  on_type=on_type or pattern is None))
+                                  on_type=pattern is None or (typed and names_focus)))
     return found
 
 
@@ -472,15 +470,22 @@ def unmentioned_codes(ask: Ask, chunks: list[EvidenceChunk]) -> set[str]:
     """The codes and acronyms the question names that no passage mentions: a question about
     "the IC50" of a paper that reports none is not answered by its other values."""
     texts = [chunk.text.lower() for chunk in chunks]
-    return {code for code in ask.codes if not any(code in text or _spelled_out(code, text) for text in texts)}
+    missing = set()
+    for code in ask.codes:
+        spelled = _spelled_out(code)
+        if not any(code in text or (spelled is not None and spelled.search(text)) for text in texts):
+            missing.add(code)
+    return missing
 
 
-def _spelled_out(acronym: str, text: str) -> bool:
-    """Whether `text` holds words whose initials spell `acronym` ("deep vein thrombosis" for "dvt")."""
+@functools.lru_cache(maxsize=1024)
+def _spelled_out(acronym: str) -> re.Pattern | None:
+    """Words whose initials spell `acronym` ("deep vein thrombosis" for "dvt"); None for a code
+    with digits, which is never spelled out."""
     letters = acronym.rstrip("s") if acronym.isalpha() else ""
     if len(letters) < 2:
-        return False
-    return re.search(r"\b" + r"[\w'-]*[\s-]+".join(letters) + r"[\w'-]*", text) is not None
+        return None
+    return re.compile(r"\b" + r"[\w'-]*[\s-]+".join(letters) + r"[\w'-]*")
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
