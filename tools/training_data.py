@@ -54,6 +54,38 @@ def read_splits(data_dir: Path, manifest: dict) -> dict[str, list[dict]]:
     return out
 
 
+def changed_splits(splits: dict[str, list[dict]], manifest: dict) -> list[str]:
+    """The splits whose rows are not byte for byte the ones the manifest records."""
+    return [name for name, info in manifest["splits"].items()
+            if sha256_bytes(jsonl_bytes(splits[name])) != info["sha256_jsonl"]]
+
+
+def straddling_groups(splits: dict[str, list[dict]]) -> dict[str, set[str]]:
+    """Each group found in more than one split, with those splits (none, when the splits are sound)."""
+    found: dict[str, set[str]] = {}
+    for name, rows in splits.items():
+        for r in rows:
+            found.setdefault(r["group"], set()).add(name)
+    return {group: names for group, names in found.items() if len(names) > 1}
+
+
+def contributions_markdown(m: dict, labels: tuple[str, ...], heading: str) -> list[str]:
+    """What each source put into each split, per label (`heading` names the labels), and the
+    sources' notes."""
+    out = ["", f"What each source contributed ({heading}):", "",
+           "| source | " + " | ".join(m["splits"]) + " |",
+           "| --- |" + " ---: |" * len(m["splits"])]
+    for name, s in m["sources"].items():
+        cells = []
+        for split in m["splits"]:
+            c = s["contributed"].get(split)
+            cells.append(" / ".join(f"{c[label]:,}" for label in labels) if c else "")
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    out += ["", "Notes:", ""]
+    out += [f"- **{name}**: {s['title']}. {s['note']}" for name, s in m["sources"].items()]
+    return out
+
+
 def provenance_markdown(m: dict) -> list[str]:
     """The manifest's files with their hashes, then what was dropped, excluded or not used."""
     out = ["", "## Files", "",

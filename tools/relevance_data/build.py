@@ -188,18 +188,7 @@ def manifest_markdown(m: dict) -> str:
     for name, s in m["sources"].items():
         out.append(f"| {name} | `{s['repo']}` @ `{s['commit'][:12]}` | {s['licence']} | "
                    f"{'yes' if s['share_alike'] else 'no'} | {s['rows_in_raw_files']:,} |")
-    out += ["", "What each source contributed (label 1 / label 0):", "",
-            "| source | " + " | ".join(m["splits"]) + " |",
-            "| --- |" + " ---: |" * len(m["splits"])]
-    for name, s in m["sources"].items():
-        cells = []
-        for split in m["splits"]:
-            c = s["contributed"].get(split)
-            cells.append(f"{c['1']:,} / {c['0']:,}" if c else "")
-        out.append(f"| {name} | " + " | ".join(cells) + " |")
-    out += ["", "Notes:", ""]
-    for name, s in m["sources"].items():
-        out.append(f"- **{name}**: {s['title']}. {s['note']}")
+    out += common.contributions_markdown(m, ("1", "0"), "label 1 / label 0")
     out += common.provenance_markdown(m)
     out += ["", "## Share-alike", "",
             "QNLI and XQuAD are CC BY-SA 4.0 (SQuAD, Wikipedia): that licence passes on to these "

@@ -210,18 +210,7 @@ def manifest_markdown(m: dict) -> str:
         at = f"`{s['repo']}` @ `{s['commit'][:12]}`" if s["commit"] else f"`{s['repo']}`"
         out.append(f"| {name} | {at} | {s['licence']} | {'yes' if s['share_alike'] else 'no'} "
                    f"| {s['rows_in_raw_files']:,} | {s['role']} |")
-    out += ["", "What each source contributed (support / contradict / neither):", "",
-            "| source | " + " | ".join(m["splits"]) + " |",
-            "| --- |" + " ---: |" * len(m["splits"])]
-    for name, s in m["sources"].items():
-        cells = []
-        for split in m["splits"]:
-            c = s["contributed"].get(split)
-            cells.append(f"{c['support']:,} / {c['contradict']:,} / {c['neither']:,}" if c else "")
-        out.append(f"| {name} | " + " | ".join(cells) + " |")
-    out += ["", "Notes:", ""]
-    for name, s in m["sources"].items():
-        out.append(f"- **{name}**: {s['title']}. {s['note']}")
+    out += common.contributions_markdown(m, ("support", "contradict", "neither"), "support / contradict / neither")
     out += common.provenance_markdown(m)
     out += ["", "## Share-alike", "",
             "Every source marked share-alike above (CC BY-SA) passes that licence on to these "
