@@ -249,29 +249,22 @@ async def answer_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict, ch
     with `notes` at the end. Then verify its citations and resolve them."""
     s = deps.settings
     await status(turn, "synthesis")
-    parts = []
+    parts: list[str] = []
     if lead:
-        parts.append(lead)
-        await turn.append("delta", {"text": lead})
+        await say(turn, parts, lead)
     refused, quotes = False, None
     if written is not None:
-        for piece in written:
-            parts.append(piece)
-            await turn.append("delta", {"text": piece})
+        pieces = _aiter(written)
     elif s.llm_url:
-        async for piece in synthesize(s, message, chunks):
-            parts.append(piece)
-            await turn.append("delta", {"text": piece})
+        pieces = synthesize(s, message, chunks)
     else:
         answer = extractive_answer(question, chunks)
         refused, quotes = answer.refused, answer.quotes()
-        for piece in answer.pieces():
-            parts.append(piece)
-            await turn.append("delta", {"text": piece})
+        pieces = _aiter(answer.pieces())
+    async for piece in pieces:
+        await say(turn, parts, piece)
     for note in notes:
-        piece = f"\n\n_Note: {note}_"
-        parts.append(piece)
-        await turn.append("delta", {"text": piece})
+        await say(turn, parts, note_piece(note))
     text = "".join(parts)
 
     probabilities, summary = None, VerificationSummary(enabled=False, threshold=s.verification_threshold)
@@ -407,10 +400,9 @@ async def discovery_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict,
     candidates = list(found.candidates)
     notes = [*([search.note] if search.note and not queries else []), *found.notes]
     await status(turn, "synthesis")
-    parts = []
+    parts: list[str] = []
     if checked:
-        parts.append(f"{checked}\n\n")
-        await turn.append("delta", {"text": parts[-1]})
+        await say(turn, parts, f"{checked}\n\n")
     if s.llm_url and candidates:
         messages = [{"role": "system", "content": ONLINE_PROMPT.format(candidates=format_candidates(candidates))},
                     {"role": "user", "content": message}]
@@ -419,17 +411,24 @@ async def discovery_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict,
         pieces = _aiter(candidates_answer(candidates, len(found.dropped)))
     try:
         async for piece in pieces:
-            parts.append(piece)
-            await turn.append("delta", {"text": piece})
+            await say(turn, parts, piece)
     except LLMError as exc:
         raise TurnFailed("synthesis_failed", str(exc)) from None
     for note in notes:
-        piece = f"\n\n_Note: {note}_"
-        parts.append(piece)
-        await turn.append("delta", {"text": piece})
+        await say(turn, parts, note_piece(note))
     return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="discovery",
                       question=message, text="".join(parts), notes=notes,
                       candidates=[c.model_dump(mode="json") for c in candidates])
+
+
+async def say(turn: TurnLog, parts: list[str], piece: str) -> None:
+    """Stream one piece of the answer as a `delta` event and keep it for the turn's text."""
+    parts.append(piece)
+    await turn.append("delta", {"text": piece})
+
+
+def note_piece(note: str) -> str:
+    return f"\n\n_Note: {note}_"
 
 
 async def _aiter(items):
