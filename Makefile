@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PACKAGES := libs/contracts libs/runtime libs/citations services/gateway services/retrieval services/verifier services/discovery services/staging
 PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
 
-.PHONY: run test test-fast bench lint fmt schemas docs clean plugin plugin-deps browser
+.PHONY: run test test-fast bench lint fmt schemas docs clean plugin plugin-deps browser train-relevance
 
 $(STAMP): $(PYPROJECTS) requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+# The answer-relevance cross-encoder (not yet used by the answer writer; docs/answer-relevance.md).
+train-relevance: $(STAMP)
+	$(PY) -m tools.train_relevance --out data/models/answer-relevance
 
 schemas: $(STAMP)
 	$(PY) -m zocrates_contracts.export
