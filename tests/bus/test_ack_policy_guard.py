@@ -38,7 +38,7 @@ def test_gateway_reply_subscriber_is_manual_too():
     from zocrates_gateway.config import GatewaySettings
 
     app = create_app(GatewaySettings())
-    subscribers = list(app.state.broker.subscribers)
+    subscribers = list(app.state.gateway.broker.subscribers)
     assert subscribers and all(s.ack_policy is AckPolicy.MANUAL for s in subscribers)
 
 
@@ -47,7 +47,7 @@ def test_every_request_is_redelivered_while_its_caller_still_waits():
     for that request leaves the redelivery time to answer (docs/reliability.md, R-GPU-5)."""
     from zocrates_contracts import subjects
     from zocrates_gateway.config import GatewaySettings
-    from zocrates_gateway.routes.discover import RECHECK_TIMEOUT_S
+    from zocrates_gateway.importing import RECHECK_TIMEOUT_S
 
     gw = GatewaySettings()
     deadline = {

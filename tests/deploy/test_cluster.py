@@ -191,7 +191,7 @@ async def test_turns_survive_losing_a_nats_node_and_nothing_stored_is_lost(clust
         for system in (one, two):  # turns stay in flight for a while: the kill lands mid-turn
             system.retrieval.delay = 0.6
             system.verifier.delay = 0.3
-        js = one.app.state.broker.config.connection_state.stream
+        js = one.app.state.gateway.broker.config.connection_state.stream
         info = await js.stream_info("ZOCRATES")
         assert info.config.num_replicas == 3 and len(info.cluster.replicas) == 2
         assert (await js.stream_info("KV_zocrates_sessions")).config.num_replicas == 3
@@ -220,7 +220,7 @@ async def test_turns_survive_losing_a_nats_node_and_nothing_stored_is_lost(clust
                     figures["kills"].append(f"{leader} (ZOCRATES stream leader)")
 
                 async def kill_gateway_server():
-                    connected = one.app.state.broker.connection.connected_url
+                    connected = one.app.state.gateway.broker.connection.connected_url
                     victim = cluster.by_port(connected.port)
                     victim.kill()
                     recovery.append(asyncio.create_task(leaders_back(time.monotonic())))

@@ -54,7 +54,7 @@ async def test_revoked_token_stops_working(system):
     token = await system.new_token("carol")
     headers = {"Authorization": f"Bearer {token}"}
     assert (await system.client.get(f"{system.url}/sessions", headers=headers)).status_code == 200
-    await system.app.state.tokens.revoke(token.split("_")[1])
+    await system.app.state.gateway.tokens.revoke(token.split("_")[1])
     assert (await system.client.get(f"{system.url}/sessions", headers=headers)).status_code == 401
 
 
@@ -70,6 +70,6 @@ async def test_malformed_last_event_id_is_a_400(shared_system, value):
 async def test_tokens_are_stored_only_as_digests(system):
     token = await system.new_token("dave")
     secret = token.split("_", 2)[2]
-    kv = system.app.state.tokens.kv
+    kv = system.app.state.gateway.tokens.kv
     for key in await kv.keys():
         assert secret.encode() not in (await kv.get(key)).value

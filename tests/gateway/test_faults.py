@@ -48,11 +48,11 @@ async def test_retrieval_killed_mid_turn_ends_the_stream_with_an_error_and_store
 async def test_a_turn_is_stored_once_even_if_its_resolution_is_republished(system):
     events = await system.chat("What was the somatic mutation rate estimated from twins?")
     done = events[-1]["data"]
-    js = system.app.state.broker.config.connection_state.stream
+    js = system.app.state.gateway.broker.config.connection_state.stream
     from zocrates_contracts import TurnRecord
 
     record = TurnRecord.model_validate(done)
-    await system.app.state.sessions.add_turn("alice", record)  # a retried persist
+    await system.app.state.gateway.sessions.add_turn("alice", record)  # a retried persist
     session = (await system.client.get(f"{system.url}/sessions/{done['session_id']}",
                                        headers=system.auth)).json()
     assert [t["turn_id"] for t in session["turns"]] == [done["turn_id"]]

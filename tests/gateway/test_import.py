@@ -68,7 +68,7 @@ async def test_prepare_batch_rechecks_stages_and_serves_only_to_the_owner(nats_s
     staging = FakeStaging()
     staging.tmp, staging.seen = tmp_path, []
     async with running_system(nats_server.url, discovery=FakeDiscovery(), staging=staging) as system:
-        staging.store = system.app.state.staged
+        staging.store = system.app.state.gateway.staged
         done = (await system.chat("find new papers about graph neural networks"))[-1]["data"]
         assert [c["candidate_id"] for c in done["candidates"]] == ["W1", "W2", "W3"]
         body = {"session_id": done["session_id"], "turn_id": done["turn_id"], "candidate_ids": ["W1", "W2", "W3"]}

@@ -129,7 +129,7 @@ async def library_system(nats_url: str, zotero_dir, data_dir):
     serving = asyncio.create_task(server.serve())
     while not server.started:
         await asyncio.sleep(0.01)
-    tokens = {user: await app.state.tokens.create(user) for user in ("local", "bob")}
+    tokens = {user: await app.state.gateway.tokens.create(user) for user in ("local", "bob")}
     async with httpx.AsyncClient(timeout=60) as client:
         async def chat(message: str, user: str = "local") -> list[dict]:
             return await collect(client, f"http://127.0.0.1:{port}", message, None, tokens[user])

@@ -130,7 +130,7 @@ class Http:
 
     async def auth(self, user: str) -> dict:
         if user not in self.tokens:
-            self.tokens[user] = await self.app.state.tokens.create(user)
+            self.tokens[user] = await self.app.state.gateway.tokens.create(user)
         return {"Authorization": f"Bearer {self.tokens[user]}"}
 
     async def sync(self, user: str, page: dict) -> dict:
@@ -157,7 +157,7 @@ class Http:
         return status
 
     async def objects(self) -> set[str]:
-        bucket = await self.app.state.broker.config.connection_state.stream.object_store(LIBRARY_BUCKET)
+        bucket = await self.app.state.gateway.broker.config.connection_state.stream.object_store(LIBRARY_BUCKET)
         return {o.name for o in await bucket.list(ignore_deletes=True)}
 
     async def chat(self, user: str, message: str) -> list[dict]:

@@ -70,7 +70,7 @@ class Hosted:
 
     async def auth(self, user: str) -> dict:
         if user not in self.tokens:
-            self.tokens[user] = await self.app.state.tokens.create(user)
+            self.tokens[user] = await self.app.state.gateway.tokens.create(user)
         return {"Authorization": f"Bearer {self.tokens[user]}"}
 
     async def sync(self, user: str, page: dict) -> httpx.Response:
@@ -91,7 +91,7 @@ class Hosted:
         return await self.status(user)
 
     async def objects(self) -> set[str]:
-        bucket = await self.app.state.broker.config.connection_state.stream.object_store(LIBRARY_BUCKET)
+        bucket = await self.app.state.gateway.broker.config.connection_state.stream.object_store(LIBRARY_BUCKET)
         return {o.name for o in await bucket.list(ignore_deletes=True)}
 
     async def chat(self, user: str, message: str) -> list[dict]:
@@ -155,7 +155,7 @@ async def test_a_synced_and_uploaded_pdf_is_indexed_and_cited_in_chat(system, pd
 
 async def test_the_novelty_filter_sees_the_synced_library(system, pdf):
     assert (await system.sync("dora", library(pdf))).status_code == 200
-    requester = system.app.state.requester
+    requester = system.app.state.gateway.requester
     owned = Candidate(candidate_id="W1", title="Some other title", doi="https://doi.org/10.1186/1752-2897-4-1")
     new = Candidate(candidate_id="W2", title="An unrelated paper on coral reefs")
     for _ in range(50):  # discovery's consumer applies the page on its own; wait for it
@@ -258,7 +258,7 @@ async def test_a_discovery_replica_started_later_reads_the_hosted_library_from_t
                                                   extra="DOI: 10.1186/1752-2897-4-1").model_dump(mode="json")]}
     assert (await system.sync("gina", page)).status_code == 200
     later = DiscoveryService(DiscoverySettings(zotero_dir=None))
-    await later.connect_catalog(system.app.state.broker.config.connection_state.stream)
+    await later.connect_catalog(system.app.state.gateway.broker.config.connection_state.stream)
     await later.start()
     try:
         owned = Candidate(candidate_id="W1", title="x", doi="10.1186/1752-2897-4-1")

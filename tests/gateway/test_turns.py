@@ -133,7 +133,7 @@ async def test_resume_with_last_event_id_has_no_gap_and_no_duplicate(system):
 async def test_resume_replays_from_the_events_stream_after_the_turn_left_memory(system):
     events = await system.chat("What was the somatic mutation rate estimated from twins?")
     turn_id = events[0]["data"]["turn_id"]
-    system.app.state.turns.clear()
+    system.app.state.gateway.turns.clear()
     r = await system.client.get(f"{system.url}/chat/{turn_id}/events",
                                 headers=system.auth | {"Last-Event-ID": "2"})
     assert r.status_code == 200 and parse_sse(r.text) == events[2:]
@@ -227,6 +227,6 @@ async def test_session_list_shows_the_users_sessions_newest_first(system):
 
 
 async def test_token_list_shows_ids_and_users_never_digests(system):
-    rows = await system.app.state.tokens.list()
+    rows = await system.app.state.gateway.tokens.list()
     assert [r["user_id"] for r in rows] == ["alice"]
     assert "digest" not in rows[0] and rows[0]["token_id"] == system.token.split("_")[1]

@@ -133,7 +133,7 @@ class System:
         return {"Authorization": f"Bearer {self.token}"}
 
     async def new_token(self, user: str) -> str:
-        return await self.app.state.tokens.create(user)
+        return await self.app.state.gateway.tokens.create(user)
 
     async def chat(self, message: str, session_id: str | None = None, token: str | None = None) -> list[dict]:
         return await collect(self.client, self.url, message, session_id, token or self.token)
@@ -194,7 +194,7 @@ async def running_system(nats_url: str, *, discovery=None, staging=None, **gatew
     serving = asyncio.create_task(server.serve())
     while not server.started:
         await asyncio.sleep(0.01)
-    token = await app.state.tokens.create("alice")
+    token = await app.state.gateway.tokens.create("alice")
     async with httpx.AsyncClient(timeout=30) as client:
         try:
             yield System(f"http://127.0.0.1:{port}", token, app, retrieval, verifier, apps, client)

@@ -58,7 +58,7 @@ def bodies(app) -> list[tuple[str, str, dict | None]]:
 
 async def test_every_route_refuses_missing_malformed_revoked_and_expired_tokens(nats_server, report):
     async with running_system(nats_server.url) as system:
-        tokens = system.app.state.tokens
+        tokens = system.app.state.gateway.tokens
         token_id = system.token.split("_")[1]
         revoked = await system.new_token("carol")
         await tokens.revoke(revoked.split("_")[1])
@@ -109,14 +109,14 @@ async def test_another_user_gets_404_on_every_resource_and_changes_nothing(nats_
         library = (await collect(c, url, QUESTION, None, system.token))[-1]["data"]
         discovery = (await collect(c, url, "find new papers about twins", None, system.token))[-1]["data"]
         replayed = library["turn_id"]
-        system.app.state.turns.pop(replayed)  # resumes of it are replayed from the events stream
+        system.app.state.gateway.turns.pop(replayed)  # resumes of it are replayed from the events stream
         path = tmp_path / "a.pdf"
         path.write_bytes(PDF)
-        await system.app.state.staged.put("alice", "alicepaper", path, {"filename": "a.pdf"})
+        await system.app.state.gateway.staged.put("alice", "alicepaper", path, {"filename": "a.pdf"})
         system.retrieval.delay = 3.0  # a turn of Alice's that is still running
         live_task = asyncio.create_task(collect(c, url, QUESTION + " again", None, system.token))
-        await wait_until(lambda: any(not t.finished for t, _ in system.app.state.turns.values()), 5, "a live turn")
-        live = next(tid for tid, (t, _) in system.app.state.turns.items() if not t.finished)
+        await wait_until(lambda: any(not t.finished for t, _ in system.app.state.gateway.turns.values()), 5, "a live turn")
+        live = next(tid for tid, (t, _) in system.app.state.gateway.turns.items() if not t.finished)
 
         session = library["session_id"]
         attempts = {
@@ -198,7 +198,7 @@ async def test_no_raw_token_in_any_store_or_log_and_digests_compare_in_constant_
             await c.get(f"{url}/sessions", headers={"Authorization": f"Bearer {token[:-2]}xx"})  # wrong secret
             await c.post(f"{url}/chat", headers=system.auth, content=b"{", )  # an error path
             await c.get(f"{url}/health", headers=system.auth)
-            js = system.app.state.broker.config.connection_state.stream
+            js = system.app.state.gateway.broker.config.connection_state.stream
             dump, streams = await dump_everything(js)
     finally:
         structlog.reset_defaults()

@@ -23,7 +23,7 @@ from reliability.sse import parse_stream
 from reliability.support import wait_until
 from zocrates_contracts.subjects import EVENTS_STREAM
 from zocrates_gateway.events import TurnEvent, TurnLog
-from zocrates_gateway.routes.chat import replay
+from zocrates_gateway.turns import replay
 from zocrates_runtime.natsserver import NatsServer, free_port
 
 pytestmark = pytest.mark.connected
@@ -64,10 +64,10 @@ async def test_random_drops_resumed_with_last_event_id_have_no_gap_and_no_duplic
                 got += await read_events(r, rng.randint(1, 4))
             drops += 1
             turn_id = json.loads(got[0]["data"])["turn_id"]
-            turn = system.app.state.turns[turn_id][0]
+            turn = system.app.state.gateway.turns[turn_id][0]
             if turns % 3 == 0 and got[-1]["event"] not in ("done", "error"):
                 await wait_until(lambda: turn.finished, 10, "the turn's end")
-                system.app.state.turns.pop(turn_id)  # gone from memory: replayed from the stream
+                system.app.state.gateway.turns.pop(turn_id)  # gone from memory: replayed from the stream
                 replayed += 1
             while got[-1]["event"] not in ("done", "error"):
                 reconnects += 1
@@ -140,8 +140,8 @@ async def test_thousand_connect_abort_cycles_leak_no_task_fd_or_subscription(tmp
 
                 live = json.loads((await first_event("POST", "/chat", json={"message": QUESTION}))["data"])
                 done = json.loads((await first_event("POST", "/chat", json={"message": "hello"}))["data"])
-                await wait_until(lambda: system.app.state.turns[done["turn_id"]][0].finished, 10, "a chat turn")
-                system.app.state.turns.pop(done["turn_id"])  # resumes of it replay from the stream
+                await wait_until(lambda: system.app.state.gateway.turns[done["turn_id"]][0].finished, 10, "a chat turn")
+                system.app.state.gateway.turns.pop(done["turn_id"])  # resumes of it replay from the stream
                 cycles = {"new_turn": lambda: first_event("POST", "/chat", json={"message": "hello"}),
                           "resume_live": lambda: first_event("GET", f"/chat/{live['turn_id']}/events"),
                           "resume_replayed": lambda: first_event("GET", f"/chat/{done['turn_id']}/events")}
@@ -149,7 +149,7 @@ async def test_thousand_connect_abort_cycles_leak_no_task_fd_or_subscription(tmp
                     await run()
 
                 def idle_turns() -> bool:
-                    return all(task.done() for tid, (_, task) in system.app.state.turns.items()
+                    return all(task.done() for tid, (_, task) in system.app.state.gateway.turns.items()
                                if tid != live["turn_id"])
 
                 await wait_until(idle_turns, 10, "warm-up turns finished")
@@ -227,7 +227,7 @@ async def test_hostile_text_reaches_the_client_intact_through_a_real_turn(nats_s
                                         headers=system.auth) as r:
             raw = (await r.aread()).decode()
         events, _ = parse_stream(raw)
-        turn = system.app.state.turns[json.loads(events[0]["data"])["turn_id"]][0]
+        turn = system.app.state.gateway.turns[json.loads(events[0]["data"])["turn_id"]][0]
     done = json.loads(events[-1]["data"])
     quotes = [c["quote"] for c in done["citations"]]
     report("R-SSE-4-turn", events=len(events), equal_to_log=as_tuples(events) == logged(turn),
@@ -259,7 +259,7 @@ async def long_turn(system, events: int, size: int) -> TurnLog:
     for i in range(events - 1):
         await turn.append("delta", {"text": f"{i:08d}" + "x" * size})
     await turn.append("done", {"text": "end"})
-    system.app.state.turns[turn.turn_id] = (turn, asyncio.get_running_loop().create_future())
+    system.app.state.gateway.turns[turn.turn_id] = (turn, asyncio.get_running_loop().create_future())
     return turn
 
 
@@ -395,7 +395,7 @@ async def test_regression_resume_on_a_replica_that_does_not_hold_the_live_turn_e
                                         headers=system.auth) as r:
             first = await read_events(r, 1)
         turn_id = json.loads(first[0]["data"])["turn_id"]
-        turn, _ = system.app.state.turns.pop(turn_id)  # as on another gateway replica
+        turn, _ = system.app.state.gateway.turns.pop(turn_id)  # as on another gateway replica
         headers = system.auth | {"Last-Event-ID": first[-1]["id"]}
         text: list[str] = []
 
@@ -422,7 +422,7 @@ async def test_regression_replays_delete_their_consumer_on_every_exit(nats_serve
     threshold (about 5 server subscriptions each)."""
     rng = random.Random(9)
     async with running_system(nats_server.url, retrieval_timeout_s=600) as system:
-        js = system.app.state.broker.config.connection_state.stream
+        js = system.app.state.gateway.broker.config.connection_state.stream
         release, search = asyncio.Event(), system.retrieval.search
 
         async def held(request):  # the live turn waits in retrieval until the end
@@ -438,16 +438,16 @@ async def test_regression_replays_delete_their_consumer_on_every_exit(nats_serve
                 return await read_events(r, limit)
 
         done = json.loads((await first_events("POST", "/chat", 1, json={"message": "hello"}))[0]["data"])
-        await wait_until(lambda: system.app.state.turns[done["turn_id"]][0].finished, 10, "a chat turn")
-        system.app.state.turns.pop(done["turn_id"])  # gone from memory: replayed from the stream
+        await wait_until(lambda: system.app.state.gateway.turns[done["turn_id"]][0].finished, 10, "a chat turn")
+        system.app.state.gateway.turns.pop(done["turn_id"])  # gone from memory: replayed from the stream
         system.retrieval.search = held
         live = json.loads((await first_events("POST", "/chat", 1, json={"message": QUESTION}))[0]["data"])
-        system.app.state.turns.pop(live["turn_id"])  # as if it ran on another replica
+        system.app.state.gateway.turns.pop(live["turn_id"])  # as if it ran on another replica
         bob = {"Authorization": f"Bearer {await system.new_token('bob')}"}
         baseline = await consumers()
 
         async def deadline_passed() -> None:
-            turn, pump = await replay(system.app.state.broker, live["turn_id"], "alice", follow_for=0.1)
+            turn, pump = await replay(system.app.state.gateway.broker, live["turn_id"], "alice", follow_for=0.1)
             await pump
             assert turn.events[-1].event == "error"
 

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 
 import nats
 import psutil
@@ -20,7 +21,6 @@ from reliability.support import TESTS, kill, spawn, wait_ready, wait_until
 from zocrates_contracts import VerificationPair, VerificationRequested
 from zocrates_contracts.subjects import AUDIT_STREAM, VERIFIER_CONSUMER
 from zocrates_gateway.config import GatewaySettings
-from zocrates_gateway.turn import deadline_in
 from zocrates_runtime import bus
 from zocrates_runtime.settings import ZocratesSettings
 from zocrates_runtime.supervisor import Child, RestartPolicy, Supervisor
@@ -183,7 +183,7 @@ async def test_regression_killed_verifiers_batch_is_answered_within_the_verifica
         await wait_until(lambda: output.getvalue().count("[verifier] ready") == 1, 30, "the verifier")
         first_pid = supervisor.pids["verifier"]
         published = time.monotonic()
-        await publish_all(broker, requests(jobs, deadline=deadline_in(timeout)))
+        await publish_all(broker, requests(jobs, deadline=datetime.now(UTC) + timedelta(seconds=timeout)))
 
         async def all_in_the_model():
             return (await js.consumer_info(AUDIT_STREAM, VERIFIER_CONSUMER)).num_ack_pending >= jobs

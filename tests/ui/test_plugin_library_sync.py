@@ -74,7 +74,7 @@ async def test_plugin_sync_module_uploads_a_zotero_pdf_that_the_server_indexes(n
     monkeypatch.delenv("ZOCRATES_ZOTERO_DIR", raising=False)
     monkeypatch.delenv("ZOCRATES_RETRIEVAL_ZOTERO_DIR", raising=False)
     async with hosted_stack(nats_server.url, tmp_path / "data") as (url, gateway, retrieval):
-        token = await gateway.state.tokens.create("ada")
+        token = await gateway.state.gateway.tokens.create("ada")
         proc = await asyncio.create_subprocess_exec(
             node, str(SCRIPT), cwd=str(ROOT / "plugin"),
             env={"PATH": "/usr/bin:/bin", "ZOCRATES_URL": url, "ZOCRATES_TOKEN": token, "ZOCRATES_PDF": str(PDF),

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import nats.js.errors
@@ -387,6 +387,18 @@ async def _heartbeat(msg: NatsMessage, ack_wait: float) -> None:
             await msg.in_progress()
 
 
+class NoReply(TimeoutError):
+    """No reply to a request within its timeout: the service is down, overloaded or slow."""
+
+    def __init__(self, request_cls: type[Request], timeout: float) -> None:
+        self.request_cls, self.timeout = request_cls, timeout
+        super().__init__(f"no reply to {request_cls.__name__} within {timeout:.0f} s")
+
+
+class MalformedReply(Exception):
+    """A reply that does not validate as its contract (another build, or a broken service)."""
+
+
 class Requester:
     """Sends requests over JetStream and awaits their replies on this replica's subject.
 
@@ -411,12 +423,24 @@ class Requester:
             try:
                 future.set_result(reply_cls.model_validate_json(msg.body))
             except ValidationError as exc:
-                future.set_exception(exc)
+                future.set_exception(MalformedReply(f"{reply_cls.__name__} failed validation: "
+                                                    f"{exc.error_count()} errors"))
 
     def reply_to(self, request_cls: type[Request]) -> str:
         from zocrates_contracts.subjects import reply_subject
 
         return reply_subject(self.instance_id, REPLY_OF[request_cls].SUBJECT)
+
+    async def ask(self, request_cls: type[Request], timeout: float, **fields: Any) -> Message:
+        """Send a `request_cls` request built from `fields`, with this replica's reply subject
+        and a deadline `timeout` seconds from now, and return its reply (which may carry the
+        service's `error`). `NoReply` when none came in time."""
+        request = request_cls(**fields, reply_to=self.reply_to(request_cls),
+                              deadline=datetime.now(UTC) + timedelta(seconds=timeout))
+        try:
+            return await self.request(request, timeout)
+        except TimeoutError:
+            raise NoReply(request_cls, timeout) from None
 
     async def request(self, request: Request, timeout: float) -> Message:
         """Publish `request` and return its reply; `TimeoutError` after `timeout` seconds."""

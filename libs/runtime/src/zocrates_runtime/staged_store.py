@@ -33,8 +33,6 @@ from typing import BinaryIO, Protocol
 
 from nats.js import JetStreamContext, api
 from nats.js.errors import (
-    BadRequestError,
-    BucketNotFoundError,
     NotFoundError,
     ObjectNotFoundError,
 )
@@ -42,6 +40,7 @@ from nats.js.object_store import ObjectStore
 
 from zocrates_contracts.base import is_valid_id
 from zocrates_runtime.durable import fsync_dir
+from zocrates_runtime.stores import object_store
 
 DEFAULT_BUCKET = "zocrates_staged"
 DEFAULT_TTL = timedelta(hours=24)
@@ -150,18 +149,9 @@ class NatsStagedStore:
 
     async def _ensure_bucket(self) -> ObjectStore:
         stream = f"OBJ_{self._bucket}"
-        try:
-            obj = await self._js.object_store(self._bucket)
-        except BucketNotFoundError:
-            config = api.ObjectStoreConfig(
-                description="Zocrates staged PDFs awaiting import",
-                ttl=self._max_age.total_seconds(),
-                replicas=self._replicas,
-            )
-            try:
-                return await self._js.create_object_store(self._bucket, config)
-            except BadRequestError:  # another replica created it first
-                obj = await self._js.object_store(self._bucket)
+        obj = await object_store(self._js, self._bucket, config=api.ObjectStoreConfig(
+            description="Zocrates staged PDFs awaiting import", ttl=self._max_age.total_seconds(),
+            replicas=self._replicas))
         config = (await self._js.stream_info(stream)).config
         if self._ttl is not None and abs((config.max_age or 0) - self._ttl.total_seconds()) > 1e-3:
             config.max_age = self._ttl.total_seconds()

@@ -71,6 +71,7 @@ from zocrates_discovery.providers.pubmed import PubMed
 from zocrates_discovery.providers.semanticscholar import SemanticScholar, paper_key
 from zocrates_discovery.providers.unpaywall import Unpaywall
 from zocrates_discovery.works import Work
+from zocrates_runtime import stores
 from zocrates_runtime.kv import latest_entries
 
 log = structlog.get_logger("zocrates.discovery")
@@ -222,10 +223,7 @@ class DiscoveryService:
 
     async def connect_catalog(self, js, replicas: int = 1) -> None:
         """Read hosted libraries from the catalog bucket (created here if retrieval has not yet)."""
-        try:
-            self.catalog = await js.key_value(LIBRARY_CATALOG_BUCKET)
-        except nats.js.errors.BucketNotFoundError:
-            self.catalog = await js.create_key_value(bucket=LIBRARY_CATALOG_BUCKET, history=1, replicas=replicas)
+        self.catalog = await stores.key_value(js, LIBRARY_CATALOG_BUCKET, replicas)
 
     def set_library(self, user_id: str, items: list[LibraryItem]) -> None:
         """Install the library of a user whose items reach us some other way (a hosted, synced library)."""

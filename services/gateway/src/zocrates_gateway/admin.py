@@ -21,6 +21,7 @@ from zocrates_contracts import is_valid_id
 from zocrates_contracts.subjects import TOKENS_BUCKET
 from zocrates_gateway.auth import TokenStore, parse_token
 from zocrates_gateway.config import GatewaySettings
+from zocrates_runtime import stores
 
 
 async def open_store(settings: GatewaySettings) -> tuple[nats.NATS, TokenStore]:
@@ -37,10 +38,7 @@ async def open_store(settings: GatewaySettings) -> tuple[nats.NATS, TokenStore]:
         raise SystemExit(f"error: cannot reach NATS at {settings.nats_url} ({exc}). "
                          "Hint: start the stack with `make run`, or set ZOCRATES_NATS_URL.") from None
     js = nc.jetstream()
-    try:
-        kv = await js.key_value(TOKENS_BUCKET)
-    except nats.js.errors.BucketNotFoundError:
-        kv = await js.create_key_value(bucket=TOKENS_BUCKET, history=1, replicas=settings.stream_replicas)
+    kv = await stores.key_value(js, TOKENS_BUCKET, settings.stream_replicas)
     return nc, TokenStore(kv, settings.token_pepper.get_secret_value())
 
 

@@ -106,7 +106,7 @@ async def require_principal(request: Request) -> Principal:
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(401, "unauthorized", "Missing bearer token: send 'Authorization: Bearer <token>'.",
                        UNAUTHORIZED_HEADERS)
-    store: TokenStore = request.app.state.tokens
+    store: TokenStore = request.app.state.gateway.tokens
     principal = await store.verify(token.strip())
     if principal is None:
         raise ApiError(401, "unauthorized", "Invalid, revoked or expired token.", UNAUTHORIZED_HEADERS)

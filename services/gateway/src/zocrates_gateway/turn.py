@@ -11,8 +11,6 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 
 import structlog
 from opentelemetry import trace
@@ -36,12 +34,12 @@ from zocrates_contracts import (
     TurnRequested,
     TurnResolved,
     VerificationCompleted,
-    VerificationPair,
     VerificationRequested,
     VerificationSummary,
 )
-from zocrates_contracts.messages import MAX_CLAIM_CHARS, MAX_SCOPE_ITEMS, MAX_SOURCE_CHARS
+from zocrates_contracts.messages import MAX_SCOPE_ITEMS
 from zocrates_gateway.config import GatewaySettings
+from zocrates_gateway.context import Gateway
 from zocrates_gateway.domain.intent import route_intent
 from zocrates_gateway.domain.lookup import (
     Asked,
@@ -55,6 +53,7 @@ from zocrates_gateway.domain.lookup import (
     record_chunk,
     sort_out,
 )
+from zocrates_gateway.domain import verification
 from zocrates_gateway.domain.query import search_text
 from zocrates_gateway.domain.synthesis import (
     CHAT_REPLY,
@@ -66,7 +65,7 @@ from zocrates_gateway.domain.synthesis import (
 )
 from zocrates_gateway.events import TurnLog
 from zocrates_gateway.llm import LLMError, stream_chat
-from zocrates_gateway.sessions import SessionStore, TurnAudit
+from zocrates_gateway.sessions import TurnAudit
 from zocrates_runtime import bus
 from zocrates_runtime.tracing import inject_trace
 
@@ -89,14 +88,7 @@ class TurnFailed(Exception):
         self.code, self.message = code, message
 
 
-@dataclass
-class TurnDeps:
-    settings: GatewaySettings
-    requester: bus.Requester
-    sessions: SessionStore
-
-
-async def run_turn(deps: TurnDeps, turn: TurnLog, message: str, session_title: str) -> None:
+async def run_turn(gateway: Gateway, turn: TurnLog, message: str, session_title: str) -> None:
     """Drive the turn, appending its events to `turn`; always ends with `done` or `error`."""
     structlog.contextvars.bind_contextvars(turn_id=turn.turn_id, session_id=turn.session_id)
     started = time.perf_counter()
@@ -106,17 +98,17 @@ async def run_turn(deps: TurnDeps, turn: TurnLog, message: str, session_title: s
         await turn.append("turn", {"turn_id": turn.turn_id, "session_id": turn.session_id, "intent": intent})
         # Independent writes go out together: each is a round trip to the server.
         await asyncio.gather(
-            deps.sessions.ensure(turn.user_id, turn.session_id, session_title),
-            bus.publish(deps.requester.broker, TurnRequested(**ids, trace=inject_trace(),
+            gateway.sessions.ensure(turn.user_id, turn.session_id, session_title),
+            bus.publish(gateway.requester.broker, TurnRequested(**ids, trace=inject_trace(),
                                                              message=message, intent=intent)))
         if intent == "chat":
             record = await chat_turn(turn, message)
         elif intent == "discovery":
-            record = await discovery_turn(deps, turn, message, ids)
+            record = await discovery_turn(gateway, turn, message, ids)
         else:
-            record = await library_turn(deps, turn, message, ids)
-        await asyncio.gather(deps.sessions.add_turn(turn.user_id, record),
-                             bus.publish(deps.requester.broker, TurnResolved(**ids, record=record)))
+            record = await library_turn(gateway, turn, message, ids)
+        await asyncio.gather(gateway.sessions.add_turn(turn.user_id, record),
+                             bus.publish(gateway.requester.broker, TurnResolved(**ids, record=record)))
         await turn.append("done", record.model_dump(mode="json"))
         log.info("turn done", intent=intent, ms=round((time.perf_counter() - started) * 1000, 1))
     except TurnFailed as exc:
@@ -143,15 +135,11 @@ async def chat_turn(turn: TurnLog, message: str) -> TurnRecord:
                       question=message, text=CHAT_REPLY)
 
 
-def deadline_in(seconds: float) -> datetime:
-    """The absolute deadline a request carries: now plus `seconds` (UTC)."""
-    return datetime.now(UTC) + timedelta(seconds=seconds)
-
-
-async def _ask(deps: TurnDeps, request, timeout: float, what: str):
+async def _ask(gateway: Gateway, what: str, request_cls, timeout: float, **fields):
+    """A service's reply to a request of this turn; its silence or its error ends the turn."""
     try:
-        reply = await deps.requester.request(request, timeout=timeout)
-    except TimeoutError:
+        reply = await gateway.requester.ask(request_cls, timeout, **fields)
+    except bus.NoReply:
         raise TurnFailed("timeout", f"The {what} service did not answer within {timeout:.0f} s. "
                          "It may be down or overloaded; try again in a moment.") from None
     if reply.error is not None:
@@ -159,21 +147,21 @@ async def _ask(deps: TurnDeps, request, timeout: float, what: str):
     return reply
 
 
-async def library_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
+async def library_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
     """A question about the library; one that names items (a DOI, an arXiv id, a PMID, a
     title) looks them up in the library first."""
     asked = read_message(message)
     if asked:
-        return await named_items_turn(deps, turn, message, ids, asked)
-    return await search_turn(deps, turn, message, ids)
+        return await named_items_turn(gateway, turn, message, ids, asked)
+    return await search_turn(gateway, turn, message, ids)
 
 
-async def search_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
+async def search_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
     """Search the whole library with the message, cut to the query cap when it is longer (the
     answer then says how it was cut)."""
     search = search_text(message)
-    chunks = await retrieve(deps, turn, ids, search.text)
-    return await answer_turn(deps, turn, message, ids, chunks, question=search.question,
+    chunks = await retrieve(gateway, turn, ids, search.text)
+    return await answer_turn(gateway, turn, message, ids, chunks, question=search.question,
                              notes=[search.note] if search.note else [])
 
 
@@ -181,73 +169,69 @@ async def search_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict) ->
 MAX_DISCOVERY_QUERIES = 8
 
 
-async def named_items_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict, asked: Asked) -> TurnRecord:
+async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict, asked: Asked) -> TurnRecord:
     """Items named by DOI, arXiv id, PMID or title, looked up in the user's own library first.
     Found: the turn answers from them (is it there, what it is, or the question asked of it),
     citing their passages from this turn's retrieval. Not found: it looks them up online, and an
     offline error says that the library was checked."""
-    s = deps.settings
+    s = gateway.settings
     await status(turn, "lookup")
-    request = LibraryLookupRequested(
-        **ids, trace=inject_trace(), dois=asked.of("doi"), arxiv_ids=asked.of("arxiv"), pmids=asked.of("pmid"),
-        titles=asked.of("title"), reply_to=deps.requester.reply_to(LibraryLookupRequested),
-        deadline=deadline_in(s.retrieval_timeout_s))
-    reply: LibraryItemsFound = await _ask(deps, request, s.retrieval_timeout_s, "retrieval")
+    reply: LibraryItemsFound = await _ask(
+        gateway, "retrieval", LibraryLookupRequested, s.retrieval_timeout_s, **ids, trace=inject_trace(),
+        dois=asked.of("doi"), arxiv_ids=asked.of("arxiv"), pmids=asked.of("pmid"), titles=asked.of("title"))
     found = sort_out(asked, list(reply.items), reply.searched_items)
     if not found.items:
         if goes_online(asked, found):
-            return await discovery_turn(deps, turn, message, ids, checked=not_in_library(found.missing, found.searched),
+            return await discovery_turn(gateway, turn, message, ids, checked=not_in_library(found.missing, found.searched),
                                         queries=[n.query() for n in found.missing][:MAX_DISCOVERY_QUERIES])
-        return await search_turn(deps, turn, message, ids)  # a quoted phrase that is no title here
+        return await search_turn(gateway, turn, message, ids)  # a quoted phrase that is no title here
     scope = RetrievalScope(items=[ItemRef(library_id=i.library_id, item_key=i.item_key)
                                   for i in found.items[:MAX_SCOPE_ITEMS]])
     notes = [missing_line(found)] if found.missing else []
     if asked.kind == "question":
         search = search_text(asked.question)
         notes = ([search.note] if search.note else []) + notes
-        chunks = await retrieve_items(deps, turn, ids, search.text, scope)
+        chunks = await retrieve_items(gateway, turn, ids, search.text, scope)
         if not chunks:
             records = [record_chunk(i) for i in found.items]
-            return await answer_turn(deps, turn, message, ids, records, question=search.question,
+            return await answer_turn(gateway, turn, message, ids, records, question=search.question,
                                      written=no_text_answer(found, records), notes=notes)
-        return await answer_turn(deps, turn, message, ids, chunks, question=search.question,
+        return await answer_turn(gateway, turn, message, ids, chunks, question=search.question,
                                  lead=lead_for_question(found), notes=notes)
     # Is it there, or what is it: each item's library record, then its own opening passages,
     # found by their titles.
     titles = search_text(" ".join(i.title for i in found.items if i.title) or "abstract").text
-    chunks = [record_chunk(i) for i in found.items] + await retrieve_items(deps, turn, ids, titles, scope)
-    return await answer_turn(deps, turn, message, ids, chunks, question=titles,
+    chunks = [record_chunk(i) for i in found.items] + await retrieve_items(gateway, turn, ids, titles, scope)
+    return await answer_turn(gateway, turn, message, ids, chunks, question=titles,
                              written=item_answer(asked, found, chunks), notes=notes)
 
 
-async def retrieve(deps: TurnDeps, turn: TurnLog, ids: dict, query: str,
+async def retrieve(gateway: Gateway, turn: TurnLog, ids: dict, query: str,
                    scope: RetrievalScope | None = None) -> list[EvidenceChunk]:
-    s = deps.settings
+    s = gateway.settings
     await status(turn, "retrieval")
-    request = RetrievalRequested(**ids, trace=inject_trace(), query=query, top_k=s.top_k, scope=scope,
-                                 reply_to=deps.requester.reply_to(RetrievalRequested),
-                                 deadline=deadline_in(s.retrieval_timeout_s))
-    evidence: EvidenceRetrieved = await _ask(deps, request, s.retrieval_timeout_s, "retrieval")
+    evidence: EvidenceRetrieved = await _ask(gateway, "retrieval", RetrievalRequested, s.retrieval_timeout_s,
+                                             **ids, trace=inject_trace(), query=query, top_k=s.top_k, scope=scope)
     return list(evidence.chunks)
 
 
-async def retrieve_items(deps: TurnDeps, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope) -> list[EvidenceChunk]:
+async def retrieve_items(gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope) -> list[EvidenceChunk]:
     """The passages of items the lookup found; none when nothing of the library is indexed yet
     (the items are in the library all the same, and the answer says their text is not read)."""
     try:
-        return await retrieve(deps, turn, ids, query, scope)
+        return await retrieve(gateway, turn, ids, query, scope)
     except TurnFailed as exc:
         if exc.code != "retrieval_not_available":
             raise
         return []
 
 
-async def answer_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict, chunks: list[EvidenceChunk], *,
+async def answer_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict, chunks: list[EvidenceChunk], *,
                       question: str, lead: str = "", written=None, notes=()) -> TurnRecord:
     """Write the answer from `chunks` (a language model reads the whole message, the offline
     writer the search question), or stream the one `written` for the turn; after a `lead` line,
     with `notes` at the end. Then verify its citations and resolve them."""
-    s = deps.settings
+    s = gateway.settings
     await status(turn, "synthesis")
     parts: list[str] = []
     if lead:
@@ -273,12 +257,12 @@ async def answer_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict, ch
     with tracer.start_as_current_span("citation_verification") as span:
         if verifying:
             await status(turn, "verification")
-            probabilities, summary = await verify(deps, ids, chunks, occurrences)
+            probabilities, summary = await verify(gateway, ids, chunks, occurrences)
 
         await status(turn, "resolution")
         audit = TurnAudit(raw_text=text, chunks=chunks, support_probabilities=probabilities,
                           threshold=s.verification_threshold, refused=refused, quotes=quotes)
-        storing = asyncio.create_task(deps.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit))
+        storing = asyncio.create_task(gateway.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit))
         record = resolve_record(s, TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id,
                                               intent="library", question=message, text="", notes=list(notes)),
                                    audit, summary)
@@ -335,64 +319,62 @@ async def synthesize(s: GatewaySettings, question: str, chunks: list[EvidenceChu
         raise TurnFailed("synthesis_failed", str(exc)) from None
 
 
-async def verify(deps: TurnDeps, ids: dict, chunks: list[EvidenceChunk], occurrences) -> tuple[dict, VerificationSummary]:
-    """Score every occurrence in one request; on any failure every probability is None."""
-    s = deps.settings
+async def verify(gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occurrences) -> tuple[dict, VerificationSummary]:
+    """Score every occurrence, in as many requests as its pairs need, all within the verification
+    budget. A request that fails (no reply, an error, a malformed reply, the bus) leaves its
+    pairs unverified (`None`: fail open) with a note; the others keep their scores."""
+    s = gateway.settings
     timeout = min(s.verification_timeout_s, s.verification_budget_s)
-    # The pair's bounds are the contract's: a longer claim or passage is cut, a blank one left
-    # unverified (fail open), never a validation error that would end the turn.
-    pairs = [VerificationPair(chunk_index=o.chunk_index, occurrence=o.occurrence, claim=o.claim[:MAX_CLAIM_CHARS],
-                              source_text=chunks[o.chunk_index - 1].text[:MAX_SOURCE_CHARS],
-                              compound=o.compound) for o in occurrences
-             if o.claim[:MAX_CLAIM_CHARS].strip() and chunks[o.chunk_index - 1].text[:MAX_SOURCE_CHARS].strip()]
-    fail_open = {o.chunk_index: [] for o in occurrences}
-    for o in occurrences:
-        fail_open[o.chunk_index].append(None)
     summary = VerificationSummary(threshold=s.verification_threshold)
+    pairs = verification.pairs_for(occurrences, chunks)
     if not pairs:
-        return fail_open, summary
+        return verification.unverified(occurrences), summary
     started = time.perf_counter()
-    request = VerificationRequested(**ids, trace=inject_trace(), pairs=pairs[:512],
-                                    reply_to=deps.requester.reply_to(VerificationRequested),
-                                    deadline=deadline_in(timeout))
-    try:
-        reply: VerificationCompleted = await deps.requester.request(request, timeout=timeout)
-    except TimeoutError:
-        reply = None
-        note = f"verifier did not answer within {timeout:.0f} s; citations kept unverified"
+    replies = await asyncio.gather(*(_verify_batch(gateway, ids, batch, timeout)
+                                     for batch in verification.batches(pairs)))
     latency = (time.perf_counter() - started) * 1000
-    if reply is None or reply.error is not None:
-        if reply is not None:
-            note = f"verifier error ({reply.error.code}): {reply.error.message}; citations kept unverified"
-        log.warning("verification failed open", note=note)
-        return fail_open, summary.model_copy(update={"note": note, "latency_ms": latency})
-    probabilities = {index: list(values) for index, values in fail_open.items()}
-    for score in reply.scores:
-        slots = probabilities.get(score.chunk_index)
-        if slots is not None and score.occurrence <= len(slots):
-            slots[score.occurrence - 1] = score.probability
-    for score in reply.scores:
+    scores = [score for reply, _ in replies if reply is not None for score in reply.scores]
+    notes = list(dict.fromkeys(note for _, note in replies if note))
+    if notes:
+        log.warning("verification failed open", note="; ".join(notes))
+    for score in scores:
         log.info(f"Citation verification [{score.chunk_index}] occ#{score.occurrence}: "
                  f"p={'None' if score.probability is None else f'{score.probability:.4f}'} "
                  f"(threshold={s.verification_threshold:.2f})")
-    return probabilities, summary.model_copy(update={
-        "provider": reply.provider, "model": reply.model, "latency_ms": latency})
+    scorer = next((reply for reply, _ in replies if reply is not None and reply.scores), None)
+    return verification.merged(occurrences, scores), summary.model_copy(update={
+        "provider": scorer.provider if scorer else "", "model": scorer.model if scorer else "",
+        "latency_ms": latency, "note": "; ".join(notes) or None})
 
 
-async def discovery_turn(deps: TurnDeps, turn: TurnLog, message: str, ids: dict, *, checked: str = "",
+async def _verify_batch(gateway: Gateway, ids: dict, pairs: list, timeout: float
+                        ) -> tuple[VerificationCompleted | None, str | None]:
+    """One verification request: its reply and, when it failed, a note saying how."""
+    try:
+        reply: VerificationCompleted = await gateway.requester.ask(VerificationRequested, timeout, **ids,
+                                                                   trace=inject_trace(), pairs=pairs)
+    except bus.NoReply:
+        return None, f"verifier did not answer within {timeout:.0f} s; citations kept unverified"
+    except Exception as exc:  # noqa: BLE001 - a malformed reply or a bus error: fail open, never end the turn
+        return None, f"verifier reply unusable ({type(exc).__name__}); citations kept unverified"
+    if reply.error is not None:
+        return reply, (f"verifier error ({reply.error.code}): {reply.error.message}; "
+                       "citations without a score kept unverified")
+    return reply, None
+
+
+async def discovery_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict, *, checked: str = "",
                          queries: list[str] | None = None) -> TurnRecord:
     """New literature online. After a library lookup found nothing, `checked` says so (first in
     the answer, and in an error) and `queries` are the identifiers or titles to look up."""
-    s = deps.settings
+    s = gateway.settings
     await status(turn, "discovery")
     search = search_text(message)
-    profile = await deps.sessions.get_profile(turn.user_id)
-    request = DiscoveryRequested(**ids, trace=inject_trace(), queries=queries or [search.text],
-                                 contact_email=profile.contact_email,
-                                 reply_to=deps.requester.reply_to(DiscoveryRequested),
-                                 deadline=deadline_in(s.discovery_timeout_s))
+    profile = await gateway.sessions.get_profile(turn.user_id)
     try:
-        found: CandidatesFound = await _ask(deps, request, s.discovery_timeout_s, "discovery")
+        found: CandidatesFound = await _ask(gateway, "discovery", DiscoveryRequested, s.discovery_timeout_s,
+                                            **ids, trace=inject_trace(), queries=queries or [search.text],
+                                            contact_email=profile.contact_email)
     except TurnFailed as exc:
         if not checked:
             raise

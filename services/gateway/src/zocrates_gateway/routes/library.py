@@ -35,10 +35,12 @@ from zocrates_contracts import (
     Message,
     new_id,
 )
-from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
+from zocrates_contracts.subjects import library_object_name
 from zocrates_gateway.auth import CurrentUser, Principal
+from zocrates_gateway.context import Gateway
+from zocrates_gateway.deps import GatewayDep
 from zocrates_gateway.errors import ApiError
-from zocrates_gateway.turn import deadline_in
+from zocrates_runtime import bus
 
 router = APIRouter()
 
@@ -59,12 +61,12 @@ def _ids(user: Principal) -> dict:
     return {"turn_id": new_id(), "session_id": new_id(), "user_id": user.user_id}
 
 
-async def _ask(request: Request, message, what: str) -> Message:
-    state = request.app.state
-    timeout = state.settings.library_timeout_s
+async def _ask(gateway: Gateway, what: str, request_cls: type, **fields) -> Message:
+    """Retrieval's reply to a library request; no reply in time is a 504."""
+    timeout = gateway.settings.library_timeout_s
     try:
-        return await state.requester.request(message, timeout=timeout)
-    except TimeoutError:
+        return await gateway.requester.ask(request_cls, timeout, **fields)
+    except bus.NoReply:
         raise ApiError(504, "library_timeout", f"The library service did not {what} within {timeout:.0f} s; "
                        "try again (a repeated request is harmless).") from None
 
@@ -74,7 +76,7 @@ def _service_error(reply) -> ApiError:
 
 
 @router.post("/library/sync")
-async def sync(request: Request, user: CurrentUser) -> dict:
+async def sync(request: Request, gateway: GatewayDep, user: CurrentUser) -> dict:
     """Store one page of the caller's library metadata; answers which attachment files to upload."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_SYNC_BODY:
@@ -94,14 +96,11 @@ async def sync(request: Request, user: CurrentUser) -> dict:
         raise ApiError(422, "invalid_request", f"body: unknown fields {', '.join(unknown[:5])}; "
                        f"a sync page has {', '.join(sorted(SYNC_FIELDS))}.")
     try:
-        message = LibrarySyncRequested.model_validate({
-            **page, **_ids(user), "reply_to": request.app.state.requester.reply_to(LibrarySyncRequested),
-            "deadline": deadline_in(request.app.state.settings.library_timeout_s)})
-    except ValidationError as exc:
+        reply: LibrarySynced = await _ask(gateway, "store the page", LibrarySyncRequested, **page, **_ids(user))
+    except ValidationError as exc:  # the page itself: a reply that fails validation is MalformedReply
         details = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()[:20]]
         summary = "; ".join(f"{'.'.join(map(str, d['loc'])) or 'body'}: {d['msg']}" for d in details[:5])
         raise ApiError(422, "invalid_request", summary) from None
-    reply: LibrarySynced = await _ask(request, message, "store the page")
     if reply.error is not None:
         raise _service_error(reply)
     return reply.model_dump(mode="json", exclude=ENVELOPE)
@@ -112,30 +111,11 @@ def _too_large_sync() -> ApiError:
                     "send the library in more pages (same sync_id, page 0, 1, ..., the last one final).")
 
 
-async def _bucket(request: Request):
-    """The library files' object store, created on first use (no expiry: they are the library)."""
-    state = request.app.state
-    bucket = getattr(state, "library_bucket", None)
-    if bucket is None:
-        js = state.broker.config.connection_state.stream
-        try:
-            bucket = await js.object_store(LIBRARY_BUCKET)
-        except nats.js.errors.BucketNotFoundError:
-            config = api.ObjectStoreConfig(description="Zocrates lab-hosted library files",
-                                           replicas=state.settings.stream_replicas)
-            try:
-                bucket = await js.create_object_store(LIBRARY_BUCKET, config)
-            except nats.js.errors.BadRequestError:  # another replica created it first
-                bucket = await js.object_store(LIBRARY_BUCKET)
-        state.library_bucket = bucket
-    return bucket
-
-
 @router.put("/library/attachments/{key}")
-async def upload(request: Request, user: CurrentUser, key: str = Path(pattern=ITEM_KEY),
+async def upload(request: Request, gateway: GatewayDep, user: CurrentUser, key: str = Path(pattern=ITEM_KEY),
                  library_id: str = Query(default="user", pattern=LIBRARY_ID)) -> dict:
     """Upload the file of a synced attachment (the raw bytes as the body, its type as Content-Type)."""
-    settings = request.app.state.settings
+    settings = gateway.settings
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type not in UPLOAD_TYPES:
         raise ApiError(415, "unsupported_media_type", f"Content-Type {content_type or '(none)'} is not indexed; "
@@ -160,7 +140,7 @@ async def upload(request: Request, user: CurrentUser, key: str = Path(pattern=IT
             raise ApiError(415, "not_a_pdf", "The body is declared application/pdf but does not start with %PDF-.")
         sha256 = digest.hexdigest()
         name = library_object_name(user.user_id, library_id, key, sha256)
-        bucket = await _bucket(request)
+        bucket = await gateway.library_files()
         try:
             existed = not (await bucket.get_info(name)).deleted
         except nats.js.errors.ObjectNotFoundError:
@@ -169,11 +149,9 @@ async def upload(request: Request, user: CurrentUser, key: str = Path(pattern=IT
             spool.seek(0)
             await bucket.put(name, spool, meta=api.ObjectMeta(
                 name=name, description="library attachment", headers={"Zocrates-Owner": [user.user_id]}))
-    message = AttachmentUploaded(**_ids(user), library_id=library_id, key=key, object_name=name, sha256=sha256,
-                                 size=size, content_type=content_type,
-                                 reply_to=request.app.state.requester.reply_to(AttachmentUploaded),
-                                 deadline=deadline_in(settings.library_timeout_s))
-    reply: AttachmentAccepted = await _ask(request, message, "record the upload")
+    reply: AttachmentAccepted = await _ask(gateway, "record the upload", AttachmentUploaded, **_ids(user),
+                                           library_id=library_id, key=key, object_name=name, sha256=sha256,
+                                           size=size, content_type=content_type)
     if reply.error is not None:
         if not existed:
             await bucket.delete(name)
@@ -189,25 +167,22 @@ def _too_large_upload(cap: int) -> ApiError:
 
 
 @router.get("/library/status")
-async def status(request: Request, user: CurrentUser) -> dict:
+async def status(gateway: GatewayDep, user: CurrentUser) -> dict:
     """The caller's library: synced items, uploads, ingest progress, failures by reason."""
-    return await _status(request, user, rescan=False)
+    return await _status(gateway, user, rescan=False)
 
 
 @router.post("/library/rescan")
-async def rescan(request: Request, user: CurrentUser) -> dict:
+async def rescan(gateway: GatewayDep, user: CurrentUser) -> dict:
     """Index the caller's library again now (only what changed), e.g. right after an import;
     answers its status. A library that is already being indexed is indexed once more after."""
-    answer = await _status(request, user, rescan=True)
+    answer = await _status(gateway, user, rescan=True)
     if answer["source"] == "none":
         raise ApiError(404, "no_library", "There is no library to index for this user: the server reads no "
                        "Zotero data directory for you and you have synced none (POST /library/sync).")
     return answer
 
 
-async def _status(request: Request, user: Principal, *, rescan: bool) -> dict:
-    message = LibraryStatusRequested(**_ids(user), rescan=rescan,
-                                     reply_to=request.app.state.requester.reply_to(LibraryStatusRequested),
-                                     deadline=deadline_in(request.app.state.settings.library_timeout_s))
-    reply: LibraryStatus = await _ask(request, message, "answer")
+async def _status(gateway: Gateway, user: Principal, *, rescan: bool) -> dict:
+    reply: LibraryStatus = await _ask(gateway, "answer", LibraryStatusRequested, **_ids(user), rescan=rescan)
     return reply.model_dump(mode="json", exclude=ENVELOPE - {"error"})

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
 
 from zocrates_contracts.messages import ContactEmail
 from zocrates_gateway.auth import CurrentUser
-from zocrates_gateway.sessions import Profile, SessionStore
+from zocrates_gateway.deps import SessionsDep
+from zocrates_gateway.sessions import Profile
 
 router = APIRouter()
 
@@ -31,15 +32,13 @@ def _answer(user_id: str, profile: Profile) -> dict:
 
 
 @router.post("/register")
-async def register(request: Request, user: CurrentUser, body: Registration) -> dict:
+async def register(store: SessionsDep, user: CurrentUser, body: Registration) -> dict:
     """Store the user's contact email (or clear it with `null`); answers what is stored."""
-    store: SessionStore = request.app.state.sessions
     profile = Profile(contact_email=body.contact_email, updated_at=datetime.now(UTC))
     await store.put_profile(user.user_id, profile)
     return _answer(user.user_id, profile)
 
 
 @router.get("/me")
-async def me(request: Request, user: CurrentUser) -> dict:
-    store: SessionStore = request.app.state.sessions
+async def me(store: SessionsDep, user: CurrentUser) -> dict:
     return _answer(user.user_id, await store.get_profile(user.user_id))

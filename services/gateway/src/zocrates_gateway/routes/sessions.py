@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path
 
 from zocrates_contracts import ID_PATTERN
 from zocrates_gateway.auth import CurrentUser
+from zocrates_gateway.deps import SessionsDep
 from zocrates_gateway.errors import ApiError
-from zocrates_gateway.sessions import SessionStore, dump
+from zocrates_gateway.sessions import dump
 
 router = APIRouter(prefix="/sessions")
 SessionId = Path(pattern=ID_PATTERN, description="A session id from POST /chat's `turn` event")
@@ -19,15 +20,13 @@ def _not_found(session_id: str) -> ApiError:
 
 
 @router.get("")
-async def list_sessions(request: Request, user: CurrentUser) -> dict:
-    store: SessionStore = request.app.state.sessions
+async def list_sessions(store: SessionsDep, user: CurrentUser) -> dict:
     metas = await store.list(user.user_id)
     return {"sessions": [dump(m) | {"turns": len(m.turn_ids)} for m in metas]}
 
 
 @router.get("/{session_id}")
-async def get_session(request: Request, user: CurrentUser, session_id: str = SessionId) -> dict:
-    store: SessionStore = request.app.state.sessions
+async def get_session(store: SessionsDep, user: CurrentUser, session_id: str = SessionId) -> dict:
     meta = await store.get_meta(user.user_id, session_id)
     if meta is None:
         raise _not_found(session_id)
@@ -36,8 +35,7 @@ async def get_session(request: Request, user: CurrentUser, session_id: str = Ses
 
 
 @router.delete("/{session_id}")
-async def delete_session(request: Request, user: CurrentUser, session_id: str = SessionId) -> dict:
-    store: SessionStore = request.app.state.sessions
+async def delete_session(store: SessionsDep, user: CurrentUser, session_id: str = SessionId) -> dict:
     if not await store.delete(user.user_id, session_id):
         raise _not_found(session_id)
     return {"deleted": session_id}

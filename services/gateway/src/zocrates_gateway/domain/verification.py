@@ -1,0 +1,43 @@
+"""Verification of a turn's citations, the pure part: which pairs to send, how the scores that
+come back land on the occurrences. Every occurrence starts unverified (`None`, fails open) and
+keeps that unless a score for it arrives."""
+
+from __future__ import annotations
+
+from zocrates_contracts import EvidenceChunk, PairScore, VerificationPair
+from zocrates_contracts.messages import MAX_CLAIM_CHARS, MAX_PAIRS, MAX_SOURCE_CHARS
+
+
+def pairs_for(occurrences, chunks: list[EvidenceChunk]) -> list[VerificationPair]:
+    """One pair per occurrence. The pair's bounds are the contract's: a longer claim or passage
+    is cut, and a blank one left unverified, never a validation error that would end the turn."""
+    pairs = []
+    for o in occurrences:
+        claim, source = o.claim[:MAX_CLAIM_CHARS], chunks[o.chunk_index - 1].text[:MAX_SOURCE_CHARS]
+        if claim.strip() and source.strip():
+            pairs.append(VerificationPair(chunk_index=o.chunk_index, occurrence=o.occurrence, claim=claim,
+                                          source_text=source, compound=o.compound))
+    return pairs
+
+
+def batches(pairs: list[VerificationPair], size: int = MAX_PAIRS) -> list[list[VerificationPair]]:
+    """The pairs in requests of at most `size` (what one request may carry)."""
+    return [pairs[i:i + size] for i in range(0, len(pairs), size)]
+
+
+def unverified(occurrences) -> dict[int, list[float | None]]:
+    """Per chunk index, one `None` per occurrence citing it."""
+    probabilities: dict[int, list[float | None]] = {}
+    for o in occurrences:
+        probabilities.setdefault(o.chunk_index, []).append(None)
+    return probabilities
+
+
+def merged(occurrences, scores: list[PairScore]) -> dict[int, list[float | None]]:
+    """`unverified(occurrences)` with each score in its slot; a score for no occurrence is dropped."""
+    probabilities = unverified(occurrences)
+    for score in scores:
+        slots = probabilities.get(score.chunk_index)
+        if slots is not None and score.occurrence <= len(slots):
+            slots[score.occurrence - 1] = score.probability
+    return probabilities
