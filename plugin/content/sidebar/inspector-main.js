@@ -3,7 +3,8 @@
 import markdownit from "../vendor/markdown-it.mjs";
 import katex from "../vendor/katex.mjs";
 import { createRenderer } from "../core/render.js";
-import { FONT_SIZES, renderInspector } from "./app.js";
+import { FONT_SIZES } from "./features/menu.js";
+import { renderInspector } from "./features/inspector.js";
 import { createHost } from "../host/zotero.js";
 
 const args = window.arguments?.[0]?.wrappedJSObject || window.arguments?.[0];

@@ -349,6 +349,18 @@ try {
   await page.locator(".citation-pill").first().click();
   await shot(page, "08-dark-popover.png");
 
+  step("unmount: every feature's mount(ctx) is undone");
+  const messagesBefore = await page.locator(".message-wrapper").count();
+  await page.evaluate(() => window.zocrates.unmount());
+  assert.equal(await page.locator(".evidence-popover").count(), 0, "the popover outlived its feature");
+  await page.click("#more-btn");
+  assert.equal(await page.locator("#more-menu").isHidden(), true, "the menu still opens");
+  await page.fill("#chat-input", "Anything after unmount?");
+  await page.press("#chat-input", "Enter");
+  assert.equal(await page.locator(".message-wrapper").count(), messagesBefore, "the composer still sends");
+  assert.match(await page.evaluate(() => { try { window.zocrates.send(); return "sent"; } catch (exc) { return exc.message; } }),
+    /No sidebar feature answers "chat.send"/);
+
   assert.deepEqual(consoleErrors.filter((e) => !/favicon/.test(e)), [], "the page logged errors");
   report.ok = true;
 } catch (exc) {

@@ -1,0 +1,118 @@
+// The actions under a finished answer: the citations toggle, the Claim Verification Inspector
+// button, Copy (author-year citations while they are shown, none when hidden) and ⋯ (message
+// information); and the answer's source list, whose entries select the item in Zotero.
+
+import { hasCitations, stripCitations, toAuthorYear } from "../../core/citations.js";
+import { escapeHtml } from "../../core/format.js";
+import { countsLine, inspectorTooltip, probabilityStats, statsLine, verificationCounts } from "../../core/inspector.js";
+import { ICONS } from "../icons.js";
+import { openModal } from "../modal.js";
+import { selectInLibrary } from "../host-actions.js";
+import { disposer } from "../context.js";
+
+export function mount(ctx) {
+  const { window, document, host, $, bus } = ctx;
+  const d = disposer();
+  const messagesEl = $("messages");
+
+  d.add(bus.on("message.finalized", (message) => renderActions(message)));
+
+  function renderActions(message) {
+    const record = message.record;
+    const left = message.actions.querySelector(".message-actions-left");
+    const right = message.actions.querySelector(".message-actions-right");
+    left.textContent = "";
+    right.textContent = "";
+    if (!record && !message.text) return;
+    message.actions.hidden = false;
+    const button = (cls, label, title, onClick) => {
+      const b = document.createElement("button");
+      b.className = `action-btn ${cls}`;
+      b.textContent = label;
+      if (title) b.title = title;
+      b.addEventListener("click", onClick);
+      return b;
+    };
+    if (record && hasCitations(record)) {
+      const toggle = button("citations-toggle", "", "", () => {
+        message.citationsVisible = !message.citationsVisible;
+        updateToggle();
+      });
+      const updateToggle = () => {
+        const on = message.citationsVisible;
+        message.wrapper.classList.toggle("citations-hidden", !on);
+        toggle.setAttribute("aria-pressed", String(on));
+        toggle.innerHTML = on ? `${ICONS.eye} Citations: Visible` : `${ICONS.eyeOff} Citations: Hidden`;
+        toggle.title = on ? "Hide citations" : "Show citations";
+        if (!on) bus.request("popover.close");
+      };
+      updateToggle();
+      left.appendChild(toggle);
+      if ((record.citations || []).length) {
+        const counts = verificationCounts(record);
+        const inspector = button("claims-inspector-btn", "", inspectorTooltip(counts), () => bus.request("inspector.open", record));
+        inspector.innerHTML = `${ICONS.shield} Claim Verification Inspector`;
+        left.appendChild(inspector);
+      }
+    }
+    const copy = button("copy-btn", "Copy", "Copy the answer", async () => {
+      const text = copyText(message);
+      try {
+        await host.copyText(text);
+        copy.textContent = "Copied";
+        copy.classList.add("copied");
+        window.setTimeout(() => {
+          copy.textContent = "Copy";
+          copy.classList.remove("copied");
+        }, 1500);
+      } catch (exc) {
+        bus.emit("status", `Could not copy: ${exc.message}`, true);
+      }
+    });
+    right.appendChild(copy);
+    if (record) right.appendChild(button("info-btn", "⋯", "Message information", () => openMessageInfo(record)));
+  }
+
+  function copyText(message) {
+    const record = message.record;
+    const text = record ? record.text : message.text;
+    if (!record) return stripCitations(text);
+    return message.citationsVisible ? toAuthorYear(text, record.citations, record.references) : stripCitations(text);
+  }
+
+  function openMessageInfo(record) {
+    const m = openModal(document, "Message Information", { id: "message-info" });
+    const counts = verificationCounts(record);
+    const v = record.verification;
+    const stats = probabilityStats(record);
+    let html = `<p class="info-muted">Turn: ${escapeHtml(record.intent)} · ${new Date(record.completed_at || Date.now()).toLocaleString()}</p>`;
+    if ((record.citations || []).length || counts.total) {
+      html += '<h3>Citation Support</h3>' +
+        `<p class="info-line stats-line">${escapeHtml(statsLine(stats))}</p>` +
+        `<p class="info-line counts-line">${escapeHtml(countsLine(counts))}</p>`;
+      if (v) {
+        html += `<p class="info-muted">Decision model: ${escapeHtml(v.provider || "—")}${v.model ? ` / ${escapeHtml(v.model)}` : ""} · ` +
+          `threshold ${Number(v.threshold ?? 0.6).toFixed(2)} · ${Math.round(v.latency_ms || 0)} ms${v.note ? ` · ${escapeHtml(v.note)}` : ""}</p>`;
+      }
+    } else {
+      html += '<p class="info-muted">This answer has no verified citations.</p>';
+    }
+    const refs = record.references || {};
+    html += `<p class="info-muted">Sources: ${(refs.cited || []).length} cited, ${(refs.considered || []).length} considered.</p>`;
+    m.body.innerHTML = html;
+  }
+
+  // The source list under an answer: an entry selects its item in Zotero (Enter or Space too).
+  d.listen(messagesEl, "click", (e) => {
+    const source = e.target.closest(".zotero-source-link");
+    if (source) selectInLibrary(ctx, source.dataset.itemKey, source.dataset.libraryId);
+  });
+  d.listen(messagesEl, "keydown", (e) => {
+    if ((e.key === "Enter" || e.key === " ") && e.target.matches?.(".zotero-source-link")) {
+      e.preventDefault();
+      e.target.click();
+    }
+  });
+
+  return d.dispose;
+}
