@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 from zocrates_contracts import Candidate
-from zocrates_discovery.library import read_library_items
-from zocrates_discovery.novelty import LibraryIndex, filter_novel
+from zocrates_discovery.adapters.zotero_library import read_library_items
+from zocrates_discovery.domain.novelty import LibraryIndex, filter_novel
 from harness.zotero import ZoteroLibraryBuilder as ZoteroDatabase  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ import pytest
 import respx
 
 from discovery.responses import BUDGET_429, THROTTLE_429
-from zocrates_discovery.http import (
+from zocrates_discovery.adapters.http import (
     BudgetExhausted,
     HostLimiter,
     HostPolicy,

@@ -7,8 +7,8 @@ import sqlite3
 import pytest
 
 from zocrates_contracts import Candidate
-from zocrates_discovery.library import LibraryReadError, read_library_items
-from zocrates_discovery.novelty import LibraryIndex, filter_novel
+from zocrates_discovery.adapters.zotero_library import LibraryReadError, read_library_items
+from zocrates_discovery.domain.novelty import LibraryIndex, filter_novel
 
 
 def cand(title: str, doi: str | None = None, arxiv_id: str | None = None, cid: str = "c1") -> Candidate:

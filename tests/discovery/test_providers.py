@@ -6,20 +6,20 @@ import httpx
 import pytest
 import respx
 
-from zocrates_discovery.http import Http
-from zocrates_discovery.providers.abstracts import AbstractBackfill
-from zocrates_discovery.providers.crossref import Crossref, jats_to_text, license_name, parse_item
-from zocrates_discovery.providers.openalex import (
+from zocrates_discovery.adapters.http import Http
+from zocrates_discovery.adapters.providers.abstracts import AbstractBackfill
+from zocrates_discovery.adapters.providers.crossref import Crossref, jats_to_text, license_name, parse_item
+from zocrates_discovery.adapters.providers.openalex import (
     OpenAlex,
     keywords_of,
     parse_work,
     rebuild_abstract,
     search_text,
 )
-from zocrates_discovery.providers.pubmed import PubMed, parse_abstracts
-from zocrates_discovery.providers.semanticscholar import SemanticScholar, paper_key, parse_paper
-from zocrates_discovery.providers.unpaywall import Unpaywall, parse_record
-from zocrates_discovery.works import Work
+from zocrates_discovery.adapters.providers.pubmed import PubMed, parse_abstracts
+from zocrates_discovery.adapters.providers.semanticscholar import SemanticScholar, paper_key, parse_paper
+from zocrates_discovery.adapters.providers.unpaywall import Unpaywall, parse_record
+from zocrates_discovery.domain.works import Work
 
 
 @pytest.fixture

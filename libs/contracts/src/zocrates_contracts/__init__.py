@@ -15,6 +15,7 @@ from zocrates_contracts.messages import (
     REPLY_OF,
     AttachmentAccepted,
     AttachmentUploaded,
+    CatalogEntry,
     IngestFailure,
     ItemRef,
     LibraryItemMatch,

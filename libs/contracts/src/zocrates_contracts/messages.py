@@ -335,6 +335,15 @@ class SyncedItem(BaseModel):
         return self
 
 
+class CatalogEntry(BaseModel):
+    """A synced item as retrieval keeps it in the library catalog (KV key
+    `i.<user>.<library>.<key>`, see `subjects.catalog_items_pattern`); discovery reads these to
+    know what a hosted user owns."""
+
+    sync_id: str
+    item: SyncedItem
+
+
 class LibrarySyncRequested(Request):
     """One page of a user's library metadata (no files: those are uploaded one by one).
 

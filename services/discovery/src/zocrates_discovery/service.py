@@ -21,15 +21,12 @@ them yet, so `discover` logs them and `health` reports the budget and mode.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import chain, zip_longest
 from urllib.parse import urlsplit
 
 import httpx
-import nats.js.errors
 import structlog
 
 from zocrates_contracts import (
@@ -40,13 +37,11 @@ from zocrates_contracts import (
     DroppedCandidate,
     RecheckRequested,
     ServiceError,
-    SyncedItem,
 )
 from zocrates_contracts.messages import MAX_CANDIDATES
-from zocrates_contracts.subjects import LIBRARY_CATALOG_BUCKET, catalog_items_pattern, catalog_synced_key
 from zocrates_discovery.config import DiscoverySettings
-from zocrates_discovery.contact import requester_contact
-from zocrates_discovery.http import (
+from zocrates_discovery.domain.contact import requester_contact
+from zocrates_discovery.adapters.http import (
     BudgetExhausted,
     HostPolicy,
     Http,
@@ -60,19 +55,17 @@ from zocrates_contracts.identifiers import (
     arxiv_doi,
     arxiv_of_doi,
     identifiers_in_query,
-    item_identifiers,
 )
-from zocrates_discovery.library import LibraryItem, LibraryReadError, database_path, read_library_items
-from zocrates_discovery.novelty import LibraryIndex, filter_novel
-from zocrates_discovery.providers.abstracts import AbstractBackfill
-from zocrates_discovery.providers.crossref import Crossref
-from zocrates_discovery.providers.openalex import OpenAlex
-from zocrates_discovery.providers.pubmed import PubMed
-from zocrates_discovery.providers.semanticscholar import SemanticScholar, paper_key
-from zocrates_discovery.providers.unpaywall import Unpaywall
-from zocrates_discovery.works import Work
-from zocrates_runtime import stores
-from zocrates_runtime.kv import latest_entries
+from zocrates_discovery.adapters.catalog import Catalog
+from zocrates_discovery.adapters.zotero_library import LibraryReadError, database_path, read_library_items
+from zocrates_discovery.domain.novelty import LibraryIndex, LibraryItem, filter_novel, synced_identity
+from zocrates_discovery.adapters.providers.abstracts import AbstractBackfill
+from zocrates_discovery.adapters.providers.crossref import Crossref
+from zocrates_discovery.adapters.providers.openalex import OpenAlex
+from zocrates_discovery.adapters.providers.pubmed import PubMed
+from zocrates_discovery.adapters.providers.semanticscholar import SemanticScholar, paper_key
+from zocrates_discovery.adapters.providers.unpaywall import Unpaywall
+from zocrates_discovery.domain.works import Work, interleave, merge
 
 log = structlog.get_logger("zocrates.discovery")
 
@@ -126,30 +119,6 @@ def _as_service_error(exc: ProviderError, what: str = "OpenAlex") -> ServiceErro
     if isinstance(exc, (BudgetExhausted, Throttled)):
         return ServiceError(code="overloaded", service="discovery", message=message)
     return ServiceError(code="not_available", service="discovery", message=message)
-
-
-def _interleave(lists: list[list[Work]]) -> list[Work]:
-    """The best of each query first, then the second best of each, and so on."""
-    return [w for w in chain.from_iterable(zip_longest(*lists)) if w is not None]
-
-
-def _merge(works: list[Work]) -> list[Work]:
-    seen: set[str] = set()
-    merged = []
-    for work in works:
-        keys = set(work.identity())
-        if keys & seen:
-            continue
-        seen |= keys
-        merged.append(work)
-    return merged
-
-
-def synced_identity(item: SyncedItem) -> LibraryItem:
-    """The identifiers of a synced item, found where the Zotero reader finds them (DOI field,
-    Extra, a doi.org URL; arXiv ids in Extra, the URL or an arXiv DOI)."""
-    found = item_identifiers(item.doi, [item.url], item.extra)
-    return LibraryItem(item.key, item.title, found.dois, found.arxiv_ids)
 
 
 class DiscoveryService:
@@ -223,7 +192,7 @@ class DiscoveryService:
 
     async def connect_catalog(self, js, replicas: int = 1) -> None:
         """Read hosted libraries from the catalog bucket (created here if retrieval has not yet)."""
-        self.catalog = await stores.key_value(js, LIBRARY_CATALOG_BUCKET, replicas)
+        self.catalog = await Catalog.open(js, replicas)
 
     def set_library(self, user_id: str, items: list[LibraryItem]) -> None:
         """Install the library of a user whose items reach us some other way (a hosted, synced library)."""
@@ -236,19 +205,14 @@ class DiscoveryService:
         cached = self._libraries.get(user_id)
         if self.catalog is None:
             return cached.index if cached else None
-        try:
-            synced = await self.catalog.get(catalog_synced_key(user_id))
-        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+        revision = await self.catalog.revision(user_id)
+        if revision is None:
             return cached.index if cached else None  # never synced (or installed by set_library)
-        if cached is not None and cached.stamp == ("kv", synced.revision):
+        if cached is not None and cached.stamp == ("kv", revision):
             return cached.index
-        items = []
-        for entry in await latest_entries(self.catalog, catalog_items_pattern(user_id)):  # filtered by the server
-            item = SyncedItem.model_validate(json.loads(entry.value)["item"])
-            if item.item_type not in ("attachment", "note", "annotation"):  # not owned papers
-                items.append(synced_identity(item))
+        items = [synced_identity(item) for item in await self.catalog.owned_items(user_id)]
         index = await asyncio.to_thread(LibraryIndex, items, self.settings.title_similarity)
-        self._libraries[user_id] = _Library(index, ("kv", synced.revision))
+        self._libraries[user_id] = _Library(index, ("kv", revision))
         log.info("hosted library loaded", user_id=user_id, items=index.size)
         return index
 
@@ -335,7 +299,7 @@ class DiscoveryService:
         for failure in failures:
             result.notes.append(f"One query could not be searched: {failure}")
 
-        works = _merge(_interleave(found))
+        works = merge(interleave(found))
         library = await self._library_for(user_id)
         if library is None:
             result.notes.append("Your library is not known to the discovery service, so papers you already "

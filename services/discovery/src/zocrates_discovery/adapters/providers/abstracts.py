@@ -12,10 +12,10 @@ import asyncio
 
 import structlog
 
-from zocrates_discovery.http import ProviderError
-from zocrates_discovery.providers.pubmed import PubMed
-from zocrates_discovery.providers.semanticscholar import SemanticScholar, paper_key
-from zocrates_discovery.works import Work
+from zocrates_discovery.adapters.http import ProviderError
+from zocrates_discovery.adapters.providers.pubmed import PubMed
+from zocrates_discovery.adapters.providers.semanticscholar import SemanticScholar, paper_key
+from zocrates_discovery.domain.works import Work
 
 log = structlog.get_logger("zocrates.discovery.abstracts")
 

@@ -12,8 +12,8 @@ from urllib.parse import quote
 
 from zocrates_contracts.identifiers import arxiv_of_doi, normalize_arxiv, normalize_doi
 from zocrates_discovery.config import DiscoverySettings
-from zocrates_discovery.http import Http
-from zocrates_discovery.works import Work
+from zocrates_discovery.adapters.http import Http
+from zocrates_discovery.domain.works import Work
 
 FIELDS = "title,authors,year,venue,journal,externalIds,abstract,citationCount,openAccessPdf"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from itertools import chain, zip_longest
 
 from zocrates_contracts import Candidate
 from zocrates_contracts.identifiers import normalize_title
@@ -60,3 +61,21 @@ class Work:
             abstract=self.abstract, keywords=self.keywords, cited_by_count=self.cited_by_count,
             pdf_url=self.pdf_url, oa_status=self.oa_status, license=self.license,
         )
+
+
+def interleave(lists: list[list[Work]]) -> list[Work]:
+    """The best of each query first, then the second best of each, and so on."""
+    return [w for w in chain.from_iterable(zip_longest(*lists)) if w is not None]
+
+
+def merge(works: list[Work]) -> list[Work]:
+    """Each work once: a later one sharing an OpenAlex id, DOI, arXiv id or title is dropped."""
+    seen: set[str] = set()
+    merged = []
+    for work in works:
+        keys = set(work.identity())
+        if keys & seen:
+            continue
+        seen |= keys
+        merged.append(work)
+    return merged

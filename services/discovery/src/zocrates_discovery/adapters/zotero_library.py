@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from zocrates_contracts.identifiers import (
@@ -28,6 +27,7 @@ from zocrates_contracts.identifiers import (
     find_arxiv_ids,
     normalize_doi,
 )
+from zocrates_discovery.domain.novelty import LibraryItem
 from zocrates_runtime.zotero_snapshot import snapshot_database
 
 _NOT_ITEMS = ("attachment", "note", "annotation")
@@ -35,16 +35,6 @@ _NOT_ITEMS = ("attachment", "note", "annotation")
 
 class LibraryReadError(RuntimeError):
     """The Zotero database could not be read (missing, locked beyond retries, or not Zotero's)."""
-
-
-@dataclass(frozen=True)
-class LibraryItem:
-    """The identity of one item the user owns."""
-
-    key: str
-    title: str = ""
-    dois: tuple[str, ...] = ()
-    arxiv_ids: tuple[str, ...] = ()
 
 
 def database_path(zotero_dir_or_db: Path) -> Path:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from zocrates_discovery.config import DiscoverySettings
-from zocrates_discovery.contact import contact_email
-from zocrates_discovery.http import Http
+from zocrates_discovery.domain.contact import contact_email
+from zocrates_discovery.adapters.http import Http
 
 
 def _abstract_of(article: ET.Element) -> str | None:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from zocrates_discovery.config import DiscoverySettings
-from zocrates_discovery.contact import contact_email
-from zocrates_discovery.http import Http
+from zocrates_discovery.domain.contact import contact_email
+from zocrates_discovery.adapters.http import Http
 
 
 @dataclass(frozen=True)

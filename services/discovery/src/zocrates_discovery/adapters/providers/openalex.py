@@ -17,8 +17,8 @@ from urllib.parse import quote
 
 from zocrates_contracts.identifiers import arxiv_of_doi, find_arxiv_ids, normalize_doi
 from zocrates_discovery.config import DiscoverySettings
-from zocrates_discovery.http import BudgetExhausted, Http, UpstreamError
-from zocrates_discovery.works import Work
+from zocrates_discovery.adapters.http import BudgetExhausted, Http, UpstreamError
+from zocrates_discovery.domain.works import Work
 
 #: Fields a search asks for; everything a candidate needs and nothing more (smaller answers).
 SELECT = ",".join((

@@ -27,15 +27,15 @@ from dataclasses import dataclass
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from zocrates_contracts import Candidate, DroppedCandidate
+from zocrates_contracts import Candidate, DroppedCandidate, SyncedItem
 from zocrates_contracts.identifiers import (
     ARXIV_DOI_PREFIX,
     arxiv_of_doi,
+    item_identifiers,
     normalize_arxiv,
     normalize_doi,
     normalize_title,
 )
-from zocrates_discovery.library import LibraryItem
 
 DEFAULT_TITLE_SIMILARITY = 0.88
 
@@ -116,6 +116,23 @@ def _vetoed(candidate_dois: tuple[str, ...], owned_dois: tuple[str, ...]) -> boo
     published = [d for d in candidate_dois if not _is_preprint_doi(d)]
     owned = [d for d in owned_dois if not _is_preprint_doi(d)]
     return bool(published and owned and not set(published) & set(owned))
+
+
+@dataclass(frozen=True)
+class LibraryItem:
+    """The identity of one item the user owns."""
+
+    key: str
+    title: str = ""
+    dois: tuple[str, ...] = ()
+    arxiv_ids: tuple[str, ...] = ()
+
+
+def synced_identity(item: SyncedItem) -> LibraryItem:
+    """The identifiers of a synced item, found where the Zotero reader finds them (DOI field,
+    Extra, a doi.org URL; arXiv ids in Extra, the URL or an arXiv DOI)."""
+    found = item_identifiers(item.doi, [item.url], item.extra)
+    return LibraryItem(item.key, item.title, found.dois, found.arxiv_ids)
 
 
 class LibraryIndex:

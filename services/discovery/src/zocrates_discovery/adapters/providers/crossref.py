@@ -13,9 +13,9 @@ from urllib.parse import quote
 
 from zocrates_contracts.identifiers import arxiv_of_doi, normalize_doi
 from zocrates_discovery.config import DiscoverySettings
-from zocrates_discovery.contact import contact_email
-from zocrates_discovery.http import Http
-from zocrates_discovery.works import Work
+from zocrates_discovery.domain.contact import contact_email
+from zocrates_discovery.adapters.http import Http
+from zocrates_discovery.domain.works import Work
 
 _JATS_TITLE = re.compile(r"<jats:title>.*?</jats:title>", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")

@@ -1,0 +1,1 @@
+"""Discovery's edges: the scholarly APIs over HTTP, the local Zotero database, the hosted library catalog."""
