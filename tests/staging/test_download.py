@@ -21,7 +21,7 @@ from staging.loopback import (
     respond,
 )
 from staging.support import leftovers
-from zocrates_staging.download import CHUNK, Rejected, download_pdf, make_client
+from zocrates_staging.adapters.download import CHUNK, Rejected, download_pdf, make_client
 
 MiB = 1024 * 1024
 CAP = 1 * MiB

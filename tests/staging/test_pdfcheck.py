@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from staging.loopback import SMALL_PDF, bomb_pdf, pages_pdf
-from zocrates_staging.pdfcheck import PARSERS, available_parser, check_pdf
+from zocrates_staging.adapters.pdfcheck import PARSERS, available_parser, check_pdf
 
 INSTALLED = [p for p in PARSERS if available_parser(p)]
 pytestmark = pytest.mark.skipif(not INSTALLED, reason="neither pypdf nor pymupdf is installed")

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zocrates_staging.download import PDF_MAGIC, SNIFF_WINDOW, Rejected, download_pdf, make_client
-from zocrates_staging.guard import _BLOCKED, BlockedRequest, blocked_reason, parse_ip_host
+from zocrates_staging.adapters.download import PDF_MAGIC, SNIFF_WINDOW, Rejected, download_pdf, make_client
+from zocrates_staging.adapters.guard import _BLOCKED, BlockedRequest, blocked_reason, parse_ip_host
 
 pytestmark = pytest.mark.fuzz
 
@@ -90,21 +90,21 @@ junk = st.binary(max_size=3000).map(lambda b: b.replace(PDF_MAGIC, b"%PDF_"))
 
 @given(junk)
 def test_a_body_without_the_magic_is_refused(body):
-    from zocrates_staging.download import sniff_pdf
+    from zocrates_staging.adapters.download import sniff_pdf
 
     assert sniff_pdf(body)
 
 
 @given(st.binary(max_size=SNIFF_WINDOW - len(PDF_MAGIC)), st.binary(max_size=2000))
 def test_the_magic_within_the_window_is_accepted(prefix, rest):
-    from zocrates_staging.download import sniff_pdf
+    from zocrates_staging.adapters.download import sniff_pdf
 
     assert sniff_pdf(prefix + PDF_MAGIC + rest) is None
 
 
 @given(st.integers(SNIFF_WINDOW - len(PDF_MAGIC) + 1, 4000))
 def test_the_magic_past_the_window_is_refused(offset):
-    from zocrates_staging.download import sniff_pdf
+    from zocrates_staging.adapters.download import sniff_pdf
 
     assert sniff_pdf(b" " * offset + PDF_MAGIC + b"1.7\n")
 
@@ -117,7 +117,7 @@ def test_the_magic_past_the_window_is_refused(offset):
 )
 def test_a_streamed_download_agrees_with_the_sniffer_whatever_the_chunking(body, cuts):
     """However the network splits the body, download and sniffer reach the same verdict."""
-    from zocrates_staging.download import sniff_pdf
+    from zocrates_staging.adapters.download import sniff_pdf
 
     pieces, rest = [], body
     for cut in cuts:

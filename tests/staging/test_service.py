@@ -12,7 +12,8 @@ from staging.loopback import SMALL_PDF, bomb_pdf, drip, hang_up, redirect, respo
 from staging.support import batch, leftovers
 from zocrates_contracts import BatchStaged
 from zocrates_staging.config import StagingSettings
-from zocrates_staging.service import StagingService, staged_id_for
+from zocrates_staging.domain.files import staged_id_for
+from zocrates_staging.service import StagingService
 from zocrates_runtime.staged_store import FileStagedStore, NatsStagedStore
 
 

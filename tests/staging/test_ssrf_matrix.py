@@ -11,8 +11,8 @@ import ipaddress
 import pytest
 
 from staging.support import PUBLIC_V4, PUBLIC_V6, FakeResolver, leftovers
-from zocrates_staging.download import Rejected, download_pdf, make_client
-from zocrates_staging.guard import BlockedRequest, blocked_reason, parse_ip_host
+from zocrates_staging.adapters.download import Rejected, download_pdf, make_client
+from zocrates_staging.adapters.guard import BlockedRequest, blocked_reason, parse_ip_host
 
 #: Host names for the matrix; everything else fails to resolve.
 DNS = {

@@ -13,7 +13,7 @@ import pytest
 
 from staging.loopback import SMALL_PDF
 from staging.support import PUBLIC_V4, PUBLIC_V6, FakeResolver, leftovers
-from zocrates_staging.download import Rejected, download_pdf, make_client
+from zocrates_staging.adapters.download import Rejected, download_pdf, make_client
 
 
 def recording_transport(routes: dict[str, Callable[[], httpx.Response]]):

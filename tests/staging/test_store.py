@@ -187,6 +187,6 @@ def test_the_store_module_imports_on_its_own():
     import sys
 
     code = ("import sys, zocrates_runtime.staged_store; "
-            "bad = [m for m in ('zocrates_staging.service', 'httpx', 'zocrates_staging.download')"
+            "bad = [m for m in ('zocrates_staging.service', 'httpx', 'zocrates_staging.adapters.download')"
             " if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

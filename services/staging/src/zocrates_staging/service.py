@@ -1,7 +1,7 @@
 """The staging service's domain: turn a batch of selected candidates into staged PDFs.
 
 For each candidate with a PDF URL: download it through the SSRF guard (download.py), check
-it more deeply in a resource-limited subprocess (pdfcheck.py), store it for the user who
+it more deeply in a resource-limited subprocess (adapters/pdfcheck.py), store it for the user who
 asked (store.py). Each candidate ends as one `StagedFile`: `staged` (object name, size,
 sha256), `no_pdf`, `failed` with the reason, or `duplicate` when another candidate of the
 batch has the same PDF URL (fetched once; the duplicate points at the same object).
@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
-import re
 import time
 from collections import Counter
 
@@ -25,34 +23,16 @@ import structlog
 
 from zocrates_contracts import BatchStaged, Candidate, StagedFile, StagingRequested
 from zocrates_staging.config import StagingSettings
-from zocrates_staging.download import Rejected, download_pdf, make_client
-from zocrates_staging.guard import Resolver
-from zocrates_staging.pdfcheck import available_parser, check_pdf, minimal_pdf
+from zocrates_staging.domain.files import duplicate, failed, staged_id_for, suggested_filename, url_key
+from zocrates_staging.adapters.download import Rejected, download_pdf, make_client
+from zocrates_staging.adapters.guard import Resolver
+from zocrates_staging.adapters.pdfcheck import available_parser, check_pdf, minimal_pdf
 from zocrates_runtime.staged_store import StagedStore
 
 log = structlog.get_logger("zocrates.staging")
 
 #: A download in the work directory older than this cannot be in progress: a crash left it.
 STALE_DOWNLOAD_S = 3600
-
-
-def staged_id_for(user_id: str, batch_id: str, candidate_id: str) -> str:
-    """The object name of a candidate's PDF: stable across redeliveries, unique per user."""
-    return hashlib.sha256(f"{user_id}\0{batch_id}\0{candidate_id}".encode()).hexdigest()[:32]
-
-
-def url_key(url: str) -> str:
-    """Two PDF URLs that fetch the same thing map to the same key (fragment dropped)."""
-    try:
-        return str(httpx.URL(url.strip()).copy_with(fragment=None))
-    except (httpx.InvalidURL, TypeError):
-        return url
-
-
-def suggested_filename(candidate: Candidate) -> str:
-    """A plain file name for the import, from the title (or the id)."""
-    stem = re.sub(r"[^A-Za-z0-9]+", "_", candidate.title).strip("_")[:80]
-    return f"{stem or candidate.candidate_id}.pdf"
 
 
 class StagingService:
@@ -145,7 +125,7 @@ class StagingService:
             first = tasks[key].result()
             files[indexes[0]] = first
             for i in indexes[1:]:
-                files[i] = _duplicate(first, candidates[i].candidate_id)
+                files[i] = duplicate(first, candidates[i].candidate_id)
         done = [f for f in files if f is not None]
         self._counts.update(f.status for f in done)
         log.info("batch staged", batch_id=request.batch_id,
@@ -162,10 +142,10 @@ class StagingService:
                     self._client, url, s.work_dir, max_bytes=s.max_bytes,
                     max_redirects=s.max_redirects, total_timeout=s.total_timeout_s)
             except Rejected as exc:
-                return _failed(candidate, exc.reason)
+                return failed(candidate, exc.reason)
             except Exception as exc:  # noqa: BLE001 - a bug here fails one file, not the batch
                 log.exception("download failed unexpectedly", candidate_id=candidate.candidate_id)
-                return _failed(candidate, f"internal error while downloading ({type(exc).__name__})")
+                return failed(candidate, f"internal error while downloading ({type(exc).__name__})")
         try:
             if self._parser:
                 async with self._checks:
@@ -174,7 +154,7 @@ class StagingService:
                         cpu_s=s.check_cpu_s, memory_mb=s.check_memory_mb,
                         max_pages=s.check_max_pages, max_inflated_mb=s.check_max_inflated_mb)
                 if reason:
-                    return _failed(candidate, reason)
+                    return failed(candidate, reason)
             staged_id = staged_id_for(request.user_id, request.batch_id, candidate.candidate_id)
             info = await self.store.put(request.user_id, staged_id, download.path, {
                 "candidate_id": candidate.candidate_id,
@@ -220,19 +200,3 @@ class StagingService:
                     log.info("expired staged files removed", count=removed)
             except Exception:  # noqa: BLE001 - try again next round; the bucket TTL also applies
                 log.exception("expiring staged files failed")
-
-
-def _failed(candidate: Candidate, reason: str) -> StagedFile:
-    return StagedFile(candidate_id=candidate.candidate_id, status="failed", reason=reason)
-
-
-def _duplicate(first: StagedFile, candidate_id: str) -> StagedFile:
-    """The record of a candidate whose PDF URL an earlier candidate of the batch already has."""
-    same = f"same PDF URL as candidate {first.candidate_id}, fetched once"
-    if first.status == "staged":
-        return StagedFile(candidate_id=candidate_id, status="duplicate",
-                          object_name=first.object_name, sha256=first.sha256, size=first.size,
-                          reason=same)
-    return first.model_copy(update={"candidate_id": candidate_id,
-                                    "reason": f"{first.reason} ({same})"})
-

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from zocrates_staging.guard import BlockedRequest, GuardedTransport, IPAddress, Resolver
+from zocrates_staging.adapters.guard import BlockedRequest, GuardedTransport, IPAddress, Resolver
 
 PDF_MAGIC = b"%PDF-"
 #: Readers accept junk before the header; many viewers look within the first 1024 bytes.

@@ -1,0 +1,1 @@
+"""What staging decides, as plain functions: names of staged files and the record of each candidate."""
