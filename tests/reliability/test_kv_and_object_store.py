@@ -12,7 +12,7 @@ import pytest
 from nats.js.errors import DigestMismatchError
 
 from zocrates_contracts import TurnRecord
-from zocrates_gateway.sessions import SessionStore
+from zocrates_gateway.adapters.sessions import SessionStore
 from zocrates_runtime.staged_store import NatsStagedStore, StagedIntegrityError
 
 pytestmark = pytest.mark.connected

@@ -19,7 +19,7 @@ import nats
 
 from zocrates_contracts import is_valid_id
 from zocrates_contracts.subjects import TOKENS_BUCKET
-from zocrates_gateway.auth import TokenStore, parse_token
+from zocrates_gateway.adapters.tokens import TokenStore, parse_token
 from zocrates_gateway.config import GatewaySettings
 from zocrates_runtime import stores
 

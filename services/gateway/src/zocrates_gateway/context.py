@@ -10,10 +10,10 @@ from faststream.nats import NatsBroker
 from nats.js.object_store import ObjectStore
 
 from zocrates_contracts.subjects import LIBRARY_BUCKET, SESSIONS_BUCKET, TOKENS_BUCKET
-from zocrates_gateway.auth import TokenStore
+from zocrates_gateway.adapters.tokens import TokenStore
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.events import TurnLog
-from zocrates_gateway.sessions import SessionStore
+from zocrates_gateway.adapters.sessions import SessionStore
 from zocrates_runtime import bus, stores
 from zocrates_runtime.staged_store import NatsStagedStore
 

@@ -8,7 +8,7 @@ from fastapi import Depends, Request
 
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.context import Gateway
-from zocrates_gateway.sessions import SessionStore
+from zocrates_gateway.adapters.sessions import SessionStore
 
 
 def gateway(request: Request) -> Gateway:

@@ -64,8 +64,8 @@ from zocrates_gateway.domain.synthesis import (
     system_prompt,
 )
 from zocrates_gateway.events import TurnLog
-from zocrates_gateway.llm import LLMError, stream_chat
-from zocrates_gateway.sessions import TurnAudit
+from zocrates_gateway.adapters.llm import LLMError, stream_chat
+from zocrates_gateway.adapters.sessions import TurnAudit
 from zocrates_runtime import bus
 from zocrates_runtime.tracing import inject_trace
 
