@@ -7,7 +7,6 @@ lines and acknowledgements high: the synthesizer must cope on its own), and answ
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import re
@@ -15,7 +14,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse
 
@@ -31,7 +29,7 @@ from zocrates_gateway.domain.synthesis import (
     system_prompt,
 )
 from zocrates_gateway.turn import synthesize
-from zocrates_runtime.natsserver import free_port
+from harness.serving import serving
 
 from harness.evidence import evidence_chunk, fixture_pdf_chunks, scored
 
@@ -234,18 +232,10 @@ async def test_a_configured_llm_is_sent_the_evidence_without_the_sources_referen
         delta = {"choices": [{"delta": {"content": "Heparin raised bleeding [1]."}}]}
         return PlainTextResponse(f"data: {json.dumps(delta)}\n\ndata: [DONE]\n\n", media_type="text/event-stream")
 
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    serving = asyncio.create_task(server.serve())
-    try:
-        while not server.started:
-            await asyncio.sleep(0.01)
-        settings = GatewaySettings(llm_url=f"http://127.0.0.1:{port}/v1", data_dir=tmp_path)
+    async with serving(app) as url:
+        settings = GatewaySettings(llm_url=f"{url}/v1", data_dir=tmp_path)
         source = chunk(1, "Heparin raised bleeding [2,3,7-9] in trauma [12].")
         answer = "".join([piece async for piece in synthesize(settings, "Does heparin raise bleeding?", [source])])
-    finally:
-        server.should_exit = True
-        await serving
     assert answer == "Heparin raised bleeding [1]."
     prompt = received[0]["messages"][0]["content"]
     assert "Heparin raised bleeding in trauma." in prompt and "[12]" not in prompt and "7-9" not in prompt

@@ -10,7 +10,6 @@ offline its error says the library was checked; another user's library is never 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from pathlib import Path
 
@@ -18,12 +17,11 @@ import httpx
 import pymupdf
 import pytest
 import pytest_asyncio
-import uvicorn
 
 from harness.system import FakeVerifier, collect
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import Candidate, CandidatesFound, ServiceError
-from zocrates_runtime.natsserver import free_port
+from harness.serving import serving
 from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = [pytest.mark.connected, pytest.mark.asyncio(loop_scope="module")]
@@ -123,23 +121,18 @@ async def library_system(nats_url: str, zotero_dir, data_dir):
     for service_app in apps:
         await service_app.start()
     await retrieval._ingest_task
-    port = free_port()
-    app = create_app(GatewaySettings(nats_url=nats_url, gateway_port=port))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    serving = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    tokens = {user: await app.state.gateway.tokens.create(user) for user in ("local", "bob")}
-    async with httpx.AsyncClient(timeout=60) as client:
-        async def chat(message: str, user: str = "local") -> list[dict]:
-            return await collect(client, f"http://127.0.0.1:{port}", message, None, tokens[user])
-        try:
+    app = create_app(GatewaySettings(nats_url=nats_url))
+    try:
+        async with serving(app) as url, httpx.AsyncClient(timeout=60) as client:
+            tokens = {user: await app.state.gateway.tokens.create(user) for user in ("local", "bob")}
+
+            async def chat(message: str, user: str = "local") -> list[dict]:
+                return await collect(client, url, message, None, tokens[user])
+
             yield chat, discovery
-        finally:
-            server.should_exit = True
-            await serving
-            for service_app in apps:
-                await service_app.stop()
+    finally:
+        for service_app in apps:
+            await service_app.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
 from harness.system import FakeVerifier, collect
 from zocrates_contracts import Candidate, LibraryStatusRequested, Message
 from zocrates_contracts.subjects import LIBRARY_BUCKET
-from zocrates_runtime.natsserver import free_port
+from harness.serving import serving
 from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = [pytest.mark.connected, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -110,18 +109,9 @@ async def gateway(nats_url: str):
     from zocrates_gateway.app import create_app
     from zocrates_gateway.config import GatewaySettings
 
-    port = free_port()
-    app = create_app(GatewaySettings(nats_url=nats_url, gateway_port=port, library_max_upload_mb=5))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    serving = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
-            yield Http(app, client)
-    finally:
-        server.should_exit = True
-        await serving
+    app = create_app(GatewaySettings(nats_url=nats_url, library_max_upload_mb=5))
+    async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=120) as client:
+        yield Http(app, client)
 
 
 class Http:

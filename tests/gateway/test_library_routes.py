@@ -14,12 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 import pytest_asyncio
-import uvicorn
 
 from harness.system import FakeVerifier, collect
 from zocrates_contracts import Candidate, CandidatesRechecked, RecheckRequested
 from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
-from zocrates_runtime.natsserver import free_port
+from harness.serving import serving
 from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = [pytest.mark.connected, pytest.mark.asyncio(loop_scope="module")]
@@ -47,20 +46,13 @@ async def hosted_system(nats_url: str, data_dir):
             verifier_app(base, service=FakeVerifier())]
     for service_app in apps:
         await service_app.start()
-    port = free_port()
-    app = create_app(GatewaySettings(nats_url=nats_url, gateway_port=port, library_max_upload_mb=1))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    serving = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-        try:
+    app = create_app(GatewaySettings(nats_url=nats_url, library_max_upload_mb=1))
+    try:
+        async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=60) as client:
             yield Hosted(app, client, retrieval, discovery)
-        finally:
-            server.should_exit = True
-            await serving
-            for service_app in apps:
-                await service_app.stop()
+    finally:
+        for service_app in apps:
+            await service_app.stop()
 
 
 class Hosted:

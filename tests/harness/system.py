@@ -8,7 +8,6 @@ import contextlib
 from dataclasses import dataclass, field
 
 import httpx
-import uvicorn
 
 from zocrates_contracts import (
     Creator,
@@ -25,7 +24,7 @@ from harness.evidence import scored, with_units
 from zocrates_gateway.app import create_app
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.server import AbortingH11Protocol
-from zocrates_runtime.natsserver import free_port
+from harness.serving import serving
 from zocrates_runtime.settings import ZocratesSettings
 
 CHUNKS = [
@@ -186,20 +185,12 @@ async def running_system(nats_url: str, *, discovery=None, staging=None, **gatew
     }
     for app in apps.values():
         await app.start()
-    port = free_port()
-    settings = GatewaySettings(nats_url=nats_url, gateway_port=port, **gateway_overrides)
-    app = create_app(settings)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="on", http=AbortingH11Protocol))
-    serving = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    token = await app.state.gateway.tokens.create("alice")
-    async with httpx.AsyncClient(timeout=30) as client:
-        try:
-            yield System(f"http://127.0.0.1:{port}", token, app, retrieval, verifier, apps, client)
-        finally:
-            server.should_exit = True
-            await serving
-            for service_app in apps.values():
-                await service_app.stop()
+    app = create_app(GatewaySettings(nats_url=nats_url, **gateway_overrides))
+    try:
+        async with (serving(app, lifespan="on", http=AbortingH11Protocol) as url,
+                    httpx.AsyncClient(timeout=30) as client):
+            token = await app.state.gateway.tokens.create("alice")
+            yield System(url, token, app, retrieval, verifier, apps, client)
+    finally:
+        for service_app in apps.values():
+            await service_app.stop()

@@ -19,11 +19,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
 from harness.system import FakeVerifier
 from zocrates_retrieval.store import Tenant, count_chunks
-from zocrates_runtime.natsserver import free_port
+from harness.serving import serving
 from zocrates_runtime.settings import ZocratesSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,17 +48,11 @@ async def hosted_stack(nats_url: str, data_dir: Path):
     apps = [retrieval_app(base, service=retrieval), verifier_app(base, service=FakeVerifier())]
     for app in apps:
         await app.start()
-    port = free_port()
-    gateway = create_app(GatewaySettings(nats_url=nats_url, gateway_port=port))
-    server = uvicorn.Server(uvicorn.Config(gateway, host="127.0.0.1", port=port, log_level="warning"))
-    serving = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
+    gateway = create_app(GatewaySettings(nats_url=nats_url))
     try:
-        yield f"http://127.0.0.1:{port}", gateway, retrieval
+        async with serving(gateway) as url:
+            yield url, gateway, retrieval
     finally:
-        server.should_exit = True
-        await serving
         for app in apps:
             await app.stop()
 
