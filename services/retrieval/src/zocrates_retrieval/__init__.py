@@ -3,7 +3,12 @@
 Plain modules, adapters at the edge:
 
 - `zotero`    read a Zotero data directory (a consistent snapshot of zotero.sqlite)
-- `convert`   PDF / HTML / text to paragraphs with section paths and pages (isolated process)
+- `document`  what conversion makes: `Document`, `Block`, `ConversionError`
+- `convert`   a file to a `Document` by its content type: `pdf` (layout, headings, running
+              lines, hyphenation) or `markup` (HTML, text, markdown)
+- `isolation` the converter's child process: memory cap, time limit, one file lost at worst
+- `tables`    tables on PDF pages, found by their rules or PyMuPDF's finder
+- `structure` section roles and answer units, the one owner of document structure
 - `chunking`  section-aware chunks of bounded token length
 - `embed`     the sentence-transformers embedder (offline) and the optional reranker
 - `store`     the index: qdrant-edge (embedded) or a Qdrant server, one tenant gate

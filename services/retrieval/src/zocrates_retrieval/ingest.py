@@ -26,17 +26,10 @@ import numpy as np
 
 from zocrates_contracts import SCORED_UNITS, Creator
 from zocrates_retrieval.chunking import Chunk, chunk_blocks
-from zocrates_retrieval.convert import (
-    MISSING,
-    UNSUPPORTED,
-    Block,
-    ConversionError,
-    ConverterPool,
-    ConvertJob,
-    Document,
-    convert_html,
-)
+from zocrates_retrieval.document import MISSING, UNSUPPORTED, Block, ConversionError, Document
 from zocrates_retrieval.embed import Embedder
+from zocrates_retrieval.isolation import ConverterPool, ConvertJob
+from zocrates_retrieval.markup import convert_html
 from zocrates_retrieval.store import (
     ChunkPoint,
     ChunkStore,
