@@ -75,7 +75,7 @@ def fixture_pdf_chunks(pdfs: Path, chunk_tokens: int = 200) -> list[EvidenceChun
     """Every chunk retrieval makes of the fixture PDFs, with roles and units (no similarity:
     that is scored at search time)."""
     from zocrates_retrieval.chunking import approx_tokens, chunk_blocks
-    from zocrates_retrieval.convert import convert_pdf
+    from zocrates_retrieval.pdf import convert_pdf
 
     chunks = []
     for pdf in sorted(pdfs.glob("*/*.pdf")):

@@ -8,11 +8,24 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+import structlog
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 SCHEMA = FIXTURES / "zotero" / "schema"
 PDFS = FIXTURES / "pdfs"
 DBS = FIXTURES / "zotero" / "db"
+
+
+@pytest.fixture(autouse=True)
+def structlog_to_stdlib():
+    """Retrieval's structlog lines reach stdlib logging, as `configure_logging` routes them in
+    the services, so `caplog` sees them (the event is the record's message, fields its extras)."""
+    before = structlog.get_config()
+    structlog.configure(processors=[structlog.stdlib.render_to_log_kwargs],
+                        logger_factory=structlog.stdlib.LoggerFactory(),
+                        wrapper_class=structlog.stdlib.BoundLogger, cache_logger_on_first_use=False)
+    yield
+    structlog.configure(**before)
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,9 @@ import re
 import pymupdf
 import pytest
 
-from zocrates_retrieval.chunking import approx_tokens, chunk_blocks, is_back_matter, is_reference_list
-from zocrates_retrieval.convert import (
+from zocrates_retrieval.chunking import approx_tokens, chunk_blocks
+from zocrates_retrieval.convert import convert_file
+from zocrates_retrieval.document import (
     CORRUPT,
     EMPTY,
     ENCRYPTED,
@@ -17,13 +18,11 @@ from zocrates_retrieval.convert import (
     UNSUPPORTED,
     Block,
     ConversionError,
-    ConverterPool,
-    ConvertJob,
     Document,
-    convert_file,
-    convert_html,
-    convert_text,
 )
+from zocrates_retrieval.isolation import ConverterPool, ConvertJob
+from zocrates_retrieval.markup import convert_html, convert_text
+from zocrates_retrieval.structure import is_back_matter, is_reference_list
 
 
 def sections(doc: Document) -> list[str]:

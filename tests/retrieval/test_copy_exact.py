@@ -14,7 +14,8 @@ from pathlib import Path
 import pymupdf
 
 from zocrates_retrieval.chunking import approx_tokens, chunk_blocks
-from zocrates_retrieval.convert import _join_lines, _repair, _Vocabulary, _word_list, convert_file, convert_pdf
+from zocrates_retrieval.convert import convert_file
+from zocrates_retrieval.pdf import _join_lines, _repair, _Vocabulary, _word_list, convert_pdf
 
 # --- the join rule ----------------------------------------------------------------------------
 

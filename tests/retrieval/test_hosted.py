@@ -1,15 +1,13 @@
 """The lab-hosted library in retrieval: sync pages and uploaded files (claim-checks in a real
 NATS object store) feed the same ingest; incremental by SHA-256; deletions reach the index;
 each user sees only their own catalog (in a real NATS KV bucket); the catalog survives a
-restart; an older release's SQLite catalog is imported; an abandoned indexing lease is taken
-over."""
+restart; an abandoned indexing lease is taken over."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
-import sqlite3
 import time
 from pathlib import Path
 
@@ -26,7 +24,8 @@ from zocrates_contracts import (
 )
 from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
 from zocrates_retrieval.config import RetrievalSettings
-from zocrates_retrieval.hosted import Catalog, IndexRun, LibraryFiles
+from zocrates_retrieval.catalog import Catalog, IndexRun
+from zocrates_retrieval.files import LibraryFiles
 from zocrates_retrieval.service import RetrievalService
 
 pytestmark = pytest.mark.connected
@@ -266,34 +265,6 @@ async def test_concurrent_pages_of_one_sync_lose_no_page(bucket):
     assert record["pages"] == list(range(8)) and record["done"]
 
 
-async def test_an_older_releases_sqlite_catalog_is_imported_once(bucket, hosted, tmp_path, pdf_dir):
-    """The per-replica SQLite catalog of earlier releases moves into KV at start, then is renamed."""
-    pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
-    sha = hashlib.sha256(pdf).hexdigest()
-    name = library_object_name("olga", "user", PDF_KEY, sha)
-    await hosted.store.put(name, pdf)
-    await hosted.service.close()
-    old = hosted.data_dir / "retrieval" / "hosted.sqlite"
-    con = sqlite3.connect(old)
-    con.executescript(OLD_SCHEMA)
-    con.executemany("INSERT INTO items VALUES (?,?,?,?,?,?,?)", [
-        ("olga", "user", PARENT, "journalArticle", None, "s1", article().model_dump_json(exclude_defaults=True)),
-        ("olga", "user", PDF_KEY, "attachment", PARENT, "s1", attachment(sha).model_dump_json(exclude_defaults=True))])
-    con.execute("INSERT INTO files VALUES (?,?,?,?,?,?,?,?)",
-                ("olga", "user", PDF_KEY, sha, name, "application/pdf", len(pdf), time.time()))
-    con.execute("INSERT INTO syncs VALUES (?,?,?,?,?,?,?,?)", ("olga", "user", "s1", "[0]", 0, 1, 1, 1.7e9))
-    con.commit()
-    con.close()
-
-    await hosted.start()  # imports, renames, and its sweep indexes the imported library
-    assert not old.exists() and old.with_name("hosted.sqlite.imported").exists()
-    status = await hosted.settled("olga")
-    assert status.source == "hosted" and (status.items, status.attachments, status.uploaded) == (1, 1, 1)
-    assert status.state == "done" and status.chunks_indexed > 5
-    assert status.last_sync_at.timestamp() == 1.7e9
-    assert (await hosted.status("alice")).source == "none"  # only olga's library was there
-
-
 async def test_an_abandoned_indexing_lease_is_taken_over(hosted, pdf_dir):
     """A replica that died holding a user's lease stops beating; after `lease_s` a sweep of
     another replica takes the library over and indexes it."""
@@ -317,18 +288,6 @@ async def test_an_abandoned_indexing_lease_is_taken_over(hosted, pdf_dir):
     status = await hosted.settled("alice")
     assert status.state == "done" and status.uploaded == 1 and status.chunks_indexed > 5
     assert (await hosted.catalog.index_run("alice"))[0].owner is None
-
-
-OLD_SCHEMA = """
-CREATE TABLE items (user_id TEXT, library_id TEXT, key TEXT, item_type TEXT, parent_key TEXT, sync_id TEXT,
-                    data TEXT, PRIMARY KEY (user_id, library_id, key));
-CREATE TABLE files (user_id TEXT, library_id TEXT, key TEXT, sha256 TEXT, object_name TEXT, content_type TEXT,
-                    size INTEGER, uploaded_at REAL, PRIMARY KEY (user_id, library_id, key));
-CREATE TABLE syncs (user_id TEXT, library_id TEXT, sync_id TEXT, pages TEXT, final_page INTEGER, full INTEGER,
-                    done INTEGER, updated_at REAL, PRIMARY KEY (user_id, library_id, sync_id));
-CREATE TABLE failures (user_id TEXT, library_id TEXT, source_key TEXT, item_key TEXT, title TEXT, reason TEXT,
-                       detail TEXT, content_hash TEXT, PRIMARY KEY (user_id, library_id, source_key));
-"""
 
 
 def test_zotero_dir_is_also_read_from_the_shared_variable(tmp_path, monkeypatch, no_home_zotero):

@@ -38,8 +38,3 @@ def author_year(chunk: EvidenceChunk) -> str:
     head = format_authors(chunk.creators) or chunk.title.strip() or "Untitled source"
     return f"{head}, {chunk.year if chunk.year is not None else 'n.d.'}"
 
-
-def source_heading(chunk: EvidenceChunk) -> str:
-    """`Smith et al. (2020)` for a bibliography entry, falling back to the title."""
-    head = format_authors(chunk.creators) or chunk.title.strip() or "Untitled source"
-    return f"{head} ({chunk.year if chunk.year is not None else 'n.d.'})"

@@ -16,22 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
+from zocrates_retrieval.document import Block
 from zocrates_retrieval.structure import (
     Unit,
-    is_back_matter,
     is_caption,
     is_reference_list,
     prose_units,
     section_role,
     table_units,
 )
-
-if TYPE_CHECKING:
-    from zocrates_retrieval.convert import Block
-
-__all__ = ["Chunk", "approx_tokens", "chunk_blocks", "is_back_matter", "is_reference_list"]
 
 TokenCounter = Callable[[str], int]
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import tempfile
 import threading
 import time
@@ -23,20 +22,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+import structlog
 
 from zocrates_contracts import SCORED_UNITS, Creator
 from zocrates_retrieval.chunking import Chunk, chunk_blocks
-from zocrates_retrieval.convert import (
-    MISSING,
-    UNSUPPORTED,
-    Block,
-    ConversionError,
-    ConverterPool,
-    ConvertJob,
-    Document,
-    convert_html,
-)
+from zocrates_retrieval.document import MISSING, UNSUPPORTED, Block, ConversionError, Document
 from zocrates_retrieval.embed import Embedder
+from zocrates_retrieval.isolation import ConverterPool, ConvertJob
+from zocrates_retrieval.markup import convert_html
 from zocrates_retrieval.store import (
     ChunkPoint,
     ChunkStore,
@@ -49,7 +42,7 @@ from zocrates_retrieval.store import (
 )
 from zocrates_retrieval.zotero import ItemMeta, Source, read_library
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger(__name__)
 
 #: Bump when conversion or chunking changes what a source turns into: everything re-indexes.
 INDEX_VERSION = "5"
@@ -164,7 +157,7 @@ class Ingestor:
             self._ingest(sources, user_id, progress, notify, **options)
             progress.state = "stopped" if self.stop.is_set() else "done"
         except Exception as exc:
-            log.exception("ingest of %s failed", label)
+            log.exception("ingest failed", library=label)
             progress.state, progress.error = "failed", f"{type(exc).__name__}: {exc}"
         finally:
             progress.finished_at = time.time()

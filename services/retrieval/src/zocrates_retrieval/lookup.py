@@ -13,16 +13,19 @@ notes, annotations and the trash are not the library. One index holds one user's
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from zocrates_contracts import LibraryItemMatch, LibraryLookupRequested, SyncedItem
 from zocrates_contracts.identifiers import item_identifiers, normalize_title
 from zocrates_contracts.messages import MAX_LOOKUP_MATCHES
-from zocrates_retrieval.hosted import item_meta
-from zocrates_retrieval.zotero import ItemMeta, LibrarySnapshot
+from zocrates_retrieval.zotero import ItemMeta, LibrarySnapshot, synced_item_meta
 
 NOT_ITEMS = ("attachment", "note", "annotation")
+#: Users whose lookup index is kept in memory (rebuilt when their library changes).
+LOOKUP_INDEXES = 32
 MY_LIBRARY = "My Library"
 
 
@@ -101,5 +104,27 @@ def synced_index(items: dict[tuple[str, str], SyncedItem]) -> ItemIndex:
     def name(library_id: str) -> str:
         return MY_LIBRARY if library_id == "user" else f"group {library_id.removeprefix('group-')}"
 
-    return ItemIndex(library_item(item_meta(item, lib), name(lib), urls.get((lib, key), ()))
+    return ItemIndex(library_item(synced_item_meta(item, lib), name(lib), urls.get((lib, key), ()))
                      for (lib, key), item in items.items() if item.item_type not in NOT_ITEMS)
+
+
+class IndexCache:
+    """The lookup indexes of the last `size` users asked about, each with the stamp of what it
+    was built from (a zotero.sqlite's size and mtime, a catalog revision): rebuilt when the
+    library changed since, the least recently used dropped first."""
+
+    def __init__(self, size: int = LOOKUP_INDEXES):
+        self.size = size
+        self._indexes: OrderedDict[str, tuple[object, ItemIndex]] = OrderedDict()
+        self._lock = asyncio.Lock()
+
+    async def get(self, user_id: str, stamp: object, build: Callable[[], Awaitable[ItemIndex]]) -> ItemIndex:
+        async with self._lock:
+            cached = self._indexes.get(user_id)
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, await build())
+                self._indexes[user_id] = cached
+                while len(self._indexes) > self.size:
+                    self._indexes.popitem(last=False)
+            self._indexes.move_to_end(user_id)
+            return cached[1]

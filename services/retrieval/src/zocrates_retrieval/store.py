@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import fcntl
-import logging
 import shutil
 import subprocess
 import sys
@@ -34,9 +33,10 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+import structlog
 from zocrates_runtime.durable import fsync_dir
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger(__name__)
 
 TENANT_FIELD = "user_id"
 LIBRARY_FIELD = "library_id"
@@ -203,7 +203,7 @@ def query_chunks(store: ChunkStore, tenant: Tenant, *, dense: np.ndarray | None,
             and (tenant.library_id is None or h.payload.get(LIBRARY_FIELD) == tenant.library_id)
             and (tenant.item_key is None or h.payload.get(ITEM_FIELD) == tenant.item_key)]
     if len(safe) != len(hits):
-        log.error("index returned %d chunks of another tenant; dropped", len(hits) - len(safe))
+        log.error("index returned chunks of another tenant; dropped", chunks=len(hits) - len(safe))
     return safe
 
 
@@ -302,11 +302,11 @@ class EdgeStore(ChunkStore):
         (finished or not) or the shard it replaced is removed."""
         if self.replaced_path.exists() and not self.path.exists():
             log.warning("the index was being replaced by its HNSW-built copy when the process stopped; "
-                        "the previous index at %s is restored", self.replaced_path)
+                        "the previous index is restored", path=str(self.replaced_path))
             self.replaced_path.rename(self.path)
         for leftover in (self.copy_path, self.replaced_path):
             if leftover.exists():
-                log.info("removing %s, left by an interrupted HNSW build", leftover)
+                log.info("removing what an interrupted HNSW build left", path=str(leftover))
                 shutil.rmtree(leftover)
 
     def _create_indexes(self) -> None:
@@ -397,7 +397,7 @@ class EdgeStore(ChunkStore):
             try:
                 generation = self._copy_shard()
             except OSError as exc:  # disk full, permissions: the live shard is untouched
-                log.error("HNSW build skipped: cannot copy the index to %s: %s", self.copy_path, exc)
+                log.error("HNSW build skipped: cannot copy the index", path=str(self.copy_path), error=str(exc))
                 return False
             if not self._build_copy():
                 return False
@@ -405,8 +405,8 @@ class EdgeStore(ChunkStore):
                 if self.shard is None:
                     return False  # closed meanwhile
                 if self._generation != generation:
-                    log.info("HNSW build dropped: %d writes came while it ran; a later run builds again",
-                             self._generation - generation)
+                    log.info("HNSW build dropped: writes came while it ran; a later run builds again",
+                             writes=self._generation - generation)
                     return False
                 return self._swap_in_copy()
         finally:  # outside the locks: removing a big index takes a while
@@ -436,8 +436,9 @@ class EdgeStore(ChunkStore):
             return False  # killed by close()
         if child.returncode != 0:
             detail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
-            log.error("HNSW build failed (exit status %d: %s); the index is kept as it was",
-                      child.returncode, detail[0])
+            # the exit status in the event too: "exit status -9" says at a glance it was killed
+            log.error(f"HNSW build failed (exit status {child.returncode}); the index is kept as it was",
+                      exit_status=child.returncode, error=detail[0])
             return False
         return True
 

@@ -33,7 +33,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zocrates_contracts import Creator
+from zocrates_contracts import Creator, SyncedItem
 from zocrates_runtime.zotero_snapshot import snapshot_database as _snapshot
 
 #: Zotero's attachment link modes and base-directory prefix (chrome/content/zotero/xpcom/attachments.js).
@@ -374,15 +374,8 @@ def _collection_paths(con: sqlite3.Connection) -> dict[int, str]:
 
 def _meta(row: sqlite3.Row, library_id: str, values: dict[str, str], creators: list[Creator],
           collections: list[str]) -> ItemMeta:
-    year = None
-    if m := _YEAR_RE.search(values.get("date", "")):
-        year = int(m.group(1))
-    doi = values.get("DOI") or None
-    if not doi:  # item types without a DOI field keep it in Extra ("DOI: 10....") or the URL
-        for text in (values.get("extra", ""), values.get("url", "")):
-            if m := _DOI_RE.search(text):
-                doi = m.group(1).rstrip(".,;")
-                break
+    year = year_of(values.get("date", ""))
+    doi = doi_of(values.get("DOI"), values.get("extra", ""), values.get("url", ""))
     publication = values.get("publicationTitle") or values.get("publisher") or None
     return ItemMeta(
         key=row["key"],
@@ -397,6 +390,33 @@ def _meta(row: sqlite3.Row, library_id: str, values: dict[str, str], creators: l
         collections=tuple(sorted(collections)),
         extra=values.get("extra") or None,
     )
+
+
+def year_of(date: str) -> int | None:
+    """The year in a Zotero date field ("2014-03-02", "March 2014", "2014")."""
+    return int(m.group(1)) if (m := _YEAR_RE.search(date)) else None
+
+
+def doi_of(doi: str | None, *elsewhere: str) -> str | None:
+    """The item's DOI: its DOI field, else one written in Extra ("DOI: 10....") or the URL, as
+    item types without a DOI field keep it."""
+    if doi:
+        return doi
+    for text in elsewhere:
+        if m := _DOI_RE.search(text):
+            return m.group(1).rstrip(".,;")
+    return None
+
+
+def synced_item_meta(item: SyncedItem, library_id: str) -> ItemMeta:
+    """The index's bibliographic metadata of an item the plugin synced (a hosted library), read
+    as `_meta` reads the same item from zotero.sqlite."""
+    year = item.year if item.year is not None else year_of(item.date or "")
+    return ItemMeta(key=item.key, library_id=library_id, item_type=item.item_type,
+                    title=item.title.strip(), creators=tuple(item.creators), year=year,
+                    publication=item.publication or None,
+                    doi=doi_of(item.doi, item.extra or "", item.url or ""),
+                    url=item.url or None, extra=item.extra or None)
 
 
 def _attachment_path(zotero_dir: Path, key: str, link_mode: int | None, stored: str | None,

@@ -1,5 +1,5 @@
-"""The lab-hosted library: synced Zotero metadata per user, the uploaded files' records, and
-where indexing each library stands, shared by every retrieval replica.
+"""The lab-hosted library's catalog: synced Zotero metadata per user, the uploaded files'
+records, and where indexing each library stands, shared by every retrieval replica.
 
 In the hosted deployment there is no `zotero.sqlite` beside the service: the researcher's
 plugin sends the library's metadata in pages (`LibrarySyncRequested`) and uploads each
@@ -20,19 +20,17 @@ every read names the user and one user's catalog is invisible to another's):
                                   version the last finished run indexed, and its progress
 
 Applying a page is idempotent: a redelivered page changes nothing more. Reads list keys by a
-subject wildcard the server filters (a KV watch), never by reading every key.
+subject wildcard the server filters (`zocrates_runtime.kv.latest_entries`), never by reading
+every key.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
-import sqlite3
 import time
 from collections.abc import Awaitable, Iterable
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 
 import nats.js.errors
 from nats.js.kv import KeyValue
@@ -46,10 +44,8 @@ from zocrates_contracts.subjects import (
 from zocrates_runtime.bus import retrying
 from zocrates_runtime.kv import latest_entries
 from zocrates_retrieval.ingest import Failure
-from zocrates_retrieval.zotero import ItemMeta, Source
+from zocrates_retrieval.zotero import Source, synced_item_meta
 
-_YEAR_RE = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
-_DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
 MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
 #: Sync records older than this are dropped when a sync completes (a sync takes minutes).
 SYNC_RECORD_DAYS = 7
@@ -108,22 +104,6 @@ class Lease:
     run: IndexRun = field(default_factory=IndexRun)
     lost: bool = False  # another replica took over: this one stops writing the record
 
-
-def item_meta(item: SyncedItem, library_id: str) -> ItemMeta:
-    """The index's bibliographic metadata of a synced item (DOI also found in Extra or the URL,
-    as the Zotero reader does)."""
-    year = item.year
-    if year is None and item.date and (m := _YEAR_RE.search(item.date)):
-        year = int(m.group(1))
-    doi = item.doi or None
-    if not doi:
-        for text in (item.extra or "", item.url or ""):
-            if m := _DOI_RE.search(text):
-                doi = m.group(1).rstrip(".,;")
-                break
-    return ItemMeta(key=item.key, library_id=library_id, item_type=item.item_type, title=item.title.strip(),
-                    creators=tuple(item.creators), year=year,
-                    publication=item.publication or None, doi=doi, url=item.url or None, extra=item.extra or None)
 
 
 async def open_catalog_kv(js, replicas: int = 1) -> KeyValue:
@@ -324,7 +304,7 @@ class Catalog:
         sources: list[Source] = []
         for (lib, key), item in items.items():
             parent = items.get((lib, item.parent_key)) if item.parent_key else None
-            meta = item_meta(parent or item, lib)
+            meta = synced_item_meta(parent or item, lib)
             file = files.get((lib, key))
             if item.item_type == "attachment" and file is not None:
                 sources.append(Source(key=key, library_id=lib, kind="attachment", item=meta,
@@ -427,79 +407,3 @@ class Catalog:
             lease.revision = revision
         lease.run = run
         return True
-
-
-def import_sqlite(path: Path) -> dict[str, list[tuple[str, dict]]]:
-    """Read a catalog kept by an older release in `<data_dir>/retrieval/hosted.sqlite`:
-    user -> [(KV key, value)] for its items, uploaded files and failures."""
-    out: dict[str, list[tuple[str, dict]]] = {}
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        for user, lib, key, sync_id, data in con.execute("SELECT user_id, library_id, key, sync_id, data FROM items"):
-            out.setdefault(user, []).append((catalog_item_key(user, lib, key),
-                                             {"sync_id": sync_id, "item": json.loads(data)}))
-        for user, lib, key, sha, name, ctype, size, at in con.execute("SELECT * FROM files"):
-            out.setdefault(user, []).append((f"f.{user}.{lib}.{key}", {
-                "sha256": sha, "object_name": name, "content_type": ctype, "size": size, "uploaded_at": at}))
-        for user, lib, source_key, item_key, title, reason, detail, digest in con.execute("SELECT * FROM failures"):
-            out.setdefault(user, []).append((f"x.{user}.{lib}.{source_key}", asdict(
-                Failure(lib, source_key, item_key, title, reason, detail, digest))))
-        last_sync = dict(con.execute("SELECT user_id, MAX(updated_at) FROM syncs GROUP BY user_id").fetchall())
-        for user, keyed in out.items():  # `l.<user>` says the user has a hosted library
-            keyed.append((catalog_synced_key(user), {"last_sync_at": last_sync.get(user)}))
-    finally:
-        con.close()
-    return out
-
-
-async def import_old_catalog(catalog: Catalog, path: Path) -> int:
-    """Copy an older release's SQLite catalog into KV once, then rename it `*.imported`.
-
-    Only keys still absent are written, so a replica started late with an old file never
-    overwrites what was synced since. Returns the number of users imported."""
-    rows = await asyncio.to_thread(import_sqlite, path)
-
-    async def create(key: str, value: dict) -> None:
-        try:
-            await catalog.kv.create(key, json.dumps(value).encode())
-        except nats.js.errors.KeyWrongLastSequenceError:
-            pass
-
-    for user, keyed in rows.items():
-        await bounded(create(k, v) for k, v in keyed)
-        await catalog.touch(user)  # index it (a no-op where the index already has it)
-    for suffix in ("", "-wal", "-shm"):
-        old = path.with_name(path.name + suffix)
-        if old.exists():
-            old.rename(old.with_name(old.name + ".imported"))
-    return len(rows)
-
-
-class LibraryFiles:
-    """The `zocrates_library` object store, as retrieval uses it: read a file, delete one."""
-
-    def __init__(self, js, bucket: str):
-        self._js = js
-        self._bucket = bucket
-        self._obj = None
-
-    async def _store(self):
-        if self._obj is None:
-            self._obj = await self._js.object_store(self._bucket)
-        return self._obj
-
-    async def download(self, object_name: str, target: Path) -> Path:
-        """Copy an object into `target`; nats-py checks its SHA-256 digest on the way."""
-        obj = await self._store()
-        with open(target, "wb") as out:
-            await obj.get(object_name, writeinto=out)
-        return target
-
-    async def delete(self, object_name: str) -> None:
-        from nats.js.errors import NotFoundError
-
-        obj = await self._store()
-        try:
-            await obj.delete(object_name)
-        except NotFoundError:
-            pass
