@@ -35,12 +35,13 @@ from dataclasses import asdict, dataclass, field, replace
 import nats.js.errors
 from nats.js.kv import KeyValue
 
-from zocrates_contracts import LibrarySyncRequested, SyncedItem
+from zocrates_contracts import CatalogEntry, LibrarySyncRequested, SyncedItem
 from zocrates_contracts.subjects import (
     LIBRARY_CATALOG_BUCKET,
     catalog_item_key,
     catalog_synced_key,
 )
+from zocrates_runtime import stores
 from zocrates_runtime.bus import retrying
 from zocrates_runtime.kv import latest_entries
 from zocrates_retrieval.ingest import Failure
@@ -108,10 +109,7 @@ class Lease:
 
 async def open_catalog_kv(js, replicas: int = 1) -> KeyValue:
     """The catalog bucket, created on first use (idempotent; every replica may race to it)."""
-    try:
-        return await js.key_value(LIBRARY_CATALOG_BUCKET)
-    except nats.js.errors.BucketNotFoundError:
-        return await js.create_key_value(bucket=LIBRARY_CATALOG_BUCKET, history=1, replicas=replicas)
+    return await stores.key_value(js, LIBRARY_CATALOG_BUCKET, replicas)
 
 
 async def bounded(calls: Iterable[Awaitable]) -> list:
@@ -185,7 +183,8 @@ class Catalog:
         before the record says done, so a crash in between repeats the removal, never skips it."""
         lib = page.library_id
         await bounded(self._put(catalog_item_key(user_id, lib, item.key),
-                                {"sync_id": page.sync_id, "item": item.model_dump(mode="json", exclude_defaults=True)})
+                                CatalogEntry(sync_id=page.sync_id, item=item).model_dump(mode="json",
+                                                                                      exclude_defaults=True))
                       for item in page.items)
         deleted, orphaned = await self._delete_items(user_id, lib, page.deleted) if page.deleted else ([], [])
         record = await self._note_page(user_id, page)
