@@ -60,7 +60,7 @@ CAPTIONED_TABLES = 12
 
 def _embedder():
     from zocrates_retrieval.config import default_embedding_model
-    from zocrates_retrieval.embed import Embedder
+    from zocrates_retrieval.adapters.embed import Embedder
 
     return Embedder.shared(default_embedding_model(), "cpu", 32)
 
@@ -109,7 +109,7 @@ def _doc_text(doc: dict) -> str:
 def bench_ingest(embedder) -> dict:
     from zocrates_retrieval.convert import convert_file
     from zocrates_retrieval.ingest import Ingestor
-    from zocrates_retrieval.store import EdgeStore, Tenant, tenant_filter
+    from zocrates_retrieval.adapters.store import EdgeStore, Tenant, tenant_filter
     from harness.zotero import ZoteroLibraryBuilder
 
     pdfs = sorted((FIXTURES / "pdfs").glob("*/*.pdf"))
@@ -158,7 +158,7 @@ def recall_at(ranked: list[str], relevant: set[str], k: int = 50) -> float:
 
 
 def index_scifact(store, docs, vectors, sparse) -> None:
-    from zocrates_retrieval.store import ChunkPoint, point_id
+    from zocrates_retrieval.adapters.store import ChunkPoint, point_id
 
     batch = []
     for doc, vec in zip(docs, vectors):
@@ -174,7 +174,7 @@ def index_scifact(store, docs, vectors, sparse) -> None:
 
 
 def bench_quality(embedder, docs, doc_vectors, queries, qrels) -> dict:
-    from zocrates_retrieval.store import EdgeStore, SparseEncoder, Tenant, query_chunks
+    from zocrates_retrieval.adapters.store import EdgeStore, SparseEncoder, Tenant, query_chunks
 
     sparse = SparseEncoder()
     qids = sorted(qrels, key=int)
@@ -227,7 +227,7 @@ def search_stall_during(work, search, every_s: float = 0.05) -> tuple[object, fl
 
 def bench_scale(embedder, docs, doc_vectors, queries, total: int = 100_000, n_queries: int = 200) -> dict:
     from zocrates_retrieval.search import Searcher
-    from zocrates_retrieval.store import (
+    from zocrates_retrieval.adapters.store import (
         ChunkPoint,
         EdgeStore,
         SparseEncoder,

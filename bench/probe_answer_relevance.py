@@ -35,7 +35,7 @@ async def evidence_for(questions: list[dict]) -> dict[str, list]:
     from harness.answer_library import build_answer_library
     from zocrates_retrieval.config import RetrievalSettings
     from zocrates_retrieval.service import RetrievalService
-    from zocrates_retrieval.store import Tenant
+    from zocrates_retrieval.adapters.store import Tenant
 
     work = Path(tempfile.mkdtemp())
     build_answer_library(work / "zotero", FIXTURES)

@@ -57,7 +57,7 @@ class Replicas:
         from qdrant_client import QdrantClient
 
         from zocrates_retrieval import service as retrieval_service
-        from zocrates_retrieval.store import ServerStore
+        from zocrates_retrieval.adapters.store import ServerStore
 
         self.base = ZocratesSettings(nats_url=nats_url)
         self.data_root = data_root

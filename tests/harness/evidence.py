@@ -1,5 +1,5 @@
 """Evidence chunks for tests of the answer writer, with their answer units found the way
-retrieval finds them at ingest (`zocrates_retrieval.chunking`), so that the gateway's tests
+retrieval finds them at ingest (`zocrates_retrieval.domain.chunking`), so that the gateway's tests
 read units exactly as they arrive over the bus."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from zocrates_contracts import SCORED_UNITS, AnswerUnit, EvidenceChunk
 
 def units_of(text: str, role: str = "body", kind: str = "text") -> list[AnswerUnit]:
     """`text`'s units as retrieval would find them; a table's text is caption, header, rows."""
-    from zocrates_retrieval.structure import prose_units, table_units
+    from zocrates_retrieval.domain.structure import prose_units, table_units
 
     if kind == "table":
         found = table_units(text, 0, len(text), head_lines=2 if "\n" in text else 0)
@@ -47,9 +47,9 @@ def scored(question: str, chunks: list[EvidenceChunk]) -> list[EvidenceChunk]:
     """`chunks` with each quotable unit's similarity to `question`, as retrieval scores them at
     search time: the shipped embedding model, the unit's vector stored as at ingest."""
     from zocrates_retrieval.config import RetrievalSettings
-    from zocrates_retrieval.embed import Embedder
+    from zocrates_retrieval.adapters.embed import Embedder
     from zocrates_retrieval.search import answer_units
-    from zocrates_retrieval.store import encode_vectors
+    from zocrates_retrieval.adapters.store import encode_vectors
 
     embedder = Embedder.shared(RetrievalSettings().embedding_model)
     query = embedder.embed_query(question)
@@ -74,8 +74,8 @@ _UNIT_VECTORS: dict[tuple[str, str], str] = {}
 def fixture_pdf_chunks(pdfs: Path, chunk_tokens: int = 200) -> list[EvidenceChunk]:
     """Every chunk retrieval makes of the fixture PDFs, with roles and units (no similarity:
     that is scored at search time)."""
-    from zocrates_retrieval.chunking import approx_tokens, chunk_blocks
-    from zocrates_retrieval.pdf import convert_pdf
+    from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
+    from zocrates_retrieval.adapters.pdf import convert_pdf
 
     chunks = []
     for pdf in sorted(pdfs.glob("*/*.pdf")):

@@ -46,7 +46,7 @@ def pdf_dir() -> Path:
 def embedder():
     """The shipped all-MiniLM-L6-v2, loaded once for the whole session (about 5 s)."""
     from zocrates_retrieval.config import default_embedding_model
-    from zocrates_retrieval.embed import Embedder
+    from zocrates_retrieval.adapters.embed import Embedder
 
     return Embedder.shared(default_embedding_model(), "cpu", 32)
 

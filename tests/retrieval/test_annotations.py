@@ -6,8 +6,8 @@ from __future__ import annotations
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_retrieval.ingest import Ingestor
 from zocrates_retrieval.search import Searcher, to_evidence
-from zocrates_retrieval.store import EdgeStore, Tenant, indexed_versions
-from zocrates_retrieval.zotero import read_library
+from zocrates_retrieval.adapters.store import EdgeStore, Tenant, indexed_versions
+from zocrates_retrieval.adapters.zotero import read_library
 
 HIGHLIGHT = "Suspended single-layer graphene conducts heat at up to 5300 W/mK near room temperature."
 COMMENT = "Compare with copper (about 400 W/mK) for the thesis intro."

@@ -7,9 +7,9 @@ import re
 import pymupdf
 import pytest
 
-from zocrates_retrieval.chunking import approx_tokens, chunk_blocks
+from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
 from zocrates_retrieval.convert import convert_file
-from zocrates_retrieval.document import (
+from zocrates_retrieval.domain.document import (
     CORRUPT,
     EMPTY,
     ENCRYPTED,
@@ -20,9 +20,9 @@ from zocrates_retrieval.document import (
     ConversionError,
     Document,
 )
-from zocrates_retrieval.isolation import ConverterPool, ConvertJob
-from zocrates_retrieval.markup import convert_html, convert_text
-from zocrates_retrieval.structure import is_back_matter, is_reference_list
+from zocrates_retrieval.adapters.isolation import ConverterPool, ConvertJob
+from zocrates_retrieval.domain.markup import convert_html, convert_text
+from zocrates_retrieval.domain.structure import is_back_matter, is_reference_list
 
 
 def sections(doc: Document) -> list[str]:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pymupdf
 
-from zocrates_retrieval.chunking import approx_tokens, chunk_blocks
+from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
 from zocrates_retrieval.convert import convert_file
-from zocrates_retrieval.pdf import _join_lines, _repair, _Vocabulary, _word_list, convert_pdf
+from zocrates_retrieval.adapters.pdf import _join_lines, _repair, _Vocabulary, _word_list, convert_pdf
 
 # --- the join rule ----------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 
-from zocrates_retrieval.store import (
+from zocrates_retrieval.adapters.store import (
     ChunkPoint,
     EdgeStore,
     SparseEncoder,
@@ -115,7 +115,7 @@ def test_a_write_during_the_build_is_kept_and_the_build_dropped(tmp_path, caplog
     store.upsert([point("NEW", 0, "a late chunk about quasars", seed=99)])
     delete_source(store, ANN, "S3")
     assert child.poll() is None  # both writes went in while the build still ran
-    with caplog.at_level(logging.INFO, "zocrates_retrieval.store"):
+    with caplog.at_level(logging.INFO, "zocrates_retrieval.adapters.store"):
         release(thread, child)
 
     assert result == [False]
@@ -140,7 +140,7 @@ def test_a_killed_build_leaves_the_live_index_as_it_was(tmp_path, caplog):
     store = filled_store(tmp_path / "edge")
     before = answers(store)
     thread, result, child = start_held_build(store)
-    with caplog.at_level(logging.ERROR, "zocrates_retrieval.store"):
+    with caplog.at_level(logging.ERROR, "zocrates_retrieval.adapters.store"):
         os.kill(child.pid, signal.SIGKILL)
         release(thread, child)
 
@@ -161,7 +161,7 @@ def test_a_copy_that_cannot_be_written_leaves_the_live_index_as_it_was(tmp_path,
     old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an error, not a killed process
     resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, limits[1]))
     try:
-        with caplog.at_level(logging.ERROR, "zocrates_retrieval.store"):
+        with caplog.at_level(logging.ERROR, "zocrates_retrieval.adapters.store"):
             assert store.optimize() is False
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, limits)

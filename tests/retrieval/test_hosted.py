@@ -24,8 +24,8 @@ from zocrates_contracts import (
 )
 from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
 from zocrates_retrieval.config import RetrievalSettings
-from zocrates_retrieval.catalog import Catalog, IndexRun
-from zocrates_retrieval.files import LibraryFiles
+from zocrates_retrieval.adapters.catalog import Catalog, IndexRun
+from zocrates_retrieval.adapters.files import LibraryFiles
 from zocrates_retrieval.service import RetrievalService
 
 pytestmark = pytest.mark.connected

@@ -10,8 +10,8 @@ import pytest
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.ingest import Ingestor
-from zocrates_retrieval.store import EdgeStore, Tenant, count_chunks
-from zocrates_retrieval.zotero import NO_BASE_DIR, base_dir_from_prefs, read_library
+from zocrates_retrieval.adapters.store import EdgeStore, Tenant, count_chunks
+from zocrates_retrieval.adapters.zotero import NO_BASE_DIR, base_dir_from_prefs, read_library
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest_asyncio
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import LibraryLookupRequested, LibrarySyncRequested, RetrievalRequested, SyncedItem
 from zocrates_retrieval.config import RetrievalSettings
-from zocrates_retrieval.catalog import Catalog
+from zocrates_retrieval.adapters.catalog import Catalog
 from zocrates_retrieval.service import RetrievalService
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from zocrates_retrieval.cli import main
-from zocrates_retrieval.structure import is_back_matter
+from zocrates_retrieval.domain.structure import is_back_matter
 from zocrates_retrieval.search import (
     Searcher,
     collapse_near_duplicates,
@@ -15,7 +15,7 @@ from zocrates_retrieval.search import (
     sanitize_query,
     to_evidence,
 )
-from zocrates_retrieval.store import ChunkPoint, EdgeStore, Hit, SparseEncoder, Tenant, point_id, query_chunks
+from zocrates_retrieval.adapters.store import ChunkPoint, EdgeStore, Hit, SparseEncoder, Tenant, point_id, query_chunks
 from harness.zotero import ZoteroLibraryBuilder
 
 
@@ -132,7 +132,7 @@ def tiny_cross_encoder(tmp_path_factory, embedder):
 
 
 def test_reranker_decides_the_final_order(tmp_path, embedder, tiny_cross_encoder):
-    from zocrates_retrieval.embed import Reranker
+    from zocrates_retrieval.adapters.embed import Reranker
 
     store = EdgeStore(tmp_path / "edge", embedder.dim)
     sparse = SparseEncoder()

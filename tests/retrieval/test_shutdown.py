@@ -8,7 +8,7 @@ import time
 
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.service import RetrievalService
-from zocrates_retrieval.store import Tenant, indexed_versions
+from zocrates_retrieval.adapters.store import Tenant, indexed_versions
 from harness.zotero import ZoteroLibraryBuilder
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from zocrates_retrieval.store import (
+from zocrates_retrieval.adapters.store import (
     ChunkPoint,
     EdgeStore,
     ServerStore,
@@ -125,7 +125,7 @@ def test_hnsw_recall_against_exact_search_on_real_embeddings(tmp_path, embedder,
     The filler is spread around the real chunks (sigma 0.2). Tighter clusters (sigma 0.08)
     cap HNSW's recall near 0.9 at any ef: the graph of near-copies stops being navigable.
     A real library is not 250 near-copies of each passage."""
-    from zocrates_retrieval.chunking import chunk_blocks
+    from zocrates_retrieval.domain.chunking import chunk_blocks
     from zocrates_retrieval.convert import convert_file
 
     doc = convert_file(pdf_dir / "cermine" / "test1.pdf", "application/pdf")

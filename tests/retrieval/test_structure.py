@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from zocrates_retrieval.chunking import approx_tokens, chunk_blocks
-from zocrates_retrieval.document import Block
-from zocrates_retrieval.pdf import convert_pdf
-from zocrates_retrieval.structure import classify_text, prose_units, row_text, table_label, table_units
+from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
+from zocrates_retrieval.domain.document import Block
+from zocrates_retrieval.adapters.pdf import convert_pdf
+from zocrates_retrieval.domain.structure import classify_text, prose_units, row_text, table_label, table_units
 
 PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pdfs"
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pymupdf
 import pytest
 
-from zocrates_retrieval.chunking import approx_tokens, chunk_blocks
+from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
 from zocrates_retrieval.convert import convert_file
-from zocrates_retrieval.document import Block, Document
-from zocrates_retrieval.isolation import ConverterPool, ConvertJob
-from zocrates_retrieval.markup import convert_html
+from zocrates_retrieval.domain.document import Block, Document
+from zocrates_retrieval.adapters.isolation import ConverterPool, ConvertJob
+from zocrates_retrieval.domain.markup import convert_html
 
 CAPTION = "Table 1. Thermal conductivity of common alloys at room temperature"
 HEADER = ["Alloy", "Conductivity (W/mK)", "Density (g/cm3)"]
@@ -77,7 +77,7 @@ def test_a_long_table_is_split_by_rows_with_its_head_repeated():
 @pytest.fixture
 def table_searches(monkeypatch):
     """Pages examined for tables at all, and pages that needed PyMuPDF's costly finder."""
-    from zocrates_retrieval import pdf as convert
+    from zocrates_retrieval.adapters import pdf as convert
 
     seen = {"examined": [], "find_tables": []}
     examine, find_tables = convert.page_tables, pymupdf.Page.find_tables

@@ -16,7 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from qdrant_client import QdrantClient
 
 import zocrates_retrieval
-from zocrates_retrieval.store import (
+from zocrates_retrieval.adapters.store import (
     ChunkPoint,
     EdgeStore,
     ServerStore,

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from zocrates_retrieval.config import RetrievalSettings
-from zocrates_retrieval.embed import Embedder
+from zocrates_retrieval.adapters.embed import Embedder
 from zocrates_retrieval.search import answer_units
-from zocrates_retrieval.store import decode_vectors, encode_vectors
+from zocrates_retrieval.adapters.store import decode_vectors, encode_vectors
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from harness.zotero import ZoteroLibraryBuilder
-from zocrates_retrieval.zotero import ZoteroReadError, read_library, snapshot_database
+from zocrates_retrieval.adapters.zotero import ZoteroReadError, read_library, snapshot_database
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pymupdf
 import pytest
 
 from tools import demo_library as demo
-from zocrates_retrieval.zotero import read_library
+from zocrates_retrieval.adapters.zotero import read_library
 from zocrates_runtime.zotero_dir import demo_papers, demo_zotero_dir
 
 PAPERS = demo.load()["paper"]

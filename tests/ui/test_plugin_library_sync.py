@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from harness.system import FakeVerifier
-from zocrates_retrieval.store import Tenant, count_chunks
+from zocrates_retrieval.adapters.store import Tenant, count_chunks
 from harness.serving import serving
 from zocrates_runtime.settings import ZocratesSettings
 

@@ -72,11 +72,11 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
     async def start() -> None:
         js = broker.config.connection_state.stream
         if getattr(service, "files", "absent") is None:  # the real service: connect its file store
-            from zocrates_retrieval.files import LibraryFiles
+            from zocrates_retrieval.adapters.files import LibraryFiles
 
             service.files = LibraryFiles(js, LIBRARY_BUCKET)
         if getattr(service, "catalog", "absent") is None:  # and the catalog every replica shares
-            from zocrates_retrieval.catalog import Catalog
+            from zocrates_retrieval.adapters.catalog import Catalog
 
             service.catalog = await Catalog.open(js, settings.stream_replicas)
         await service.start()

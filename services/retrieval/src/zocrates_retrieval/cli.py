@@ -32,7 +32,7 @@ def _settings(args: argparse.Namespace) -> RetrievalSettings:
 
 
 def _open(settings: RetrievalSettings):
-    from zocrates_retrieval.embed import Embedder
+    from zocrates_retrieval.adapters.embed import Embedder
     from zocrates_retrieval.service import open_store
 
     embedder = Embedder.shared(settings.embedding_model, settings.embedding_device, settings.embedding_batch_size)
@@ -95,7 +95,7 @@ def summary(p) -> str:
 
 def cmd_search(args: argparse.Namespace) -> int:
     from zocrates_retrieval.search import Searcher, to_evidence
-    from zocrates_retrieval.store import Tenant
+    from zocrates_retrieval.adapters.store import Tenant
 
     settings = _settings(args)
     embedder, store = _open(settings)
@@ -123,7 +123,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from zocrates_retrieval.store import Tenant, count_chunks, indexed_versions
+    from zocrates_retrieval.adapters.store import Tenant, count_chunks, indexed_versions
 
     settings = _settings(args)
     _, store = _open(settings)
@@ -168,8 +168,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     try:
         return args.func(args)
     except Exception as exc:  # a clear line, not a traceback, for the expected failures
-        from zocrates_retrieval.store import StoreError
-        from zocrates_retrieval.zotero import ZoteroReadError
+        from zocrates_retrieval.adapters.store import StoreError
+        from zocrates_retrieval.adapters.zotero import ZoteroReadError
 
         if isinstance(exc, (StoreError, ZoteroReadError, ValueError)):
             print(f"error: {exc}", file=sys.stderr)

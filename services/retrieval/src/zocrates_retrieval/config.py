@@ -105,7 +105,7 @@ class RetrievalSettings(BaseSettings):
                 "and Folders) or leave it unset"
             )
         if self.zotero_base_dir is None and "zotero_base_dir" not in self.model_fields_set and self.zotero_dir:
-            from zocrates_retrieval.zotero import base_dir_from_prefs
+            from zocrates_retrieval.adapters.zotero import base_dir_from_prefs
 
             self.zotero_base_dir = base_dir_from_prefs(self.zotero_dir)
         return self

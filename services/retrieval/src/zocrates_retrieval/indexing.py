@@ -21,11 +21,11 @@ from pathlib import Path
 
 import structlog
 
-from zocrates_retrieval.catalog import Catalog, Lease
-from zocrates_retrieval.files import LibraryFiles
+from zocrates_retrieval.adapters.catalog import Catalog, Lease
+from zocrates_retrieval.adapters.files import LibraryFiles
 from zocrates_retrieval.ingest import IngestProgress, Ingestor
 from zocrates_retrieval.status import shown
-from zocrates_retrieval.zotero import Source
+from zocrates_retrieval.adapters.zotero import Source
 
 log = structlog.get_logger(__name__)
 

@@ -25,12 +25,12 @@ import numpy as np
 import structlog
 
 from zocrates_contracts import SCORED_UNITS, Creator
-from zocrates_retrieval.chunking import Chunk, chunk_blocks
-from zocrates_retrieval.document import MISSING, UNSUPPORTED, Block, ConversionError, Document
-from zocrates_retrieval.embed import Embedder
-from zocrates_retrieval.isolation import ConverterPool, ConvertJob
-from zocrates_retrieval.markup import convert_html
-from zocrates_retrieval.store import (
+from zocrates_retrieval.domain.chunking import Chunk, chunk_blocks
+from zocrates_retrieval.domain.document import MISSING, UNSUPPORTED, Block, ConversionError, Document
+from zocrates_retrieval.adapters.embed import Embedder
+from zocrates_retrieval.adapters.isolation import ConverterPool, ConvertJob
+from zocrates_retrieval.domain.markup import convert_html
+from zocrates_retrieval.adapters.store import (
     ChunkPoint,
     ChunkStore,
     SparseEncoder,
@@ -40,7 +40,7 @@ from zocrates_retrieval.store import (
     indexed_versions,
     point_id,
 )
-from zocrates_retrieval.zotero import ItemMeta, Source, read_library
+from zocrates_retrieval.adapters.zotero import ItemMeta, Source, read_library
 
 log = structlog.get_logger(__name__)
 

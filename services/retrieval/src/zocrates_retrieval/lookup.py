@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from zocrates_contracts import LibraryItemMatch, LibraryLookupRequested, SyncedItem
 from zocrates_contracts.identifiers import item_identifiers, normalize_title
 from zocrates_contracts.messages import MAX_LOOKUP_MATCHES
-from zocrates_retrieval.zotero import ItemMeta, LibrarySnapshot, synced_item_meta
+from zocrates_retrieval.adapters.zotero import ItemMeta, LibrarySnapshot, synced_item_meta
 
 NOT_ITEMS = ("attachment", "note", "annotation")
 #: Users whose lookup index is kept in memory (rebuilt when their library changes).

@@ -9,9 +9,9 @@ import re
 import numpy as np
 
 from zocrates_contracts import SCORED_UNITS, AnswerUnit, Creator, EvidenceChunk
-from zocrates_retrieval.structure import is_back_matter
-from zocrates_retrieval.embed import Embedder, Reranker
-from zocrates_retrieval.store import ChunkStore, Hit, Mode, SparseEncoder, Tenant, decode_vectors, query_chunks
+from zocrates_retrieval.domain.structure import is_back_matter
+from zocrates_retrieval.adapters.embed import Embedder, Reranker
+from zocrates_retrieval.adapters.store import ChunkStore, Hit, Mode, SparseEncoder, Tenant, decode_vectors, query_chunks
 
 #: Citation tokens a follow-up question may carry over from an answer: [3], [1, 2], [2-4], [ 5 ].
 _CITATION_TOKEN = re.compile(r"\[\s*\d+(?:\s*(?:[,;]|[-\u2013\u2014])\s*\d+)*\s*\]")

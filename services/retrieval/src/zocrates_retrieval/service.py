@@ -35,16 +35,16 @@ from zocrates_contracts import (
 from zocrates_runtime.zotero_dir import demo_papers
 from zocrates_runtime.zotero_snapshot import database_signature
 from zocrates_retrieval import status
-from zocrates_retrieval.catalog import Catalog
+from zocrates_retrieval.adapters.catalog import Catalog
 from zocrates_retrieval.config import RetrievalSettings
-from zocrates_retrieval.embed import Embedder, Reranker
-from zocrates_retrieval.files import LibraryFiles
+from zocrates_retrieval.adapters.embed import Embedder, Reranker
+from zocrates_retrieval.adapters.files import LibraryFiles
 from zocrates_retrieval.indexing import HostedIndexer
 from zocrates_retrieval.ingest import IngestProgress, Ingestor
 from zocrates_retrieval.lookup import IndexCache, ItemIndex, snapshot_index, synced_index
 from zocrates_retrieval.search import Searcher
-from zocrates_retrieval.store import ChunkStore, EdgeStore, ServerStore, SparseEncoder, Tenant, count_chunks
-from zocrates_retrieval.zotero import read_library
+from zocrates_retrieval.adapters.store import ChunkStore, EdgeStore, ServerStore, SparseEncoder, Tenant, count_chunks
+from zocrates_retrieval.adapters.zotero import read_library
 
 log = structlog.get_logger(__name__)
 SERVICE = status.SERVICE

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 from zocrates_contracts import IngestFailure, LibraryStatus, LibraryStatusRequested, ServiceError
 from zocrates_contracts.messages import MAX_STATUS_FAILURES
-from zocrates_retrieval.catalog import Catalog, CatalogCounts
+from zocrates_retrieval.adapters.catalog import Catalog, CatalogCounts
 from zocrates_retrieval.ingest import IngestProgress
 
 SERVICE = "retrieval"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 
-from zocrates_retrieval.document import (
+from zocrates_retrieval.domain.document import (
     CORRUPT,
     EMPTY,
     ENCRYPTED,
@@ -39,8 +39,8 @@ from zocrates_retrieval.document import (
     Document,
     table_block,
 )
-from zocrates_retrieval.structure import is_back_matter, is_reference_list
-from zocrates_retrieval.tables import Table, has_caption, page_tables, text_flags
+from zocrates_retrieval.domain.structure import is_back_matter, is_reference_list
+from zocrates_retrieval.domain.tables import Table, has_caption, page_tables, text_flags
 
 MAX_TEXT_CHARS = 5_000_000  # a 2,000-page book is about 4 MB of text; more is not a paper
 

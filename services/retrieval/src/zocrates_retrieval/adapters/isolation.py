@@ -2,7 +2,7 @@
 address-space cap and a wall-clock limit (RELIABILITY.md section 4), so a decompression bomb
 or a parser crash costs one file, not the service.
 
-The converter runs as `python -m zocrates_retrieval.isolation` (not multiprocessing, which
+The converter runs as `python -m zocrates_retrieval.adapters.isolation` (not multiprocessing, which
 re-imports the parent's __main__ and so breaks under `python -c` or embedded interpreters).
 Requests and replies are length-prefixed JSON on the worker's stdin/stdout: JSON, not pickle,
 so that a worker subverted by a hostile file cannot run code in the service by its reply.
@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from zocrates_retrieval.convert import convert_file
-from zocrates_retrieval.document import CORRUPT, TIMEOUT, TOO_LARGE, Block, ConversionError, Document
+from zocrates_retrieval.domain.document import CORRUPT, TIMEOUT, TOO_LARGE, Block, ConversionError, Document
 
 
 def _limit_memory(megabytes: int) -> None:
@@ -113,7 +113,7 @@ class ConverterPool:
     def _worker(self) -> subprocess.Popen:
         if self._proc is None:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "zocrates_retrieval.isolation", str(self.memory_mb), str(self.max_pages)],
+                [sys.executable, "-m", "zocrates_retrieval.adapters.isolation", str(self.memory_mb), str(self.max_pages)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         return self._proc
 

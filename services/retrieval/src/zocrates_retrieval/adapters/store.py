@@ -386,7 +386,7 @@ class EdgeStore(ChunkStore):
         qdrant-edge-py 0.9 holds the GIL for the whole `EdgeShard.optimize()` (about 5 s for
         12,000 chunks, 45 s or more for 100,000), which in this process would stall every
         thread and the event loop. So the shard is copied (writes wait for the copy, searches
-        do not), the copy is built by `python -m zocrates_retrieval.edge_build` while this
+        do not), the copy is built by `python -m zocrates_retrieval.adapters.edge_build` while this
         thread waits without the GIL, and it replaces the shard only if no write came since the
         copy was taken: a write is never lost, a build with writes behind it is dropped."""
         if not self._building.acquire(blocking=False):
@@ -425,7 +425,7 @@ class EdgeStore(ChunkStore):
         return generation
 
     def _build_copy(self) -> bool:
-        child = subprocess.Popen([sys.executable, "-m", "zocrates_retrieval.edge_build", str(self.copy_path),
+        child = subprocess.Popen([sys.executable, "-m", "zocrates_retrieval.adapters.edge_build", str(self.copy_path),
                                   str(self.dim)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.build_process = child
         try:

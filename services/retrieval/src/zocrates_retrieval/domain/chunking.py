@@ -17,8 +17,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from zocrates_retrieval.document import Block
-from zocrates_retrieval.structure import (
+from zocrates_retrieval.domain.document import Block
+from zocrates_retrieval.domain.structure import (
     Unit,
     is_caption,
     is_reference_list,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from zocrates_retrieval.tables import Table
+from zocrates_retrieval.domain.tables import Table
 
 #: Failure reasons reported in the ingest status.
 ENCRYPTED, CORRUPT, EMPTY, SCANNED, UNSUPPORTED, TIMEOUT, TOO_LARGE, MISSING = (

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from zocrates_retrieval.document import EMPTY, Block, ConversionError, Document, table_block
-from zocrates_retrieval.tables import Table, tidy
+from zocrates_retrieval.domain.document import EMPTY, Block, ConversionError, Document, table_block
+from zocrates_retrieval.domain.tables import Table, tidy
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _BLOCKS = ("p", "li", "blockquote", "pre", "figcaption", "td", "th", "dd", "dt", "caption")

@@ -45,7 +45,7 @@ from zocrates_runtime import stores
 from zocrates_runtime.bus import retrying
 from zocrates_runtime.kv import latest_entries
 from zocrates_retrieval.ingest import Failure
-from zocrates_retrieval.zotero import Source, synced_item_meta
+from zocrates_retrieval.adapters.zotero import Source, synced_item_meta
 
 MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
 #: Sync records older than this are dropped when a sync completes (a sync takes minutes).
