@@ -69,6 +69,27 @@ def straddling_groups(splits: dict[str, list[dict]]) -> dict[str, set[str]]:
     return {group: names for group, names in found.items() if len(names) > 1}
 
 
+def sources_manifest(sources: dict[str, dict], raw: Path, splits: dict[str, list[dict]],
+                     rows_read: dict[str, int], label_counts) -> dict[str, dict]:
+    """Per source: its metadata, each raw file as committed and as upstream (bytes, sha256),
+    the rows read, and what it contributed to each split (label counts, empty splits left out)."""
+    info = {}
+    for name, meta in sources.items():
+        files = []
+        for committed, upstream in meta["files"].items():
+            data, upstream_data = (raw / committed).read_bytes(), read_raw(raw, committed)
+            files.append({"path": f"raw/{committed}", "upstream_path": upstream,
+                          "bytes": len(data), "sha256": sha256_bytes(data),
+                          "bytes_upstream": len(upstream_data),
+                          "sha256_upstream": sha256_bytes(upstream_data)})
+        contributed = {split: label_counts([r for r in rows if r["source"] == name])
+                       for split, rows in splits.items()}
+        info[name] = {**{k: v for k, v in meta.items() if k != "files"},
+                      "rows_in_raw_files": rows_read[name], "files": files,
+                      "contributed": {k: v for k, v in contributed.items() if sum(v.values())}}
+    return info
+
+
 def contributions_markdown(m: dict, labels: tuple[str, ...], heading: str) -> list[str]:
     """What each source put into each split, per label (`heading` names the labels), and the
     sources' notes."""

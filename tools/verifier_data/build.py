@@ -160,21 +160,7 @@ def build(raw: Path = RAW, shared: Path = SHARED, out: Path = SPLITS) -> dict:
                             "sha256_jsonl": src.sha256_bytes(data),
                             "groups": len({r["group"] for r in rows})}
 
-    source_info = {}
-    for name, meta in src.SOURCES.items():
-        files = []
-        for committed, upstream in meta["files"].items():
-            data, upstream_data = (raw / committed).read_bytes(), src.read_raw(raw, committed)
-            files.append({"path": f"raw/{committed}", "upstream_path": upstream,
-                          "bytes": len(data), "sha256": src.sha256_bytes(data),
-                          "bytes_upstream": len(upstream_data),
-                          "sha256_upstream": src.sha256_bytes(upstream_data)})
-        contributed = {split: label_counts([r for r in rows if r["source"] == name])
-                       for split, rows in splits.items()}
-        source_info[name] = {**{k: v for k, v in meta.items() if k != "files"},
-                             "rows_in_raw_files": rows_read[name], "files": files,
-                             "contributed": {k: v for k, v in contributed.items()
-                                             if sum(v.values())}}
+    source_info = common.sources_manifest(src.SOURCES, raw, splits, rows_read, label_counts)
     return {"seed": SEED, "scifact_heldout_percent": SCIFACT_HELDOUT_PERCENT,
             "calibration_percent": CALIBRATION_PERCENT, "labels": list(src.LABELS),
             "splits": split_info, "sources": source_info, "dropped": dropped,
