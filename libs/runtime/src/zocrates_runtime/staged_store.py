@@ -183,14 +183,8 @@ class NatsStagedStore:
         return info
 
     async def info(self, user_id: str, staged_id: str) -> StagedInfo | None:
-        if not _ids_ok(user_id, staged_id):
-            return None
-        obj = await self._store()
-        try:
-            raw = await obj.get_info(staged_id)
-        except ObjectNotFoundError:
-            return None
-        return self._visible(raw, user_id)
+        found = await self._find(user_id, staged_id)
+        return None if found is None else found[1]
 
     async def get(self, user_id: str, staged_id: str) -> StagedObject | None:
         buffer = io.BytesIO()
@@ -198,7 +192,17 @@ class NatsStagedStore:
         return None if info is None else StagedObject(info, buffer.getvalue())
 
     async def read_into(self, user_id: str, staged_id: str, out: BinaryIO) -> StagedInfo | None:
-        if await self.info(user_id, staged_id) is None:  # owner checked before any byte moves
+        found = await self._find(user_id, staged_id)  # the owner is checked before any byte moves
+        if found is None:
+            return None
+        raw, info = found
+        async with asyncio.timeout(self._read_timeout):
+            await self._read_chunks(raw, out)
+        return info
+
+    async def _find(self, user_id: str, staged_id: str) -> tuple[api.ObjectInfo, StagedInfo] | None:
+        """The object's stored info and what `user_id` may see of it; None when they may not."""
+        if not _ids_ok(user_id, staged_id):
             return None
         obj = await self._store()
         try:
@@ -206,11 +210,7 @@ class NatsStagedStore:
         except ObjectNotFoundError:
             return None
         info = self._visible(raw, user_id)
-        if info is None:
-            return None
-        async with asyncio.timeout(self._read_timeout):
-            await self._read_chunks(raw, out)
-        return info
+        return None if info is None else (raw, info)
 
     async def _read_chunks(self, raw: api.ObjectInfo, out: BinaryIO) -> None:
         """Copy the object's chunks into `out`, verifying size and SHA-256 digest.
