@@ -4,6 +4,8 @@ docs/configuration.md."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, SecretStr, model_validator
 
 from zocrates_runtime.settings import ZocratesSettings
@@ -20,6 +22,8 @@ class GatewaySettings(ZocratesSettings):
         description="HMAC key for stored token digests; required (and secret) in hosted mode",
     )
     cors_origins: list[str] = Field(default_factory=list, description='Browser origins allowed (JSON list); none by default')
+    ui_dir: Path | None = Field(default=None, description="The plugin's content directory served "
+                                "at /ui/; unset = plugin/content of this checkout")
 
     # synthesis: any OpenAI-compatible chat-completions endpoint; extractive when unset
     llm_url: str | None = Field(default=None, description="e.g. https://openrouter.ai/api/v1")
