@@ -168,21 +168,16 @@ def test_every_passed_through_variable_is_a_real_setting(tmp_path):
 
 
 def known_settings() -> set[str]:
-    import importlib
+    """Every variable some settings class reads (all the names of each setting)."""
+    from tools.configdoc import SECTIONS, env_names, load
 
     names: set[str] = set()
-    specs = ["zocrates_runtime.settings:ZocratesSettings", "zocrates_gateway.config:GatewaySettings",
-             "zocrates_retrieval.config:RetrievalSettings", "zocrates_verifier.config:VerifierSettings",
-             "zocrates_discovery.config:DiscoverySettings", "zocrates_staging.config:StagingSettings"]
-    for spec in specs:
-        module, cls_name = spec.split(":")
-        try:
-            cls = getattr(importlib.import_module(module), cls_name)
-        except (ImportError, AttributeError):
+    for _, spec in SECTIONS:
+        cls = load(spec)
+        if cls is None:
             continue  # a service still being built; its names are then not checked
-        prefix = cls.model_config.get("env_prefix", "")
         for field_name in cls.model_fields:
-            names.add(f"{prefix}{field_name}".upper())
+            names.update(env_names(cls, field_name))
     return names
 
 

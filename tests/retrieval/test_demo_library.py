@@ -67,6 +67,7 @@ def test_zotero_dir_and_a_real_home_zotero_replace_the_demo(monkeypatch, tmp_pat
 def test_a_hosted_deployment_never_falls_back_to_the_demo(monkeypatch, tmp_path):
     no_zotero_here(monkeypatch, tmp_path / "home")
     monkeypatch.setenv("ZOCRATES_MODE", "hosted")
+    monkeypatch.setenv("ZOCRATES_NATS_USER", "zocrates")  # hosted mode refuses to start without
     settings = RetrievalSettings(data_dir=tmp_path / "data")
     assert (settings.zotero_dir, settings.library_source) == (None, "none")
     assert DiscoverySettings(_env_file=None).zotero_dir is None

@@ -48,10 +48,13 @@ async def test_nothing_outside_the_sidebar_files_is_served(client, path):
     assert (await client.get(path)).status_code == 404
 
 
-async def test_missing_vendored_libraries_say_how_to_build_them(client, tmp_path, monkeypatch):
+async def test_missing_vendored_libraries_say_how_to_build_them(tmp_path, monkeypatch):
     (tmp_path / "sidebar.html").write_text("<!doctype html>")
     monkeypatch.setenv("ZOCRATES_UI_DIR", str(tmp_path))
-    response = await client.get("/ui/vendor/katex.mjs")
+    settings = GatewaySettings()  # the directory is a setting, read when the gateway starts
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(settings)),
+                                 base_url="http://ui.test") as client:
+        response = await client.get("/ui/vendor/katex.mjs")
     assert response.status_code == 503
     assert "make plugin" in response.json()["error"]["message"]
-    assert ui.content_dir() == tmp_path.resolve()
+    assert ui.content_dir(settings.ui_dir) == tmp_path.resolve()

@@ -1,9 +1,9 @@
 """OpenTelemetry set-up and W3C trace-context carriers for the bus.
 
-Each service calls `configure_tracing(name)` once at start. Spans are always recorded (so a
-trace id exists to carry and to log), but exported only when an OTLP/HTTP endpoint is
-configured (`ZOCRATES_OTLP_ENDPOINT`, e.g. `http://127.0.0.1:4318` for Phoenix or Jaeger):
-no collector is needed by default.
+Each service calls `configure_tracing(name, settings.otlp_endpoint)` once at start. Spans are
+always recorded (so a trace id exists to carry and to log), but exported only when an OTLP/HTTP
+endpoint is configured (the `otlp_endpoint` setting, `ZOCRATES_OTLP_ENDPOINT`, e.g.
+`http://127.0.0.1:4318` for Phoenix or Jaeger): no collector is needed by default.
 
 One turn is one trace across services: the publisher puts `inject_trace()` into the NATS
 headers and the contract's `TraceContext`; the handler starts its span under
@@ -13,7 +13,6 @@ headers and the contract's `TraceContext`; the handler starts its span under
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,7 +36,7 @@ _provider: TracerProvider | None = None
 def configure_tracing(service: str, otlp_endpoint: str | None = None) -> TracerProvider:
     """Install a tracer provider with resource `service.name=service`; returns it.
 
-    `otlp_endpoint` (else `ZOCRATES_OTLP_ENDPOINT`) is the collector's base URL or its full
+    `otlp_endpoint` (the `otlp_endpoint` setting) is the collector's base URL or its full
     `/v1/traces` URL. Without one, or without the OTLP exporter package, spans are recorded
     but not exported (the latter with a warning). OpenTelemetry allows one global provider per
     process, so a second call returns the first provider unchanged.
@@ -45,7 +44,7 @@ def configure_tracing(service: str, otlp_endpoint: str | None = None) -> TracerP
     global _provider
     if _provider is not None:
         return _provider
-    endpoint = otlp_endpoint or os.environ.get("ZOCRATES_OTLP_ENDPOINT") or None
+    endpoint = otlp_endpoint or None
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service}))
     if endpoint:
         try:

@@ -1,8 +1,8 @@
 """Which Zotero data directory holds the local library when none is configured.
 
 Retrieval (which indexes the local library) and discovery (which filters candidates against
-it) each have a `zotero_dir` setting, set with `ZOCRATES_ZOTERO_DIR`; unset, both default to
-`default_zotero_dir()`:
+it) both read the shared `zotero_dir` setting (`ZOCRATES_ZOTERO_DIR`, zocrates_runtime.settings);
+unset, it defaults to `default_zotero_dir(mode)`:
 
 1. Zotero's own default data directory, `~/Zotero`, when it holds a `zotero.sqlite`;
 2. else, in local mode, the demo library of this checkout (`demo/zotero`: a few open-access
@@ -16,8 +16,6 @@ the demo is only ever read (from a snapshot copy); its index lives in the data d
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from pathlib import Path
 
 DATABASE = "zotero.sqlite"
@@ -32,12 +30,12 @@ def demo_zotero_dir() -> Path | None:
     return candidate if (candidate / DATABASE).is_file() else None
 
 
-def default_zotero_dir(env: Mapping[str, str] = os.environ) -> Path | None:
+def default_zotero_dir(mode: str = "local") -> Path | None:
     """`~/Zotero` when it holds a database, else the demo library in local mode, else None."""
     home = Path.home() / "Zotero"
     if (home / DATABASE).is_file():
         return home
-    if env.get("ZOCRATES_MODE", "local") == "local":
+    if mode == "local":
         return demo_zotero_dir()
     return None
 

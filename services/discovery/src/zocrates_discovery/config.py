@@ -1,20 +1,19 @@
-"""Settings of the discovery service (environment prefix `ZOCRATES_DISCOVERY_`)."""
+"""Settings of the discovery service (environment prefix `ZOCRATES_DISCOVERY_`, TOML table
+`[discovery]`); the shared ones (Zotero dir, local user, ...) come from `ZocratesSettings`."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import SettingsConfigDict
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from zocrates_runtime.zotero_dir import default_zotero_dir
+from zocrates_runtime.settings import ZocratesSettings
 
 
-class DiscoverySettings(BaseSettings):
-    """Everything the discovery service needs; each field is `ZOCRATES_DISCOVERY_<NAME>`."""
+class DiscoverySettings(ZocratesSettings):
+    """Everything the discovery service needs; its own fields are `ZOCRATES_DISCOVERY_<NAME>`.
+    The novelty filter's library is the shared `zotero_dir`, owned by `local_user_id`."""
 
-    model_config = SettingsConfigDict(env_prefix="ZOCRATES_DISCOVERY_", env_file=".env", extra="ignore",
-                                      populate_by_name=True)
+    model_config = SettingsConfigDict(env_prefix="ZOCRATES_DISCOVERY_")
 
     openalex_api_key: SecretStr | None = Field(
         default=None,
@@ -51,14 +50,6 @@ class DiscoverySettings(BaseSettings):
     cache_ttl_s: float = Field(default=3600.0, ge=0, description="How long an API answer is reused; 0 disables the cache.")
     cache_size: int = Field(default=2048, ge=1)
 
-    zotero_dir: Path | None = Field(
-        default_factory=default_zotero_dir,
-        validation_alias=AliasChoices("ZOCRATES_DISCOVERY_ZOTERO_DIR", "ZOCRATES_ZOTERO_DIR", "zotero_dir"),
-        description="Local Zotero data directory (also read from ZOCRATES_ZOTERO_DIR) whose zotero.sqlite is the novelty filter's library "
-        "(read from a snapshot copy, never written). Defaults to ~/Zotero when it exists, else (local mode) "
-        "to the bundled demo library, as retrieval does.",
-    )
-    local_user_id: str = Field(default="local", description="The user the local Zotero library belongs to.")
     title_similarity: float = Field(
         default=0.88, gt=0, le=1,
         description="Normalised Levenshtein similarity of normalised titles at which a candidate counts as owned.",

@@ -1,6 +1,10 @@
-"""Gateway settings (env `ZOCRATES_*`, or the TOML config file); see docs/configuration.md."""
+"""Gateway settings (env `ZOCRATES_*`, `.env`, or the top level of the TOML config file); the
+shared ones (mode, NATS, data dir, local user, ...) come from `ZocratesSettings`. See
+docs/configuration.md."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from pydantic import Field, SecretStr, model_validator
 
@@ -17,9 +21,9 @@ class GatewaySettings(ZocratesSettings):
         default=SecretStr(LOCAL_PEPPER),
         description="HMAC key for stored token digests; required (and secret) in hosted mode",
     )
-    local_user_id: str = Field(default="local", pattern=r"^[A-Za-z0-9_-]{1,64}$",
-                               description="The user `make run` creates a token for")
     cors_origins: list[str] = Field(default_factory=list, description='Browser origins allowed (JSON list); none by default')
+    ui_dir: Path | None = Field(default=None, description="The plugin's content directory served "
+                                "at /ui/; unset = plugin/content of this checkout")
 
     # synthesis: any OpenAI-compatible chat-completions endpoint; extractive when unset
     llm_url: str | None = Field(default=None, description="e.g. https://openrouter.ai/api/v1")

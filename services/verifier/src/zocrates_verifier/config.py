@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from zocrates_runtime.settings import ZocratesSettings
 
 Provider = Literal["auto", "heuristic", "local", "remote", "openrouter"]
 
@@ -19,10 +21,11 @@ Provider = Literal["auto", "heuristic", "local", "remote", "openrouter"]
 DEFAULT_OPENROUTER_MODEL = "~typesafe/jev-latest"
 
 
-class VerifierSettings(BaseSettings):
-    """Everything the verifier reads from its environment; see each field."""
+class VerifierSettings(ZocratesSettings):
+    """Everything the verifier reads from its configuration (environment, `.env`, the TOML
+    file's `[verifier]` table); see each field. The shared settings come from the base."""
 
-    model_config = SettingsConfigDict(env_prefix="ZOCRATES_VERIFIER_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ZOCRATES_VERIFIER_")
 
     enabled: bool = Field(True, description="Verification on; off makes every score None.")
     provider: Provider = Field("auto", description="Which backend answers; auto picks one.")

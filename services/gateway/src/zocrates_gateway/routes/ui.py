@@ -1,21 +1,21 @@
 """`GET /ui/`: the plugin's sidebar served as a web page (issue 7).
 
 The files are the plugin's own (`plugin/content/` in the repository, or the directory named by
-`ZOCRATES_UI_DIR`), so the web page and the Zotero pane run the very same code. The static files
-need no token: the page asks for one, keeps it in sessionStorage and sends it as a Bearer header
-to the API routes, never in a URL. Only files under the content directory with a known type are
+the `ui_dir` setting, `ZOCRATES_UI_DIR`), so the web page and the Zotero pane run the very same
+code. The static files need no token: the page asks for one, keeps it in sessionStorage and
+sends it as a Bearer header to the API routes, never in a URL. Only files under the content directory with a known type are
 served; `vendor/` (markdown-it, KaTeX) is produced by `npm ci` / `make plugin` in `plugin/`, and
 a missing build is answered with a 503 that says so.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, RedirectResponse
 
+from zocrates_gateway.deps import SettingsDep
 from zocrates_gateway.errors import ApiError
 
 router = APIRouter(include_in_schema=False)
@@ -42,8 +42,8 @@ _HEADERS = {
 }
 
 
-def content_dir() -> Path:
-    configured = os.environ.get("ZOCRATES_UI_DIR")
+def content_dir(configured: Path | None = None) -> Path:
+    """`configured` (the `ui_dir` setting), else the checkout's plugin/content."""
     if configured:
         return Path(configured).resolve()
     here = Path(__file__).resolve()
@@ -54,8 +54,8 @@ def content_dir() -> Path:
     return here.parents[5] / "plugin" / "content"
 
 
-def _file(relative: str) -> FileResponse:
-    root = content_dir()
+def _file(relative: str, ui_dir: Path | None) -> FileResponse:
+    root = content_dir(ui_dir)
     path = (root / relative).resolve()
     if (
         not path.is_relative_to(root)
@@ -87,12 +87,12 @@ async def ui_root() -> RedirectResponse:
 
 
 @router.get("/ui/")
-async def ui_index() -> FileResponse:
+async def ui_index(settings: SettingsDep) -> FileResponse:
     """The sidebar page."""
-    return _file("sidebar.html")
+    return _file("sidebar.html", settings.ui_dir)
 
 
 @router.get("/ui/{relative:path}")
-async def ui_file(relative: str) -> FileResponse:
+async def ui_file(relative: str, settings: SettingsDep) -> FileResponse:
     """The page's scripts, styles and fonts."""
-    return _file(relative)
+    return _file(relative, settings.ui_dir)
