@@ -37,9 +37,10 @@ class VerifierSettings(BaseSettings):
                              description="Support threshold the gateway applies (reported).")
     device: str = Field("auto", description="auto (cuda, mps, xpu, cpu by probe) or a torch "
                         "device such as cuda:0; pin a GPU with CUDA_VISIBLE_DEVICES.")
-    dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(
-        "auto", description="auto = float16 on a GPU, float32 on CPU. Hugging Face "
-        "checkpoints only: Laya picks its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).")
+    dtype: Literal["auto", "float32", "float16", "bfloat16", "int8"] = Field(
+        "auto", description="auto = float16 on a GPU, float32 on CPU; int8 = dynamic "
+        "quantisation of the linear layers, CPU only. Hugging Face checkpoints only: Laya picks "
+        "its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).")
 
     cpu_threads: int = Field(0, ge=0, le=256, description="Torch intra-op threads when the "
                              "model runs on CPU; 0 = torch's default (one per core). Fewer "

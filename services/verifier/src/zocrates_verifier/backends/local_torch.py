@@ -111,10 +111,20 @@ class SequenceClassifierModel(BatchModel):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.device = device
-        dtype = resolve_dtype(self.dtype_name, device)
+        int8 = self.dtype_name == "int8"
+        if int8 and device != "cpu":
+            raise ValueError(f"dtype int8 (dynamic quantisation) runs on the CPU only, not on "
+                             f"{device}; use float16 there, or set the device to cpu")
+        dtype = resolve_dtype("float32" if int8 else self.dtype_name, device)
         self._tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
         net = AutoModelForSequenceClassification.from_pretrained(
             self.path, local_files_only=True, dtype=dtype)
+        if int8:
+            import torch
+
+            # int8 weights for every Linear layer, activations quantised per batch
+            net = torch.ao.quantization.quantize_dynamic(net, {torch.nn.Linear}, dtype=torch.qint8)
+            dtype = "int8"
         self._net = net.to(device).eval()
         self._index = support_index(net.config.id2label, net.config.num_labels)
         self._dtype = dtype
