@@ -33,8 +33,9 @@ train-relevance: $(STAMP)
 	$(PY) -m tools.train_relevance --out data/models/answer-relevance
 
 # The verifier's default model (docs/verifier-model.md): train on bench/data/verifier, calibrate,
-# evaluate, and write the float16 weights the verifier loads (~35 min on 2 cores with
-# VERIFIER_TRAIN_FLAGS="--threads 1" on a shared machine; a GPU: "--device cuda --epochs 3").
+# evaluate, and write the float16 weights the verifier loads (45 min of training and ~15 of
+# evaluation on 2 shared cores with VERIFIER_TRAIN_FLAGS="--threads 1"; a GPU: "--device cuda
+# --epochs 3 --max-length 256 --domain-epochs 3").
 VERIFIER_TRAIN_FLAGS ?=
 train-verifier: $(STAMP)
 	$(PY) -m tools.train_verifier --out data/models/verifier \

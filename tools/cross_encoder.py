@@ -41,9 +41,10 @@ def fine_tune(pairs: Sequence[TextPair], targets: Sequence, out: Path, *, num_la
               loss: Callable, epochs: int, batch_size: int, max_length: int, lr: float, device: str,
               seed: int, id2label: dict[int, str] | None = None, bucket: bool = False,
               max_seconds: float | None = None, log: Callable[[str], None] | None = None,
-              tokenizer_max_length: int | None = None) -> dict:
-    """Fine-tune the shipped MiniLM with a `num_labels` head on (first, second) text pairs in
-    their order (or length-bucketed, `bucket`), and save the model and its tokenizer to `out`.
+              tokenizer_max_length: int | None = None, init: str | Path | None = None) -> dict:
+    """Fine-tune the shipped MiniLM (or the checkpoint `init`) with a `num_labels` head on
+    (first, second) text pairs in their order (or length-bucketed, `bucket`), and save the model
+    and its tokenizer to `out`.
 
     `loss(logits, targets_tensor)` is the objective; `targets` become one tensor per batch
     (floats for one label, class indices otherwise). `max_seconds` stops early (the run's figures
@@ -53,11 +54,12 @@ def fine_tune(pairs: Sequence[TextPair], targets: Sequence, out: Path, *, num_la
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     torch.manual_seed(seed)
-    tokenizer = AutoTokenizer.from_pretrained(base_model())
+    start = str(init) if init else base_model()
+    tokenizer = AutoTokenizer.from_pretrained(start)
     labels = {"num_labels": num_labels}
     if id2label:
         labels |= {"id2label": id2label, "label2id": {v: k for k, v in id2label.items()}}
-    model = AutoModelForSequenceClassification.from_pretrained(base_model(), **labels).to(device)
+    model = AutoModelForSequenceClassification.from_pretrained(start, **labels).to(device)
     if bucket:
         lengths = [len(ids) for ids in tokenizer([a for a, _ in pairs], [b for _, b in pairs],
                                                  truncation=True, max_length=max_length)["input_ids"]]

@@ -8,6 +8,9 @@ backend feeds them). Stages, in order:
 1. train: one epoch (by default) of cross-entropy over the three labels on a seeded subset of
    the train split, length-bucketed batches, plus number-swap negatives built from that subset's
    supported claims (a number the passage states, changed: label contradict);
+1b. a second stage from that model (`--domain-epochs`, 2 by default): SciFact's train pairs, the
+   number probe built from their passages and as many pairs of the other sources (`domain_rows`),
+   at up to 192 tokens: the first stage sees few scientific sentences (1,310 of 36,366 pairs);
 2. calibrate: one temperature for the three logits, fitted by log-loss on the calibration split
    only; the threshold is chosen on the calibration split only (`tools.verifier_eval`);
 3. evaluate: every eval split, never trained or calibrated on, beside the heuristic and plain
@@ -15,14 +18,14 @@ backend feeds them). Stages, in order:
 4. ship (`--ship DIR`): the checkpoint with the temperature folded into its classifier, in
    float16 safetensors, which the verifier loads as its default.
 
-    make train-verifier VERIFIER_TRAIN_FLAGS="--threads 1"   # all 36,366 pairs, ~35 min on 2 shared cores
+    make train-verifier VERIFIER_TRAIN_FLAGS="--threads 1"   # ~45 min of training on 2 shared cores
     .venv/bin/python -m tools.train_verifier --out /tmp/x --limit 16 --eval-rows 8 --no-throughput \\
         --diagram /tmp/x/reliability.png                          # a smoke run
 
 One epoch over the whole train split at 128 tokens is what fits this 2-core machine (measured
 first on 200 pairs while another process held one core: 21.6 pairs/s with one torch thread and
-length-bucketed batches; unbucketed, 11.3 with one thread and 3.2 with two). A lab with a GPU reruns it with `--device cuda --epochs 3 --max-length 256`; nothing
-else changes (the `--limit` flag takes a subset where even one epoch does not fit).
+length-bucketed batches; unbucketed, 11.3 with one thread and 3.2 with two). A lab with a GPU reruns it with `--device cuda --epochs 3 --max-length 256
+--domain-epochs 3`; nothing else changes (the `--limit` flag takes a subset where even one epoch does not fit).
 """
 
 from __future__ import annotations
@@ -84,9 +87,30 @@ def training_rows(train: list[dict], limit: int | None, seed: int, with_swaps: b
     return rows
 
 
+def domain_rows(train: list[dict], seed: int) -> list[dict]:
+    """The second stage's rows: every SciFact train pair, the number probe built from their
+    passages (a sentence stating a number quoted as a supported claim, and the same sentence
+    with the number changed as a contradicted one), and as many pairs of the other sources,
+    drawn at random, so the first stage is not forgotten. All from the train split."""
+    from tools.verifier_eval import number_probe_rows
+
+    scifact = [r for r in train if r["source"] == "scifact_train"]
+    by_passage = {r["passage"]: r for r in scifact}
+    quoted, swapped = number_probe_rows(scifact)
+    probe = [r | {"source": "scifact_train+number_probe", "group": by_passage[r["passage"]]["group"]}
+             for r in quoted + swapped]
+    rest = [r for r in train if r["source"] != "scifact_train"]
+    random.Random(seed).shuffle(rest)
+    rows = scifact + probe + rest[:len(scifact) + len(probe)]
+    random.Random(seed + 2).shuffle(rows)
+    return rows
+
+
 def train(rows: list[dict], out: Path, *, epochs: int, batch_size: int, max_length: int, lr: float,
-          device: str, seed: int, max_seconds: float | None = None, log=None) -> dict:
-    """Fine-tune on `rows` and save the model (labels named in LABELS' order) to `out`."""
+          device: str, seed: int, max_seconds: float | None = None, log=None,
+          init: Path | None = None) -> dict:
+    """Fine-tune on `rows` (from the shipped MiniLM, or from the checkpoint `init`) and save the
+    model (labels named in LABELS' order) to `out`."""
     import torch
 
     figures = fine_tune([(r["passage"], r["claim"]) for r in rows],
@@ -94,7 +118,7 @@ def train(rows: list[dict], out: Path, *, epochs: int, batch_size: int, max_leng
                         loss=torch.nn.CrossEntropyLoss(), epochs=epochs, batch_size=batch_size,
                         max_length=max_length, lr=lr, device=device, seed=seed,
                         id2label=dict(enumerate(LABELS)), bucket=True, max_seconds=max_seconds,
-                        log=log, tokenizer_max_length=SERVED_MAX_LENGTH)
+                        log=log, tokenizer_max_length=SERVED_MAX_LENGTH, init=init)
     figures["number_swaps"] = sum(r["source"].endswith("+number_swap") for r in rows)
     figures["max_length"] = max_length
     figures["labels"] = {label: sum(r["label"] == label for r in rows) for label in LABELS}
@@ -111,6 +135,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--limit", type=int, default=0,
                         help="train on this many pairs of the train split (0 = all 36,366)")
+    parser.add_argument("--domain-epochs", type=int, default=2,
+                        help="then this many epochs of the second stage (`domain_rows`: SciFact "
+                        "train, its number probe, as many other pairs)")
+    parser.add_argument("--domain-max-length", type=int, default=192,
+                        help="second-stage tokens (SciFact's p90 is 107)")
+    parser.add_argument("--only-domain", action="store_true",
+                        help="run the second stage on the first-stage model already in --out")
     parser.add_argument("--no-number-swaps", action="store_true",
                         help="leave out the number-swap contradictions built from the subset")
     parser.add_argument("--max-minutes", type=float, default=None,
@@ -150,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     splits = load_splits()
     report_path = args.out / "training_report.json"
     report = json.loads(report_path.read_text()) if args.skip_training and report_path.exists() else {}
-    if not args.skip_training:
+    if not (args.skip_training or args.only_domain):
         rows = training_rows(splits["train"], args.limit or None, args.seed,
                              with_swaps=not args.no_number_swaps)
         log(f"training on {len(rows)} pairs, {args.epochs} epoch(s), max length {args.max_length}, "
@@ -166,6 +197,20 @@ def main(argv: list[str] | None = None) -> None:
                                                    + (argv if argv is not None else sys.argv[1:]))}
         report_path.write_text(json.dumps(report, indent=1) + "\n")
         log(json.dumps(report["training"]))
+    if args.only_domain:
+        report = json.loads(report_path.read_text())
+    if (args.domain_epochs and not args.skip_training) or args.only_domain:
+        rows = domain_rows(splits["train"], args.seed)
+        log(f"second stage: {len(rows)} pairs, {args.domain_epochs} epoch(s), max length "
+            f"{args.domain_max_length}, from the first-stage model in {args.out}")
+        report["domain"] = train(rows, args.out, epochs=args.domain_epochs,
+                                 batch_size=args.batch_size, max_length=args.domain_max_length,
+                                 lr=args.lr, device=args.device, seed=args.seed, log=log,
+                                 init=args.out)
+        report["domain"]["command"] = " ".join(["python -m tools.train_verifier"]
+                                               + (argv if argv is not None else sys.argv[1:]))
+        report_path.write_text(json.dumps(report, indent=1) + "\n")
+        log(json.dumps(report["domain"]))
     if args.only_training:
         return
 

@@ -27,6 +27,11 @@ from pathlib import Path
 from tools.train_verifier import EVAL_SPLITS, LABELS, SERVED_MAX_LENGTH
 
 SUPPORT = LABELS.index("support")
+#: What the shipped checkpoint calls itself (the verifier reports it as the model's name).
+MODEL_NAME = "zocrates-verifier-minilm-v1"
+#: The threshold the gateway applies unless configured (ZOCRATES_VERIFICATION_THRESHOLD): figures
+#: are reported at it too, beside the calibrated one.
+GATEWAY_THRESHOLD = 0.60
 DIAGRAM = Path(__file__).resolve().parent.parent / "docs" / "verifier-reliability.png"
 
 
@@ -95,12 +100,14 @@ def ship(trained: Path, target: Path, report: dict) -> None:
         model.classifier.weight /= calibration["temperature"]
         model.classifier.bias /= calibration["temperature"]
     model.config.zocrates_verifier = {
-        "name": report.get("name", "zocrates-verifier-minilm"),
+        "name": report.get("name", MODEL_NAME),
         "labels": list(LABELS), "temperature_folded_in": calibration["temperature"],
         "threshold": calibration["threshold"], "max_length": SERVED_MAX_LENGTH,
         "trained_pairs": report["training"].get("stopped_early_after_pairs",
                                                 report["training"]["pairs"]),
         "recipe": report["training"].get("command", ""),
+        "second_stage": ({"pairs": report["domain"]["pairs"], "epochs": report["domain"]["epochs"],
+                          "recipe": report["domain"].get("command", "")} if "domain" in report else None),
         "data": "bench/data/verifier/MANIFEST.md", "docs": "docs/verifier-model.md"}
     target.mkdir(parents=True, exist_ok=True)
     model.half().save_pretrained(target, safe_serialization=True)
@@ -191,13 +198,18 @@ def number_probe_rows(rows: Sequence[dict]) -> tuple[list[dict], list[dict]]:
 
 
 def probe_metrics(score: Callable[[list[dict]], list[float]], rows: Sequence[dict],
-                  threshold: float) -> dict:
+                  threshold: float, also: float | None = None) -> dict:
+    """Shares of the number probe's swapped claims below `threshold` and of its quoted
+    sentences at or above it (and the same at the threshold `also`)."""
     quoted, swapped = number_probe_rows(rows)
     q, s = score(quoted), score(swapped)
-    return {"swapped": len(s), "swapped_below_threshold": _rounded(sum(x < threshold for x in s) / len(s))
-            if s else None,
-            "quoted": len(q), "quoted_at_or_above_threshold": _rounded(sum(x >= threshold for x in q) / len(q))
-            if q else None}
+    found = {"swapped": len(s), "quoted": len(q)}
+    for t, suffix in ((threshold, ""), (also, f"_at_{also:.2f}" if also is not None else "")):
+        if t is not None:
+            found[f"swapped_below_threshold{suffix}"] = _rounded(sum(x < t for x in s) / len(s)) if s else None
+            found[f"quoted_at_or_above_threshold{suffix}"] = (_rounded(sum(x >= t for x in q) / len(q))
+                                                              if q else None)
+    return found
 
 
 # --- throughput ----------------------------------------------------------------------------
@@ -317,10 +329,14 @@ def calibrate_and_evaluate(trained: Path, splits: dict[str, list[dict]], *, rows
         evaluation[name] = {
             "pairs": len(rows), "labels": {label: labels.count(label) for label in LABELS},
             "trained": split_metrics(trained_scores, labels, threshold),
+            f"trained_at_{GATEWAY_THRESHOLD:.2f}": split_metrics(trained_scores, labels, GATEWAY_THRESHOLD),
             "heuristic": split_metrics(heuristic, labels, threshold),
+            f"heuristic_at_{GATEWAY_THRESHOLD:.2f}": split_metrics(heuristic, labels, GATEWAY_THRESHOLD),
             "lexical_overlap": split_metrics(overlap_scores(rows), labels, None),
-            "number_probe": {"trained": probe_metrics(lambda rs: served_scores(model, rs), rows, threshold),
-                             "heuristic": probe_metrics(heuristic_scores, rows, threshold)},
+            "number_probe": {"trained": probe_metrics(lambda rs: served_scores(model, rs), rows, threshold,
+                                                      also=GATEWAY_THRESHOLD),
+                             "heuristic": probe_metrics(heuristic_scores, rows, threshold,
+                                                        also=GATEWAY_THRESHOLD)},
             "scoring_pairs_per_s": round(len(rows) / max(seconds, 1e-9), 1)}
         curves[name] = {"trained": (trained_scores, labels), "heuristic": (heuristic, labels)}
         log(f"{name}: {json.dumps(evaluation[name])}")

@@ -20,7 +20,7 @@ def test_a_small_run_trains_calibrates_ships_and_evaluates(tmp_path):
     assert figures["pairs"] == 16 and figures["pairs_per_s"] > 0
     (run / "training_report.json").write_text(json.dumps({"training": figures}))
     report = verifier_eval.calibrate_and_evaluate(
-        run, splits, rows_per_split=12, device="cpu", seed=0, log=lambda line: None,
+        run, splits, rows_per_split=8, device="cpu", seed=0, log=lambda line: None,
         ship_to=ship, diagram=tmp_path / "reliability.png", measure_throughput=False)
 
     calibration = report["calibration"]
@@ -32,7 +32,7 @@ def test_a_small_run_trains_calibrates_ships_and_evaluates(tmp_path):
     assert json.loads((ship / "tokenizer_config.json").read_text())["model_max_length"] == 256
     assert set(report["evaluation"]) == {"calibration", *train_verifier.EVAL_SPLITS}
     for found in report["evaluation"].values():
-        assert found["pairs"] == 12
+        assert found["pairs"] == 8
         assert {"trained", "heuristic", "lexical_overlap", "number_probe"} <= set(found)
         assert 0 <= found["trained"]["ece"] <= 1
     assert (tmp_path / "reliability.png").stat().st_size > 1000
