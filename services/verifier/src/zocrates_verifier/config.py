@@ -2,7 +2,9 @@
 
 One `VerifierSettings` per process. `provider="auto"` picks the most capable backend that is
 configured: a local checkpoint (`model_dir`), then a remote `/v1/systemone` server
-(`remote_url` set explicitly), then OpenRouter (a key), else the offline heuristic.
+(`remote_url` set explicitly), then OpenRouter (a key), else the trained model that ships with
+the verifier (`zocrates_verifier/model`), and the offline heuristic when that is absent (the
+service also falls back to the heuristic when the shipped model fails to load).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from zocrates_verifier.backends import local_torch
 
 Provider = Literal["auto", "heuristic", "local", "remote", "openrouter"]
 
@@ -29,7 +33,9 @@ class VerifierSettings(BaseSettings):
     model_dir: Path | None = Field(
         None, description="Local checkpoint: a Hugging Face sequence-classification (NLI or "
         "cross-encoder) directory, or a Laya checkpoint (has rl_agent_config.json; needs "
-        "the laya package: pip install 'zocrates-verifier[laya]').")
+        "the laya package: pip install 'zocrates-verifier[laya]'). Unset: the trained model "
+        "that ships in the package (zocrates_verifier/model), or the heuristic when it is "
+        "absent or fails to load.")
     model: str = Field(
         "", description="Model name: reported for local checkpoints, sent to a remote server "
         f"(empty = its default), the OpenRouter model (empty = {DEFAULT_OPENROUTER_MODEL}).")
@@ -95,9 +101,12 @@ class VerifierSettings(BaseSettings):
 
     @model_validator(mode="after")
     def _explicit_provider_is_configured(self) -> VerifierSettings:
-        if self.provider == "local" and self.model_dir is None:
+        if (self.provider == "local" and self.model_dir is None
+                and not local_torch.shipped_model_present()):
             raise ValueError("provider=local needs ZOCRATES_VERIFIER_MODEL_DIR (a checkpoint "
-                             "directory); unset the provider to use the offline heuristic")
+                             "directory), and the shipped model is not at "
+                             f"{local_torch.SHIPPED_MODEL_DIR}; unset the provider to use the "
+                             "offline heuristic")
         return self
 
     def resolved_provider(self) -> str:
@@ -110,4 +119,12 @@ class VerifierSettings(BaseSettings):
             return "remote"
         if self.openrouter_api_key is not None:
             return "openrouter"
-        return "heuristic"
+        return "local" if local_torch.shipped_model_present() else "heuristic"
+
+    def checkpoint_dir(self) -> Path:
+        """The checkpoint the local backend loads: `model_dir`, else the shipped model."""
+        return self.model_dir if self.model_dir is not None else local_torch.SHIPPED_MODEL_DIR
+
+    def uses_shipped_model(self) -> bool:
+        """The local backend answers with the shipped model (no `model_dir` configured)."""
+        return self.resolved_provider() == "local" and self.model_dir is None
