@@ -9,7 +9,13 @@ pass" is the same batcher, thread and model with `max_batch_items=1`, so only ba
 differs. The two modes alternate round by round, so both see the same load on a shared
 machine. Pairs are SciFact claims with 2-5 sentence windows of their cited abstracts.
 
-Quality: the heuristic backend on held-out SciFact (see `zocrates_verifier.calibration`).
+When the trained model ships in the package (`zocrates_verifier/model`, docs/verifier-model.md),
+the throughput runs on its weights instead of random ones (same architecture, same timing), so a
+device run measures the model the verifier serves.
+
+Quality: the trained model's figures as `tools/train_verifier.py` recorded them beside its
+weights, with a re-score of one held-out split here as a check that they still hold; and the
+heuristic backend on held-out SciFact (see `zocrates_verifier.calibration`).
 
 On an accelerator machine (no registry, no `../shared` there), the same measurement runs from
 a bundle prepared here: `bench/device_verifier.sh` (see docs/benchmarks.md).
@@ -181,9 +187,19 @@ def _matmul_ceiling(model, device: str) -> float:
     return 2 * rows * hidden * inner / best
 
 
+def _shipped() -> Path | None:
+    """The trained model's directory when it ships in the working tree (it travels to a device
+    machine with the checkout), else None."""
+    from zocrates_verifier.backends.local_torch import SHIPPED_MODEL_DIR, shipped_model_present
+
+    return SHIPPED_MODEL_DIR if shipped_model_present() else None
+
+
 def _throughput_rows(turns, *, device: str = "cpu", dtypes: list[str] | None = None,
-                     source: Path | None = None, rounds: int = ROUNDS):
-    """[(dtype, threads, one pair per pass, dynamic, ceiling)] for each configuration measured.
+                     source: Path | None = None, rounds: int = ROUNDS,
+                     trained: Path | None = None):
+    """[(dtype, threads, one pair per pass, dynamic, ceiling)] for each configuration measured,
+    on the `trained` checkpoint, else on random MiniLM-sized weights.
 
     `ceiling` is the matrix-product bound: `flops` per pair and the `flops_per_s` of a
     batch-sized matrix product, measured right after the two modes (same load).
@@ -203,7 +219,7 @@ def _throughput_rows(turns, *, device: str = "cpu", dtypes: list[str] | None = N
     flops = None
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        checkpoint = _checkpoint(Path(tmp), source)
+        checkpoint = trained or _checkpoint(Path(tmp), source)
         for dtype, threads in configs:
             if device == "cpu" and rows and time.perf_counter() - started > CPU_CONFIGS_BUDGET_S:
                 break
@@ -244,13 +260,18 @@ def _where(device: str) -> str:
 
 
 def throughput_section(turns, *, device: str = "cpu", dtypes: list[str] | None = None,
-                       source: Path | None = None, rounds: int = ROUNDS) -> list[str]:
-    rows = _throughput_rows(turns, device=device, dtypes=dtypes, source=source, rounds=rounds)
+                       source: Path | None = None, rounds: int = ROUNDS,
+                       trained: Path | None = None) -> list[str]:
+    rows = _throughput_rows(turns, device=device, dtypes=dtypes, source=source, rounds=rounds,
+                            trained=trained)
+    weights = ("the trained verifier model that ships in the package (6 layers x 384)" if trained
+               else "MiniLM-sized cross-encoder (all-MiniLM-L6-v2 config, 6 layers x 384, "
+               "random weights)")
     lines = [
         f"### Dynamic micro-batching, {len(turns)} concurrent turns x {PAIRS_PER_TURN} pairs "
         f"({rounds} rounds per mode, modes alternating)",
         "",
-        "MiniLM-sized cross-encoder (all-MiniLM-L6-v2 config, 6 layers x 384, random weights) "
+        f"{weights[0].upper()}{weights[1:]} "
         "loaded through `load_model`; SciFact claims with 2-5 sentence passages, 20 % compound "
         f"(two rows each). {_where(device)}. Latency is per turn (its 10 pairs), from arrival "
         "to the last score. Pairs per pass counts the batcher's batches; `predict` may run a "
@@ -322,7 +343,8 @@ DEVICE_HOWTO = [
     "On a GPU, one pair leaves most of the device idle and batching is where throughput comes "
     "from. To measure it on the device machine (H200; no registry, no `../shared` there): "
     "`bench/device_verifier.sh prepare` here writes `build/device-verifier/` (~1 MB: the same "
-    "320-pair workload and the MiniLM tokenizer/config); then run "
+    "320-pair workload and the MiniLM tokenizer/config; the trained model's weights are "
+    "committed and travel with the checkout, and are measured when present); then run "
     "`bash bench/device_verifier.sh run` there with `carry: [\"build/device-verifier\"]` and "
     "`timeout_s: 420`. It uses the image's python3 (torch with CUDA, transformers), measures "
     "float16 and float32 for 32 and 256 concurrent turns, 5 rounds per mode, and writes "
@@ -331,11 +353,62 @@ DEVICE_HOWTO = [
 ]
 
 
+def trained_section(shipped: Path | None) -> list[str]:
+    """The trained model's figures from the report stored with its weights, and a re-score of
+    the held-out SciFact split through the served backend to show they still hold."""
+    if shipped is None or not (shipped / "training_report.json").exists():
+        return ["### Trained verifier model", "",
+                "Not measured: no trained model ships in this checkout "
+                "(`zocrates_verifier/model`); the heuristic answers.", ""]
+    from tools.train_verifier import load_splits
+    from tools.verifier_eval import served_model, served_scores, split_metrics
+
+    report = json.loads((shipped / "training_report.json").read_text())
+    threshold = report["calibration"]["threshold"]
+    rows = load_splits()["eval_scifact_heldout"]
+    now = split_metrics(served_scores(served_model(shipped), rows), [r["label"] for r in rows],
+                        threshold)
+    recorded = report["evaluation"]["eval_scifact_heldout"]["trained"]
+    lines = ["### Trained verifier model (the default)", "",
+             "Figures recorded by `tools/train_verifier.py` with the weights "
+             f"(`{shipped.relative_to(Path(__file__).resolve().parent.parent)}/training_report.json`; "
+             "how they were made: docs/verifier-model.md). Support probability = calibrated "
+             f"P(support); threshold {threshold:.2f}, chosen on the calibration split. ",
+             "",
+             "| split | pairs | scorer | AUROC support vs rest | AUROC support vs contradict "
+             "| ECE | accuracy @ threshold | number swaps below threshold |",
+             "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+
+    def cell(value) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    for split, found in report["evaluation"].items():
+        for scorer in ("trained", "heuristic", "lexical_overlap"):
+            m = found[scorer]
+            probe = (found["number_probe"].get(scorer) or {}).get("swapped_below_threshold")
+            lines.append(f"| {split} | {found['pairs']} | {scorer.replace('_', ' ')} | "
+                         f"{cell(m['auroc_support_vs_rest'])} | "
+                         f"{cell(m['auroc_support_vs_contradict'])} | {cell(m.get('ece'))} | "
+                         f"{cell(m.get('accuracy'))} | {cell(probe)} |")
+    rates = ", ".join(f"{r['dtype']} {r['threads']} thread{'s' if r['threads'] > 1 else ''} "
+                      f"{r['pairs_per_s']:.1f}" for r in report.get("throughput", []))
+    lines += ["", f"Throughput recorded at {report['throughput'][0]['tokens_per_pair']} tokens a pair, "
+              f"{report['throughput'][0]['batch']} a pass (pairs/s): {rates}." if rates else "",
+              "", f"Re-scored here: held-out SciFact AUROC support vs rest "
+              f"{cell(now['auroc_support_vs_rest'])} (recorded {cell(recorded['auroc_support_vs_rest'])}), "
+              f"ECE {cell(now['ece'])} (recorded {cell(recorded['ece'])}).",
+              "", "![Reliability of the trained model and the heuristic on each split]"
+              "(verifier-reliability.png)", ""]
+    return lines
+
+
 def run() -> str:
     turns = _workload()
+    shipped = _shipped()
     lines = ["## Verifier", "",
              "Command: `.venv/bin/python -m bench verifier` (module `bench/bench_verifier.py`).",
-             "", *throughput_section(turns), "", *CPU_FINDINGS, "", *DEVICE_HOWTO, ""]
+             "", *throughput_section(turns, trained=shipped), "", *CPU_FINDINGS, "",
+             *DEVICE_HOWTO, "", *trained_section(shipped)]
     quality = _quality()
     lines += [
         "### Heuristic backend quality (held-out SciFact)",
@@ -386,7 +459,8 @@ def run_bundle(bundle: Path, device: str, dtypes: list[str], rounds: int,
              "bundle from `bench/device_verifier.sh prepare`).", ""]
     for copies in turn_copies:  # more concurrent turns than the CPU bench: the GPU's regime
         lines += [*throughput_section(turns * copies, device=device, dtypes=dtypes,
-                                      source=bundle / "model", rounds=rounds), ""]
+                                      source=bundle / "model", rounds=rounds,
+                                      trained=_shipped()), ""]
     return "\n".join(lines)
 
 

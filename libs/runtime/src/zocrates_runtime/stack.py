@@ -185,9 +185,19 @@ def _modes(health: dict) -> list[str]:
     verifier = (health.get("services") or {}).get("verifier") or {}
     if verifier.get("status") == "ok" and verifier.get("provider"):
         where = f" on {verifier['device']}" if verifier.get("device") else ""
-        lines.append(f"  Citation checks: {verifier['provider']} ({verifier.get('model') or '-'})"
-                     f"{where}, threshold {verifier.get('threshold', '-')}")
+        kind = _VERIFIER_SOURCES.get(verifier.get("model_source") or "", "")
+        lines.append(f"  Citation checks: {verifier['provider']} ({verifier.get('model') or '-'}"
+                     f"{', ' + kind if kind else ''}){where}, threshold "
+                     f"{verifier.get('threshold', '-')}")
+        if verifier.get("model_source") == "heuristic-fallback" and verifier.get("fallback_reason"):
+            lines.append(f"    the heuristic answers because {verifier['fallback_reason']}")
     return lines
+
+
+#: How the banner names the verifier's `model_source` (its /health).
+_VERIFIER_SOURCES = {"trained": "the trained model that ships with Zocrates",
+                     "heuristic-fallback": "fallback: the trained model did not load",
+                     "checkpoint": "your checkpoint"}
 
 
 def probe_health(gateway_url: str, token: str) -> dict | None:

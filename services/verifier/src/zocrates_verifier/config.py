@@ -2,7 +2,9 @@
 
 One `VerifierSettings` per process. `provider="auto"` picks the most capable backend that is
 configured: a local checkpoint (`model_dir`), then a remote `/v1/systemone` server
-(`remote_url` set explicitly), then OpenRouter (a key), else the offline heuristic.
+(`remote_url` set explicitly), then OpenRouter (a key), else the trained model that ships with
+the verifier (`zocrates_verifier/model`), and the offline heuristic when that is absent (the
+service also falls back to the heuristic when the shipped model fails to load).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from zocrates_runtime.settings import ZocratesSettings
+
+from zocrates_verifier.backends import local_torch
 
 Provider = Literal["auto", "heuristic", "local", "remote", "openrouter"]
 
@@ -32,7 +36,9 @@ class VerifierSettings(ZocratesSettings):
     model_dir: Path | None = Field(
         None, description="Local checkpoint: a Hugging Face sequence-classification (NLI or "
         "cross-encoder) directory, or a Laya checkpoint (has rl_agent_config.json; needs "
-        "the laya package: pip install 'zocrates-verifier[laya]').")
+        "the laya package: pip install 'zocrates-verifier[laya]'). Unset: the trained model "
+        "that ships in the package (zocrates_verifier/model), or the heuristic when it is "
+        "absent or fails to load.")
     model: str = Field(
         "", description="Model name: reported for local checkpoints, sent to a remote server "
         f"(empty = its default), the OpenRouter model (empty = {DEFAULT_OPENROUTER_MODEL}).")
@@ -40,9 +46,10 @@ class VerifierSettings(ZocratesSettings):
                              description="Support threshold the gateway applies (reported).")
     device: str = Field("auto", description="auto (cuda, mps, xpu, cpu by probe) or a torch "
                         "device such as cuda:0; pin a GPU with CUDA_VISIBLE_DEVICES.")
-    dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(
-        "auto", description="auto = float16 on a GPU, float32 on CPU. Hugging Face "
-        "checkpoints only: Laya picks its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).")
+    dtype: Literal["auto", "float32", "float16", "bfloat16", "int8"] = Field(
+        "auto", description="auto = float16 on a GPU, float32 on CPU; int8 = dynamic "
+        "quantisation of the linear layers, CPU only. Hugging Face checkpoints only: Laya picks "
+        "its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).")
 
     cpu_threads: int = Field(0, ge=0, le=256, description="Torch intra-op threads when the "
                              "model runs on CPU; 0 = torch's default (one per core). Fewer "
@@ -97,9 +104,12 @@ class VerifierSettings(ZocratesSettings):
 
     @model_validator(mode="after")
     def _explicit_provider_is_configured(self) -> VerifierSettings:
-        if self.provider == "local" and self.model_dir is None:
+        if (self.provider == "local" and self.model_dir is None
+                and not local_torch.shipped_model_present()):
             raise ValueError("provider=local needs ZOCRATES_VERIFIER_MODEL_DIR (a checkpoint "
-                             "directory); unset the provider to use the offline heuristic")
+                             "directory), and the shipped model is not at "
+                             f"{local_torch.SHIPPED_MODEL_DIR}; unset the provider to use the "
+                             "offline heuristic")
         return self
 
     def resolved_provider(self) -> str:
@@ -112,4 +122,12 @@ class VerifierSettings(ZocratesSettings):
             return "remote"
         if self.openrouter_api_key is not None:
             return "openrouter"
-        return "heuristic"
+        return "local" if local_torch.shipped_model_present() else "heuristic"
+
+    def checkpoint_dir(self) -> Path:
+        """The checkpoint the local backend loads: `model_dir`, else the shipped model."""
+        return self.model_dir if self.model_dir is not None else local_torch.SHIPPED_MODEL_DIR
+
+    def uses_shipped_model(self) -> bool:
+        """The local backend answers with the shipped model (no `model_dir` configured)."""
+        return self.resolved_provider() == "local" and self.model_dir is None

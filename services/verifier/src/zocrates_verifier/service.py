@@ -10,6 +10,7 @@ why; nothing here raises for a scoring failure.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ import structlog
 from zocrates_contracts import ServiceError
 from zocrates_contracts.messages import PairScore, VerificationCompleted, VerificationRequested
 
-from zocrates_verifier.backends import build_backend
+from zocrates_verifier.backends import build_backend, local_torch
 from zocrates_verifier.backends.base import (
     Backend,
     DeadlineExceeded,
@@ -66,7 +67,23 @@ class VerifierService:
         self.device = "cpu"
         self.backend: Backend | None = None
         self.cpu_fallbacks: dict[str, Any] = {"count": 0, "last_reason": None}
+        #: Why the heuristic answers in place of the shipped trained model (None: it does not).
+        self.fallback_reason: str | None = None
+        if settings.enabled and settings.provider == "auto" and self.provider == "heuristic":
+            self.fallback_reason = (f"the trained model is not at {local_torch.SHIPPED_MODEL_DIR}"
+                                    " (docs/verifier-model.md)")
         self._started = False
+
+    @property
+    def model_source(self) -> str:
+        """Which kind of model answers: `trained` (the shipped model), `heuristic-fallback`
+        (the heuristic, because the shipped model is absent or failed to load), `heuristic`
+        (asked for), `checkpoint` (a configured `model_dir`), `remote`, or `disabled`."""
+        if self.provider == "heuristic":
+            return "heuristic-fallback" if self.fallback_reason else "heuristic"
+        if self.provider == "local":
+            return "trained" if self.settings.uses_shipped_model() else "checkpoint"
+        return "remote" if self.provider in ("remote", "openrouter") else self.provider
 
     async def start(self) -> None:
         """Resolve the device (local models only), load the backend once and warm it up."""
@@ -82,9 +99,19 @@ class VerifierService:
             log.info("verifier device resolved", device=self.device, rejected=choice.rejected)
         elif self.provider in ("remote", "openrouter"):
             self.device = "remote"
-        backend = build_backend(self.settings, self.provider, self.device)
         started = time.perf_counter()
-        await backend.start()
+        try:
+            backend = await self._started_backend(self.provider, self.device)
+        except Exception as exc:
+            if not (self.provider == "local" and self.settings.uses_shipped_model()):
+                raise  # a configured checkpoint that does not load is the operator's to fix
+            self.fallback_reason = (f"the trained model at {local_torch.SHIPPED_MODEL_DIR} failed "
+                                    f"to load ({type(exc).__name__}: {exc})")
+            log.warning("trained verifier model not loaded; the heuristic answers",
+                        reason=self.fallback_reason)
+            self.provider, self.device = "heuristic", "cpu"
+            self.cpu_fallbacks = {"count": 0, "last_reason": None}
+            backend = await self._started_backend("heuristic", "cpu")
         if self.provider == "local" and backend.device != self.device:
             self.cpu_fallbacks = {"count": 1, "last_reason": f"the model could not be placed "
                                   f"on {self.device}; it runs on {backend.device}"}
@@ -92,7 +119,18 @@ class VerifierService:
         self.backend = backend
         self._started = True
         log.info("verifier ready", provider=backend.provider, model=backend.model,
+                 model_source=self.model_source, fallback_reason=self.fallback_reason,
                  device=self.device, load_ms=round((time.perf_counter() - started) * 1000, 1))
+
+    async def _started_backend(self, provider: str, device: str) -> Backend:
+        backend = build_backend(self.settings, provider, device)
+        try:
+            await backend.start()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await backend.close()
+            raise
+        return backend
 
     @property
     def model(self) -> str:
@@ -151,6 +189,8 @@ class VerifierService:
             "cpu_fallbacks": {self.model: self.cpu_fallbacks} if self.model else {},
             "provider": self.provider,
             "model": self.model,
+            "model_source": self.model_source,
+            "fallback_reason": self.fallback_reason,
             "threshold": self.settings.threshold,
             **backend,
         }

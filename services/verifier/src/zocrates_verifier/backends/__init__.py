@@ -34,8 +34,7 @@ def build_backend(settings: VerifierSettings, provider: str, device: str) -> Bac
     if provider == "local":
         from zocrates_verifier.backends.local_torch import load_model
 
-        assert settings.model_dir is not None  # VerifierSettings refuses local without it
-        model = load_model(settings.model_dir, dtype=settings.dtype,
+        model = load_model(settings.checkpoint_dir(), dtype=settings.dtype,
                            max_seq_len=settings.max_seq_len, name=settings.model)
     elif provider == "heuristic":
         from zocrates_verifier.backends.heuristic import HeuristicModel

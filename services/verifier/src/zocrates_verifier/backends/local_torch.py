@@ -28,6 +28,28 @@ from typing import Any
 
 from zocrates_verifier.backends.base import BatchModel, Pair, claim_parts
 
+#: The verifier's default model: a 3-label (support, contradict, neither) MiniLM cross-encoder
+#: trained by `tools/train_verifier.py` and shipped in this package (docs/verifier-model.md).
+#: Defined here, not in `config`, because the GPU bench imports the models without pydantic.
+SHIPPED_MODEL_DIR = Path(__file__).resolve().parent.parent / "model"
+
+
+def shipped_model_present(directory: Path | None = None) -> bool:
+    """Whether the shipped checkpoint's files are there (a checkout without them, or a build
+    that left package data out, falls back to the heuristic)."""
+    directory = SHIPPED_MODEL_DIR if directory is None else Path(directory)
+    return (directory / "config.json").is_file() and (directory / "model.safetensors").is_file()
+
+
+def checkpoint_name(path: Path) -> str:
+    """The name a checkpoint gives itself (`zocrates_verifier.name` in its config.json, which
+    the training script writes), else its directory's name."""
+    try:
+        config = json.loads((Path(path) / "config.json").read_text())
+        return str((config.get("zocrates_verifier") or {}).get("name") or Path(path).name)
+    except (OSError, ValueError, AttributeError):
+        return Path(path).name
+
 
 #: The fixed cost of one forward pass, in padded tokens' worth of compute. On CPU a pass of a
 #: MiniLM-sized model is about 100 small ops, each a thread fork-join: a few milliseconds, the
@@ -101,7 +123,7 @@ class SequenceClassifierModel(BatchModel):
         self.path = Path(path)
         self.dtype_name = dtype
         self.max_seq_len = max_seq_len
-        self.model = name or self.path.name
+        self.model = name or checkpoint_name(self.path)
         self.device = "cpu"
         self._net = None
         self._tokenizer = None
@@ -111,10 +133,20 @@ class SequenceClassifierModel(BatchModel):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.device = device
-        dtype = resolve_dtype(self.dtype_name, device)
+        int8 = self.dtype_name == "int8"
+        if int8 and device != "cpu":
+            raise ValueError(f"dtype int8 (dynamic quantisation) runs on the CPU only, not on "
+                             f"{device}; use float16 there, or set the device to cpu")
+        dtype = resolve_dtype("float32" if int8 else self.dtype_name, device)
         self._tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
         net = AutoModelForSequenceClassification.from_pretrained(
             self.path, local_files_only=True, dtype=dtype)
+        if int8:
+            import torch
+
+            # int8 weights for every Linear layer, activations quantised per batch
+            net = torch.ao.quantization.quantize_dynamic(net, {torch.nn.Linear}, dtype=torch.qint8)
+            dtype = "int8"
         self._net = net.to(device).eval()
         self._index = support_index(net.config.id2label, net.config.num_labels)
         self._dtype = dtype

@@ -1,0 +1,156 @@
+"""The trained model that ships in the package is the default, tells support from contradiction,
+and gives way to the heuristic (saying so on /health) when it is absent or does not load."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from zocrates_verifier.backends import local_torch
+from zocrates_verifier.backends.base import Pair
+from zocrates_verifier.config import VerifierSettings
+from zocrates_verifier.http import create_http_app
+from zocrates_verifier.service import VerifierService
+
+PASSAGE = ("In a randomised trial of 400 adults, daily aspirin lowered the risk of a first "
+           "stroke by a third over five years.")
+SUPPORTED = [Pair("Daily aspirin lowers the risk of stroke.", PASSAGE),
+             Pair("A man is playing a guitar.", "A man in a red shirt plays a guitar on stage.")]
+CONTRADICTED = [Pair("Daily aspirin had no effect on the risk of stroke.", PASSAGE),
+                Pair("Nobody is playing an instrument.",
+                     "A man in a red shirt plays a guitar on stage.")]
+#: Contradictions the shipped model misses (docs/verifier-model.md, "Known failures"): a reversed
+#: direction of effect, and a negation on the passage's side.
+MISSED = [Pair("Daily aspirin raises the risk of stroke.", PASSAGE),
+          Pair("Metformin reduces HbA1c levels.", "Metformin did not reduce HbA1c levels compared "
+               "with placebo in the 120 patients studied.")]
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    assert local_torch.shipped_model_present(), (
+        f"no trained model at {local_torch.SHIPPED_MODEL_DIR}: it ships with the repository "
+        "(python -m tools.train_verifier --ship ...)")
+    model = local_torch.load_model(local_torch.SHIPPED_MODEL_DIR)
+    model.setup("cpu")
+    return model
+
+
+def three_way(pairs):
+    """softmax over (support, contradict, neither) straight from the shipped checkpoint."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    path = local_torch.SHIPPED_MODEL_DIR
+    net = AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    assert [net.config.id2label[i] for i in range(3)] == ["support", "contradict", "neither"]
+    enc = tokenizer([p.source_text for p in pairs], [p.claim for p in pairs], padding=True,
+                    return_tensors="pt")
+    with torch.inference_mode():
+        return torch.softmax(net(**enc).logits, -1).tolist()
+
+
+def test_shipped_model_is_small_half_precision_safetensors():
+    weights = local_torch.SHIPPED_MODEL_DIR / "model.safetensors"
+    assert weights.stat().st_size <= 50 * 1024 * 1024
+    from safetensors import safe_open
+
+    with safe_open(weights, "pt") as f:
+        assert {str(f.get_tensor(k).dtype) for k in f.keys()} == {"torch.float16"}
+
+
+def test_shipped_model_tells_support_from_contradiction(shipped):
+    support, contradict = SUPPORTED, CONTRADICTED
+    for (s, c, _), (s2, c2, _) in zip(three_way(support), three_way(contradict)):
+        assert s > c, "a supported claim: support above contradict"
+        assert c2 > s2, "a contradicted claim: contradict above support"
+    p_support = shipped.predict(support)
+    p_contradict = shipped.predict(contradict)
+    for threshold in (VerifierSettings().threshold, calibrated_threshold()):
+        assert min(p_support) >= threshold > max(p_contradict), (p_support, p_contradict)
+
+
+def calibrated_threshold() -> float:
+    import json
+
+    config = json.loads((local_torch.SHIPPED_MODEL_DIR / "config.json").read_text())
+    return config["zocrates_verifier"]["threshold"]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 16: the shipped model reads a reversed direction "
+                   "of effect or a passage-side negation as support; a model that fixes it "
+                   "should drop this mark")
+def test_shipped_model_catches_reversed_direction_and_passage_negation(shipped):
+    assert max(shipped.predict(MISSED)) < calibrated_threshold()
+
+
+def test_int8_scores_stay_close_to_float32(shipped):
+    int8 = local_torch.load_model(local_torch.SHIPPED_MODEL_DIR, dtype="int8")
+    int8.setup("cpu")
+    assert int8.describe()["dtype"] == "int8"
+    assert int8.predict(SUPPORTED + CONTRADICTED) == pytest.approx(
+        shipped.predict(SUPPORTED + CONTRADICTED), abs=0.1)
+    with pytest.raises(ValueError, match="CPU only"):
+        local_torch.load_model(local_torch.SHIPPED_MODEL_DIR, dtype="int8").setup("cuda")
+
+
+async def health_over_http(service: VerifierService) -> dict:
+    transport = httpx.ASGITransport(app=create_http_app(service))
+    async with httpx.AsyncClient(transport=transport, base_url="http://verifier") as http:
+        return (await http.get("/health")).json()
+
+
+async def test_default_settings_answer_with_the_trained_model_and_health_names_it():
+    service = VerifierService(VerifierSettings(device="cpu"))
+    await service.start()
+    try:
+        outcomes = await service.score(SUPPORTED[:1] + CONTRADICTED[:1], None)
+        assert outcomes[0] > outcomes[1]
+        health = await health_over_http(service)
+        assert health["provider"] == "local" and health["model_source"] == "trained"
+        assert health["model"] == local_torch.checkpoint_name(local_torch.SHIPPED_MODEL_DIR)
+        assert health["model"] == "zocrates-verifier-minilm-v1"
+        assert health["loaded"] == [health["model"]] and health["fallback_reason"] is None
+    finally:
+        await service.close()
+
+
+async def test_heuristic_answers_when_the_shipped_weights_are_missing(monkeypatch, tmp_path):
+    monkeypatch.setattr(local_torch, "SHIPPED_MODEL_DIR", tmp_path / "absent")
+    service = VerifierService(VerifierSettings())
+    await service.start()
+    try:
+        assert (await service.score(SUPPORTED[:1], None))[0] > 0
+        health = await health_over_http(service)
+        assert health["provider"] == "heuristic" and health["model"] == "lexical-logistic-v1"
+        assert health["model_source"] == "heuristic-fallback"
+        assert str(tmp_path / "absent") in health["fallback_reason"]
+    finally:
+        await service.close()
+
+
+async def test_heuristic_answers_when_the_shipped_weights_fail_to_load(monkeypatch, tmp_path):
+    broken = tmp_path / "model"
+    broken.mkdir()
+    for path in local_torch.SHIPPED_MODEL_DIR.glob("*.json"):
+        (broken / path.name).write_text(path.read_text())
+    (broken / "model.safetensors").write_bytes(b"not a safetensors file")
+    monkeypatch.setattr(local_torch, "SHIPPED_MODEL_DIR", broken)
+    service = VerifierService(VerifierSettings(device="cpu"))
+    assert service.provider == "local"
+    await service.start()
+    try:
+        health = service.health()
+        assert health["provider"] == "heuristic" and health["model_source"] == "heuristic-fallback"
+        assert "failed to load" in health["fallback_reason"]
+        assert isinstance((await service.score(SUPPORTED[:1], None))[0], float)
+    finally:
+        await service.close()
+
+
+async def test_a_configured_checkpoint_that_does_not_load_is_not_hidden(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    service = VerifierService(VerifierSettings(model_dir=tmp_path, device="cpu"))
+    with pytest.raises(Exception):  # noqa: B017 -- whatever the loader raises, it surfaces
+        await service.start()
+    assert service.backend is None

@@ -1,0 +1,349 @@
+"""Calibrate, ship and evaluate the verifier model that `tools.train_verifier` trained.
+
+- Calibration (calibration split only): one temperature T for the three logits, by log-loss;
+  support probability = softmax(logits / T)[support]. The threshold is the one in
+  [0.50, 0.95] with the best F0.5 for support vs the rest on the calibration split (a kept
+  citation that does not support its claim costs a researcher more than a demoted one that
+  does).
+- Shipping: T is folded into the classifier (weights and bias divided by T), so the checkpoint's
+  own softmax is calibrated and the verifier's local-torch backend needs nothing extra; float16
+  safetensors; the tokenizer's window is 256 tokens.
+- Evaluation (every eval split; none is trained or calibrated on), of the shipped checkpoint
+  through the verifier's own backend class: AUROC support vs rest and support vs contradict,
+  ECE (10 equal-width bins) and accuracy, precision and recall at the shipped threshold, beside
+  the heuristic backend and plain lexical overlap (the share of the claim's content stems found
+  in the passage, the heuristic's `coverage` feature) on the same pairs; the number probe; CPU
+  throughput at 256 tokens in float32, bfloat16 and int8; a reliability diagram.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tools.train_verifier import EVAL_SPLITS, LABELS, SERVED_MAX_LENGTH
+
+SUPPORT = LABELS.index("support")
+#: What the shipped checkpoint calls itself (the verifier reports it as the model's name).
+MODEL_NAME = "zocrates-verifier-minilm-v1"
+#: The threshold the gateway applies unless configured (ZOCRATES_VERIFICATION_THRESHOLD): figures
+#: are reported at it too, beside the calibrated one.
+GATEWAY_THRESHOLD = 0.60
+DIAGRAM = Path(__file__).resolve().parent.parent / "docs" / "verifier-reliability.png"
+
+
+# --- calibration ---------------------------------------------------------------------------
+
+def _log_softmax(rows, temperature: float):
+    import numpy as np
+
+    z = np.asarray(rows, dtype=float) / temperature
+    z = z - z.max(axis=1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+
+def fit_temperature(rows: Sequence[Sequence[float]], labels: Sequence[int]) -> float:
+    """The T > 0 minimising the log-loss of softmax(logits / T) (golden-section search on log T,
+    which the log-loss is unimodal in)."""
+    import numpy as np
+
+    idx = np.asarray(labels)
+
+    def nll(log_t: float) -> float:
+        return float(-_log_softmax(rows, math.exp(log_t))[np.arange(len(idx)), idx].mean())
+
+    lo, hi = math.log(0.05), math.log(20.0)
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(80):
+        a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        if nll(a) < nll(b):
+            hi = b
+        else:
+            lo = a
+    return round(math.exp((lo + hi) / 2), 4)
+
+
+def support_probabilities(rows: Sequence[Sequence[float]], temperature: float) -> list[float]:
+    import numpy as np
+
+    return [float(p) for p in np.exp(_log_softmax(rows, temperature))[:, SUPPORT]]
+
+
+def f_beta(scores: Sequence[float], positive: Sequence[bool], threshold: float,
+           beta: float = 0.5) -> float:
+    tp = sum(s >= threshold and y for s, y in zip(scores, positive))
+    fp = sum(s >= threshold and not y for s, y in zip(scores, positive))
+    fn = sum(s < threshold and y for s, y in zip(scores, positive))
+    denominator = (1 + beta ** 2) * tp + beta ** 2 * fn + fp
+    return (1 + beta ** 2) * tp / denominator if denominator else 0.0
+
+
+def pick_threshold(scores: Sequence[float], positive: Sequence[bool]) -> float:
+    """The threshold in [0.50, 0.95] (the settings' range), by 0.01, with the best F0.5."""
+    candidates = [round(0.50 + 0.01 * i, 2) for i in range(46)]
+    return max(candidates, key=lambda t: (f_beta(scores, positive, t), -t))
+
+
+# --- shipping ------------------------------------------------------------------------------
+
+def ship(trained: Path, target: Path, report: dict) -> None:
+    """The trained checkpoint, temperature folded in, as float16 safetensors in `target`."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    calibration = report["calibration"]
+    model = AutoModelForSequenceClassification.from_pretrained(trained)
+    with torch.no_grad():
+        model.classifier.weight /= calibration["temperature"]
+        model.classifier.bias /= calibration["temperature"]
+    model.config.zocrates_verifier = {
+        "name": report.get("name", MODEL_NAME),
+        "labels": list(LABELS), "temperature_folded_in": calibration["temperature"],
+        "threshold": calibration["threshold"], "max_length": SERVED_MAX_LENGTH,
+        "trained_pairs": report["training"].get("stopped_early_after_pairs",
+                                                report["training"]["pairs"]),
+        "recipe": report["training"].get("command", ""),
+        "second_stage": ({"pairs": report["domain"]["pairs"], "epochs": report["domain"]["epochs"],
+                          "recipe": report["domain"].get("command", "")} if "domain" in report else None),
+        "data": "bench/data/verifier/MANIFEST.md", "docs": "docs/verifier-model.md"}
+    target.mkdir(parents=True, exist_ok=True)
+    model.half().save_pretrained(target, safe_serialization=True)
+    tokenizer = AutoTokenizer.from_pretrained(trained)
+    tokenizer.model_max_length = SERVED_MAX_LENGTH
+    tokenizer.save_pretrained(target)
+
+
+# --- scoring -------------------------------------------------------------------------------
+
+def served_model(checkpoint: Path, dtype: str = "float32"):
+    """The checkpoint through the verifier's own backend class, on the CPU."""
+    from zocrates_verifier.backends.local_torch import load_model
+
+    model = load_model(checkpoint, dtype=dtype, max_seq_len=SERVED_MAX_LENGTH)
+    model.setup("cpu")
+    return model
+
+
+def served_scores(model, rows: Sequence[dict], batch: int = 64) -> list[float]:
+    from zocrates_verifier.backends.base import Pair
+
+    pairs = [Pair(r["claim"], r["passage"]) for r in rows]
+    out: list[float] = []
+    for i in range(0, len(pairs), batch):
+        out += model.predict(pairs[i:i + batch])
+    return out
+
+
+def heuristic_scores(rows: Sequence[dict]) -> list[float]:
+    from zocrates_verifier.backends.base import Pair
+    from zocrates_verifier.backends.heuristic import score_pair
+
+    return [score_pair(Pair(r["claim"], r["passage"])) for r in rows]
+
+
+def overlap_scores(rows: Sequence[dict]) -> list[float]:
+    """Plain lexical overlap: the share of the claim's content stems found in the passage."""
+    from zocrates_verifier.backends.heuristic import features
+
+    return [features(r["claim"], r["passage"])[0] for r in rows]
+
+
+# --- metrics -------------------------------------------------------------------------------
+
+def _rounded(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else round(float(value), 3)
+
+
+def split_metrics(scores: Sequence[float], labels: Sequence[str], threshold: float | None) -> dict:
+    """AUROC support vs rest and vs contradict; with a threshold (a probability), ECE and
+    accuracy, precision and recall of support at it."""
+    from zocrates_verifier.calibration import auroc, expected_calibration_error
+
+    positive = [label == "support" for label in labels]
+    pairs = [(s, y == "support") for s, y in zip(scores, labels) if y in ("support", "contradict")]
+    found = {"auroc_support_vs_rest": _rounded(auroc(scores, [int(p) for p in positive])),
+             "auroc_support_vs_contradict": _rounded(auroc([s for s, _ in pairs],
+                                                           [int(y) for _, y in pairs]))}
+    if threshold is not None:
+        kept = [s >= threshold for s in scores]
+        tp = sum(k and y for k, y in zip(kept, positive))
+        found |= {"ece": _rounded(expected_calibration_error(scores, [int(p) for p in positive])),
+                  "accuracy": _rounded(sum(k == y for k, y in zip(kept, positive)) / len(kept)),
+                  "precision": _rounded(tp / sum(kept)) if sum(kept) else None,
+                  "recall": _rounded(tp / sum(positive)) if sum(positive) else None,
+                  "mean_probability": _rounded(sum(scores) / len(scores)),
+                  "support_rate": _rounded(sum(positive) / len(positive))}
+    return found
+
+
+def number_probe_rows(rows: Sequence[dict]) -> tuple[list[dict], list[dict]]:
+    """(quoted, swapped): a sentence stating a number quoted from each distinct passage of the
+    split, and the same sentence with the number changed; then each supported claim whose
+    number the passage states, with that number changed (`zocrates_verifier.calibration`'s
+    recipes)."""
+    from zocrates_verifier.calibration import LabeledPair, number_probe, number_swaps
+
+    labeled = [LabeledPair(i, r["claim"], r["passage"], int(r["label"] == "support"))
+               for i, r in enumerate(rows)]
+    probe = number_probe(labeled)
+    quoted = [{"claim": p.claim, "passage": p.passage, "label": "support"} for p in probe if p.label]
+    swapped = [{"claim": p.claim, "passage": p.passage, "label": "contradict"}
+               for p in probe if not p.label]
+    swapped += [{"claim": p.claim, "passage": p.passage, "label": "contradict"}
+                for p in number_swaps([p for p in labeled if p.label], seed=31)]
+    return quoted, swapped
+
+
+def probe_metrics(score: Callable[[list[dict]], list[float]], rows: Sequence[dict],
+                  threshold: float, also: float | None = None) -> dict:
+    """Shares of the number probe's swapped claims below `threshold` and of its quoted
+    sentences at or above it (and the same at the threshold `also`)."""
+    quoted, swapped = number_probe_rows(rows)
+    q, s = score(quoted), score(swapped)
+    found = {"swapped": len(s), "quoted": len(q)}
+    for t, suffix in ((threshold, ""), (also, f"_at_{also:.2f}" if also is not None else "")):
+        if t is not None:
+            found[f"swapped_below_threshold{suffix}"] = _rounded(sum(x < t for x in s) / len(s)) if s else None
+            found[f"quoted_at_or_above_threshold{suffix}"] = (_rounded(sum(x >= t for x in q) / len(q))
+                                                              if q else None)
+    return found
+
+
+# --- throughput ----------------------------------------------------------------------------
+
+def throughput(checkpoint: Path, rows: Sequence[dict], *, dtypes=("float32", "bfloat16", "int8"),
+               threads=(1, 2), pairs: int = 128, batch: int = 32) -> list[dict]:
+    """Pairs/s of the served model on pairs of at least 256 tokens (cut to 256), `batch` per
+    forward pass, per dtype and torch thread count (one warm-up pass first)."""
+    import torch
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    long_rows = [r for r in rows if len(tokenizer(r["passage"], r["claim"])["input_ids"]) >= SERVED_MAX_LENGTH]
+    long_rows = long_rows[:pairs]
+    before = torch.get_num_threads()
+    found = []
+    try:
+        for dtype in dtypes:
+            model = served_model(checkpoint, dtype)
+            for n in threads:
+                torch.set_num_threads(n)
+                served_scores(model, long_rows[:batch], batch)
+                started = time.perf_counter()
+                served_scores(model, long_rows, batch)
+                seconds = time.perf_counter() - started
+                found.append({"dtype": dtype, "threads": n, "pairs": len(long_rows), "batch": batch,
+                              "tokens_per_pair": SERVED_MAX_LENGTH,
+                              "pairs_per_s": round(len(long_rows) / seconds, 1)})
+    finally:
+        torch.set_num_threads(before)
+    return found
+
+
+# --- the reliability diagram ---------------------------------------------------------------
+
+def reliability_diagram(curves: dict[str, dict[str, tuple[list[float], list[str]]]],
+                        threshold: float, out: Path = DIAGRAM) -> Path:
+    """One panel per split: observed support rate per 10 probability bins, for each scorer."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from zocrates_verifier.calibration import expected_calibration_error
+
+    fig, axes = plt.subplots(1, len(curves), figsize=(4 * len(curves), 4.2), sharey=True)
+    for ax, (split, scorers) in zip(axes, curves.items()):
+        ax.plot([0, 1], [0, 1], color="#999", lw=1, ls="--")
+        ax.axvline(threshold, color="#c33", lw=0.8, ls=":")
+        for (name, (scores, labels)), style in zip(scorers.items(), ("o-", "s--")):
+            xs, ys = [], []
+            for b in range(10):
+                members = [(s, y == "support") for s, y in zip(scores, labels)
+                           if b / 10 <= s < (b + 1) / 10 or (b == 9 and s == 1.0)]
+                if len(members) >= 5:
+                    xs.append(sum(s for s, _ in members) / len(members))
+                    ys.append(sum(y for _, y in members) / len(members))
+            ece = expected_calibration_error(scores, [int(y == "support") for y in labels])
+            ax.plot(xs, ys, style, ms=4, label=f"{name} (ECE {ece:.3f})")
+        ax.set_title(f"{split} ({len(next(iter(scorers.values()))[0])} pairs)", fontsize=9)
+        ax.set_xlabel("predicted P(support)")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.legend(fontsize=7, loc="upper left")
+    axes[0].set_ylabel("observed share that supports")
+    fig.suptitle(f"Verifier reliability (bins of 0.1 with at least 5 pairs; dotted: threshold {threshold:.2f})",
+                 fontsize=10)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return out
+
+
+# --- the whole evaluation ------------------------------------------------------------------
+
+def _sample(rows: list[dict], limit: int, seed: int) -> list[dict]:
+    import random
+
+    if not limit or len(rows) <= limit:
+        return rows
+    rows = list(rows)
+    random.Random(seed).shuffle(rows)
+    return rows[:limit]
+
+
+def calibrate_and_evaluate(trained: Path, splits: dict[str, list[dict]], *, rows_per_split: int,
+                           device: str, seed: int, log, ship_to: Path | None = None,
+                           diagram: Path | None = DIAGRAM, measure_throughput: bool = True) -> dict:
+    """Fit T and the threshold on the calibration split, ship (to `ship_to`, else
+    `trained/calibrated`), and evaluate the shipped checkpoint on every split."""
+    from tools.cross_encoder import logits
+
+    calibration_rows = _sample(splits["calibration"], rows_per_split, seed)
+    started = time.monotonic()
+    raw = logits(trained, [(r["passage"], r["claim"]) for r in calibration_rows], SERVED_MAX_LENGTH, device)
+    temperature = fit_temperature(raw, [LABELS.index(r["label"]) for r in calibration_rows])
+    calibrated = support_probabilities(raw, temperature)
+    threshold = pick_threshold(calibrated, [r["label"] == "support" for r in calibration_rows])
+    log(f"calibration: T = {temperature}, threshold {threshold} ({time.monotonic() - started:.0f} s)")
+    report = {"calibration": {"pairs": len(calibration_rows), "temperature": temperature,
+                              "threshold": threshold,
+                              "uncalibrated": split_metrics(support_probabilities(raw, 1.0),
+                                                            [r["label"] for r in calibration_rows], threshold)}}
+    target = ship_to or trained / "calibrated"
+    ship(trained, target, {**json.loads((trained / "training_report.json").read_text()), **report})
+    log(f"calibrated float16 checkpoint written to {target}")
+
+    model = served_model(target)
+    evaluation, curves = {}, {}
+    for name in ("calibration",) + EVAL_SPLITS:
+        rows = _sample(splits[name], rows_per_split, seed)
+        labels = [r["label"] for r in rows]
+        started = time.monotonic()
+        trained_scores = served_scores(model, rows)
+        seconds = time.monotonic() - started
+        heuristic = heuristic_scores(rows)
+        evaluation[name] = {
+            "pairs": len(rows), "labels": {label: labels.count(label) for label in LABELS},
+            "trained": split_metrics(trained_scores, labels, threshold),
+            f"trained_at_{GATEWAY_THRESHOLD:.2f}": split_metrics(trained_scores, labels, GATEWAY_THRESHOLD),
+            "heuristic": split_metrics(heuristic, labels, threshold),
+            f"heuristic_at_{GATEWAY_THRESHOLD:.2f}": split_metrics(heuristic, labels, GATEWAY_THRESHOLD),
+            "lexical_overlap": split_metrics(overlap_scores(rows), labels, None),
+            "number_probe": {"trained": probe_metrics(lambda rs: served_scores(model, rs), rows, threshold,
+                                                      also=GATEWAY_THRESHOLD),
+                             "heuristic": probe_metrics(heuristic_scores, rows, threshold,
+                                                        also=GATEWAY_THRESHOLD)},
+            "scoring_pairs_per_s": round(len(rows) / max(seconds, 1e-9), 1)}
+        curves[name] = {"trained": (trained_scores, labels), "heuristic": (heuristic, labels)}
+        log(f"{name}: {json.dumps(evaluation[name])}")
+    report["evaluation"] = evaluation
+    if diagram is not None:
+        report["reliability_diagram"] = str(reliability_diagram(curves, threshold, diagram))
+    if measure_throughput:
+        report["throughput"] = throughput(target, splits["eval_wice"])
+        log(f"throughput: {json.dumps(report['throughput'])}")
+    return report
