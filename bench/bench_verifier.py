@@ -369,7 +369,8 @@ def trained_section(shipped: Path | None) -> list[str]:
     now = split_metrics(served_scores(served_model(shipped), rows), [r["label"] for r in rows],
                         threshold)
     recorded = report["evaluation"]["eval_scifact_heldout"]["trained"]
-    lines = ["### Trained verifier model (the default)", "",
+    lines = ["### Trained verifier model (shipped, opt-in: `ZOCRATES_VERIFIER_PROVIDER=local`; "
+             "docs/verifier-model.md says why it is not the default yet)", "",
              "Figures recorded by `tools/train_verifier.py` with the weights "
              f"(`{shipped.relative_to(Path(__file__).resolve().parent.parent)}/training_report.json`; "
              "how they were made: docs/verifier-model.md). Support probability = calibrated "

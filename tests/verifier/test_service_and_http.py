@@ -126,8 +126,9 @@ async def test_heuristic_answers_when_asked_and_disabled_scores_nothing():
 
 def test_auto_provider_follows_what_is_configured(monkeypatch, tmp_path):
     assert local_torch.shipped_model_present(), "the trained model ships in the package"
-    assert VerifierSettings().resolved_provider() == "local"
-    assert VerifierSettings().checkpoint_dir() == local_torch.SHIPPED_MODEL_DIR
+    assert VerifierSettings().resolved_provider() == "heuristic"  # the shipped model is opt-in
+    assert VerifierSettings(provider="local").checkpoint_dir() == local_torch.SHIPPED_MODEL_DIR
+    assert VerifierSettings(provider="local").uses_shipped_model()
     assert VerifierSettings(model_dir=tmp_path).resolved_provider() == "local"
     assert VerifierSettings(model_dir=tmp_path).checkpoint_dir() == tmp_path
     monkeypatch.setenv("ZOCRATES_VERIFIER_REMOTE_URL", "http://127.0.0.1:8005/v1/systemone")
@@ -137,7 +138,6 @@ def test_auto_provider_follows_what_is_configured(monkeypatch, tmp_path):
     assert VerifierSettings().resolved_provider() == "openrouter"
     monkeypatch.delenv("OPENROUTER_API_KEY")
     monkeypatch.setattr(local_torch, "SHIPPED_MODEL_DIR", tmp_path / "absent")
-    assert VerifierSettings().resolved_provider() == "heuristic"
     with pytest.raises(ValueError, match="MODEL_DIR"):
         VerifierSettings(provider="local")
     with pytest.raises(ValueError):

@@ -100,8 +100,8 @@ async def health_over_http(service: VerifierService) -> dict:
         return (await http.get("/health")).json()
 
 
-async def test_default_settings_answer_with_the_trained_model_and_health_names_it():
-    service = VerifierService(VerifierSettings(device="cpu"))
+async def test_provider_local_answers_with_the_trained_model_and_health_names_it():
+    service = VerifierService(VerifierSettings(provider="local", device="cpu"))
     await service.start()
     try:
         outcomes = await service.score(SUPPORTED[:1] + CONTRADICTED[:1], None)
@@ -115,18 +115,18 @@ async def test_default_settings_answer_with_the_trained_model_and_health_names_i
         await service.close()
 
 
-async def test_heuristic_answers_when_the_shipped_weights_are_missing(monkeypatch, tmp_path):
-    monkeypatch.setattr(local_torch, "SHIPPED_MODEL_DIR", tmp_path / "absent")
+async def test_the_heuristic_is_the_default_and_asking_for_missing_weights_is_refused(monkeypatch, tmp_path):
     service = VerifierService(VerifierSettings())
     await service.start()
     try:
-        assert (await service.score(SUPPORTED[:1], None))[0] > 0
         health = await health_over_http(service)
         assert health["provider"] == "heuristic" and health["model"] == "lexical-logistic-v1"
-        assert health["model_source"] == "heuristic-fallback"
-        assert str(tmp_path / "absent") in health["fallback_reason"]
+        assert health["model_source"] == "heuristic" and health["fallback_reason"] is None
     finally:
         await service.close()
+    monkeypatch.setattr(local_torch, "SHIPPED_MODEL_DIR", tmp_path / "absent")
+    with pytest.raises(ValueError, match=str(tmp_path / "absent")):
+        VerifierSettings(provider="local")
 
 
 async def test_heuristic_answers_when_the_shipped_weights_fail_to_load(monkeypatch, tmp_path):
@@ -136,7 +136,7 @@ async def test_heuristic_answers_when_the_shipped_weights_fail_to_load(monkeypat
         (broken / path.name).write_text(path.read_text())
     (broken / "model.safetensors").write_bytes(b"not a safetensors file")
     monkeypatch.setattr(local_torch, "SHIPPED_MODEL_DIR", broken)
-    service = VerifierService(VerifierSettings(device="cpu"))
+    service = VerifierService(VerifierSettings(provider="local", device="cpu"))
     assert service.provider == "local"
     await service.start()
     try:

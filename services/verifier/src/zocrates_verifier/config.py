@@ -2,9 +2,11 @@
 
 One `VerifierSettings` per process. `provider="auto"` picks the most capable backend that is
 configured: a local checkpoint (`model_dir`), then a remote `/v1/systemone` server
-(`remote_url` set explicitly), then OpenRouter (a key), else the trained model that ships with
-the verifier (`zocrates_verifier/model`), and the offline heuristic when that is absent (the
-service also falls back to the heuristic when the shipped model fails to load).
+(`remote_url` set explicitly), then OpenRouter (a key), else the offline heuristic.
+`provider="local"` without a `model_dir` answers with the trained model that ships with the
+verifier (`zocrates_verifier/model`; the heuristic answers when it is absent or fails to load).
+It is not the default: it scores sentences quoted verbatim from their passage as unsupported
+(docs/verifier-model.md).
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ class VerifierSettings(ZocratesSettings):
     model_dir: Path | None = Field(
         None, description="Local checkpoint: a Hugging Face sequence-classification (NLI or "
         "cross-encoder) directory, or a Laya checkpoint (has rl_agent_config.json; needs "
-        "the laya package: pip install 'zocrates-verifier[laya]'). Unset: the trained model "
-        "that ships in the package (zocrates_verifier/model), or the heuristic when it is "
-        "absent or fails to load.")
+        "the laya package: pip install 'zocrates-verifier[laya]'). Unset with provider=local: "
+        "the trained model that ships in the package (zocrates_verifier/model), or the "
+        "heuristic when it is absent or fails to load.")
     model: str = Field(
         "", description="Model name: reported for local checkpoints, sent to a remote server "
         f"(empty = its default), the OpenRouter model (empty = {DEFAULT_OPENROUTER_MODEL}).")
@@ -122,7 +124,9 @@ class VerifierSettings(ZocratesSettings):
             return "remote"
         if self.openrouter_api_key is not None:
             return "openrouter"
-        return "local" if local_torch.shipped_model_present() else "heuristic"
+        # The shipped trained model is not the default yet: it scores a sentence quoted verbatim
+        # from its passage as unsupported (docs/verifier-model.md); `provider=local` selects it.
+        return "heuristic"
 
     def checkpoint_dir(self) -> Path:
         """The checkpoint the local backend loads: `model_dir`, else the shipped model."""

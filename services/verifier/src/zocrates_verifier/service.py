@@ -69,16 +69,14 @@ class VerifierService:
         self.cpu_fallbacks: dict[str, Any] = {"count": 0, "last_reason": None}
         #: Why the heuristic answers in place of the shipped trained model (None: it does not).
         self.fallback_reason: str | None = None
-        if settings.enabled and settings.provider == "auto" and self.provider == "heuristic":
-            self.fallback_reason = (f"the trained model is not at {local_torch.SHIPPED_MODEL_DIR}"
-                                    " (docs/verifier-model.md)")
         self._started = False
 
     @property
     def model_source(self) -> str:
-        """Which kind of model answers: `trained` (the shipped model), `heuristic-fallback`
-        (the heuristic, because the shipped model is absent or failed to load), `heuristic`
-        (asked for), `checkpoint` (a configured `model_dir`), `remote`, or `disabled`."""
+        """Which kind of model answers: `trained` (the shipped model, `provider=local`),
+        `heuristic-fallback` (the heuristic, because the shipped model failed to load),
+        `heuristic` (the default), `checkpoint` (a configured `model_dir`), `remote`, or
+        `disabled`."""
         if self.provider == "heuristic":
             return "heuristic-fallback" if self.fallback_reason else "heuristic"
         if self.provider == "local":
