@@ -184,3 +184,26 @@ def test_forward_scan_is_bounded():
 def test_windows_line_endings_keep_the_same_boundaries():
     text = "## Heading\r\nAn earlier paragraph.\r\n\r\nThe estimate matched earlier studies closely [1]."
     assert claims(text) == ["The estimate matched earlier studies closely."]
+
+
+def test_claim_extraction_and_resolution_share_one_tokenisation(monkeypatch, make_chunks):
+    """Issue 15: the gateway parses an answer once; extraction and resolution both read it."""
+    from zocrates_citations import claims as claims_module
+    from zocrates_citations import parse_answer, resolve_citations_and_references
+
+    masked = []
+    real_mask = claims_module.mask
+    monkeypatch.setattr(claims_module, "mask", lambda text: masked.append(text) or real_mask(text))
+    chunks = make_chunks(["ITEMAAAA", "ITEMBBBB"])
+    answer = parse_answer("Twins differ in rate [1]. The cohort was large [2].", len(chunks))
+    assert [o.chunk_index for o in answer.occurrences] == [1, 2]
+    resolution = resolve_citations_and_references(answer, chunks, support_probabilities={1: [0.9], 2: [0.1]})
+    assert resolution.prose == "Twins differ in rate [1]. The cohort was large."
+    assert len(masked) == 1
+
+
+def test_an_answer_parsed_against_other_chunks_is_refused(make_chunks):
+    from zocrates_citations import parse_answer, resolve_citations_and_references
+
+    with pytest.raises(ValueError, match="parsed against 1 chunks but 2 were given"):
+        resolve_citations_and_references(parse_answer("x [1].", 1), make_chunks(["ITEMAAAA", "ITEMBBBB"]))

@@ -12,6 +12,7 @@ from zocrates_contracts import Creator, EvidenceChunk
 from zocrates_citations import (
     build_coordinator_view,
     extract_claim_occurrences,
+    parse_answer,
     resolve_citations_and_references,
     strip_citations,
     to_author_year,
@@ -168,3 +169,14 @@ def test_claims_are_clean_bounded_and_numbered_per_index(text, n_chunks):
         assert FILLER not in o.claim and "**" not in o.claim and "`" not in o.claim
         assert len(o.claim) <= 2 * MAX_CLAIM_CHARS + 2
         assert not o.claim or o.claim[-1] in ".!?\"'”’)]"
+
+
+@FAST
+@given(TEXTS, chunk_lists(), PROBABILITIES, st.booleans())
+def test_a_parsed_answer_resolves_exactly_as_its_text(text, chunks, probabilities, enabled):
+    answer = parse_answer(text, len(chunks))
+    assert list(answer.occurrences) == extract_claim_occurrences(text, len(chunks))
+    options = dict(support_probabilities=probabilities, citations_enabled=enabled)
+    assert resolve_citations_and_references(answer, chunks, **options) == (
+        resolve_citations_and_references(text, chunks, **options))
+

@@ -6,7 +6,12 @@ synthesizer reads, and the segmentation of source passages for sentence-level at
 """
 
 from zocrates_citations.authors import format_authors
-from zocrates_citations.claims import ClaimOccurrence, extract_claim_occurrences
+from zocrates_citations.claims import (
+    ClaimOccurrence,
+    ParsedAnswer,
+    extract_claim_occurrences,
+    parse_answer,
+)
 from zocrates_citations.evidence_xml import format_evidence_xml
 from zocrates_citations.parsing import TOKEN_RE
 from zocrates_citations.resolve import (
@@ -20,6 +25,7 @@ from zocrates_citations.views import build_coordinator_view, strip_citations, to
 __all__ = [
     "TOKEN_RE",
     "ClaimOccurrence",
+    "ParsedAnswer",
     "Resolution",
     "Span",
     "VerificationCounts",
@@ -27,6 +33,7 @@ __all__ = [
     "extract_claim_occurrences",
     "format_authors",
     "format_evidence_xml",
+    "parse_answer",
     "resolve_citations_and_references",
     "segment_source_text",
     "strip_citations",

@@ -9,13 +9,17 @@ then cleaned for the verifier: markdown stripped (a bold lead-in stays as text),
 spelled out, whitespace collapsed, terminal punctuation ensured.
 
 Token positions and sentence ends are computed once per text on its masked view, so
-extraction is linear in the text length plus a binary search per token.
+extraction is linear in the text length plus a binary search per token. `parse_answer` does
+that work once for an answer; claim extraction and resolution both read the same
+`ParsedAnswer`, so the gateway tokenises an answer once per turn.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 from zocrates_citations.parsing import FILLER, Masked, Token, find_tokens, mask
@@ -206,12 +210,47 @@ def occurrences(tokens: list[Token], claims: list[str | None]) -> list[ClaimOccu
     return result
 
 
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """An answer tokenised once against `n_chunks` chunks: its masked views, its citation
+    tokens, and (computed on first use, then kept) each token's claim and the occurrences to
+    verify. Pass it to `resolve_citations_and_references` instead of the text to reuse the work.
+    """
+
+    view: Masked
+    n_chunks: int
+    tokens: tuple[Token, ...]
+
+    @property
+    def text(self) -> str:
+        return self.view.text
+
+    @cached_property
+    def claims(self) -> tuple[str | None, ...]:
+        """The claim of each token (parallel to `tokens`; `None` for tokens with no valid index)."""
+        if not any(token.valid for token in self.tokens):
+            return (None,) * len(self.tokens)  # nothing to claim: skip the sentence scan
+        return tuple(token_claims(self.view, list(self.tokens)))
+
+    @cached_property
+    def occurrences(self) -> tuple[ClaimOccurrence, ...]:
+        """What `extract_claim_occurrences` returns for this answer."""
+        return tuple(occurrences(list(self.tokens), list(self.claims)))
+
+
+def parse_answer(text: str, n_chunks: int) -> ParsedAnswer:
+    """Mask `text` and find its citation tokens; only indices 1..`n_chunks` are valid."""
+    if n_chunks < 0:
+        raise ValueError(f"n_chunks must be at least 0, got {n_chunks!r}")
+    view = mask(text)
+    return ParsedAnswer(view, n_chunks, tuple(find_tokens(view.masked, n_chunks)))
+
+
 def extract_claim_occurrences(text: str, n_chunks: int) -> list[ClaimOccurrence]:
     """Every citation occurrence in `text` with the claim it attributes, in document order.
 
     Only indices 1..`n_chunks` count; an out-of-range token is neither a claim nor a claim
-    boundary. Tokens inside code, images and link reference definitions are ignored.
+    boundary. Tokens inside code, images and link reference definitions are ignored. To
+    resolve the same answer afterwards, call `parse_answer` once and use its `occurrences`.
     """
-    view = mask(text)
-    tokens = find_tokens(view.masked, n_chunks)
-    return occurrences(tokens, token_claims(view, tokens))
+    return list(parse_answer(text, n_chunks).occurrences)

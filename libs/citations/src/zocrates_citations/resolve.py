@@ -26,8 +26,8 @@ from zocrates_contracts import (
 )
 
 from zocrates_citations.authors import format_authors
-from zocrates_citations.claims import token_claims
-from zocrates_citations.parsing import Token, find_tokens, format_token, mask, splice_tokens
+from zocrates_citations.claims import ParsedAnswer, parse_answer
+from zocrates_citations.parsing import Token, format_token, splice_tokens
 
 CITED_HEADING = "# Cited Sources"
 CONSIDERED_HEADING = "## Other Considered Sources"
@@ -196,7 +196,7 @@ def render_source_sections(references: References) -> str:
 
 
 def resolve_citations_and_references(
-    text: str,
+    text: str | ParsedAnswer,
     ranked_chunks: Sequence[EvidenceChunk],
     *,
     citations_enabled: bool = True,
@@ -222,6 +222,8 @@ def resolve_citations_and_references(
     is listed as considered, under "Searched N passages from M items". `quotes` maps a chunk
     index to the question-relevance of each of its occurrences that quotes the passage verbatim
     (in the order of `support_probabilities`); those occurrences are marked `quoted`.
+    `text` may be the answer already parsed by `parse_answer(text, len(ranked_chunks))` (as
+    claim extraction used it): its tokens and claims are then reused, not computed again.
     """
     if not 0.0 <= verification_threshold <= 1.0:
         raise ValueError(
@@ -234,8 +236,16 @@ def resolve_citations_and_references(
     chunks = list(ranked_chunks)
     probabilities = _probabilities(support_probabilities)
     quoted_by_index = {int(k): list(v) for k, v in (quotes or {}).items()}
-    view = mask(text)
-    tokens = find_tokens(view.masked, len(chunks))
+    if isinstance(text, ParsedAnswer):
+        if text.n_chunks != len(chunks):
+            raise ValueError(
+                f"the answer was parsed against {text.n_chunks} chunks but {len(chunks)} were "
+                "given; parse it with parse_answer(text, len(ranked_chunks))"
+            )
+        answer = text
+    else:
+        answer = parse_answer(text, len(chunks))
+    text, tokens = answer.text, list(answer.tokens)
     any_valid = any(t.valid for t in tokens)
 
     kept_by_token: dict[int, tuple[int, ...]] = {}
@@ -243,8 +253,7 @@ def resolve_citations_and_references(
     counts = {"KEPT": 0, "DEMOTED": 0, "FAIL_OPEN": 0}
     cited_items: dict[str, None] = {}
     if citations_enabled and any_valid:
-        claims = token_claims(view, tokens)
-        for token, claim in zip(tokens, claims):
+        for token, claim in zip(tokens, answer.claims):
             if claim is None:
                 continue
             kept = []

@@ -15,10 +15,7 @@ from collections.abc import AsyncIterator
 import structlog
 from opentelemetry import trace
 
-from zocrates_citations import (
-    extract_claim_occurrences,
-    resolve_citations_and_references,
-)
+from zocrates_citations import ParsedAnswer, parse_answer, resolve_citations_and_references
 from zocrates_contracts import (
     CandidatesFound,
     DiscoveryRequested,
@@ -252,7 +249,8 @@ async def answer_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict, 
     text = "".join(parts)
 
     probabilities, summary = None, VerificationSummary(enabled=False, threshold=s.verification_threshold)
-    occurrences = extract_claim_occurrences(text, len(chunks)) if chunks else []
+    answer = parse_answer(text, len(chunks))  # tokenised once: claims to verify, then resolution
+    occurrences = list(answer.occurrences)
     verifying = s.citations_enabled and s.verification_enabled and bool(occurrences)
     with tracer.start_as_current_span("citation_verification") as span:
         if verifying:
@@ -265,7 +263,7 @@ async def answer_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict, 
         storing = asyncio.create_task(gateway.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit))
         record = resolve_record(s, TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id,
                                               intent="library", question=message, text="", notes=list(notes)),
-                                   audit, summary)
+                                   audit, summary, answer)
         await storing  # the write's round trip overlapped the resolution's CPU work
         if verifying:
             record_verification(span, record, occurrences, chunks)
@@ -292,10 +290,12 @@ def record_verification(span, record: TurnRecord, occurrences, chunks: list[Evid
 
 
 def resolve_record(s: GatewaySettings, base: TurnRecord, audit: TurnAudit,
-                   summary: VerificationSummary) -> TurnRecord:
-    """The pure last step of a library turn, shared with re-verification (same inputs, same output)."""
+                   summary: VerificationSummary, answer: ParsedAnswer | None = None) -> TurnRecord:
+    """The pure last step of a library turn, shared with re-verification (same inputs, same output).
+    `answer`: `audit.raw_text` as the caller already parsed it for claim extraction."""
+    answer = answer or parse_answer(audit.raw_text, len(audit.chunks))
     resolution = resolve_citations_and_references(
-        audit.raw_text, audit.chunks, citations_enabled=s.citations_enabled,
+        answer, audit.chunks, citations_enabled=s.citations_enabled,
         support_probabilities=audit.support_probabilities, verification_threshold=audit.threshold,
         refused=audit.refused, quotes=audit.quotes)
     return base.model_copy(update={

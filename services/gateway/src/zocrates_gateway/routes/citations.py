@@ -7,7 +7,7 @@ import time
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from zocrates_citations import extract_claim_occurrences
+from zocrates_citations import parse_answer
 from zocrates_contracts import ID_PATTERN, VerificationPair, VerificationRequested, new_id
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.deps import GatewayDep
@@ -37,14 +37,15 @@ async def reverify(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUser
     audit = await gateway.sessions.get_audit(user.user_id, body.session_id, body.turn_id)
     if record is None or audit is None:
         raise ApiError(404, "turn_not_found", f"No library turn {body.turn_id} in session {body.session_id}.")
-    occurrences = extract_claim_occurrences(audit.raw_text, len(audit.chunks))
+    answer = parse_answer(audit.raw_text, len(audit.chunks))
+    occurrences = list(answer.occurrences)
     if not occurrences:
         return record.model_dump(mode="json")
     ids = dict(turn_id=body.turn_id, session_id=body.session_id, user_id=user.user_id)
     probabilities, summary = await verify(gateway, ids | {"turn_id": new_id()}, audit.chunks, occurrences)
     audit = audit.model_copy(update={"support_probabilities": probabilities,
                                      "threshold": gateway.settings.verification_threshold})
-    updated = resolve_record(gateway.settings, record, audit, summary)
+    updated = resolve_record(gateway.settings, record, audit, summary, answer)
     await gateway.sessions.put_audit(user.user_id, body.session_id, body.turn_id, audit)
     await gateway.sessions.replace_turn(user.user_id, updated)
     return updated.model_dump(mode="json")
