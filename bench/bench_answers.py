@@ -59,7 +59,6 @@ from pathlib import Path
 import httpx
 
 from zocrates_citations import TOKEN_RE
-from zocrates_citations.views import split_sources
 from zocrates_contracts import EvidenceChunk
 from zocrates_gateway.domain.synthesis import choose_points, content_words, strip_reference_markers
 
@@ -310,7 +309,7 @@ def score(question: dict, events: list[dict], ms: float, keys: dict[str, str]) -
         return result | {"correct": False, "attributed": False, "refused": False,
                          "error": f"{data.get('code', last['event'])}: {data.get('message', '')}".strip()}
     done = last["data"]
-    prose = split_sources(done["text"])[0].strip()
+    prose = done["prose"].strip()
     by_index = {c["index"]: c["item_key"] for c in done["citations"]}
     cited_refs = {r["item_key"] for r in done["references"]["cited"]}
     refused = not done["citations"] and not cited_refs

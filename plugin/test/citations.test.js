@@ -1,7 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { findTokens, hasCitations, mask, splitSources, stripCitations, toAuthorYear } from "../content/core/citations.js";
-import { RECORD } from "./fixtures.js";
+import {
+  findTokens, hasCitations, mask, recordWithAuthorYear, recordWithoutCitations, splitSources, stripCitations, toAuthorYear,
+} from "../content/core/citations.js";
+import { RECORD, RECORD_V2 } from "./fixtures.js";
 
 test("author-year copy replaces tokens and appends a clean two-tier bibliography", () => {
   const out = toAuthorYear(RECORD.text, RECORD.citations, RECORD.references);
@@ -48,4 +50,17 @@ test("author-year copy finds a group library's source by its key and data-librar
   assert.match(out, /Attention maps queries \(Vaswani et al\., 2017; Group Author, 2019\)\./);
   assert.match(out, /- \*\*Vaswani et al\. \(2017\)\*\*\. \*Attention Is All You Need\*\.\n- \*\*Group Author \(2019\)\*\*\. \*Another paper\*\.\n/);
   assert.ok(!out.includes("Wrong Author"));
+});
+
+test("a record is copied from its prose and sources, never by splitting its text (issue 15)", () => {
+  const parts = { ...RECORD_V2, text: "not read" };
+  assert.equal(recordWithAuthorYear(parts), toAuthorYear(RECORD.text, RECORD.citations, RECORD.references));
+  assert.equal(recordWithoutCitations(parts), stripCitations(RECORD.text));
+  assert.equal(hasCitations({ ...parts, citations: [], references: {} }), true);  // its sources
+  assert.equal(hasCitations({ prose: "Hello there.", sources: "", text: "[1]" }), false);
+});
+
+test("a record from a gateway before TurnRecord version 2 (text only) is split as before", () => {
+  assert.equal(recordWithAuthorYear(RECORD), recordWithAuthorYear(RECORD_V2));
+  assert.equal(recordWithoutCitations(RECORD), recordWithoutCitations(RECORD_V2));
 });

@@ -72,3 +72,10 @@ export const QUOTED_RECORD = {
   },
   verification: { enabled: true, provider: "heuristic", model: "h", threshold: 0.6, total: 5, kept: 3, demoted: 1, fail_open: 1, latency_ms: 4 },
 };
+
+// RECORD as a gateway of TurnRecord version 2 sends it: the prose and the source sections
+// apart, and `text` their concatenation (what clients before version 2 read).
+const SOURCES_AT = RECORD.text.indexOf("# Cited Sources");
+export const RECORD_V2 = {
+  ...RECORD, schema_version: 2, prose: RECORD.text.slice(0, SOURCES_AT), sources: RECORD.text.slice(SOURCES_AT),
+};

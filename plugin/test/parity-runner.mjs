@@ -1,7 +1,7 @@
 // Used by tests/ui/test_citation_parity.py: applies the JS mirror to cases the Python
 // citation core produced, so the two can be compared byte for byte.
 import { readFileSync, writeFileSync } from "node:fs";
-import { mask, stripCitations, toAuthorYear } from "../content/core/citations.js";
+import { mask, recordWithAuthorYear, recordWithoutCitations, stripCitations, toAuthorYear } from "../content/core/citations.js";
 
 // JS strings index UTF-16 units, Python's code points: one masked unit per code point.
 function byCodePoint(text, masked) {
@@ -20,5 +20,7 @@ const out = cases.map((c) => ({
   strip_raw: stripCitations(c.raw),
   author_year: toAuthorYear(c.record.text, c.record.citations, c.record.references),
   strip: stripCitations(c.record.text),
+  record_author_year: recordWithAuthorYear(c.record),
+  record_strip: recordWithoutCitations(c.record),
 }));
 writeFileSync(process.argv[3], JSON.stringify(out));

@@ -4,7 +4,7 @@ import markdownit from "markdown-it";
 import katex from "katex";
 import { createRenderer } from "../content/core/render.js";
 import { occurrenceBadge, pillTooltip, quoteScores, supportBadge, supportLevel, throttle } from "../content/core/format.js";
-import { QUOTED_RECORD, RECORD } from "./fixtures.js";
+import { QUOTED_RECORD, RECORD, RECORD_V2 } from "./fixtures.js";
 
 const r = createRenderer({ markdownit, katex });
 
@@ -124,4 +124,10 @@ test("throttle runs at most once per window and always runs the last call", () =
   assert.equal(timers[0][1], 50);
   now = 50; timers.shift()[0]();
   assert.equal(runs, 2);
+});
+
+test("a turn renders its prose field; only a record without one has its text split", () => {
+  assert.equal(r.renderTurn({ ...RECORD_V2, text: "not read" }), r.renderTurn(RECORD));
+  const ownHeading = { ...RECORD_V2, prose: "A model's own\n\n# Cited Sources\nheading stays [1].", sources: "" };
+  assert.match(r.renderTurn(ownHeading), /heading stays/);
 });

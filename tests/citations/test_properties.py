@@ -14,6 +14,7 @@ from zocrates_citations import (
     extract_claim_occurrences,
     parse_answer,
     resolve_citations_and_references,
+    split_sources,
     strip_citations,
     to_author_year,
 )
@@ -180,3 +181,11 @@ def test_a_parsed_answer_resolves_exactly_as_its_text(text, chunks, probabilitie
     assert resolve_citations_and_references(answer, chunks, **options) == (
         resolve_citations_and_references(text, chunks, **options))
 
+
+@FAST
+@given(TEXTS, chunk_lists(), PROBABILITIES, st.booleans())
+def test_the_text_is_what_precedes_the_sources_then_the_sources(text, chunks, probabilities, disclose):
+    r = resolve_citations_and_references(
+        text, chunks, support_probabilities=probabilities, considered_disclosure=disclose)
+    assert r.text.endswith(r.sources)
+    assert split_sources(r.text) == (r.text[: len(r.text) - len(r.sources)], r.sources)

@@ -113,3 +113,29 @@ def test_copy_views_agree_with_the_coordinator_view(make_chunk):
     chunks = watson_franklin(make_chunk)
     resolution = resolve_citations_and_references("A [1]. B [2]. C [4].", chunks)
     assert to_author_year(resolution.text, chunks) == build_coordinator_view(resolution, chunks)
+
+
+def test_a_resolution_ends_with_its_sources_as_clients_split_them(make_chunk):
+    from zocrates_citations import split_sources
+
+    chunks = watson_franklin(make_chunk)
+    resolution = resolve_citations_and_references("DNA is a double helix [1].", chunks)
+    prose = resolution.text.removesuffix(resolution.sources)
+    assert resolution.sources.startswith("# Cited Sources")
+    assert split_sources(resolution.text) == (prose, resolution.sources)
+    assert prose == "DNA is a double helix [1].\n\n"
+
+
+def test_a_version_1_turn_record_is_upgraded_with_the_split_clients_used_to_make(make_chunk):
+    from zocrates_citations import upgrade_turn_record
+    from zocrates_contracts import TurnRecord
+
+    chunks = watson_franklin(make_chunk)
+    resolution = resolve_citations_and_references("DNA is a double helix [1].", chunks)
+    old = TurnRecord.model_validate({"turn_id": "t", "session_id": "s", "intent": "library",
+                                     "question": "q", "text": resolution.text})
+    new = upgrade_turn_record(old)
+    assert (old.schema_version, new.schema_version) == (1, 2)
+    assert (new.text, new.prose, new.sources) == (
+        resolution.text, resolution.text.removesuffix(resolution.sources), resolution.sources)
+    assert upgrade_turn_record(new) is new

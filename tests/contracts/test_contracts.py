@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from zocrates_contracts import ALL_MESSAGES, REPLY_OF, DiscoveryRequested, RetrievalRequested, TurnRequested
+from zocrates_contracts import (
+    ALL_MESSAGES,
+    REPLY_OF,
+    DiscoveryRequested,
+    RetrievalRequested,
+    TurnRecord,
+    TurnRequested,
+)
 from zocrates_contracts.export import SCHEMA_DIR, render, schemas
 
 
@@ -93,3 +100,22 @@ def test_reply_ids_are_derived_so_redelivery_is_deduplicated():
     request = RetrievalRequested(turn_id="t", session_id="s", user_id="u", query="q", reply_to="r")
     assert request.reply_fields()["message_id"] == request.reply_fields()["message_id"]
     assert request.reply_fields()["message_id"] != request.message_id
+
+
+TURN = {"turn_id": "t", "session_id": "s", "intent": "library", "question": "q"}
+
+
+def test_a_turn_record_carries_prose_and_sources_and_text_is_their_concatenation():
+    record = TurnRecord(**TURN, prose="Rates rose [1].\n\n", sources="# Cited Sources\n- x")
+    assert record.schema_version == TurnRecord.SCHEMA_VERSION == 2
+    assert record.text == "Rates rose [1].\n\n# Cited Sources\n- x"
+    assert TurnRecord.model_validate_json(record.model_dump_json()) == record
+    with pytest.raises(ValidationError, match="text must be exactly prose \\+ sources"):
+        TurnRecord(**TURN, text="something else", prose="Rates rose [1].")
+
+
+def test_a_turn_record_stored_before_version_2_still_decodes_as_version_1():
+    old = TurnRecord.model_validate({**TURN, "text": "Rates rose [1].\n\n# Cited Sources\n- x"})
+    assert (old.schema_version, old.prose, old.sources) == (1, "", "")
+    with pytest.raises(ValidationError, match="not readable by this build of TurnRecord"):
+        TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 3})

@@ -118,8 +118,12 @@ def test_expected_strings_are_matched_modulo_typesetting(expected, text, found):
 
 
 def done(text: str, cited: dict[int, str], refs: list[str] = ()) -> list[dict]:
+    """The `done` event of a turn whose enriched text is `text` (TurnRecord version 2)."""
+    from zocrates_citations import split_sources
+
+    prose, sources = split_sources(text)
     return [{"event": "done", "data": {
-        "intent": "library", "text": text,
+        "intent": "library", "schema_version": 2, "text": text, "prose": prose, "sources": sources,
         "citations": [{"index": i, "item_key": key} for i, key in cited.items()],
         "references": {"cited": [{"item_key": k} for k in refs or cited.values()], "considered": []}}}]
 

@@ -48,6 +48,27 @@ async def test_a_question_the_library_does_not_answer_is_refused_citing_nothing(
     assert stored["turns"] == [done]
 
 
+async def test_the_done_payload_carries_the_prose_and_the_source_sections_apart(system):
+    """Issue 15: the client renders `prose` and no longer strips the sections off `text`."""
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    assert done["schema_version"] == 2
+    assert done["sources"].startswith("# Cited Sources") and "Cited Sources" not in done["prose"]
+    assert done["text"] == done["prose"] + done["sources"]  # older clients read text as before
+    small_talk = (await system.chat("hello"))[-1]["data"]
+    assert small_talk["sources"] == "" and small_talk["text"] == small_talk["prose"]
+
+
+async def test_a_turn_stored_before_version_2_is_read_back_with_its_prose_and_sources(system):
+    import json
+
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    old = {k: v for k, v in done.items() if k not in ("schema_version", "prose", "sources")}
+    sessions = system.app.state.gateway.sessions
+    await sessions.kv.put(f"t.alice.{done['session_id']}.{done['turn_id']}", json.dumps(old).encode())
+    stored = (await system.client.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)).json()
+    assert stored["turns"] == [done]
+
+
 async def test_rehydration_returns_the_done_payload(system):
     events = await system.chat("What was the somatic mutation rate estimated from twins?")
     done = events[-1]["data"]

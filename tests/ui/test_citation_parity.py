@@ -1,5 +1,6 @@
 """The plugin's JavaScript citation code (plugin/content/core/citations.js) gives exactly the
-output of zocrates_citations for masking, `to_author_year` and `strip_citations`."""
+output of zocrates_citations for masking, `to_author_year` and `strip_citations`; copying a
+turn record from its `prose` and `sources` gives what copying its `text` gave."""
 
 from __future__ import annotations
 
@@ -176,6 +177,8 @@ def cases() -> list[dict]:
         )
         record = {
             "text": resolution.text,
+            "prose": resolution.text.removesuffix(resolution.sources),
+            "sources": resolution.sources,
             "citations": [c.model_dump(mode="json") for c in resolution.citations],
             "references": resolution.references.model_dump(mode="json"),
         }
@@ -185,9 +188,11 @@ def cases() -> list[dict]:
             "author_year": to_author_year(resolution.text, CHUNKS),
             "strip": strip_citations(resolution.text),
         }
+        expected["record_author_year"] = expected["author_year"]
+        expected["record_strip"] = expected["strip"]
         if not _cited_tokens_only(resolution.text, resolution.citations):
             # The JS side only knows the turn's citations; see _cited_tokens_only.
-            del expected["author_year"]
+            del expected["author_year"], expected["record_author_year"]
         out.append(
             {
                 "raw": raw,

@@ -247,6 +247,15 @@ export function splitSources(text) {
   return [text.slice(0, m.index), text.slice(m.index)];
 }
 
+/**
+ * `[prose, sources]` of a turn record: its own `prose` and `sources` (TurnRecord version 2).
+ * Only a record from a gateway older than that lacks them; its `text` is split as it was.
+ */
+export function turnParts(record) {
+  if (typeof record?.prose === "string") return [record.prose, record.sources || ""];
+  return splitSources(record?.text || "");
+}
+
 const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
 
 /** html.unescape for the entities Python's html.escape produces (and numeric ones). */
@@ -338,8 +347,18 @@ function authorYearProse(prose, byIndex) {
  * `citations` and `references` come from the turn record (TurnRecord.json).
  */
 export function toAuthorYear(text, citations, references) {
-  const byIndex = citationsByIndex(citations);
   const [prose, sources] = splitSources(text);
+  return authorYearCopy(prose, sources, citations, references);
+}
+
+/** A turn record copied with citations visible (`toAuthorYear` of its text, from its parts). */
+export function recordWithAuthorYear(record) {
+  const [prose, sources] = turnParts(record);
+  return authorYearCopy(prose, sources, record.citations, record.references);
+}
+
+function authorYearCopy(prose, sources, citations, references) {
+  const byIndex = citationsByIndex(citations);
   const refsByKey = new Map();
   for (const ref of [...(references?.cited || []), ...(references?.considered || [])]) {
     if (!refsByKey.has(sourceId(ref))) refsByKey.set(sourceId(ref), ref);
@@ -360,7 +379,15 @@ export function toAuthorYear(text, citations, references) {
 
 /** The answer copied with citations hidden: no tokens, no source sections, code untouched. */
 export function stripCitations(text) {
-  let [prose, sources] = splitSources(text);
+  return strippedCopy(...splitSources(text));
+}
+
+/** A turn record copied with citations hidden (`stripCitations` of its text, from its parts). */
+export function recordWithoutCitations(record) {
+  return strippedCopy(...turnParts(record));
+}
+
+function strippedCopy(prose, sources) {
   const tokens = findTokens(mask(prose).masked, MAX_INDEX);
   if (tokens.length) prose = spliceTokens(prose, tokens, () => null);
   return join(prose, "", Boolean(sources));
@@ -372,7 +399,7 @@ export function hasCitations(record) {
   if ((record.citations || []).length) return true;
   const refs = record.references || {};
   if ((refs.cited || []).length || (refs.considered || []).length) return true;
-  const text = record.text || "";
-  if (splitSources(text)[1]) return true;
-  return findTokens(mask(text).masked, MAX_INDEX).some((t) => t.valid);
+  const [prose, sources] = turnParts(record);
+  if (sources) return true;
+  return findTokens(mask(prose).masked, MAX_INDEX).some((t) => t.valid);
 }

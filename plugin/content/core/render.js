@@ -4,7 +4,7 @@
 // and no item key reaches visible text). The libraries are injected so Node tests and the
 // browser use the very same code: `createRenderer({ markdownit, katex })`.
 
-import { findTokens, mask, splitSources } from "./citations.js";
+import { findTokens, mask, splitSources, turnParts } from "./citations.js";
 import { escapeAttr, escapeHtml, pillLabel, pillTooltip } from "./format.js";
 import { entryParts } from "./citations.js";
 
@@ -161,7 +161,7 @@ export function createRenderer({ markdownit, katex }) {
 
   /** The body of a finished turn (the `done` payload or a rehydrated turn): one HTML string. */
   function renderTurn(record) {
-    const [prose] = splitSources(record.text || "");
+    const [prose] = turnParts(record);
     const byIndex = new Map((record.citations || []).map((c) => [c.index, c]));
     const candidates = record.candidates || [];
     const seen = new Map(); // index -> appearances so far

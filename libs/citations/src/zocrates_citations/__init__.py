@@ -18,6 +18,8 @@ from zocrates_citations.resolve import (
     Resolution,
     VerificationCounts,
     resolve_citations_and_references,
+    split_sources,
+    upgrade_turn_record,
 )
 from zocrates_citations.segments import Span, segment_source_text
 from zocrates_citations.views import build_coordinator_view, strip_citations, to_author_year
@@ -36,6 +38,8 @@ __all__ = [
     "parse_answer",
     "resolve_citations_and_references",
     "segment_source_text",
+    "split_sources",
     "strip_citations",
     "to_author_year",
+    "upgrade_turn_record",
 ]

@@ -12,6 +12,7 @@ fallback); when tokens existed and all failed, the cited tier stays empty.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from html import escape
 
@@ -22,15 +23,41 @@ from zocrates_contracts import (
     EvidenceChunk,
     References,
     SourceRef,
+    TurnRecord,
     Verdict,
 )
 
 from zocrates_citations.authors import format_authors
 from zocrates_citations.claims import ParsedAnswer, parse_answer
-from zocrates_citations.parsing import Token, format_token, splice_tokens
+from zocrates_citations.parsing import Token, format_token, mask, splice_tokens
 
 CITED_HEADING = "# Cited Sources"
 CONSIDERED_HEADING = "## Other Considered Sources"
+
+_SOURCES_RE = re.compile(
+    r"^(?:#{1,2}[ \t]+(?:Cited Sources|Other Considered Sources)[ \t]*$"
+    r'|<details class="considered-sources">)',
+    re.MULTILINE,
+)
+
+
+def split_sources(text: str) -> tuple[str, str]:
+    """`(prose, sources)`: the answer and its source sections (found outside code only)."""
+    m = _SOURCES_RE.search(mask(text).masked)
+    if m is None:
+        return text, ""
+    return text[: m.start()], text[m.start() :]
+
+
+def upgrade_turn_record(record: TurnRecord) -> TurnRecord:
+    """A turn record at the current version: one stored before version 2 gets the `prose` and
+    `sources` that clients used to split out of its `text` (itself unchanged)."""
+    if record.schema_version >= 2:
+        return record
+    prose, sources = split_sources(record.text)
+    return TurnRecord.model_validate(
+        record.model_dump() | {"schema_version": TurnRecord.SCHEMA_VERSION, "prose": prose, "sources": sources}
+    )
 
 
 class VerificationCounts(BaseModel):
@@ -51,6 +78,11 @@ class Resolution(BaseModel):
 
     text: str = Field(description="Enriched markdown: the prose, then the source sections")
     prose: str = Field(description="The answer with surviving tokens only, no source sections")
+    sources: str = Field(
+        default="",
+        description="How `text` ends: its source sections as `split_sources` finds them (model-"
+        "written ones too), so that `text` is what comes before them followed by `sources`",
+    )
     citations: list[Citation] = Field(
         default_factory=list, description="Every chunk referenced by a valid token, by index"
     )
@@ -317,6 +349,7 @@ def resolve_citations_and_references(
     return Resolution(
         text=enriched,
         prose=prose,
+        sources=split_sources(enriched)[1],
         citations=citations,
         references=references,
         cited_item_keys=cited_keys,

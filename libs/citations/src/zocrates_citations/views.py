@@ -22,27 +22,17 @@ from zocrates_citations.resolve import (
     emphasised,
     entry_parts,
     source_ref,
+    split_sources,
 )
 
-_SOURCES_RE = re.compile(
-    r"^(?:#{1,2}[ \t]+(?:Cited Sources|Other Considered Sources)[ \t]*$"
-    r'|<details class="considered-sources">)',
-    re.MULTILINE,
-)
+__all__ = ["build_coordinator_view", "split_sources", "strip_citations", "to_author_year"]
+
 _CONSIDERED_RE = re.compile(
     r'^(?:#{1,2}[ \t]+Other Considered Sources[ \t]*$|<details class="considered-sources">)',
     re.MULTILINE,
 )
 _ITEM_KEY_RE = re.compile(r'data-item-key="([^"]*)"')
 _MAX_INDEX = 99  # tokens hold at most two digits
-
-
-def split_sources(text: str) -> tuple[str, str]:
-    """`(prose, sources)`: the answer and its source sections (found outside code only)."""
-    m = _SOURCES_RE.search(mask(text).masked)
-    if m is None:
-        return text, ""
-    return text[: m.start()], text[m.start() :]
 
 
 def _best_chunks(chunks: Sequence[EvidenceChunk]) -> dict[str, EvidenceChunk]:

@@ -1,7 +1,8 @@
 """Export every contract's JSON Schema to `libs/contracts/schemas/` (`make schemas`).
 
 The exported files are checked in; tests/contracts fails when code and files drift, so a
-contract change is always a visible diff. Each schema carries its subject and version.
+contract change is always a visible diff. Each schema carries its subject (bus messages) and
+its version (messages, and records that are versioned themselves, such as `TurnRecord`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ def schemas() -> dict[str, dict]:
     for model in (*ALL_MESSAGES, *RECORDS):
         schema = model.model_json_schema(mode="serialization")
         subject = getattr(model, "SUBJECT", "")
+        version = getattr(model, "SCHEMA_VERSION", None)
         if subject:
-            schema = {"x-subject": subject, "x-schema-version": model.SCHEMA_VERSION, **schema}
+            schema = {"x-subject": subject, "x-schema-version": version, **schema}
+        elif version is not None:
+            schema = {"x-schema-version": version, **schema}
         out[f"{model.__name__}.json"] = schema
     return out
 

@@ -77,6 +77,8 @@ class TurnResolved(Message):
     """A turn finished; `record` is exactly what the SSE `done` event and rehydration return."""
 
     SUBJECT = TURN_RESOLVED
+    SCHEMA_VERSION = 2  # 2: the record at TurnRecord version 2 (prose and sources apart)
+    schema_version: int = 2
 
     record: TurnRecord
 

@@ -2,14 +2,19 @@
 
 These models are produced by the citation core (`zocrates_citations`) and the gateway, and
 read by the plugin; the JSON Schemas exported from them are the plugin's contract too.
+
+`TurnRecord` is versioned like a bus message: a record is written at `SCHEMA_VERSION`, older
+records decode (new fields take their defaults), a newer one is refused. Records stored
+before version 2 have no `schema_version` key and no `prose`/`sources`: the gateway upgrades
+them when it reads a stored session (`zocrates_citations.upgrade_turn_record`).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from zocrates_contracts.evidence import Creator
 
@@ -98,15 +103,29 @@ class VerificationSummary(BaseModel):
 
 
 class TurnRecord(BaseModel):
-    """A finished turn exactly as the user saw it."""
+    """A finished turn exactly as the user saw it.
+
+    The answer travels in two parts: `prose` (what the client renders, with its citation
+    tokens) and `sources` (the source sections, for clients that show markdown as is; the
+    sidebar renders the tiers from `references`). `text` is `prose + sources`, byte for byte,
+    so a client written before version 2 keeps reading `text` as it did.
+    """
 
     model_config = ConfigDict(frozen=True)
 
+    SCHEMA_VERSION: ClassVar[int] = 2  # 2: prose and sources apart from text
+
+    schema_version: int = 2
     turn_id: str
     session_id: str
     intent: Literal["library", "discovery", "chat"]
     question: str
-    text: str = Field(description="Enriched markdown: surviving [n] tokens and the source sections")
+    text: str = Field(default="", description="Enriched markdown, exactly `prose + sources` (kept for "
+                      "clients before version 2); derived from them when not given")
+    prose: str = Field(default="", description="The answer without its source sections: markdown with "
+                       "the surviving [n] tokens (empty in a version 1 record: split `text`)")
+    sources: str = Field(default="", description="The source sections that end `text` (`# Cited Sources`, "
+                         "`## Other Considered Sources`, with data-item-key hooks); empty when none")
     citations: list[Citation] = Field(default_factory=list)
     references: References = Field(default_factory=References)
     verification: VerificationSummary | None = None
@@ -114,3 +133,34 @@ class TurnRecord(BaseModel):
     notes: list[str] = Field(default_factory=list, description="Caveats shown with the answer (e.g. demo mode)")
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     completed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _versioned_parts(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if "schema_version" not in data and "text" in data and not {"prose", "sources"} & data.keys():
+            return {**data, "schema_version": 1}  # stored before version 2, which added the key
+        if "text" not in data:
+            return {**data, "text": data.get("prose", "") + data.get("sources", "")}
+        return data
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if value < 1 or value > cls.SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version {value} is not readable by this build of {cls.__name__} "
+                f"(knows 1..{cls.SCHEMA_VERSION}); upgrade this service"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _text_is_prose_and_sources(self) -> TurnRecord:
+        if self.schema_version >= 2 and self.text != self.prose + self.sources:
+            raise ValueError(
+                "text must be exactly prose + sources in a version 2 record; give prose and sources "
+                "and leave text out (it is derived), or upgrade a version 1 record with "
+                "zocrates_citations.upgrade_turn_record"
+            )
+        return self

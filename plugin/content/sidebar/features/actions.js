@@ -2,7 +2,7 @@
 // button, Copy (author-year citations while they are shown, none when hidden) and ⋯ (message
 // information); and the answer's source list, whose entries select the item in Zotero.
 
-import { hasCitations, stripCitations, toAuthorYear } from "../../core/citations.js";
+import { hasCitations, recordWithAuthorYear, recordWithoutCitations, stripCitations } from "../../core/citations.js";
 import { escapeHtml } from "../../core/format.js";
 import { countsLine, inspectorTooltip, probabilityStats, statsLine, verificationCounts } from "../../core/inspector.js";
 import { ICONS } from "../icons.js";
@@ -75,9 +75,8 @@ export function mount(ctx) {
 
   function copyText(message) {
     const record = message.record;
-    const text = record ? record.text : message.text;
-    if (!record) return stripCitations(text);
-    return message.citationsVisible ? toAuthorYear(text, record.citations, record.references) : stripCitations(text);
+    if (!record) return stripCitations(message.text);
+    return message.citationsVisible ? recordWithAuthorYear(record) : recordWithoutCitations(record);
   }
 
   function openMessageInfo(record) {

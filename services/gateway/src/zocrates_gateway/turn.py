@@ -129,7 +129,7 @@ async def status(turn: TurnLog, stage: str) -> None:
 async def chat_turn(turn: TurnLog, message: str) -> TurnRecord:
     await turn.append("delta", {"text": CHAT_REPLY})
     return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="chat",
-                      question=message, text=CHAT_REPLY)
+                      question=message, prose=CHAT_REPLY)
 
 
 async def _ask(gateway: Gateway, what: str, request_cls, timeout: float, **fields):
@@ -262,7 +262,7 @@ async def answer_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict, 
                           threshold=s.verification_threshold, refused=refused, quotes=quotes)
         storing = asyncio.create_task(gateway.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit))
         record = resolve_record(s, TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id,
-                                              intent="library", question=message, text="", notes=list(notes)),
+                                              intent="library", question=message, notes=list(notes)),
                                    audit, summary, answer)
         await storing  # the write's round trip overlapped the resolution's CPU work
         if verifying:
@@ -299,7 +299,9 @@ def resolve_record(s: GatewaySettings, base: TurnRecord, audit: TurnAudit,
         support_probabilities=audit.support_probabilities, verification_threshold=audit.threshold,
         refused=audit.refused, quotes=audit.quotes)
     return base.model_copy(update={
-        "text": resolution.text, "citations": list(resolution.citations),
+        "schema_version": TurnRecord.SCHEMA_VERSION, "text": resolution.text,
+        "prose": resolution.text.removesuffix(resolution.sources), "sources": resolution.sources,
+        "citations": list(resolution.citations),
         "references": resolution.references if audit.chunks else References(),
         "verification": summary.model_copy(update=resolution.counts.model_dump())})
 
@@ -399,7 +401,7 @@ async def discovery_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dic
     for note in notes:
         await say(turn, parts, note_piece(note))
     return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="discovery",
-                      question=message, text="".join(parts), notes=notes,
+                      question=message, prose="".join(parts), notes=notes,
                       candidates=[c.model_dump(mode="json") for c in candidates])
 
 

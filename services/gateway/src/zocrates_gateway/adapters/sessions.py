@@ -3,6 +3,8 @@
 Keys: `s.<user>.<session>` holds the session's metadata and ordered turn ids;
 `t.<user>.<session>.<turn>` holds one `TurnRecord`, exactly what the `done` event carried;
 `p.<user>` holds the user's profile (what the plugin registered: the polite-pool contact).
+A turn stored at an older `TurnRecord` version is upgraded as it is read (`read_turn`), so
+every reader gets the current version; the stored bytes stay as they were.
 The user is part of every key, so one user's lookups can never reach another's sessions.
 Appending a turn id is a compare-and-set loop, so concurrent turns lose no update.
 """
@@ -18,6 +20,7 @@ import nats.js.errors
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, Field
 
+from zocrates_citations import upgrade_turn_record
 from zocrates_contracts import EvidenceChunk, TurnRecord
 from zocrates_runtime.bus import retrying
 from zocrates_runtime.kv import latest_entries
@@ -25,6 +28,11 @@ from zocrates_runtime.kv import latest_entries
 MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
 #: How long appending a turn id may stay contended before the turn fails (safety net only).
 APPEND_DEADLINE_S = 30.0
+
+
+def read_turn(value: bytes) -> TurnRecord:
+    """A stored turn at the current `TurnRecord` version (older records are upgraded)."""
+    return upgrade_turn_record(TurnRecord.model_validate_json(value))
 
 
 class SessionMeta(BaseModel):
@@ -138,7 +146,7 @@ class SessionStore:
             entry = await self.kv.get(f"t.{user_id}.{session_id}.{turn_id}")
         except MISSING:
             return None
-        return TurnRecord.model_validate_json(entry.value)
+        return read_turn(entry.value)
 
     async def replace_turn(self, user_id: str, record: TurnRecord) -> None:
         """Overwrite a stored turn (re-verification); its place in the session is unchanged."""
@@ -152,7 +160,7 @@ class SessionStore:
                 entry = await self.kv.get(f"t.{user_id}.{meta.session_id}.{turn_id}")
             except MISSING:
                 continue
-            records.append(TurnRecord.model_validate_json(entry.value))
+            records.append(read_turn(entry.value))
         return records
 
     async def list(self, user_id: str) -> list[SessionMeta]:
