@@ -119,3 +119,18 @@ def test_a_turn_record_stored_before_version_2_still_decodes_as_version_1():
     assert (old.schema_version, old.prose, old.sources) == (1, "", "")
     with pytest.raises(ValidationError, match="not readable by this build of TurnRecord"):
         TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 3})
+
+
+def test_turn_candidates_are_typed_and_a_version_1_records_dicts_decode_as_candidates():
+    from zocrates_contracts import Candidate
+
+    stored = {**TURN, "intent": "discovery", "text": "A new paper [1].",
+              "candidates": [{"candidate_id": "W1", "title": "A new paper", "authors": ["Ada Lovelace"],
+                              "year": 2024, "pdf_url": "https://example.org/a.pdf"}]}
+    old = TurnRecord.model_validate_json(json.dumps(stored))
+    assert old.candidates == [Candidate(candidate_id="W1", title="A new paper", authors=["Ada Lovelace"],
+                                        year=2024, pdf_url="https://example.org/a.pdf")]
+    new = TurnRecord(**{**TURN, "intent": "discovery"}, prose="A new paper [1].", candidates=old.candidates)
+    assert json.loads(new.model_dump_json())["candidates"][0] == json.loads(old.candidates[0].model_dump_json())
+    with pytest.raises(ValidationError, match="candidate_id"):
+        TurnRecord(**TURN, prose="x", candidates=[{"title": "no id"}])

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from zocrates_contracts.base import Id, Message, ServiceError
+from zocrates_contracts.candidates import Candidate
 from zocrates_contracts.evidence import Creator, EvidenceChunk
 from zocrates_contracts.identifiers import normalize_arxiv, normalize_doi, normalize_pmid
 from zocrates_contracts.subjects import (
@@ -176,27 +177,6 @@ class VerificationCompleted(Message):
 
 
 # --- discovery ------------------------------------------------------------------------------
-
-
-class Candidate(BaseModel):
-    """A paper found online that the user may import."""
-
-    model_config = ConfigDict(frozen=True)
-
-    candidate_id: Id
-    title: str
-    authors: list[str] = Field(default_factory=list)
-    year: int | None = None
-    venue: str | None = None
-    doi: str | None = None
-    arxiv_id: str | None = None
-    openalex_id: str | None = None
-    abstract: str | None = None
-    keywords: list[str] = Field(default_factory=list)
-    cited_by_count: int | None = None
-    pdf_url: str | None = None
-    oa_status: str | None = None
-    license: str | None = None
 
 
 class DroppedCandidate(BaseModel):

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from zocrates_contracts.candidates import Candidate
 from zocrates_contracts.evidence import Creator
 
 
@@ -105,6 +106,8 @@ class VerificationSummary(BaseModel):
 class TurnRecord(BaseModel):
     """A finished turn exactly as the user saw it.
 
+    Version 2 also types `candidates` (they were plain dicts of the same fields).
+
     The answer travels in two parts: `prose` (what the client renders, with its citation
     tokens) and `sources` (the source sections, for clients that show markdown as is; the
     sidebar renders the tiers from `references`). `text` is `prose + sources`, byte for byte,
@@ -113,7 +116,7 @@ class TurnRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    SCHEMA_VERSION: ClassVar[int] = 2  # 2: prose and sources apart from text
+    SCHEMA_VERSION: ClassVar[int] = 2  # 2: prose and sources apart from text; typed candidates
 
     schema_version: int = 2
     turn_id: str
@@ -129,7 +132,8 @@ class TurnRecord(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
     references: References = Field(default_factory=References)
     verification: VerificationSummary | None = None
-    candidates: list[dict] = Field(default_factory=list, description="Discovery candidates (Candidate)")
+    candidates: list[Candidate] = Field(default_factory=list, description="Discovery candidates, numbered "
+                                        "[1]..[n] in the prose (a version 1 record's plain dicts decode as these)")
     notes: list[str] = Field(default_factory=list, description="Caveats shown with the answer (e.g. demo mode)")
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     completed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))

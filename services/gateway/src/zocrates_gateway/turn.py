@@ -402,7 +402,7 @@ async def discovery_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dic
         await say(turn, parts, note_piece(note))
     return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="discovery",
                       question=message, prose="".join(parts), notes=notes,
-                      candidates=[c.model_dump(mode="json") for c in candidates])
+                      candidates=candidates)
 
 
 async def say(turn: TurnLog, parts: list[str], piece: str) -> None:

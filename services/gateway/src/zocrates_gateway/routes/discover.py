@@ -13,7 +13,7 @@ from fastapi import APIRouter, Path
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from zocrates_contracts import ID_PATTERN, Candidate
+from zocrates_contracts import ID_PATTERN
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.deps import GatewayDep
 from zocrates_gateway.errors import ApiError
@@ -35,7 +35,7 @@ async def prepare_batch(gateway: GatewayDep, body: PrepareBatch, user: CurrentUs
     record = await gateway.sessions.get_turn(user.user_id, body.session_id, body.turn_id)
     if record is None or record.intent != "discovery":
         raise ApiError(404, "turn_not_found", f"No discovery turn {body.turn_id} in session {body.session_id}.")
-    offered = {c["candidate_id"]: Candidate.model_validate(c) for c in record.candidates}
+    offered = {c.candidate_id: c for c in record.candidates}
     unknown = [i for i in body.candidate_ids if i not in offered]
     if unknown:
         raise ApiError(422, "unknown_candidates", f"Not candidates of this turn: {', '.join(unknown[:5])}.")
