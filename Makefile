@@ -43,6 +43,7 @@ train-verifier: $(STAMP)
 
 schemas: $(STAMP)
 	$(PY) -m zocrates_contracts.export
+	$(PY) -m tools.pluginlimits
 
 docs: $(STAMP)
 	$(PY) -m tools.configdoc

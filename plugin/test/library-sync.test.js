@@ -6,6 +6,7 @@ import {
   ChangeSet, Debouncer, MAX_PAGE_BYTES, MAX_PAGE_ITEMS, fingerprint, libraryMode, libraryStatusLine, newSyncId, planSync,
   retryDelay, serverMatches, syncPages, syncedItem, withRetry, yearOf,
 } from "../content/core/library-sync.js";
+import { ID_PATTERN } from "../content/core/limits.js";
 
 const article = {
   key: "ABCD2345", version: 3, itemType: "journalArticle", title: "  Somatic mutations in twins ",
@@ -63,7 +64,7 @@ test("pages stay within the gateway's item and byte limits, parents first, the l
   for (const page of notePages) assert.ok(new TextEncoder().encode(JSON.stringify(page)).length < 768 * 1024);
   assert.ok(notePages.every((p) => p.items.length <= MAX_PAGE_ITEMS) && notePages.length === Math.ceil((60 * 32050) / MAX_PAGE_BYTES));
   assert.deepEqual(syncPages({ syncId: "s3" }), [{ sync_id: "s3", library_id: "user", page: 0, final: true, full: false, items: [], deleted: [] }]);
-  assert.match(newSyncId(new Date("2026-01-02T03:04:05.678Z"), () => 0.5), /^[A-Za-z0-9_-]{1,64}$/);
+  assert.match(newSyncId(new Date("2026-01-02T03:04:05.678Z"), () => 0.5), ID_PATTERN);
 });
 
 test("retry: a down, busy or slow server is retried with backoff; a refusal is not", async () => {

@@ -3,17 +3,18 @@
 // gateway's limits, which notifier events to send, retry decisions, and the status line.
 // No Zotero and no network here: host/zotero-library.js feeds it and sends what it builds.
 
-/** The gateway's limits for one sync page (libs/contracts: MAX_SYNC_ITEMS, MAX_SYNC_DELETED, MAX_SYNC_BODY). */
-export const MAX_PAGE_ITEMS = 500;
-export const MAX_PAGE_DELETED = 5000;
-export const MAX_PAGE_BYTES = 700 * 1024; // 768 KB at the door; the margin covers the JSON we do not count
-/** What retrieval converts (services/gateway routes/library.py UPLOAD_TYPES). */
-export const UPLOAD_TYPES = new Set(["application/pdf", "text/html", "application/xhtml+xml", "text/plain",
-  "text/markdown", "text/x-markdown"]);
+import {
+  CONTENT_TYPE_PATTERN as CONTENT_TYPE, ITEM_KEY_PATTERN as ITEM_KEY, ITEM_TYPE_PATTERN as ITEM_TYPE, MAX_SYNC_BODY_BYTES,
+  MAX_SYNC_DELETED, MAX_SYNC_ITEMS, SHA256_PATTERN, SYNCED_ITEM_MAX as MAX, UPLOAD_TYPES as INDEXED_TYPES,
+} from "./limits.js";
 
-const ITEM_KEY = /^[A-Z0-9]{8}$/;
-const ITEM_TYPE = /^[A-Za-z]{1,64}$/;
-const CONTENT_TYPE = /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/;
+/** The gateway's limits for one sync page (limits.js, generated from libs/contracts). */
+export const MAX_PAGE_ITEMS = MAX_SYNC_ITEMS;
+export const MAX_PAGE_DELETED = MAX_SYNC_DELETED;
+// The margin below the body the gateway reads covers the JSON a page's byte count leaves out.
+export const MAX_PAGE_BYTES = MAX_SYNC_BODY_BYTES - 68 * 1024;
+/** What retrieval converts; the gateway refuses an upload of anything else. */
+export const UPLOAD_TYPES = new Set(INDEXED_TYPES);
 // Zotero's container fields, in the order a paper most likely uses them.
 const PUBLICATION_FIELDS = ["publicationTitle", "proceedingsTitle", "bookTitle", "websiteTitle", "blogTitle",
   "forumTitle", "encyclopediaTitle", "dictionaryTitle", "programTitle", "university", "institution", "publisher"];
@@ -54,27 +55,27 @@ export function syncedItem(json, file = {}) {
   if (!json || !ITEM_KEY.test(json.key || "") || !ITEM_TYPE.test(json.itemType || "")) return null;
   const type = json.itemType;
   if (type === "annotation") return null;
-  const item = { key: json.key, item_type: type, title: clip(json.title, 2000) };
+  const item = { key: json.key, item_type: type, title: clip(json.title, MAX.title) };
   if (type === "attachment" || type === "note") {
     if (json.parentItem && ITEM_KEY.test(json.parentItem) && json.parentItem !== json.key) item.parent_key = json.parentItem;
   } else {
-    item.creators = (json.creators || []).slice(0, 100).map(creatorOf);
-    item.date = orNull(json.date, 100);
+    item.creators = (json.creators || []).slice(0, MAX.creators).map(creatorOf);
+    item.date = orNull(json.date, MAX.date);
     item.year = yearOf(json.date);
-    item.publication = orNull(PUBLICATION_FIELDS.map((f) => json[f]).find(Boolean), 2000);
-    item.doi = orNull(doiOf(json), 256);
+    item.publication = orNull(PUBLICATION_FIELDS.map((f) => json[f]).find(Boolean), MAX.publication);
+    item.doi = orNull(doiOf(json), MAX.doi);
   }
-  const url = clip(json.url, 2048);
+  const url = clip(json.url, MAX.url);
   if (url) item.url = url;
-  const extra = clip(json.extra, 10000);
+  const extra = clip(json.extra, MAX.extra);
   if (extra) item.extra = extra;
   if (type === "attachment") {
     const contentType = String(file.contentType || json.contentType || "").toLowerCase();
-    if (CONTENT_TYPE.test(contentType) && contentType.length <= 255) item.content_type = contentType;
-    if (json.filename) item.filename = clip(json.filename, 255);
-    if (file.sha256 && /^[0-9a-f]{64}$/.test(file.sha256)) item.sha256 = file.sha256;
+    if (CONTENT_TYPE.test(contentType) && contentType.length <= MAX.content_type) item.content_type = contentType;
+    if (json.filename) item.filename = clip(json.filename, MAX.filename);
+    if (file.sha256 && SHA256_PATTERN.test(file.sha256)) item.sha256 = file.sha256;
   }
-  if (type === "note") item.note = clip(json.note, 32000);
+  if (type === "note") item.note = clip(json.note, MAX.note);
   return item;
 }
 
@@ -147,7 +148,7 @@ export function syncPages({ syncId, libraryId = "user", full = false, items = []
     items: p.items, deleted: p.deleted }));
 }
 
-/** A sync id the gateway accepts (`^[A-Za-z0-9_-]{1,64}$`), readable in logs. */
+/** A sync id the gateway accepts (ID_PATTERN in limits.js), readable in logs. */
 export function newSyncId(now = new Date(), random = Math.random) {
   const stamp = now.toISOString().replace(/[:.]/g, "-").replace(/Z$/, "");
   return `${stamp}-${Math.floor(random() * 36 ** 6).toString(36).padStart(6, "0")}`;

@@ -268,11 +268,17 @@ class BatchStaged(Message):
 # --- the lab-hosted library ---------------------------------------------------------------
 
 #: A page of a library sync stays well under NATS's 1 MB max_payload: 500 items whose text
-#: fields are bounded below (the gateway also caps the request body at 768 KB).
+#: fields are bounded below (the gateway also caps the request body at MAX_SYNC_BODY).
 MAX_SYNC_ITEMS = 500
 MAX_SYNC_DELETED = 5_000
 MAX_NOTE_CHARS = 32_000
 MAX_STATUS_FAILURES = 100
+#: The largest sync request body the gateway reads, in bytes: a page must fit one bus message
+#: (NATS max_payload is 1 MB) with its envelope.
+MAX_SYNC_BODY = 768 * 1024
+#: The attachment content types that are indexed; the gateway refuses an upload of any other.
+UPLOAD_TYPES = frozenset({"application/pdf", "text/html", "application/xhtml+xml", "text/plain",
+                          "text/markdown", "text/x-markdown"})
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 Text = Annotated[str, StringConstraints(max_length=2_000)]

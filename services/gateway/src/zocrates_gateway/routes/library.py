@@ -35,6 +35,7 @@ from zocrates_contracts import (
     Message,
     new_id,
 )
+from zocrates_contracts.messages import MAX_SYNC_BODY, UPLOAD_TYPES
 from zocrates_contracts.subjects import library_object_name
 from zocrates_gateway.auth import CurrentUser, Principal
 from zocrates_gateway.context import Gateway
@@ -46,12 +47,7 @@ router = APIRouter()
 
 ITEM_KEY = r"^[A-Z0-9]{8}$"
 LIBRARY_ID = r"^(user|group-[0-9]{1,20})$"
-#: A sync page must fit one bus message (NATS max_payload is 1 MB) with its envelope.
-MAX_SYNC_BODY = 768 * 1024
 SYNC_FIELDS = {"library_id", "sync_id", "page", "final", "full", "items", "deleted"}
-#: What retrieval converts; anything else is refused at the door.
-UPLOAD_TYPES = {"application/pdf", "text/html", "application/xhtml+xml", "text/plain", "text/markdown",
-                "text/x-markdown"}
 SPOOL_IN_MEMORY = 8 * 1024 * 1024  # bigger uploads spill to a temp file on disk
 ENVELOPE = {"schema_version", "message_id", "turn_id", "session_id", "user_id", "trace", "created_at", "error"}
 
