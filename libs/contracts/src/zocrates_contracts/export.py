@@ -1,4 +1,5 @@
-"""Export every contract's JSON Schema to `libs/contracts/schemas/` (`make schemas`).
+"""Export every contract's JSON Schema to `libs/contracts/schemas/`, and the bus's AsyncAPI
+document to `libs/contracts/asyncapi.json` (`make schemas`).
 
 The exported files are checked in; tests/contracts fails when code and files drift, so a
 contract change is always a visible diff. Each schema carries its subject (bus messages) and
@@ -13,11 +14,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from zocrates_contracts.asyncapi import document
 from zocrates_contracts.evidence import EvidenceChunk
 from zocrates_contracts.messages import ALL_MESSAGES, Candidate
 from zocrates_contracts.turns import TurnRecord
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+ASYNCAPI = SCHEMA_DIR.parent / "asyncapi.json"
 RECORDS: tuple[type[BaseModel], ...] = (TurnRecord, EvidenceChunk, Candidate)
 
 
@@ -46,7 +49,8 @@ def main() -> int:
         (SCHEMA_DIR / stale).unlink()
     for name, schema in wanted.items():
         (SCHEMA_DIR / name).write_text(render(schema))
-    print(f"wrote {len(wanted)} schemas to {SCHEMA_DIR}")
+    ASYNCAPI.write_text(render(document()))
+    print(f"wrote {len(wanted)} schemas to {SCHEMA_DIR} and the bus's AsyncAPI document to {ASYNCAPI}")
     return 0
 
 
