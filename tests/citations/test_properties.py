@@ -177,7 +177,7 @@ def test_claims_are_clean_bounded_and_numbered_per_index(text, n_chunks):
 def test_a_parsed_answer_resolves_exactly_as_its_text(text, chunks, probabilities, enabled):
     answer = parse_answer(text, len(chunks))
     assert list(answer.occurrences) == extract_claim_occurrences(text, len(chunks))
-    options = dict(support_probabilities=probabilities, citations_enabled=enabled)
+    options = {"support_probabilities": probabilities, "citations_enabled": enabled}
     assert resolve_citations_and_references(answer, chunks, **options) == (
         resolve_citations_and_references(text, chunks, **options))
 

@@ -7,7 +7,6 @@ import importlib
 import json
 
 import pytest
-
 from zocrates_contracts import ALL_MESSAGES, REPLY_OF
 from zocrates_contracts.asyncapi import CONSUMERS, GATEWAY, document, routes
 from zocrates_contracts.export import ASYNCAPI, SCHEMA_DIR, render
