@@ -51,7 +51,7 @@ def test_pairs_beyond_one_request_are_split_and_blank_ones_left_out():
 @pytest.fixture
 async def gateway(nats_server):
     gw = Gateway.create(GatewaySettings(nats_url=nats_server.url, instance_id="gwtest",
-                                        verification_timeout_s=3.0))
+                                        verification_timeout_s=10.0))
     await gw.start()
     yield gw
     await gw.stop()
