@@ -81,6 +81,8 @@ cleanup() {
   exit $rc
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.2; done
 [ -S "$SOCK" ] || die "podman system service did not start ($WORK/podman-service.log)"
 
@@ -160,6 +162,13 @@ up
 mark up "$t"
 compose ps --format 'table {{.Service}}\t{{.Status}}' | sed 's/^/  /'
 [ "$(podman network ls -q | sort | tr '\n' ' ')" = "$networks_before" ] || die "a network was created"
+for service in gateway retrieval verifier discovery staging; do
+  uid=$(compose exec -T "$service" id -u | tr -d '\r')
+  [ "$uid" = 10001 ] || die "$service runs as uid $uid, not the image's unprivileged 10001"
+  [ "$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}}' "$(compose ps -q "$service" | head -1)")" = true ] \
+    || die "$service's root filesystem is writable"
+done
+say "no network created; every service runs as uid 10001 on a read-only root filesystem"
 
 # --- a researcher's token, from the CLI inside the gateway container -------------------------
 export REHEARSAL_TOKEN REHEARSAL_CA=$WORK/caddy-root.crt REHEARSAL_URL=https://localhost:$REHEARSAL_PROXY_PORT
@@ -200,7 +209,7 @@ mark scale "$t"
 
 # --- a service container killed mid-turn -----------------------------------------------------
 t=$(date +%s)
-victim=$(compose ps -q "${REHEARSAL_KILL:-retrieval}")
+victim=$(compose ps -q "${REHEARSAL_KILL:-retrieval}" | head -1)  # one replica of a scaled service
 restarts=$(podman inspect --format '{{.RestartCount}}' "$victim")
 "$PY" deploy/rehearsal/drive.py kill sh -c "kill -KILL \$(podman inspect --format '{{.State.Pid}}' $victim) && echo ${REHEARSAL_KILL:-retrieval}"
 deadline=$(( $(date +%s) + 120 ))
