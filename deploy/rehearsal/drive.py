@@ -85,7 +85,7 @@ def parse_sse(text: str) -> list[dict]:
             if not line or line.startswith(":"):
                 continue
             key, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
+            value = value.removeprefix(" ")
             item[key] = item[key] + "\n" + value if key == "data" and "data" in item else value
         if "event" in item:
             item["data"] = json.loads(item.get("data") or "null")
@@ -182,7 +182,7 @@ async def kill(command: list[str]) -> None:
     container is dead and its restart policy brings it back (on this 2-core machine a turn's
     retrieval answers in well under a second, too fast to aim a kill inside it)."""
     async with client() as http:
-        result = subprocess.run(command, capture_output=True, text=True)
+        result = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             fail(f"{command} failed: {result.stderr[:300]}")
         started = time.monotonic()
