@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PACKAGES := libs/contracts libs/runtime libs/citations services/gateway services/retrieval services/verifier services/discovery services/staging
 PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
 
-.PHONY: run test test-fast bench lint fmt schemas docs clean plugin plugin-deps browser train-relevance train-verifier
+.PHONY: run test test-fast bench lint fmt schemas docs clean plugin plugin-deps browser train-relevance train-verifier deploy-rehearsal
 
 $(STAMP): $(PYPROJECTS) requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+# The lab deployment built and run under podman, end to end (deploy/rehearsal/rehearse.sh;
+# needs podman, runc and mmdebstrap: docs/deploy.md, "What was rehearsed").
+deploy-rehearsal: $(STAMP)
+	PY=$(abspath $(PY)) deploy/rehearsal/rehearse.sh
 
 # The answer-relevance cross-encoder (not yet used by the answer writer; docs/answer-relevance.md).
 train-relevance: $(STAMP)

@@ -146,6 +146,27 @@ def test_tls_override_publishes_the_proxy_and_requires_its_domain(tmp_path):
     assert {p["target"] for p in proxy["ports"]} == {80, 443}
 
 
+
+def test_rehearsal_override_keeps_every_container_on_the_host_loopback(tmp_path):
+    """deploy/rehearsal/compose.rehearsal.yaml (what `make deploy-rehearsal` runs): host
+    networking everywhere, no network of compose's own, nothing published, no Qdrant server."""
+    files = (COMPOSE, DEPLOY / "compose.tls.yaml", DEPLOY / "rehearsal" / "compose.rehearsal.yaml")
+    cfg = config(filled_env(tmp_path, PROXY_DOMAIN="localhost"), "--profile", "cpu", files=files)
+    services = cfg["services"]
+    assert set(services) == {"nats", "gateway", "retrieval", "verifier", "discovery", "staging", "proxy"}
+    assert not cfg.get("networks")
+    for name, s in services.items():
+        assert s["network_mode"] == "host" and not s.get("ports") and not s.get("networks"), name
+        if name not in ("nats", "proxy"):
+            assert s["environment"]["ZOCRATES_NATS_URL"] == "nats://127.0.0.1:14222", name
+            assert s["image"] == f"zocrates-{name}:dev" and s["read_only"] is True, name
+    assert "127.0.0.1" in services["nats"]["command"]
+    assert services["gateway"]["environment"]["ZOCRATES_GATEWAY_HOST"] == "127.0.0.1"
+    assert services["retrieval"]["environment"]["ZOCRATES_RETRIEVAL_QDRANT_MODE"] == "embedded"
+    assert set(services["retrieval"]["depends_on"]) == {"nats"}
+    assert services["verifier"]["environment"]["ZOCRATES_VERIFIER_HTTP_PORT"] == ""
+    assert services["proxy"]["environment"]["PROXY_BIND"] == "127.0.0.1"
+
 @pytest.mark.parametrize("secret", SECRETS)
 def test_compose_refuses_to_start_without_each_secret_and_names_it(tmp_path, secret):
     env = filled_env(tmp_path)

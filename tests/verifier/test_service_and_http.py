@@ -144,6 +144,16 @@ def test_auto_provider_follows_what_is_configured(monkeypatch, tmp_path):
         VerifierSettings(threshold=0.4)
 
 
+
+def test_an_empty_http_port_means_bus_only(monkeypatch):
+    # What the image's health check reads as "bus only", and what replicas sharing one network
+    # namespace need (each would otherwise bind the same port): the service must start too.
+    assert VerifierSettings().http_port == 8005
+    monkeypatch.setenv("ZOCRATES_VERIFIER_HTTP_PORT", "")
+    assert VerifierSettings().http_port is None
+    monkeypatch.setenv("ZOCRATES_VERIFIER_HTTP_PORT", "8015")
+    assert VerifierSettings().http_port == 8015
+
 # --- HTTP -----------------------------------------------------------------------------------
 
 

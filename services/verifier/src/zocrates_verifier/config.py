@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from zocrates_runtime.settings import ZocratesSettings
@@ -95,7 +95,8 @@ class VerifierSettings(ZocratesSettings):
     # --- HTTP API -------------------------------------------------------------------------
     http_host: str = Field("127.0.0.1", description="Address of the /v1/systemone HTTP API.")
     http_port: int | None = Field(
-        8005, ge=1, le=65535, description="Port of the /v1/systemone HTTP API; unset = bus only.")
+        8005, ge=1, le=65535,
+        description="Port of the /v1/systemone HTTP API; empty = bus only (no HTTP API).")
     http_api_key: SecretStr | None = Field(
         None, description="When set, every route but /health's liveness needs this bearer.")
     http_max_body_bytes: int = Field(2 * 1024 * 1024, ge=1024)
@@ -103,6 +104,13 @@ class VerifierSettings(ZocratesSettings):
     http_max_questions: int = Field(8, ge=1, le=64)
     http_max_concurrent: int = Field(16, ge=1, le=1024,
                                      description="Requests admitted at once; more get 503.")
+
+    @field_validator("http_port", mode="before")
+    @classmethod
+    def _empty_port_is_bus_only(cls, value: object) -> object:
+        # An environment variable cannot be "unset" past a default: `ZOCRATES_VERIFIER_HTTP_PORT=`
+        # (what the image's health check already reads as bus only) turns the HTTP API off.
+        return None if isinstance(value, str) and not value.strip() else value
 
     @model_validator(mode="after")
     def _explicit_provider_is_configured(self) -> VerifierSettings:
