@@ -54,7 +54,12 @@ docs: $(STAMP)
 	$(PY) -m tools.configdoc
 
 lint: $(STAMP)
-	$(PY) -m ruff check . || true
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+fmt: $(STAMP)
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
 
 clean:
 	rm -rf $(VENV) data
