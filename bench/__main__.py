@@ -66,8 +66,9 @@ def main(argv: list[str]) -> int:
     for name in wanted if options else ():
         params = inspect.signature(importlib.import_module(f"bench.{name}").run).parameters
         if unknown := sorted(set(options) - set(params)):
-            raise SystemExit(f"bench: {name.removeprefix('bench_')} takes no option "
-                             f"{', '.join('--' + o for o in unknown)}")
+            raise SystemExit(
+                f"bench: {name.removeprefix('bench_')} takes no option {', '.join('--' + o for o in unknown)}"
+            )
     sections: dict[str, str] = {}
     written = False
     if OUT.exists():  # keep sections of areas not re-run
@@ -87,8 +88,9 @@ def main(argv: list[str]) -> int:
         print(section, flush=True)
     if not written:
         return 0
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     header = (
         "# Benchmarks\n\n"
         "Produced by `make bench` (or `.venv/bin/python -m bench <area>` for one area).\n"

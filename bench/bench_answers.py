@@ -79,9 +79,17 @@ def _chunk(doc: dict) -> EvidenceChunk:
     """One abstract as retrieval sends it: role, answer units (found as at ingest)."""
     from harness.evidence import with_units
 
-    return with_units(EvidenceChunk(chunk_id=f"d{doc['doc_id']}", item_key=f"K{doc['doc_id']:07d}"[-8:],
-                                    title=doc["title"], text=" ".join(doc["abstract"]), section="Abstract",
-                                    kind="abstract", role="abstract"))
+    return with_units(
+        EvidenceChunk(
+            chunk_id=f"d{doc['doc_id']}",
+            item_key=f"K{doc['doc_id']:07d}"[-8:],
+            title=doc["title"],
+            text=" ".join(doc["abstract"]),
+            section="Abstract",
+            kind="abstract",
+            role="abstract",
+        )
+    )
 
 
 def evidence_for(claim: dict, corpus: dict[int, dict], words: dict[int, set[str]]) -> list[dict]:
@@ -95,12 +103,17 @@ def evidence_for(claim: dict, corpus: dict[int, dict], words: dict[int, set[str]
 
 
 def rationales(claim: dict, corpus: dict[int, dict]) -> list[str]:
-    return [corpus[int(doc)]["abstract"][i]
-            for doc, sets in claim["evidence"].items() if int(doc) in corpus
-            for rationale in sets for i in rationale["sentences"]]
+    return [
+        corpus[int(doc)]["abstract"][i]
+        for doc, sets in claim["evidence"].items()
+        if int(doc) in corpus
+        for rationale in sets
+        for i in rationale["sentences"]
+    ]
 
 
 # --- the methods -------------------------------------------------------------------------------
+
 
 def current(question: str, chunks: list[EvidenceChunk]) -> list[str]:
     """The answer writer on the units as retrieval scores them against the question."""
@@ -137,11 +150,11 @@ def lead(question: str, chunks: list[EvidenceChunk]) -> list[str]:
     return [_OLD_SENTENCE_RE.split(c.text, maxsplit=1)[0] for c in chunks[:POINTS]]
 
 
-METHODS = {"`choose_points` (now)": current, "before 60c59af": before_60c59af,
-           "lead sentences": lead}
+METHODS = {"`choose_points` (now)": current, "before 60c59af": before_60c59af, "lead sentences": lead}
 
 
 # --- scoring -----------------------------------------------------------------------------------
+
 
 def _norm(text: str) -> str:
     return re.sub(r"\W+", " ", strip_reference_markers(text)).strip().lower()
@@ -156,10 +169,8 @@ def measure(limit: int | None = None) -> dict[str, dict[str, float]]:
     """Each method on the first `limit` claims (all 505 by default)."""
     claims, corpus = load()
     claims = claims[:limit]
-    words = {d: content_words(doc["title"] + " " + " ".join(doc["abstract"]))
-             for d, doc in corpus.items()}
-    cases = [(c["claim"], [_chunk(d) for d in evidence_for(c, corpus, words)], rationales(c, corpus))
-             for c in claims]
+    words = {d: content_words(doc["title"] + " " + " ".join(doc["abstract"])) for d, doc in corpus.items()}
+    cases = [(c["claim"], [_chunk(d) for d in evidence_for(c, corpus, words)], rationales(c, corpus)) for c in claims]
     results = {}
     for name, method in METHODS.items():
         answered = hits = first = points = good = 0
@@ -175,10 +186,15 @@ def measure(limit: int | None = None) -> dict[str, dict[str, float]]:
             points += len(marks)
             good += sum(marks)
         n = len(cases)
-        results[name] = {"claims": n, "answered": answered / n, "hit": hits / n,
-                         "first": first / n, "precision": good / max(points, 1),
-                         "points": points / max(answered, 1),
-                         "ms": statistics.median(times) * 1000}
+        results[name] = {
+            "claims": n,
+            "answered": answered / n,
+            "hit": hits / n,
+            "first": first / n,
+            "precision": good / max(points, 1),
+            "points": points / max(answered, 1),
+            "ms": statistics.median(times) * 1000,
+        }
     return results
 
 
@@ -198,14 +214,19 @@ def scifact_section() -> str:
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, r in results.items():
-        lines.append(f"| {name} | {r['answered']:.1%} | {r['hit']:.1%} | {r['first']:.1%} | "
-                     f"{r['precision']:.1%} | {r['points']:.1f} | {r['ms']:.2f} |")
+        lines.append(
+            f"| {name} | {r['answered']:.1%} | {r['hit']:.1%} | {r['first']:.1%} | "
+            f"{r['precision']:.1%} | {r['points']:.1f} | {r['ms']:.2f} |"
+        )
     now = results["`choose_points` (now)"]
     old = results["before 60c59af"]
-    lines += ["", f"Now vs before: rationale among the points {now['hit']:.1%} vs "
-              f"{old['hit']:.1%}, first point {now['first']:.1%} vs {old['first']:.1%}, "
-              f"precision {now['precision']:.1%} vs {old['precision']:.1%}. No target: this "
-              "measures the offline answer so that changes to it are judged on labeled data."]
+    lines += [
+        "",
+        f"Now vs before: rationale among the points {now['hit']:.1%} vs "
+        f"{old['hit']:.1%}, first point {now['first']:.1%} vs {old['first']:.1%}, "
+        f"precision {now['precision']:.1%} vs {old['precision']:.1%}. No target: this "
+        "measures the offline answer so that changes to it are judged on labeled data.",
+    ]
     return "\n".join(lines)
 
 
@@ -221,8 +242,10 @@ STACK_START_S = 300.0  # a first start loads the embedding model and the verifie
 INDEX_S = 600.0  # the library's first ingest (about 30 s here)
 TURN_TIMEOUT_S = 120.0
 #: Asked before the measured turns (connections, consumers, first-use caches), not scored.
-WARM_UP = ("What does my library say about venous thrombosis prophylaxis?",
-           "How was the quality of care assessed in the hospital study?")
+WARM_UP = (
+    "What does my library say about venous thrombosis prophylaxis?",
+    "How was the quality of care assessed in the hospital study?",
+)
 
 
 class StackError(RuntimeError):
@@ -274,10 +297,10 @@ def _pieces(line: str) -> list[tuple[str, list[int]]]:
     pieces, start, i = [], 0, 0
     while i < len(tokens):
         j = i
-        while j + 1 < len(tokens) and not line[tokens[j].end():tokens[j + 1].start()].strip(" ,;"):
+        while j + 1 < len(tokens) and not line[tokens[j].end() : tokens[j + 1].start()].strip(" ,;"):
             j += 1
-        indices = [int(n) for t in tokens[i:j + 1] for n in re.findall(r"\d+", t.group(1) or t.group(2))]
-        pieces.append((_plain(line[start:tokens[i].start()]), indices))
+        indices = [int(n) for t in tokens[i : j + 1] for n in re.findall(r"\d+", t.group(1) or t.group(2))]
+        pieces.append((_plain(line[start : tokens[i].start()]), indices))
         start, i = tokens[j].end(), j + 1
     pieces.append((_plain(line[start:]), []))
     return pieces
@@ -291,7 +314,7 @@ def holders(expected: str, prose: str) -> list[list[int]]:
         pieces, start = _pieces(line), 0
         for b in range(len(pieces)):
             for a in range(b, start - 1, -1):
-                if occurs(expected, " ".join(p[0] for p in pieces[a:b + 1])):
+                if occurs(expected, " ".join(p[0] for p in pieces[a : b + 1])):
                     found.append(pieces[b][1])
                     start = b + 1
                     break
@@ -301,13 +324,23 @@ def holders(expected: str, prose: str) -> list[list[int]]:
 def score(question: dict, events: list[dict], ms: float, keys: dict[str, str]) -> dict:
     """One question's result from its turn's SSE events."""
     names = {key: name for name, key in keys.items()}
-    result = {"id": question["id"], "kind": question["kind"], "question": question["question"],
-              "expected": question["expected"], "item": question["item"], "ms": round(ms, 1)}
+    result = {
+        "id": question["id"],
+        "kind": question["kind"],
+        "question": question["question"],
+        "expected": question["expected"],
+        "item": question["item"],
+        "ms": round(ms, 1),
+    }
     last = events[-1] if events else {"event": "none", "data": {}}
     if last["event"] != "done":
         data = last.get("data") or {}
-        return result | {"correct": False, "attributed": False, "refused": False,
-                         "error": f"{data.get('code', last['event'])}: {data.get('message', '')}".strip()}
+        return result | {
+            "correct": False,
+            "attributed": False,
+            "refused": False,
+            "error": f"{data.get('code', last['event'])}: {data.get('message', '')}".strip(),
+        }
     done = last["data"]
     prose = done["prose"].strip()
     by_index = {c["index"]: c["item_key"] for c in done["citations"]}
@@ -320,13 +353,21 @@ def score(question: dict, events: list[dict], ms: float, keys: dict[str, str]) -
         correct = any(occurs(e, _plain(prose)) for e in question["expected"])
         attributed = correct and (
             any(by_index.get(i) == key for e in question["expected"] for idx in holders(e, prose) for i in idx)
-            or (question["kind"] == "identifier" and key in cited_refs))
-    return result | {"correct": correct, "attributed": attributed, "refused": refused, "error": None,
-                     "intent": done["intent"], "answer": prose,
-                     "cited": sorted({names.get(k, k) for k in (*by_index.values(), *cited_refs)})}
+            or (question["kind"] == "identifier" and key in cited_refs)
+        )
+    return result | {
+        "correct": correct,
+        "attributed": attributed,
+        "refused": refused,
+        "error": None,
+        "intent": done["intent"],
+        "answer": prose,
+        "cited": sorted({names.get(k, k) for k in (*by_index.values(), *cited_refs)}),
+    }
 
 
 # The stack --------------------------------------------------------------------------------------
+
 
 def _tail(path: Path, lines: int = 40) -> str:
     try:
@@ -367,15 +408,20 @@ def _wait_until_ready(proc: subprocess.Popen, log: Path, url: str, token: str, p
         services = (health or {}).get("services") or {}
         if status and status.get("state") == "failed":
             raise StackError(f"indexing the library failed: {status.get('error')}\n{_tail(log)}")
-        if (services and all(s.get("status") == "ok" for s in services.values())
-                and status and status.get("ready") and status.get("state") == "done"):
+        if (
+            services
+            and all(s.get("status") == "ok" for s in services.values())
+            and status
+            and status.get("ready")
+            and status.get("state") == "done"
+        ):
             if status.get("failures") or status.get("indexed", 0) + status.get("unchanged", 0) < pdfs:
-                raise StackError(f"the library indexed {status.get('indexed')} of {pdfs} PDFs, failures: "
-                                 f"{status.get('failures')}")
+                raise StackError(
+                    f"the library indexed {status.get('indexed')} of {pdfs} PDFs, failures: {status.get('failures')}"
+                )
             return status
         time.sleep(1.0)
-    raise StackError(f"the stack was not ready within {INDEX_S:.0f} s: health {health}, library {status}\n"
-                     f"{_tail(log)}")
+    raise StackError(f"the stack was not ready within {INDEX_S:.0f} s: health {health}, library {status}\n{_tail(log)}")
 
 
 @contextlib.contextmanager
@@ -390,13 +436,17 @@ def running_stack(zotero_dir: Path, work: Path, pdfs: int):
         gateway_port = free_port()
     # Nothing of the caller's configuration (an LLM, another verifier, a real ~/Zotero) applies.
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZOCRATES_")} | {
-        "ZOCRATES_DATA_DIR": str(work / "data"), "ZOCRATES_NATS_PORT": str(nats_port),
-        "ZOCRATES_GATEWAY_PORT": str(gateway_port), "ZOCRATES_ZOTERO_DIR": str(zotero_dir),
-        "ZOCRATES_LOG_JSON": "true"}
+        "ZOCRATES_DATA_DIR": str(work / "data"),
+        "ZOCRATES_NATS_PORT": str(nats_port),
+        "ZOCRATES_GATEWAY_PORT": str(gateway_port),
+        "ZOCRATES_ZOTERO_DIR": str(zotero_dir),
+        "ZOCRATES_LOG_JSON": "true",
+    }
     log = work / "stack.log"
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "zocrates_runtime.stack"], env=env, cwd=work,
-                                stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "zocrates_runtime.stack"], env=env, cwd=work, stdout=out, stderr=subprocess.STDOUT
+        )
     try:
         url, token = _wait_for_banner(proc, log, time.monotonic() + STACK_START_S)
         yield url, token, _wait_until_ready(proc, log, url, token, pdfs)
@@ -426,8 +476,9 @@ def parse_sse(text: str) -> list[dict]:
 def ask(client: httpx.Client, url: str, token: str, message: str) -> tuple[list[dict], float]:
     """One turn as a client asks it: the SSE events and the time to the last one, in ms."""
     started = time.perf_counter()
-    with client.stream("POST", f"{url}/chat", json={"message": message},
-                       headers={"Authorization": f"Bearer {token}"}) as response:
+    with client.stream(
+        "POST", f"{url}/chat", json={"message": message}, headers={"Authorization": f"Bearer {token}"}
+    ) as response:
         if response.status_code != 200:
             raise StackError(f"POST /chat answered {response.status_code}: {response.read()[:500]!r}")
         text = "".join(response.iter_text())
@@ -449,14 +500,22 @@ def ask_library(splits: list[str]) -> dict:
                 for message in WARM_UP:
                     ask(client, url, token, message)
                 asked = time.perf_counter()
-                results = {split: [score(q, *ask(client, url, token, q["question"]), library.keys)
-                                   for q in qs] for split, qs in questions.items()}
+                results = {
+                    split: [score(q, *ask(client, url, token, q["question"]), library.keys) for q in qs]
+                    for split, qs in questions.items()
+                }
                 turns_s = time.perf_counter() - asked
-    return {"results": results, "ready_s": ready_s, "turns_s": turns_s,
-            "chunks": status.get("chunks_indexed"), "items": status.get("items")}
+    return {
+        "results": results,
+        "ready_s": ready_s,
+        "turns_s": turns_s,
+        "chunks": status.get("chunks_indexed"),
+        "items": status.get("items"),
+    }
 
 
 # Figures ----------------------------------------------------------------------------------------
+
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
@@ -468,14 +527,19 @@ def summarise(results: list[dict]) -> dict:
         answerable = [r for r in rows if r["kind"] != "unanswerable"]
         unanswerable = [r for r in rows if r["kind"] == "unanswerable"]
         correct = [r for r in answerable if r["correct"]]
-        return {"questions": len(rows), "correct": sum(r["correct"] for r in rows),
-                "answerable": len(answerable), "answerable_correct": len(correct),
-                "attributed": sum(bool(r["attributed"]) for r in correct),
-                "unanswerable": len(unanswerable), "refused_correctly": sum(r["correct"] for r in unanswerable),
-                "wrongly_refused": sum(r["refused"] for r in answerable),
-                "errors": sum(bool(r["error"]) for r in rows),
-                "median_ms": statistics.median([r["ms"] for r in rows]) if rows else float("nan"),
-                "p90_ms": pct([r["ms"] for r in rows], 0.9)}
+        return {
+            "questions": len(rows),
+            "correct": sum(r["correct"] for r in rows),
+            "answerable": len(answerable),
+            "answerable_correct": len(correct),
+            "attributed": sum(bool(r["attributed"]) for r in correct),
+            "unanswerable": len(unanswerable),
+            "refused_correctly": sum(r["correct"] for r in unanswerable),
+            "wrongly_refused": sum(r["refused"] for r in answerable),
+            "errors": sum(bool(r["error"]) for r in rows),
+            "median_ms": statistics.median([r["ms"] for r in rows]) if rows else float("nan"),
+            "p90_ms": pct([r["ms"] for r in rows], 0.9),
+        }
 
     return {"all": figures(results), **{k: figures([r for r in results if r["kind"] == k]) for k in KINDS}}
 
@@ -485,8 +549,11 @@ def _share(n: int, of: int) -> str:
 
 
 def kind_table(summary: dict) -> list[str]:
-    lines = ["| kind | questions | correct | attributed (of correct) | refused, no sources cited "
-             "| errors | median ms | p90 ms |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "| kind | questions | correct | attributed (of correct) | refused, no sources cited "
+        "| errors | median ms | p90 ms |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for kind in (*KINDS, "all"):
         s = summary[kind]
         if not s["questions"]:
@@ -497,10 +564,15 @@ def kind_table(summary: dict) -> list[str]:
         else:
             correct = _share(s["correct"], s["questions"])
             attributed = _share(s["attributed"], s["answerable_correct"])
-            refused = f"{s['wrongly_refused']} (wrongly)" if kind != "all" else (
-                f"{s['refused_correctly']} correctly, {s['wrongly_refused']} wrongly")
-        lines.append(f"| {'**all**' if kind == 'all' else kind} | {s['questions']} | {correct} | {attributed} | "
-                     f"{refused} | {s['errors']} | {s['median_ms']:.0f} | {s['p90_ms']:.0f} |")
+            refused = (
+                f"{s['wrongly_refused']} (wrongly)"
+                if kind != "all"
+                else (f"{s['refused_correctly']} correctly, {s['wrongly_refused']} wrongly")
+            )
+        lines.append(
+            f"| {'**all**' if kind == 'all' else kind} | {s['questions']} | {correct} | {attributed} | "
+            f"{refused} | {s['errors']} | {s['median_ms']:.0f} | {s['p90_ms']:.0f} |"
+        )
     return lines
 
 
@@ -510,34 +582,58 @@ def verdicts(s: dict) -> str:
 
     correct = s["correct"] / s["questions"] if s["questions"] else 0.0
     attributed = s["attributed"] / s["answerable_correct"] if s["answerable_correct"] else 0.0
-    return (f"correct {correct:.0%} (target >= {TARGET_CORRECT:.0%}: {met(correct >= TARGET_CORRECT)}); "
-            f"unanswerable refused with no sources {s['refused_correctly']}/{s['unanswerable']} "
-            f"(target all: {met(s['refused_correctly'] == s['unanswerable'])}); "
-            f"correct answers attributed {attributed:.0%} (target >= {TARGET_ATTRIBUTED:.0%}: "
-            f"{met(attributed >= TARGET_ATTRIBUTED)}); median turn {s['median_ms']:.0f} ms "
-            f"(target < {TARGET_MEDIAN_MS:.0f} ms: {met(s['median_ms'] < TARGET_MEDIAN_MS)})")
+    return (
+        f"correct {correct:.0%} (target >= {TARGET_CORRECT:.0%}: {met(correct >= TARGET_CORRECT)}); "
+        f"unanswerable refused with no sources {s['refused_correctly']}/{s['unanswerable']} "
+        f"(target all: {met(s['refused_correctly'] == s['unanswerable'])}); "
+        f"correct answers attributed {attributed:.0%} (target >= {TARGET_ATTRIBUTED:.0%}: "
+        f"{met(attributed >= TARGET_ATTRIBUTED)}); median turn {s['median_ms']:.0f} ms "
+        f"(target < {TARGET_MEDIAN_MS:.0f} ms: {met(s['median_ms'] < TARGET_MEDIAN_MS)})"
+    )
 
 
 def write_design_results(run: dict) -> None:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     results = run["results"]["design"]
-    LAST_RUN.write_text(json.dumps({
-        "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
-        "summary": summarise(results)["all"], "results": results}, indent=1, ensure_ascii=False) + "\n")
+    LAST_RUN.write_text(
+        json.dumps(
+            {
+                "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "commit": commit,
+                "summary": summarise(results)["all"],
+                "results": results,
+            },
+            indent=1,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
 
 
 def print_design(run: dict) -> None:
     results = run["results"]["design"]
     for r in results:
-        how = ("error" if r["error"] else "refused" if r["refused"] else
-               "attributed" if r["attributed"] else "cites " + ", ".join(r["cited"]))
-        print(f"{r['id']} {r['kind']:<12} {'correct' if r['correct'] else 'wrong':<7} {how[:40]:<40} "
-              f"{r['ms']:6.0f} ms  {r['question'][:60]}")
+        how = (
+            "error"
+            if r["error"]
+            else "refused"
+            if r["refused"]
+            else "attributed"
+            if r["attributed"]
+            else "cites " + ", ".join(r["cited"])
+        )
+        print(
+            f"{r['id']} {r['kind']:<12} {'correct' if r['correct'] else 'wrong':<7} {how[:40]:<40} "
+            f"{r['ms']:6.0f} ms  {r['question'][:60]}"
+        )
     print("\n".join(kind_table(summarise(results))))
     print(verdicts(summarise(results)["all"]))
-    print(f"stack up with the library indexed in {run['ready_s']:.0f} s, {len(results)} turns in "
-          f"{run['turns_s']:.0f} s; per-question results: {LAST_RUN.relative_to(ROOT)}")
+    print(
+        f"stack up with the library indexed in {run['ready_s']:.0f} s, {len(results)} turns in "
+        f"{run['turns_s']:.0f} s; per-question results: {LAST_RUN.relative_to(ROOT)}"
+    )
 
 
 def library_section(run: dict) -> str:
@@ -560,14 +656,22 @@ def library_section(run: dict) -> str:
         "",
     ]
     for split, summary in summaries.items():
-        lines += [f"{SPLITS[split].capitalize()} split ({summary['all']['questions']} questions):", "",
-                  *kind_table(summary), ""]
+        lines += [
+            f"{SPLITS[split].capitalize()} split ({summary['all']['questions']} questions):",
+            "",
+            *kind_table(summary),
+            "",
+        ]
     if len(summaries) > 1:
         lines += [f"Both splits: {verdicts(every['all'])}.", ""]
-    lines += [f"Setup: library built and the stack up with it indexed in {run['ready_s']:.0f} s; "
-              f"{n} turns in {run['turns_s']:.0f} s. Per-question results of the design split: "
-              "bench/data/answers/last_run_design.json; the held-out split is reported in aggregate only "
-              "and nothing is tuned on it.", "", BEFORE_ISSUE_14]
+    lines += [
+        f"Setup: library built and the stack up with it indexed in {run['ready_s']:.0f} s; "
+        f"{n} turns in {run['turns_s']:.0f} s. Per-question results of the design split: "
+        "bench/data/answers/last_run_design.json; the held-out split is reported in aggregate only "
+        "and nothing is tuned on it.",
+        "",
+        BEFORE_ISSUE_14,
+    ]
     return "\n".join(lines)
 
 
@@ -612,8 +716,10 @@ def run(split: str = "all") -> str | None:
     """Both parts on both splits, as the section of docs/benchmarks.md; `split="design"` runs the
     library part on the design questions only, prints it and writes nothing to the docs."""
     if split not in ("all", "design"):
-        raise SystemExit(f"bench answers: --split must be 'all' or 'design', not {split!r} "
-                         "(the held-out questions are only ever run together with the design ones)")
+        raise SystemExit(
+            f"bench answers: --split must be 'all' or 'design', not {split!r} "
+            "(the held-out questions are only ever run together with the design ones)"
+        )
     if split == "design":
         result = ask_library(["design"])
         write_design_results(result)
@@ -621,16 +727,18 @@ def run(split: str = "all") -> str | None:
         return None
     result = ask_library(list(SPLITS))
     write_design_results(result)
-    return "\n".join([
-        "## Offline answers",
-        "",
-        "Command: `.venv/bin/python -m bench answers` (module `bench/bench_answers.py`); "
-        "`--split design` runs only the library part on the design questions and writes nothing here.",
-        "",
-        library_section(result),
-        "",
-        scifact_section(),
-    ])
+    return "\n".join(
+        [
+            "## Offline answers",
+            "",
+            "Command: `.venv/bin/python -m bench answers` (module `bench/bench_answers.py`); "
+            "`--split design` runs only the library part on the design questions and writes nothing here.",
+            "",
+            library_section(result),
+            "",
+            scifact_section(),
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from harness.system import running_system  # noqa: E402
-
 from zocrates_runtime.natsserver import NatsServer  # noqa: E402
 
 QUESTION = "What was the somatic mutation rate estimated from twins?"
@@ -55,7 +54,9 @@ async def measure() -> dict:
             await asyncio.gather(*(session() for _ in range(CONCURRENT_SESSIONS)))
             elapsed = time.perf_counter() - started
     return {
-        "p50": statistics.median(latencies), "p99": pct(latencies, 0.99), "p95": pct(latencies, 0.95),
+        "p50": statistics.median(latencies),
+        "p99": pct(latencies, 0.99),
+        "p95": pct(latencies, 0.95),
         "tps": CONCURRENT_SESSIONS * TURNS_PER_SESSION / elapsed,
     }
 

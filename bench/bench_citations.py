@@ -11,10 +11,9 @@ import random
 import statistics
 import time
 
-from zocrates_contracts import Creator, EvidenceChunk
-
 from zocrates_citations import extract_claim_occurrences, resolve_citations_and_references
 from zocrates_citations.parsing import find_tokens, mask
+from zocrates_contracts import Creator, EvidenceChunk
 
 TARGET_MS = 5.0
 REPEATS = 200
@@ -98,9 +97,10 @@ def run() -> str:
     n_tokens = len(find_tokens(mask(text).masked, N_CHUNKS))
     resolution = resolve_citations_and_references(text, ranked, support_probabilities=probs)
     rows = [
-        ("resolve_citations_and_references", timed(
-            lambda: resolve_citations_and_references(text, ranked, support_probabilities=probs)
-        )),
+        (
+            "resolve_citations_and_references",
+            timed(lambda: resolve_citations_and_references(text, ranked, support_probabilities=probs)),
+        ),
         ("extract_claim_occurrences", timed(lambda: extract_claim_occurrences(text, N_CHUNKS))),
     ]
     lines = [

@@ -25,10 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness.zotero import ZoteroLibraryBuilder as ZoteroDatabase  # noqa: E402
 from zocrates_contracts import Candidate
 from zocrates_discovery.adapters.zotero_library import read_library_items
 from zocrates_discovery.domain.novelty import LibraryIndex, filter_novel
-from harness.zotero import ZoteroLibraryBuilder as ZoteroDatabase  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -46,7 +46,9 @@ def _word_source(rng: random.Random) -> list[list[str]]:
             docs.append(f"{doc['title']} {doc['text']}".split())
     if docs:
         return docs
-    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 10))) for _ in range(20_000)]
+    vocab = [
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 10))) for _ in range(20_000)
+    ]
     return [rng.choices(vocab, k=200) for _ in range(2_000)]
 
 
@@ -54,7 +56,7 @@ def _title(rng: random.Random, docs: list[list[str]]) -> str:
     words = rng.choice(docs)
     n = rng.randint(5, 16)
     start = rng.randrange(max(1, len(words) - n))
-    return " ".join(words[start:start + n]).strip(".,;:") or "untitled"
+    return " ".join(words[start : start + n]).strip(".,;:") or "untitled"
 
 
 def _typo(rng: random.Random, title: str, edits: int) -> str:
@@ -94,9 +96,13 @@ def candidates(rng: random.Random, rows: list[dict], docs_rng: random.Random) ->
     with_arxiv = [r for r in rows if "extra" in r]
     out = []
     for r in rng.sample(with_doi, 10):
-        out.append(Candidate(candidate_id=f"d{len(out)}", title="Some other title", doi=f"https://doi.org/{r['DOI'].upper()}"))
+        out.append(
+            Candidate(candidate_id=f"d{len(out)}", title="Some other title", doi=f"https://doi.org/{r['DOI'].upper()}")
+        )
     for r in rng.sample(with_arxiv, 5):
-        out.append(Candidate(candidate_id=f"a{len(out)}", title="Some other title", arxiv_id=r["extra"].split()[0] + "v2"))
+        out.append(
+            Candidate(candidate_id=f"a{len(out)}", title="Some other title", arxiv_id=r["extra"].split()[0] + "v2")
+        )
     for r in rng.sample(rows, 10):
         out.append(Candidate(candidate_id=f"t{len(out)}", title=r["title"].upper() + "."))
     for r in rng.sample(rows, 10):
@@ -145,32 +151,34 @@ def run() -> str:
         found[d.candidate.candidate_id[0]] += 1
     counts = {"d": 10, "a": 5, "t": 10, "f": 10, "n": 15}
     met = "met" if p95 < TARGET_MS / 1000 else "NOT met"
-    return "\n".join([
-        "## Discovery novelty filter",
-        "",
-        "`.venv/bin/python -m bench discovery`. A `zotero.sqlite` with 100,000 items is built once in a",
-        "temporary directory from Zotero's published schema (`tests/harness/zotero.py`;",
-        "titles are 5-16-word spans of SciFact abstracts, 70% with a DOI, 10% with an arXiv id in Extra,",
-        "5% with a doi.org URL), then loaded as the service loads it: snapshot copy, read-only read,",
-        "index build (DOI and arXiv dicts, exact-title dict, word-blocked and length-windowed fuzzy index).",
-        "The filter then runs 50 times on 50 candidates (10 owned DOIs, 5 owned arXiv ids, 10 owned titles",
-        "re-cased and re-punctuated, 10 owned titles with 1-4 character edits, 15 new titles).",
-        "",
-        "| what | value |",
-        "| --- | --- |",
-        f"| library built from the schema (once) | {build_s:.1f} s, {size_mb:.0f} MB |",
-        f"| index load: read zotero.sqlite (median of 3) | {_ms(statistics.median(read_times))} |",
-        f"| index load: build the index (median of 3) | {_ms(statistics.median(index_times))} |",
-        f"| filter 50 candidates, median | {_ms(median)} |",
-        f"| filter 50 candidates, p95 | {_ms(p95)} |",
-        f"| target | p95 < {TARGET_MS:.0f} ms: **{met}** |",
-        "| dropped as owned | " + ", ".join(f"{kinds[k]} {found[k]}/{counts[k]}" for k in kinds) + " |",
-        "",
-        "A near title that is not dropped is one whose random edits pushed its similarity below 0.88 (the",
-        "threshold). A dropped \"new\" title is a span of an abstract that overlaps an owned span of the same",
-        "abstract all but a word or two, so at least 0.88 similar: a true near-duplicate of this synthetic",
-        "library; the drop record names the owned item and the similarity.",
-    ])
+    return "\n".join(
+        [
+            "## Discovery novelty filter",
+            "",
+            "`.venv/bin/python -m bench discovery`. A `zotero.sqlite` with 100,000 items is built once in a",
+            "temporary directory from Zotero's published schema (`tests/harness/zotero.py`;",
+            "titles are 5-16-word spans of SciFact abstracts, 70% with a DOI, 10% with an arXiv id in Extra,",
+            "5% with a doi.org URL), then loaded as the service loads it: snapshot copy, read-only read,",
+            "index build (DOI and arXiv dicts, exact-title dict, word-blocked and length-windowed fuzzy index).",
+            "The filter then runs 50 times on 50 candidates (10 owned DOIs, 5 owned arXiv ids, 10 owned titles",
+            "re-cased and re-punctuated, 10 owned titles with 1-4 character edits, 15 new titles).",
+            "",
+            "| what | value |",
+            "| --- | --- |",
+            f"| library built from the schema (once) | {build_s:.1f} s, {size_mb:.0f} MB |",
+            f"| index load: read zotero.sqlite (median of 3) | {_ms(statistics.median(read_times))} |",
+            f"| index load: build the index (median of 3) | {_ms(statistics.median(index_times))} |",
+            f"| filter 50 candidates, median | {_ms(median)} |",
+            f"| filter 50 candidates, p95 | {_ms(p95)} |",
+            f"| target | p95 < {TARGET_MS:.0f} ms: **{met}** |",
+            "| dropped as owned | " + ", ".join(f"{kinds[k]} {found[k]}/{counts[k]}" for k in kinds) + " |",
+            "",
+            "A near title that is not dropped is one whose random edits pushed its similarity below 0.88 (the",
+            "threshold). A dropped \"new\" title is a span of an abstract that overlaps an owned span of the same",
+            "abstract all but a word or two, so at least 0.88 similar: a true near-duplicate of this synthetic",
+            "library; the drop record names the owned item and the similarity.",
+        ]
+    )
 
 
 if __name__ == "__main__":

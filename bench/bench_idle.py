@@ -96,8 +96,9 @@ async def ask(client: httpx.AsyncClient, url: str, token: str, message: str) -> 
     from harness.system import parse_sse
 
     started = time.perf_counter()
-    async with client.stream("POST", f"{url}/chat", json={"message": message},
-                             headers={"Authorization": f"Bearer {token}"}) as response:
+    async with client.stream(
+        "POST", f"{url}/chat", json={"message": message}, headers={"Authorization": f"Bearer {token}"}
+    ) as response:
         if response.status_code != 200:
             body = (await response.aread())[:300]
             raise StackError(f"POST /chat answered {response.status_code}: {body!r}")
@@ -136,8 +137,13 @@ async def measure(url: str, token: str, nats_url: str) -> dict:
 def figures(turns: list[dict]) -> dict:
     ms = [t["ms"] for t in turns]
     p50 = statistics.median(ms)
-    return {"p50": p50, "p90": pct(ms, 0.90), "p99": pct(ms, 0.99), "max": max(ms),
-            "over": sum(m > p50 + TARGET_SPREAD_MS for m in ms)}
+    return {
+        "p50": p50,
+        "p90": pct(ms, 0.90),
+        "p99": pct(ms, 0.99),
+        "max": max(ms),
+        "over": sum(m > p50 + TARGET_SPREAD_MS for m in ms),
+    }
 
 
 def _nats_url(work: Path) -> str:
@@ -167,12 +173,17 @@ def section(turns: list[dict]) -> str:
     met = f["p99"] <= f["p50"] + TARGET_SPREAD_MS
     slow = [t for t in turns if t["ms"] > f["p50"] + TARGET_SPREAD_MS]
     if slow:
-        seen = "Turns over p50 + 100 ms (request to reply on the bus, per request): " + "; ".join(
-            f"{t['ms']:.0f} ms after {t['gap_s']:.1f} s idle ({_hops(t)})" for t in slow) + "."
+        seen = (
+            "Turns over p50 + 100 ms (request to reply on the bus, per request): "
+            + "; ".join(f"{t['ms']:.0f} ms after {t['gap_s']:.1f} s idle ({_hops(t)})" for t in slow)
+            + "."
+        )
     else:
         t = max(turns, key=lambda t: t["ms"])
-        seen = (f"No turn over p50 + 100 ms. Slowest: {t['ms']:.0f} ms after {t['gap_s']:.1f} s "
-                f"idle (request to reply on the bus: {_hops(t)}).")
+        seen = (
+            f"No turn over p50 + 100 ms. Slowest: {t['ms']:.0f} ms after {t['gap_s']:.1f} s "
+            f"idle (request to reply on the bus: {_hops(t)})."
+        )
     return f"""## Turns on an idle stack (no stalls)
 
 Command: `make bench` (or `.venv/bin/python -m bench idle`; `ZOCRATES_BENCH_IDLE_MAX_GAP_S` and

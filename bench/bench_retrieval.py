@@ -59,8 +59,8 @@ CAPTIONED_TABLES = 12
 
 
 def _embedder():
-    from zocrates_retrieval.config import default_embedding_model
     from zocrates_retrieval.adapters.embed import Embedder
+    from zocrates_retrieval.config import default_embedding_model
 
     return Embedder.shared(default_embedding_model(), "cpu", 32)
 
@@ -107,10 +107,10 @@ def _doc_text(doc: dict) -> str:
 
 
 def bench_ingest(embedder) -> dict:
+    from harness.zotero import ZoteroLibraryBuilder
+    from zocrates_retrieval.adapters.store import EdgeStore, Tenant, tenant_filter
     from zocrates_retrieval.convert import convert_file
     from zocrates_retrieval.ingest import Ingestor
-    from zocrates_retrieval.adapters.store import EdgeStore, Tenant, tenant_filter
-    from harness.zotero import ZoteroLibraryBuilder
 
     pdfs = sorted((FIXTURES / "pdfs").glob("*/*.pdf"))
     started, started_cpu = time.perf_counter(), time.process_time()
@@ -136,12 +136,21 @@ def bench_ingest(embedder) -> dict:
     seconds = progress.finished_at - progress.started_at
     units = sum(len(p.get("units") or []) for p in payloads)
     vector_bytes = sum(len(p.get("unit_vectors") or "") for p in payloads)
-    return {"files": len(pdfs), "pages": progress.pages, "chunks": progress.chunks, "seconds": seconds,
-            "units": units, "unit_vector_kib": vector_bytes / 1024, "scored_units": vector_bytes * 3 // 4 // (2 * embedder.dim),
-            "seconds_without_unit_vectors": without.finished_at - without.started_at,
-            "pages_per_s": progress.pages / seconds, "convert_pages_per_s": pages / convert_s,
-            "convert_pages_per_cpu_s": pages / convert_cpu_s,
-            "tables": tables, "failures": progress.failures_by_reason()}
+    return {
+        "files": len(pdfs),
+        "pages": progress.pages,
+        "chunks": progress.chunks,
+        "seconds": seconds,
+        "units": units,
+        "unit_vector_kib": vector_bytes / 1024,
+        "scored_units": vector_bytes * 3 // 4 // (2 * embedder.dim),
+        "seconds_without_unit_vectors": without.finished_at - without.started_at,
+        "pages_per_s": progress.pages / seconds,
+        "convert_pages_per_s": pages / convert_s,
+        "convert_pages_per_cpu_s": pages / convert_cpu_s,
+        "tables": tables,
+        "failures": progress.failures_by_reason(),
+    }
 
 
 # --- quality --------------------------------------------------------------------------------
@@ -163,9 +172,21 @@ def index_scifact(store, docs, vectors, sparse) -> None:
     batch = []
     for doc, vec in zip(docs, vectors):
         text = _doc_text(doc)
-        batch.append(ChunkPoint(point_id(TENANT_ID, "scifact", doc["_id"], 0), vec, sparse.document(text), {
-            "user_id": TENANT_ID, "library_id": "scifact", "source_key": doc["_id"], "chunk_no": 0,
-            "item_key": doc["_id"], "text": text[:2000]}))
+        batch.append(
+            ChunkPoint(
+                point_id(TENANT_ID, "scifact", doc["_id"], 0),
+                vec,
+                sparse.document(text),
+                {
+                    "user_id": TENANT_ID,
+                    "library_id": "scifact",
+                    "source_key": doc["_id"],
+                    "chunk_no": 0,
+                    "item_key": doc["_id"],
+                    "text": text[:2000],
+                },
+            )
+        )
         if len(batch) == 1000:
             store.upsert(batch)
             batch = []
@@ -187,8 +208,15 @@ def bench_quality(embedder, docs, doc_vectors, queries, qrels) -> dict:
         for mode in ("dense", "lexical", "hybrid"):
             ndcg, recall = [], []
             for qid, qvec in zip(qids, qvecs):
-                hits = query_chunks(store, Tenant(TENANT_ID), dense=qvec, sparse=sparse.query(queries[qid]),
-                                    limit=50, candidates=100, mode=mode)
+                hits = query_chunks(
+                    store,
+                    Tenant(TENANT_ID),
+                    dense=qvec,
+                    sparse=sparse.query(queries[qid]),
+                    limit=50,
+                    candidates=100,
+                    mode=mode,
+                )
                 ranked = [h.payload["source_key"] for h in hits]
                 ndcg.append(ndcg_at(ranked, qrels[qid]))
                 recall.append(recall_at(ranked, qrels[qid]))
@@ -226,7 +254,6 @@ def search_stall_during(work, search, every_s: float = 0.05) -> tuple[object, fl
 
 
 def bench_scale(embedder, docs, doc_vectors, queries, total: int = 100_000, n_queries: int = 200) -> dict:
-    from zocrates_retrieval.search import Searcher
     from zocrates_retrieval.adapters.store import (
         ChunkPoint,
         EdgeStore,
@@ -235,6 +262,7 @@ def bench_scale(embedder, docs, doc_vectors, queries, total: int = 100_000, n_qu
         point_id,
         query_chunks,
     )
+    from zocrates_retrieval.search import Searcher
 
     rng = np.random.default_rng(7)
     pyrng = random.Random(7)
@@ -259,15 +287,31 @@ def bench_scale(embedder, docs, doc_vectors, queries, total: int = 100_000, n_qu
             points = []
             for i in range(n):
                 text = " ".join(pyrng.sample(sentences, 5))
-                points.append(ChunkPoint(point_id(TENANT_ID, "filler", f"F{start + i}", 0), vec[i], sparse.document(text), {
-                    "user_id": TENANT_ID, "library_id": "filler", "source_key": f"F{start + i}", "chunk_no": 0,
-                    "item_key": f"F{start + i}", "text": text, "title": "filler", "section": None}))
+                points.append(
+                    ChunkPoint(
+                        point_id(TENANT_ID, "filler", f"F{start + i}", 0),
+                        vec[i],
+                        sparse.document(text),
+                        {
+                            "user_id": TENANT_ID,
+                            "library_id": "filler",
+                            "source_key": f"F{start + i}",
+                            "chunk_no": 0,
+                            "item_key": f"F{start + i}",
+                            "text": text,
+                            "title": "filler",
+                            "section": None,
+                        },
+                    )
+                )
             store.upsert(points)
         load_s = time.perf_counter() - started
         probe_vec = doc_vectors[0]
         started = time.perf_counter()
-        built, stall_s, probes = search_stall_during(store.optimize, lambda: query_chunks(
-            store, Tenant(TENANT_ID), dense=probe_vec, sparse=None, limit=10, mode="dense"))
+        built, stall_s, probes = search_stall_during(
+            store.optimize,
+            lambda: query_chunks(store, Tenant(TENANT_ID), dense=probe_vec, sparse=None, limit=10, mode="dense"),
+        )
         optimize_s = time.perf_counter() - started
         if built is False:
             raise RuntimeError("the HNSW build failed or was dropped (see the log)")
@@ -305,12 +349,27 @@ def bench_scale(embedder, docs, doc_vectors, queries, total: int = 100_000, n_qu
         disk = _du_mb(tmp / "edge")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    pct = lambda xs, p: float(np.percentile(xs, p))
-    return {"points": points, "load_s": load_s, "optimize_s": optimize_s, "stall_s": stall_s, "probes": probes,
-            "p50": pct(end_to_end, 50), "p99": pct(end_to_end, 99),
-            "store_p50": pct(store_only, 50), "store_p99": pct(store_only, 99),
-            "dense_p50": pct(dense_only, 50), "recall10": found / (10 * len(qtexts)),
-            "rss_delta_mb": rss_after - rss_before, "rss_mb": rss_after, "disk_mb": disk, "queries": len(qtexts)}
+
+    def pct(xs, p):
+        return float(np.percentile(xs, p))
+
+    return {
+        "points": points,
+        "load_s": load_s,
+        "optimize_s": optimize_s,
+        "stall_s": stall_s,
+        "probes": probes,
+        "p50": pct(end_to_end, 50),
+        "p99": pct(end_to_end, 99),
+        "store_p50": pct(store_only, 50),
+        "store_p99": pct(store_only, 99),
+        "dense_p50": pct(dense_only, 50),
+        "recall10": found / (10 * len(qtexts)),
+        "rss_delta_mb": rss_after - rss_before,
+        "rss_mb": rss_after,
+        "disk_mb": disk,
+        "queries": len(qtexts),
+    }
 
 
 # --- report ---------------------------------------------------------------------------------
@@ -327,11 +386,14 @@ def run() -> str:
     quality = bench_quality(embedder, docs, doc_vectors, queries, qrels)
     scale = bench_scale(embedder, docs, doc_vectors, queries)
 
-    hybrid_wins = all(quality["hybrid"][m] > max(quality["dense"][m], quality["lexical"][m])
-                      for m in ("ndcg@10",)) and quality["hybrid"]["recall@50"] >= max(
-        quality["dense"]["recall@50"], quality["lexical"]["recall@50"])
+    hybrid_wins = all(
+        quality["hybrid"][m] > max(quality["dense"][m], quality["lexical"][m]) for m in ("ndcg@10",)
+    ) and quality["hybrid"]["recall@50"] >= max(quality["dense"]["recall@50"], quality["lexical"]["recall@50"])
     p50_met = scale["p50"] < TARGET_P50_MS
-    yes = lambda ok: "met" if ok else "NOT met"
+
+    def yes(ok):
+        return "met" if ok else "NOT met"
+
     lines = [
         "## Retrieval",
         "",

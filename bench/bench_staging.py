@@ -25,9 +25,9 @@ from staging.loopback import LoopbackServer, respond  # noqa: E402
 
 from zocrates_contracts import Candidate, StagingRequested  # noqa: E402
 from zocrates_runtime.natsserver import NatsServer  # noqa: E402
+from zocrates_runtime.staged_store import FileStagedStore, NatsStagedStore  # noqa: E402
 from zocrates_staging.config import StagingSettings  # noqa: E402
 from zocrates_staging.service import StagingService  # noqa: E402
-from zocrates_runtime.staged_store import FileStagedStore, NatsStagedStore  # noqa: E402
 
 PDF_DIR = ROOT.parent / "shared" / "fixtures" / "pdfs"
 BATCH = 20
@@ -46,14 +46,18 @@ async def sample_peak(stop: asyncio.Event, peak: list[float]) -> None:
         await asyncio.sleep(0.005)
 
 
-async def measure(label: str, store_kind: str, pdf_check: str, pdfs: list[bytes],
-                  nats_url: str | None, tmp: Path) -> dict:
+async def measure(
+    label: str, store_kind: str, pdf_check: str, pdfs: list[bytes], nats_url: str | None, tmp: Path
+) -> dict:
     server = await LoopbackServer().start()
     for i in range(BATCH):
         server.routes[f"/{i}.pdf"] = respond(pdfs[i % len(pdfs)])
-    settings = StagingSettings(unsafe_allow_addresses=["127.0.0.1"],
-                               allowed_ports=[80, 443, server.port], work_dir=tmp / "work",
-                               pdf_check=pdf_check)
+    settings = StagingSettings(
+        unsafe_allow_addresses=["127.0.0.1"],
+        allowed_ports=[80, 443, server.port],
+        work_dir=tmp / "work",
+        pdf_check=pdf_check,
+    )
     nc = None
     if store_kind == "nats":
         import nats
@@ -68,10 +72,16 @@ async def measure(label: str, store_kind: str, pdf_check: str, pdfs: list[bytes]
     try:
         for run in range(RUNS + 1):  # the first run warms up imports and connections
             request = StagingRequested(
-                turn_id="t", session_id="s", user_id="bench", reply_to="zocrates.reply.b.staging",
+                turn_id="t",
+                session_id="s",
+                user_id="bench",
+                reply_to="zocrates.reply.b.staging",
                 batch_id=f"b{run}",
-                candidates=[Candidate(candidate_id=f"c{i}", title=f"Paper {i}",
-                                      pdf_url=server.url(f"/{i}.pdf")) for i in range(BATCH)])
+                candidates=[
+                    Candidate(candidate_id=f"c{i}", title=f"Paper {i}", pdf_url=server.url(f"/{i}.pdf"))
+                    for i in range(BATCH)
+                ],
+            )
             base = rss_mb()
             peak, stop = [base], asyncio.Event()
             sampler = asyncio.create_task(sample_peak(stop, peak))
@@ -90,8 +100,7 @@ async def measure(label: str, store_kind: str, pdf_check: str, pdfs: list[bytes]
         await server.stop()
         if nc is not None:
             await nc.drain()
-    return {"label": label, "p50": statistics.median(walls), "min": min(walls), "max": max(walls),
-            "rss": max(peaks)}
+    return {"label": label, "p50": statistics.median(walls), "min": min(walls), "max": max(walls), "rss": max(peaks)}
 
 
 async def measure_all() -> tuple[list[dict], int]:
@@ -101,10 +110,8 @@ async def measure_all() -> tuple[list[dict], int]:
     with tempfile.TemporaryDirectory() as tmp, NatsServer(Path(tmp) / "js") as nats_server:
         base = Path(tmp)
         rows.append(await measure("directory store, pypdf check", "file", "pypdf", pdfs, None, base))
-        rows.append(await measure("directory store, magic check only", "file", "off", pdfs, None,
-                                  base))
-        rows.append(await measure("NATS object store, pypdf check", "nats", "pypdf", pdfs,
-                                  nats_server.url, base))
+        rows.append(await measure("directory store, magic check only", "file", "off", pdfs, None, base))
+        rows.append(await measure("NATS object store, pypdf check", "nats", "pypdf", pdfs, nats_server.url, base))
     return rows, total
 
 
@@ -116,7 +123,9 @@ def run() -> str:
     child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     table = "\n".join(
         f"| {r['label']} | {r['p50'] * 1000:.0f} ms | {r['min'] * 1000:.0f}-{r['max'] * 1000:.0f} ms "
-        f"| {r['rss']:.1f} MB |" for r in rows)
+        f"| {r['rss']:.1f} MB |"
+        for r in rows
+    )
     return f"""## Staging
 
 Command: `.venv/bin/python -m bench staging`. One `StagingService.stage` call with a batch of

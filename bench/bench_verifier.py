@@ -41,8 +41,7 @@ TURNS, PAIRS_PER_TURN, ROUNDS = 32, 10, 2
 CPU_CONFIGS = [("float32", 0), ("float32", 1), ("bfloat16", 1)]
 CPU_CONFIGS_BUDGET_S = 240.0
 #: The files of the MiniLM checkpoint the bench needs besides its (random) weights.
-MODEL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
-               "special_tokens_map.json")
+MODEL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json")
 #: The micro-batcher's defaults (`VerifierSettings`), copied into a device bundle because the
 #: accelerator image has no pydantic; `test_bench_defaults_match_the_settings` keeps them equal.
 BATCHER_DEFAULTS = {"max_batch_tokens": 16_384, "max_batch_pairs": 128, "max_wait_ms": 5.0}
@@ -60,8 +59,9 @@ def _checkpoint(directory: Path, source: Path | None = None) -> Path:
 
     source = source or _minilm_source()
     labels = {0: "contradiction", 1: "entailment", 2: "neutral"}
-    config = BertConfig.from_pretrained(source, num_labels=3, id2label=labels,
-                                        label2id={v: k for k, v in labels.items()})
+    config = BertConfig.from_pretrained(
+        source, num_labels=3, id2label=labels, label2id={v: k for k, v in labels.items()}
+    )
     torch.manual_seed(0)
     BertForSequenceClassification(config).save_pretrained(directory)
     AutoTokenizer.from_pretrained(source).save_pretrained(directory)
@@ -85,11 +85,12 @@ def _workload(seed: int = 7):
                 item = rng.choice(labeled)
                 sentences = item.passage.split(". ")
                 start = rng.randrange(max(1, len(sentences) - 2))
-                passage = ". ".join(sentences[start: start + rng.randint(2, 5)])
+                passage = ". ".join(sentences[start : start + rng.randint(2, 5)])
                 pairs.append(Pair(item.claim, passage, compound=rng.random() < 0.2))
             else:
-                words = " ".join(rng.choice(("cells", "risk", "trial", "dose", "mice", "32%"))
-                                 for _ in range(rng.randint(40, 160)))
+                words = " ".join(
+                    rng.choice(("cells", "risk", "trial", "dose", "mice", "32%")) for _ in range(rng.randint(40, 160))
+                )
                 pairs.append(Pair("Aspirin reduced the risk by 32% in adults.", words))
         turns.append(pairs)
     return turns
@@ -106,20 +107,21 @@ async def _compare(model, device: str, turns, rounds: int) -> tuple[dict, dict]:
     """(one pair per pass, dynamic batching) figures, the modes alternating round by round."""
     from zocrates_verifier.backends.batched import BatchedBackend
 
-    options = dict(max_batch_tokens=BATCHER_DEFAULTS["max_batch_tokens"],
-                   max_wait_s=BATCHER_DEFAULTS["max_wait_ms"] / 1000.0, max_queue_items=100_000)
+    options = dict(
+        max_batch_tokens=BATCHER_DEFAULTS["max_batch_tokens"],
+        max_wait_s=BATCHER_DEFAULTS["max_wait_ms"] / 1000.0,
+        max_queue_items=100_000,
+    )
     backends = {}
     for mode, items in (("single", 1), ("dynamic", BATCHER_DEFAULTS["max_batch_pairs"])):
-        backends[mode] = BatchedBackend(model, device, warmup=True, max_batch_items=items,
-                                        **options)
+        backends[mode] = BatchedBackend(model, device, warmup=True, max_batch_items=items, **options)
         await backends[mode].start()
     samples = {mode: {"latencies": [], "walls": [], "passes": 0} for mode in backends}
     for _ in range(rounds):
         for mode, backend in backends.items():
             before = backend.batcher.stats.forward_passes
             started = time.perf_counter()
-            await asyncio.gather(*(_timed_turn(backend, t, samples[mode]["latencies"])
-                                   for t in turns))
+            await asyncio.gather(*(_timed_turn(backend, t, samples[mode]["latencies"]) for t in turns))
             samples[mode]["walls"].append(time.perf_counter() - started)
             samples[mode]["passes"] += backend.batcher.stats.forward_passes - before
     for backend in backends.values():
@@ -128,11 +130,14 @@ async def _compare(model, device: str, turns, rounds: int) -> tuple[dict, dict]:
     figures = []
     for mode in ("single", "dynamic"):
         latencies = sorted(samples[mode]["latencies"])
-        figures.append({
-            "pairs_per_s": pairs * rounds / sum(samples[mode]["walls"]),
-            "p50_ms": statistics.median(latencies) * 1000,
-            "p99_ms": latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] * 1000,
-            "mean_batch": pairs * rounds / samples[mode]["passes"]})
+        figures.append(
+            {
+                "pairs_per_s": pairs * rounds / sum(samples[mode]["walls"]),
+                "p50_ms": statistics.median(latencies) * 1000,
+                "p99_ms": latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] * 1000,
+                "mean_batch": pairs * rounds / samples[mode]["passes"],
+            }
+        )
     return figures[0], figures[1]
 
 
@@ -152,9 +157,12 @@ def _flops_per_pair(model, turns) -> float:
     pairs = [pair for turn in turns for pair in turn]
     total = 0
     for pair in pairs:
-        for claim in (claim_parts(pair.claim) if pair.compound else [pair.claim]):
-            n = len(model._tokenizer(pair.source_text, claim, truncation="longest_first",
-                                     max_length=model.max_seq_len)["input_ids"])
+        for claim in claim_parts(pair.claim) if pair.compound else [pair.claim]:
+            n = len(
+                model._tokenizer(pair.source_text, claim, truncation="longest_first", max_length=model.max_seq_len)[
+                    "input_ids"
+                ]
+            )
             total += layers * (2 * n * (4 * h * h + 2 * h * inner) + 4 * n * n * h)
             total += 2 * h * h + 2 * h * config.num_labels
     return total / len(pairs)
@@ -195,9 +203,15 @@ def _shipped() -> Path | None:
     return SHIPPED_MODEL_DIR if shipped_model_present() else None
 
 
-def _throughput_rows(turns, *, device: str = "cpu", dtypes: list[str] | None = None,
-                     source: Path | None = None, rounds: int = ROUNDS,
-                     trained: Path | None = None):
+def _throughput_rows(
+    turns,
+    *,
+    device: str = "cpu",
+    dtypes: list[str] | None = None,
+    source: Path | None = None,
+    rounds: int = ROUNDS,
+    trained: Path | None = None,
+):
     """[(dtype, threads, one pair per pass, dynamic, ceiling)] for each configuration measured,
     on the `trained` checkpoint, else on random MiniLM-sized weights.
 
@@ -206,12 +220,16 @@ def _throughput_rows(turns, *, device: str = "cpu", dtypes: list[str] | None = N
     """
     import torch
     from transformers.utils import logging as hf_logging
+
     from zocrates_verifier.backends.local_torch import load_model
 
     hf_logging.disable_progress_bar()
     if device == "cpu" and dtypes is None:
-        configs = [(dtype, threads) for dtype, threads in CPU_CONFIGS
-                   if dtype != "bfloat16" or torch.cpu._is_avx512_bf16_supported()]
+        configs = [
+            (dtype, threads)
+            for dtype, threads in CPU_CONFIGS
+            if dtype != "bfloat16" or torch.cpu._is_avx512_bf16_supported()
+        ]
     else:
         configs = [(dtype, 0) for dtype in dtypes or ["float32"]]
     default_threads = torch.get_num_threads()
@@ -229,8 +247,7 @@ def _throughput_rows(turns, *, device: str = "cpu", dtypes: list[str] | None = N
             if flops is None:  # the same for every dtype
                 flops = _flops_per_pair(model, turns)
             ceiling = {"flops": flops, "flops_per_s": _matmul_ceiling(model, device)}
-            rows.append((dtype, torch.get_num_threads() if device == "cpu" else None,
-                         single, dynamic, ceiling))
+            rows.append((dtype, torch.get_num_threads() if device == "cpu" else None, single, dynamic, ceiling))
         torch.set_num_threads(default_threads)
     return rows
 
@@ -259,14 +276,21 @@ def _where(device: str) -> str:
     return f"CPU, torch {torch.__version__}, {torch.get_num_threads()} threads by default"
 
 
-def throughput_section(turns, *, device: str = "cpu", dtypes: list[str] | None = None,
-                       source: Path | None = None, rounds: int = ROUNDS,
-                       trained: Path | None = None) -> list[str]:
-    rows = _throughput_rows(turns, device=device, dtypes=dtypes, source=source, rounds=rounds,
-                            trained=trained)
-    weights = ("the trained verifier model that ships in the package (6 layers x 384)" if trained
-               else "MiniLM-sized cross-encoder (all-MiniLM-L6-v2 config, 6 layers x 384, "
-               "random weights)")
+def throughput_section(
+    turns,
+    *,
+    device: str = "cpu",
+    dtypes: list[str] | None = None,
+    source: Path | None = None,
+    rounds: int = ROUNDS,
+    trained: Path | None = None,
+) -> list[str]:
+    rows = _throughput_rows(turns, device=device, dtypes=dtypes, source=source, rounds=rounds, trained=trained)
+    weights = (
+        "the trained verifier model that ships in the package (6 layers x 384)"
+        if trained
+        else "MiniLM-sized cross-encoder (all-MiniLM-L6-v2 config, 6 layers x 384, random weights)"
+    )
     lines = [
         f"### Dynamic micro-batching, {len(turns)} concurrent turns x {PAIRS_PER_TURN} pairs "
         f"({rounds} rounds per mode, modes alternating)",
@@ -277,36 +301,42 @@ def throughput_section(turns, *, device: str = "cpu", dtypes: list[str] | None =
         "to the last score. Pairs per pass counts the batcher's batches; `predict` may run a "
         "ragged batch as a few length-alike passes (`plan_passes`).",
         "",
-        "| dtype | threads | mode | pairs/s | GFLOP/s | turn p50 ms | turn p99 ms "
-        "| pairs per batch |",
+        "| dtype | threads | mode | pairs/s | GFLOP/s | turn p50 ms | turn p99 ms | pairs per batch |",
         "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     verdicts, bounds = [], []
     for dtype, threads, single, dynamic, ceiling in rows:
         for name, r in (("one pair per pass", single), ("dynamic batching", dynamic)):
             rate = r["pairs_per_s"] * ceiling["flops"] / 1e9
-            lines.append(f"| {dtype} | {threads or '-'} | {name} | {r['pairs_per_s']:.1f} | "
-                         f"{rate:.0f} | {r['p50_ms']:.0f} | {r['p99_ms']:.0f} | "
-                         f"{r['mean_batch']:.1f} |")
+            lines.append(
+                f"| {dtype} | {threads or '-'} | {name} | {r['pairs_per_s']:.1f} | "
+                f"{rate:.0f} | {r['p50_ms']:.0f} | {r['p99_ms']:.0f} | "
+                f"{r['mean_batch']:.1f} |"
+            )
         speedup = dynamic["pairs_per_s"] / single["pairs_per_s"]
         met = speedup >= 5 and dynamic["p99_ms"] <= single["p99_ms"]
         label = f"{dtype}, {threads} thread{'s' if threads > 1 else ''}" if threads else dtype
-        verdicts.append(f"{label}: {speedup:.1f}x throughput, p99 "
-                        f"{dynamic['p99_ms']:.0f} vs {single['p99_ms']:.0f} ms "
-                        f"({'met' if met else 'NOT met'})")
+        verdicts.append(
+            f"{label}: {speedup:.1f}x throughput, p99 "
+            f"{dynamic['p99_ms']:.0f} vs {single['p99_ms']:.0f} ms "
+            f"({'met' if met else 'NOT met'})"
+        )
         single_rate = single["pairs_per_s"] * ceiling["flops"]
-        bounds.append(f"{label}: {ceiling['flops_per_s'] / 1e9:.0f} GFLOP/s, at most "
-                      f"{ceiling['flops_per_s'] / single_rate:.1f}x")
+        bounds.append(
+            f"{label}: {ceiling['flops_per_s'] / 1e9:.0f} GFLOP/s, at most {ceiling['flops_per_s'] / single_rate:.1f}x"
+        )
     flops = rows[0][4]["flops"] if rows else 0.0
-    lines += ["", "Target: >= 5x throughput at no worse p99. " + "; ".join(verdicts) + ".",
-              "",
-              f"Arithmetic bound: a pair costs {flops / 1e9:.2f} GFLOP (BERT's arithmetic "
-              "on the rows `predict` tokenizes, no padding). No batching can run "
-              "faster than the device's matrix-product rate at a batch-sized shape "
-              "((4,096 x hidden) by (hidden x intermediate), same dtype and threads, measured "
-              "right after the modes), so dynamic batching can beat one pair per pass by at "
-              "most that rate over the GFLOP/s one pair per pass already reaches. "
-              + "; ".join(bounds) + "."]
+    lines += [
+        "",
+        "Target: >= 5x throughput at no worse p99. " + "; ".join(verdicts) + ".",
+        "",
+        f"Arithmetic bound: a pair costs {flops / 1e9:.2f} GFLOP (BERT's arithmetic "
+        "on the rows `predict` tokenizes, no padding). No batching can run "
+        "faster than the device's matrix-product rate at a batch-sized shape "
+        "((4,096 x hidden) by (hidden x intermediate), same dtype and threads, measured "
+        "right after the modes), so dynamic batching can beat one pair per pass by at "
+        "most that rate over the GFLOP/s one pair per pass already reaches. " + "; ".join(bounds) + ".",
+    ]
     return lines
 
 
@@ -357,28 +387,33 @@ def trained_section(shipped: Path | None) -> list[str]:
     """The trained model's figures from the report stored with its weights, and a re-score of
     the held-out SciFact split through the served backend to show they still hold."""
     if shipped is None or not (shipped / "training_report.json").exists():
-        return ["### Trained verifier model", "",
-                "Not measured: no trained model ships in this checkout "
-                "(`zocrates_verifier/model`); the heuristic answers.", ""]
+        return [
+            "### Trained verifier model",
+            "",
+            "Not measured: no trained model ships in this checkout (`zocrates_verifier/model`); the heuristic answers.",
+            "",
+        ]
     from tools.train_verifier import load_splits
     from tools.verifier_eval import served_model, served_scores, split_metrics
 
     report = json.loads((shipped / "training_report.json").read_text())
     threshold = report["calibration"]["threshold"]
     rows = load_splits()["eval_scifact_heldout"]
-    now = split_metrics(served_scores(served_model(shipped), rows), [r["label"] for r in rows],
-                        threshold)
+    now = split_metrics(served_scores(served_model(shipped), rows), [r["label"] for r in rows], threshold)
     recorded = report["evaluation"]["eval_scifact_heldout"]["trained"]
-    lines = ["### Trained verifier model (shipped, opt-in: `ZOCRATES_VERIFIER_PROVIDER=local`; "
-             "docs/verifier-model.md says why it is not the default yet)", "",
-             "Figures recorded by `tools/train_verifier.py` with the weights "
-             f"(`{shipped.relative_to(Path(__file__).resolve().parent.parent)}/training_report.json`; "
-             "how they were made: docs/verifier-model.md). Support probability = calibrated "
-             f"P(support); threshold {threshold:.2f}, chosen on the calibration split. ",
-             "",
-             "| split | pairs | scorer | AUROC support vs rest | AUROC support vs contradict "
-             "| ECE | accuracy @ threshold | number swaps below threshold |",
-             "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "### Trained verifier model (shipped, opt-in: `ZOCRATES_VERIFIER_PROVIDER=local`; "
+        "docs/verifier-model.md says why it is not the default yet)",
+        "",
+        "Figures recorded by `tools/train_verifier.py` with the weights "
+        f"(`{shipped.relative_to(Path(__file__).resolve().parent.parent)}/training_report.json`; "
+        "how they were made: docs/verifier-model.md). Support probability = calibrated "
+        f"P(support); threshold {threshold:.2f}, chosen on the calibration split. ",
+        "",
+        "| split | pairs | scorer | AUROC support vs rest | AUROC support vs contradict "
+        "| ECE | accuracy @ threshold | number swaps below threshold |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
 
     def cell(value) -> str:
         return "-" if value is None else f"{value:.3f}"
@@ -387,29 +422,49 @@ def trained_section(shipped: Path | None) -> list[str]:
         for scorer in ("trained", "heuristic", "lexical_overlap"):
             m = found[scorer]
             probe = (found["number_probe"].get(scorer) or {}).get("swapped_below_threshold")
-            lines.append(f"| {split} | {found['pairs']} | {scorer.replace('_', ' ')} | "
-                         f"{cell(m['auroc_support_vs_rest'])} | "
-                         f"{cell(m['auroc_support_vs_contradict'])} | {cell(m.get('ece'))} | "
-                         f"{cell(m.get('accuracy'))} | {cell(probe)} |")
-    rates = ", ".join(f"{r['dtype']} {r['threads']} thread{'s' if r['threads'] > 1 else ''} "
-                      f"{r['pairs_per_s']:.1f}" for r in report.get("throughput", []))
-    lines += ["", f"Throughput recorded at {report['throughput'][0]['tokens_per_pair']} tokens a pair, "
-              f"{report['throughput'][0]['batch']} a pass (pairs/s): {rates}." if rates else "",
-              "", f"Re-scored here: held-out SciFact AUROC support vs rest "
-              f"{cell(now['auroc_support_vs_rest'])} (recorded {cell(recorded['auroc_support_vs_rest'])}), "
-              f"ECE {cell(now['ece'])} (recorded {cell(recorded['ece'])}).",
-              "", "![Reliability of the trained model and the heuristic on each split]"
-              "(verifier-reliability.png)", ""]
+            lines.append(
+                f"| {split} | {found['pairs']} | {scorer.replace('_', ' ')} | "
+                f"{cell(m['auroc_support_vs_rest'])} | "
+                f"{cell(m['auroc_support_vs_contradict'])} | {cell(m.get('ece'))} | "
+                f"{cell(m.get('accuracy'))} | {cell(probe)} |"
+            )
+    rates = ", ".join(
+        f"{r['dtype']} {r['threads']} thread{'s' if r['threads'] > 1 else ''} {r['pairs_per_s']:.1f}"
+        for r in report.get("throughput", [])
+    )
+    lines += [
+        "",
+        f"Throughput recorded at {report['throughput'][0]['tokens_per_pair']} tokens a pair, "
+        f"{report['throughput'][0]['batch']} a pass (pairs/s): {rates}."
+        if rates
+        else "",
+        "",
+        f"Re-scored here: held-out SciFact AUROC support vs rest "
+        f"{cell(now['auroc_support_vs_rest'])} (recorded {cell(recorded['auroc_support_vs_rest'])}), "
+        f"ECE {cell(now['ece'])} (recorded {cell(recorded['ece'])}).",
+        "",
+        "![Reliability of the trained model and the heuristic on each split](verifier-reliability.png)",
+        "",
+    ]
     return lines
 
 
 def run() -> str:
     turns = _workload()
     shipped = _shipped()
-    lines = ["## Verifier", "",
-             "Command: `.venv/bin/python -m bench verifier` (module `bench/bench_verifier.py`).",
-             "", *throughput_section(turns, trained=shipped), "", *CPU_FINDINGS, "",
-             *DEVICE_HOWTO, "", *trained_section(shipped)]
+    lines = [
+        "## Verifier",
+        "",
+        "Command: `.venv/bin/python -m bench verifier` (module `bench/bench_verifier.py`).",
+        "",
+        *throughput_section(turns, trained=shipped),
+        "",
+        *CPU_FINDINGS,
+        "",
+        *DEVICE_HOWTO,
+        "",
+        *trained_section(shipped),
+    ]
     quality = _quality()
     lines += [
         "### Heuristic backend quality (held-out SciFact)",
@@ -418,13 +473,14 @@ def run() -> str:
         "CONTRADICT or not-enough-info. Fitted on claims with `id % 5 != 0` (plus number-swap "
         "negatives) by `services/verifier/scripts/fit_heuristic.py`, reported on the rest.",
         "",
-        "| set | pairs | supported | AUROC | accuracy @ 0.60 | majority-class accuracy "
-        "| ECE (10 bins) |",
+        "| set | pairs | supported | AUROC | accuracy @ 0.60 | majority-class accuracy | ECE (10 bins) |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, m in quality.items():
-        lines.append(f"| {name} | {m['n']} | {m['positives']} | {m['auroc']:.3f} | "
-                     f"{m['accuracy@0.60']:.3f} | {m['base_rate_accuracy']:.3f} | {m['ece']:.3f} |")
+        lines.append(
+            f"| {name} | {m['n']} | {m['positives']} | {m['auroc']:.3f} | "
+            f"{m['accuracy@0.60']:.3f} | {m['base_rate_accuracy']:.3f} | {m['ece']:.3f} |"
+        )
     lines += [
         "",
         f"Heuristic speed: {_heuristic_rate(turns):,.0f} pairs/s on one core.",
@@ -437,31 +493,38 @@ def run() -> str:
 
 # --- accelerator machines: a bundle prepared here, measured there ---------------------------
 
+
 def prepare(bundle: Path) -> None:
     """Write what the device run needs and cannot fetch: the workload and the tokenizer/config."""
     bundle.mkdir(parents=True, exist_ok=True)
-    turns = [[{"claim": p.claim, "source_text": p.source_text, "compound": p.compound}
-              for p in turn] for turn in _workload()]
+    turns = [
+        [{"claim": p.claim, "source_text": p.source_text, "compound": p.compound} for p in turn] for turn in _workload()
+    ]
     (bundle / "workload.json").write_text(json.dumps({"turns": turns}))
     (bundle / "model").mkdir(exist_ok=True)
     for name in MODEL_FILES:
         shutil.copy(_minilm_source() / name, bundle / "model" / name)
 
 
-def run_bundle(bundle: Path, device: str, dtypes: list[str], rounds: int,
-               turn_copies: list[int]) -> str:
+def run_bundle(bundle: Path, device: str, dtypes: list[str], rounds: int, turn_copies: list[int]) -> str:
     """The throughput section on `device`, for the workload and more concurrent turns."""
     from zocrates_verifier.backends.base import Pair
 
-    turns = [[Pair(**p) for p in turn]
-             for turn in json.loads((bundle / "workload.json").read_text())["turns"]]
-    lines = ["## Verifier on an accelerator", "",
-             "Command: `bench/device_verifier.sh run` (module `bench/bench_verifier.py`, "
-             "bundle from `bench/device_verifier.sh prepare`).", ""]
+    turns = [[Pair(**p) for p in turn] for turn in json.loads((bundle / "workload.json").read_text())["turns"]]
+    lines = [
+        "## Verifier on an accelerator",
+        "",
+        "Command: `bench/device_verifier.sh run` (module `bench/bench_verifier.py`, "
+        "bundle from `bench/device_verifier.sh prepare`).",
+        "",
+    ]
     for copies in turn_copies:  # more concurrent turns than the CPU bench: the GPU's regime
-        lines += [*throughput_section(turns * copies, device=device, dtypes=dtypes,
-                                      source=bundle / "model", rounds=rounds,
-                                      trained=_shipped()), ""]
+        lines += [
+            *throughput_section(
+                turns * copies, device=device, dtypes=dtypes, source=bundle / "model", rounds=rounds, trained=_shipped()
+            ),
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -472,8 +535,9 @@ def main() -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--dtypes", default="float16,float32")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--turn-copies", default="1,8",
-                        help="the 32-turn workload repeated this many times, per section")
+    parser.add_argument(
+        "--turn-copies", default="1,8", help="the 32-turn workload repeated this many times, per section"
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.prepare:
@@ -483,8 +547,9 @@ def main() -> None:
     if not args.bundle:
         print(run())
         return
-    text = run_bundle(args.bundle, args.device, args.dtypes.split(","), args.rounds,
-                      [int(c) for c in args.turn_copies.split(",")])
+    text = run_bundle(
+        args.bundle, args.device, args.dtypes.split(","), args.rounds, [int(c) for c in args.turn_copies.split(",")]
+    )
     print(text, flush=True)
     if args.out:
         args.out.write_text(text + "\n")

@@ -24,18 +24,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from zocrates_gateway.domain import synthesis as syn
-
 from bench.bench_answers import FIXTURES, ROOT, load_questions, occurs  # (puts tests/ on the path)
+from zocrates_gateway.domain import synthesis as syn
 
 TOP = 24
 
 
 async def evidence_for(questions: list[dict]) -> dict[str, list]:
     from harness.answer_library import build_answer_library
+    from zocrates_retrieval.adapters.store import Tenant
     from zocrates_retrieval.config import RetrievalSettings
     from zocrates_retrieval.service import RetrievalService
-    from zocrates_retrieval.adapters.store import Tenant
 
     work = Path(tempfile.mkdtemp())
     build_answer_library(work / "zotero", FIXTURES)
@@ -44,8 +43,10 @@ async def evidence_for(questions: list[dict]) -> dict[str, list]:
     await service.start()
     await service._ingest_task
     try:
-        return {q["id"]: service.searcher.evidence(Tenant(settings.local_user_id, None), q["question"], 12)
-                for q in questions}
+        return {
+            q["id"]: service.searcher.evidence(Tenant(settings.local_user_id, None), q["question"], 12)
+            for q in questions
+        }
     finally:
         await service.close()
 
@@ -63,8 +64,9 @@ def main() -> None:
 
     @torch.no_grad()
     def logits(question: str, texts: list[str]) -> list[float]:
-        enc = tokenizer([question] * len(texts), texts, truncation=True, max_length=96, padding=True,
-                        return_tensors="pt")
+        enc = tokenizer(
+            [question] * len(texts), texts, truncation=True, max_length=96, padding=True, return_tensors="pt"
+        )
         return model(**enc).logits.squeeze(-1).tolist()
 
     questions = [q for q in load_questions("design") if q["kind"] != "identifier"]
@@ -72,8 +74,10 @@ def main() -> None:
     if "--blend" in sys.argv:
         blend_grid(questions, evidence, logits)
         return
-    print("| id | kind | units | answer rank now | answer rank, cross-encoder | best logit | answer logit "
-          f"| ms, all units | ms, top {TOP} |")
+    print(
+        "| id | kind | units | answer rank now | answer rank, cross-encoder | best logit | answer logit "
+        f"| ms, all units | ms, top {TOP} |"
+    )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for q in questions:
         chunks = evidence[q["id"]]
@@ -95,12 +99,15 @@ def main() -> None:
         rank_model = next((r for r, i in enumerate(by_model) if holds[i]), None)
         answer = f"{scores[by_model[rank_model]]:.2f}" if rank_model is not None else "-"
         best = f"{max(scores):.2f}" if scores else "-"
-        print(f"| {q['id']} | {q['kind']} | {len(now)} | {'-' if rank_now is None else rank_now + 1} | "
-              f"{'-' if rank_model is None else rank_model + 1} | {best} | {answer} | {all_ms:.0f} | {top_ms:.0f} |")
+        print(
+            f"| {q['id']} | {q['kind']} | {len(now)} | {'-' if rank_now is None else rank_now + 1} | "
+            f"{'-' if rank_model is None else rank_model + 1} | {best} | {answer} | {all_ms:.0f} | {top_ms:.0f} |"
+        )
 
 
-def blended_correct(questions: list[dict], evidence: dict, probability: dict, top: int, weight: float,
-                    bar: float) -> int:
+def blended_correct(
+    questions: list[dict], evidence: dict, probability: dict, top: int, weight: float, bar: float
+) -> int:
     """Design questions answered correctly (an unanswerable one: refused) when the top `top`
     units by today's score get `weight * (p - 0.5)` added."""
     today, today_bar = syn.score, syn.RELEVANCE_BAR
@@ -122,8 +129,11 @@ def blended_correct(questions: list[dict], evidence: dict, probability: dict, to
         finally:
             syn.score, syn.RELEVANCE_BAR = today, today_bar
         prose = "".join(answer.pieces())
-        correct += (answer.refused if q["kind"] == "unanswerable"
-                    else not answer.refused and any(occurs(x, prose) for x in q["expected"]))
+        correct += (
+            answer.refused
+            if q["kind"] == "unanswerable"
+            else not answer.refused and any(occurs(x, prose) for x in q["expected"])
+        )
     return correct
 
 
@@ -132,14 +142,18 @@ def blend_grid(questions: list[dict], evidence: dict, logits) -> None:
     for q in questions:
         ask = syn.read_question(q["question"])
         texts = sorted({u.text for u in syn.candidate_sentences(q["question"], evidence[q["id"]], ask)})
-        probability[q["id"]] = {t: 1 / (1 + math.exp(-x)) for t, x in zip(texts, logits(q["question"], texts) if texts else [])}
+        probability[q["id"]] = {
+            t: 1 / (1 + math.exp(-x)) for t, x in zip(texts, logits(q["question"], texts) if texts else [])
+        }
     print(f"today: {blended_correct(questions, evidence, probability, 0, 0.0, syn.RELEVANCE_BAR)} of {len(questions)}")
     print("| top K | weight W | correct (best bar) | bar |")
     print("| ---: | ---: | ---: | ---: |")
     for top in (8, 12, 16, 24):
         for weight in (0.2, 0.4, 0.6, 0.8):
-            correct, bar = max((blended_correct(questions, evidence, probability, top, weight, bar), bar)
-                               for bar in (0.45, 0.5, 0.55, 0.57, 0.6, 0.65, 0.7))
+            correct, bar = max(
+                (blended_correct(questions, evidence, probability, top, weight, bar), bar)
+                for bar in (0.45, 0.5, 0.55, 0.57, 0.6, 0.65, 0.7)
+            )
             print(f"| {top} | {weight} | {correct} | {bar} |")
 
 

@@ -21,11 +21,10 @@ def base_model() -> str:
 
 def batches(rows: Sequence, size: int):
     for i in range(0, len(rows), size):
-        yield rows[i:i + size]
+        yield rows[i : i + size]
 
 
-def length_bucketed(order: list[int], lengths: Sequence[int], size: int, seed: int,
-                    pool: int = 50) -> list[list[int]]:
+def length_bucketed(order: list[int], lengths: Sequence[int], size: int, seed: int, pool: int = 50) -> list[list[int]]:
     """Batches of `size` whose members have similar lengths: each run of `pool` batches' worth of
     `order` is sorted by length and cut, and the batches are shuffled. Padding to a random
     batch's longest pair costs about twice the tokens on the verifier's short NLI pairs."""
@@ -37,11 +36,26 @@ def length_bucketed(order: list[int], lengths: Sequence[int], size: int, seed: i
     return out
 
 
-def fine_tune(pairs: Sequence[TextPair], targets: Sequence, out: Path, *, num_labels: int,
-              loss: Callable, epochs: int, batch_size: int, max_length: int, lr: float, device: str,
-              seed: int, id2label: dict[int, str] | None = None, bucket: bool = False,
-              max_seconds: float | None = None, log: Callable[[str], None] | None = None,
-              tokenizer_max_length: int | None = None, init: str | Path | None = None) -> dict:
+def fine_tune(
+    pairs: Sequence[TextPair],
+    targets: Sequence,
+    out: Path,
+    *,
+    num_labels: int,
+    loss: Callable,
+    epochs: int,
+    batch_size: int,
+    max_length: int,
+    lr: float,
+    device: str,
+    seed: int,
+    id2label: dict[int, str] | None = None,
+    bucket: bool = False,
+    max_seconds: float | None = None,
+    log: Callable[[str], None] | None = None,
+    tokenizer_max_length: int | None = None,
+    init: str | Path | None = None,
+) -> dict:
     """Fine-tune the shipped MiniLM (or the checkpoint `init`) with a `num_labels` head on
     (first, second) text pairs in their order (or length-bucketed, `bucket`), and save the model
     and its tokenizer to `out`.
@@ -61,10 +75,13 @@ def fine_tune(pairs: Sequence[TextPair], targets: Sequence, out: Path, *, num_la
         labels |= {"id2label": id2label, "label2id": {v: k for k, v in id2label.items()}}
     model = AutoModelForSequenceClassification.from_pretrained(start, **labels).to(device)
     if bucket:
-        lengths = [len(ids) for ids in tokenizer([a for a, _ in pairs], [b for _, b in pairs],
-                                                 truncation=True, max_length=max_length)["input_ids"]]
-        epoch_batches = [length_bucketed(list(range(len(pairs))), lengths, batch_size, seed + e)
-                         for e in range(epochs)]
+        lengths = [
+            len(ids)
+            for ids in tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation=True, max_length=max_length)[
+                "input_ids"
+            ]
+        ]
+        epoch_batches = [length_bucketed(list(range(len(pairs))), lengths, batch_size, seed + e) for e in range(epochs)]
     else:
         epoch_batches = [list(batches(list(range(len(pairs))), batch_size))] * epochs
     steps = sum(len(b) for b in epoch_batches)
@@ -72,16 +89,22 @@ def fine_tune(pairs: Sequence[TextPair], targets: Sequence, out: Path, *, num_la
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     # linear warm-up over the first tenth, then linear decay to zero
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(steps - warmup, 1))))
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(steps - warmup, 1)))
+    )
     dtype = torch.float if num_labels == 1 else torch.long
     model.train()
     started = time.monotonic()
     step, seen, running, stopped_early = 0, 0, 0.0, False
     for batch_list in epoch_batches:
         for members in batch_list:
-            enc = tokenizer([pairs[i][0] for i in members], [pairs[i][1] for i in members],
-                            truncation=True, max_length=max_length, padding=True,
-                            return_tensors="pt").to(device)
+            enc = tokenizer(
+                [pairs[i][0] for i in members],
+                [pairs[i][1] for i in members],
+                truncation=True,
+                max_length=max_length,
+                padding=True,
+                return_tensors="pt",
+            ).to(device)
             target = torch.tensor([targets[i] for i in members], dtype=dtype, device=device)
             logits = model(**enc).logits
             value = loss(logits.squeeze(-1) if num_labels == 1 else logits, target)
@@ -95,8 +118,10 @@ def fine_tune(pairs: Sequence[TextPair], targets: Sequence, out: Path, *, num_la
             running = 0.98 * running + 0.02 * loss_value if step > 1 else loss_value
             elapsed = time.monotonic() - started
             if log and (step % 20 == 0 or step == steps):
-                log(f"step {step}/{steps} pairs {seen} loss {running:.4f} "
-                    f"{seen / max(elapsed, 1e-9):.1f} pairs/s elapsed {elapsed / 60:.1f} min")
+                log(
+                    f"step {step}/{steps} pairs {seen} loss {running:.4f} "
+                    f"{seen / max(elapsed, 1e-9):.1f} pairs/s elapsed {elapsed / 60:.1f} min"
+                )
             if max_seconds is not None and elapsed > max_seconds and step < steps:
                 stopped_early = True
                 break
@@ -109,15 +134,20 @@ def fine_tune(pairs: Sequence[TextPair], targets: Sequence, out: Path, *, num_la
     if tokenizer_max_length:
         tokenizer.model_max_length = tokenizer_max_length
     tokenizer.save_pretrained(out)
-    figures = {"pairs": len(pairs), "epochs": epochs, "seconds": round(seconds, 1),
-               "pairs_per_s": round(seen / max(seconds, 1e-9), 1)}
+    figures = {
+        "pairs": len(pairs),
+        "epochs": epochs,
+        "seconds": round(seconds, 1),
+        "pairs_per_s": round(seen / max(seconds, 1e-9), 1),
+    }
     if stopped_early:
         figures |= {"stopped_early_after_pairs": seen, "steps_done": step, "steps_planned": steps}
     return figures
 
 
-def logits(model_dir: Path, pairs: Sequence[TextPair], max_length: int, device: str,
-           batch_size: int = 128) -> list[list[float]]:
+def logits(
+    model_dir: Path, pairs: Sequence[TextPair], max_length: int, device: str, batch_size: int = 128
+) -> list[list[float]]:
     """Each pair's logits (one list per pair), from the model saved in `model_dir`."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -130,9 +160,14 @@ def logits(model_dir: Path, pairs: Sequence[TextPair], max_length: int, device: 
     scored: dict[int, list[float]] = {}
     with torch.inference_mode():
         for members in batches(order, batch_size):
-            enc = tokenizer([pairs[i][0] for i in members], [pairs[i][1] for i in members],
-                            truncation=True, max_length=max_length, padding=True,
-                            return_tensors="pt").to(device)
+            enc = tokenizer(
+                [pairs[i][0] for i in members],
+                [pairs[i][1] for i in members],
+                truncation=True,
+                max_length=max_length,
+                padding=True,
+                return_tensors="pt",
+            ).to(device)
             for i, row in zip(members, model(**enc).logits.float().tolist()):
                 scored[i] = row
     out = [scored[i] for i in range(len(pairs))]

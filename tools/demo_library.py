@@ -41,12 +41,15 @@ def load(metadata: Path = METADATA) -> dict:
         pdf = paper["pdf"]
         path = ZOTERO_DIR / "storage" / pdf["key"] / pdf["name"]
         if not path.is_file():
-            raise DemoLibraryError(f"{paper['key']}: no file at {path}; the PDF belongs under "
-                                   "storage/<pdf.key>/<pdf.name>")
+            raise DemoLibraryError(
+                f"{paper['key']}: no file at {path}; the PDF belongs under storage/<pdf.key>/<pdf.name>"
+            )
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         if digest != pdf["sha256"]:
-            raise DemoLibraryError(f"{path}: SHA-256 {digest}, but library.toml records "
-                                   f"{pdf['sha256']}; the demo holds the published files unchanged")
+            raise DemoLibraryError(
+                f"{path}: SHA-256 {digest}, but library.toml records "
+                f"{pdf['sha256']}; the demo holds the published files unchanged"
+            )
     return library
 
 
@@ -68,8 +71,9 @@ def build(target: Path, schema_dir: Path = SCHEMA, metadata: Path = METADATA) ->
         fields = dict(paper["fields"])
         unknown = set(fields) - allowed[paper["item_type"]]
         if unknown:
-            raise DemoLibraryError(f"{paper['key']}: {sorted(unknown)} are no {paper['item_type']} "
-                                   "fields in Zotero's schema")
+            raise DemoLibraryError(
+                f"{paper['key']}: {sorted(unknown)} are no {paper['item_type']} fields in Zotero's schema"
+            )
         if "date" in fields:
             fields["date"] = zotero_date(fields["date"])
         creators = [(*reversed(name.split(", ", 1)), "author") for name in paper["creators"]]
@@ -78,8 +82,9 @@ def build(target: Path, schema_dir: Path = SCHEMA, metadata: Path = METADATA) ->
         content = (ZOTERO_DIR / "storage" / pdf["key"] / pdf["name"]).read_bytes()
         builder.add_attachment(item_id, pdf["name"], content, title="Full Text PDF", key=pdf["key"])
     added = library["added"]
-    builder.con.execute("UPDATE items SET dateAdded = ?, dateModified = ?, clientDateModified = ?",
-                        (added, added, added))
+    builder.con.execute(
+        "UPDATE items SET dateAdded = ?, dateModified = ?, clientDateModified = ?", (added, added, added)
+    )
     builder.con.commit()
     builder.con.execute("VACUUM")
     builder.close()
@@ -89,8 +94,9 @@ def build(target: Path, schema_dir: Path = SCHEMA, metadata: Path = METADATA) ->
 def _fields_by_type(con: sqlite3.Connection) -> dict[str, set[str]]:
     allowed: dict[str, set[str]] = {}
     for type_name, field in con.execute(
-            "SELECT t.typeName, f.fieldName FROM itemTypeFields x JOIN itemTypes t USING (itemTypeID) "
-            "JOIN fields f USING (fieldID)"):
+        "SELECT t.typeName, f.fieldName FROM itemTypeFields x JOIN itemTypes t USING (itemTypeID) "
+        "JOIN fields f USING (fieldID)"
+    ):
         allowed.setdefault(type_name, set()).add(field)
     return allowed
 
@@ -107,8 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with the committed database, change nothing")
     args = parser.parse_args(argv)
     if not (args.schema / "userdata.sql").is_file():
-        print(f"no Zotero schema at {args.schema} (userdata.sql, system.sql, triggers.sql, "
-              "zotero-schema.json); pass --schema DIR", file=sys.stderr)
+        print(
+            f"no Zotero schema at {args.schema} (userdata.sql, system.sql, triggers.sql, "
+            "zotero-schema.json); pass --schema DIR",
+            file=sys.stderr,
+        )
         return 2
     with tempfile.TemporaryDirectory(prefix="zocrates-demo-") as tmp:
         try:

@@ -45,8 +45,9 @@ def _regex(pattern: str) -> str:
     plain ASCII classes, counts and anchors, which both engines read alike; an escape such as
     `\\d` (Unicode in Python, ASCII in JavaScript) is refused rather than translated."""
     if "\\" in pattern:
-        raise ValueError(f"pattern {pattern!r} holds an escape; check that JavaScript reads it as Python "
-                         "does, then extend _regex")
+        raise ValueError(
+            f"pattern {pattern!r} holds an escape; check that JavaScript reads it as Python does, then extend _regex"
+        )
     return "/" + pattern.replace("/", "\\/") + "/"
 
 

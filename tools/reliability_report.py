@@ -24,8 +24,10 @@ OUT = ROOT / "docs" / "reliability.md"
 R = "tests/reliability/"
 
 FAST = '.venv/bin/python -m pytest tests/reliability -m "not slow"'
-FULL = ('.venv/bin/python -m pytest tests/reliability tests/bus tests/staging tests/verifier/test_batcher.py '
-        'tests/retrieval/test_tenancy.py --junitxml=test-artifacts/reliability/junit.xml')
+FULL = (
+    '.venv/bin/python -m pytest tests/reliability tests/bus tests/staging tests/verifier/test_batcher.py '
+    'tests/retrieval/test_tenancy.py --junitxml=test-artifacts/reliability/junit.xml'
+)
 
 
 @dataclass
@@ -40,116 +42,269 @@ class Row:
 
 
 ROWS = [
-    Row("R-JS-1", f"{R}test_consumer_killed.py (worker: {R}workers/effects_worker.py)",
+    Row(
+        "R-JS-1",
+        f"{R}test_consumer_killed.py (worker: {R}workers/effects_worker.py)",
         "a worker process on the real `request_consumer` SIGKILLed 20 times while handling 1,000 requests "
         "(before the effect, after it, with the ack unflushed, from outside at random), restarted each time",
         "every request has its effect exactly once (idempotency table by message id); consumer ends with "
-        "num_pending = num_ack_pending = 0; lost = 0; replies stored once", ["R-JS-1"]),
-    Row("R-JS-2", f"{R}test_server_killed.py",
+        "num_pending = num_ack_pending = 0; lost = 0; replies stored once",
+        ["R-JS-1"],
+    ),
+    Row(
+        "R-JS-2",
+        f"{R}test_server_killed.py",
         "nats-server SIGKILLed 5 times (restarted on the same store) under 16 publishers retrying with the same Nats-Msg-Id",
-        "stored = unique acked; every acked id readable; none stored twice", ["R-JS-2"]),
-    Row("R-JS-3", f"{R}test_delivery.py; tests/bus/test_request_reply.py, test_max_deliveries.py, "
-                  "test_ack_policy_guard.py (no subscriber on faststream's default ack policy)",
+        "stored = unique acked; every acked id readable; none stored twice",
+        ["R-JS-2"],
+    ),
+    Row(
+        "R-JS-3",
+        f"{R}test_delivery.py; tests/bus/test_request_reply.py, test_max_deliveries.py, "
+        "test_ack_policy_guard.py (no subscriber on faststream's default ack policy)",
         "a payload that fails validation, a handler that always raises, a handler that hangs without heartbeats",
         "each ends in ZOCRATES_DLQ with the original payload (compared by stream sequence); none silently dropped",
-        ["R-JS-3"]),
-    Row("R-JS-4", f"{R}test_delivery.py", "a job 4x longer than AckWait",
-        "in-progress heartbeats: 0 redeliveries", ["R-JS-4"]),
-    Row("R-JS-5", f"{R}test_delivery.py; tests/bus/test_redelivery.py", "every third ack lost on the wire",
-        "each lost ack is redelivered; the reply (the bus's effect) is stored once", ["R-JS-5"]),
-    Row("R-JS-6", f"{R}test_verifier_load.py (worker: {R}workers/verifier_worker.py)",
+        ["R-JS-3"],
+    ),
+    Row(
+        "R-JS-4",
+        f"{R}test_delivery.py",
+        "a job 4x longer than AckWait",
+        "in-progress heartbeats: 0 redeliveries",
+        ["R-JS-4"],
+    ),
+    Row(
+        "R-JS-5",
+        f"{R}test_delivery.py; tests/bus/test_redelivery.py",
+        "every third ack lost on the wire",
+        "each lost ack is redelivered; the reply (the bus's effect) is stored once",
+        ["R-JS-5"],
+    ),
+    Row(
+        "R-JS-6",
+        f"{R}test_verifier_load.py (worker: {R}workers/verifier_worker.py)",
         "a burst of 10 x MaxAckPending requests against the real verifier app with a 50 ms fake model",
-        "num_ack_pending never above MaxAckPending; worker memory bounded; every request answered", ["R-JS-6"],
-        note="faststream's pull loop holds delivery to about its worker count, well below MaxAckPending"),
-    Row("R-JS-7", f"{R}test_kv_and_object_store.py",
+        "num_ack_pending never above MaxAckPending; worker memory bounded; every request answered",
+        ["R-JS-6"],
+        note="faststream's pull loop holds delivery to about its worker count, well below MaxAckPending",
+    ),
+    Row(
+        "R-JS-7",
+        f"{R}test_kv_and_object_store.py",
         "two workers claim one lease with kv.update(last=rev), 200 rounds; 200 concurrent add_turn on one "
         "session from two gateways' SessionStore",
-        "exactly one winner per round; no turn id lost or doubled", ["R-JS-7", "R-JS-7-sessions"]),
-    Row("R-JS-8", f"{R}test_kv_and_object_store.py (zocrates_runtime.staged_store)",
+        "exactly one winner per round; no turn id lost or doubled",
+        ["R-JS-7", "R-JS-7-sessions"],
+    ),
+    Row(
+        "R-JS-8",
+        f"{R}test_kv_and_object_store.py (zocrates_runtime.staged_store)",
         "a chunk replaced by one with a flipped byte; SIGKILL and restart; a byte flipped in the block file on disk",
         "a damaged object is never served (StagedIntegrityError / DigestMismatchError / not served); after a "
-        "restart every digest matches", ["R-JS-8"],
-        note="a byte flipped on disk makes nats-server drop the damaged block: later objects in it become unreadable"),
-    Row("R-JS-9", "documented, not automated", "power loss with sync_interval at its default",
-        "up to 2 min of acked messages can be lost on a single replica: see RELIABILITY.md", []),
-    Row("R-SSE-1", f"{R}test_sse.py", "client drops after 1-4 events, 200+ times, live and replayed from the events stream",
-        "the reassembled stream equals the server's turn log: 0 gaps, 0 duplicates", ["R-SSE-1"],
-        note="a live turn resumed on a replica that does not hold it follows the events stream to its `done` (regression guard below)"),
-    Row("R-SSE-2", f"{R}test_sse.py", "1.5 s of silence (slow retrieval) with keepalive_s = 0.2",
-        "a comment ping within the interval", ["R-SSE-2"]),
-    Row("R-SSE-3", f"{R}test_sse.py", "1,000 connect/abort cycles: new turns, a live turn, replayed turns; "
+        "restart every digest matches",
+        ["R-JS-8"],
+        note="a byte flipped on disk makes nats-server drop the damaged block: later objects in it become unreadable",
+    ),
+    Row(
+        "R-JS-9",
+        "documented, not automated",
+        "power loss with sync_interval at its default",
+        "up to 2 min of acked messages can be lost on a single replica: see RELIABILITY.md",
+        [],
+    ),
+    Row(
+        "R-SSE-1",
+        f"{R}test_sse.py",
+        "client drops after 1-4 events, 200+ times, live and replayed from the events stream",
+        "the reassembled stream equals the server's turn log: 0 gaps, 0 duplicates",
+        ["R-SSE-1"],
+        note="a live turn resumed on a replica that does not hold it follows the events stream to its `done` (regression guard below)",
+    ),
+    Row(
+        "R-SSE-2",
+        f"{R}test_sse.py",
+        "1.5 s of silence (slow retrieval) with keepalive_s = 0.2",
+        "a comment ping within the interval",
+        ["R-SSE-2"],
+    ),
+    Row(
+        "R-SSE-3",
+        f"{R}test_sse.py",
+        "1,000 connect/abort cycles: new turns, a live turn, replayed turns; "
         "100 replays ending every way (done, client gone, unknown turn, another user's turn, deadline)",
         "asyncio tasks, open fds and NATS subscriptions (monitoring /subsz) back to baseline; the events "
-        "stream's consumer count back to baseline right after the replays", ["R-SSE-3", "R-SSE-3-consumers"],
-        note="each replay deletes its ordered consumer when it ends (regression guard below)"),
-    Row("R-SSE-4", f"{R}test_sse.py ({R}sse.py: a WHATWG event-stream parser)",
+        "stream's consumer count back to baseline right after the replays",
+        ["R-SSE-3", "R-SSE-3-consumers"],
+        note="each replay deletes its ordered consumer when it ends (regression guard below)",
+    ),
+    Row(
+        "R-SSE-4",
+        f"{R}test_sse.py ({R}sse.py: a WHATWG event-stream parser)",
         "text with \\n, \\r, U+2028, U+2029, U+0085, \\x1e, NUL, BOM (hypothesis), and through a real turn",
         "the parser recovers the exact JSON payload; id and event stay single-line; data sent with ensure_ascii=False",
-        ["R-SSE-4", "R-SSE-4-turn"]),
-    Row("R-SSE-5", f"{R}test_sse.py", "10 readers that never read a 25 MB turn; 3 more that stay connected "
+        ["R-SSE-4", "R-SSE-4-turn"],
+    ),
+    Row(
+        "R-SSE-5",
+        f"{R}test_sse.py",
+        "10 readers that never read a 25 MB turn; 3 more that stay connected "
         "through a graceful shutdown; a keep-alive client reading whole streams",
         "memory grows by socket buffers only; the stream ends at send_timeout and the gateway closes the "
         "socket at once; shutdown does not wait for them; complete responses keep their connection",
-        ["R-SSE-5", "R-SSE-5-close", "R-SSE-5-keepalive"]),
-    Row("R-SSE-6", f"{R}test_api_fuzz.py; tests/gateway/test_bad_input.py",
+        ["R-SSE-5", "R-SSE-5-close", "R-SSE-5-keepalive"],
+    ),
+    Row(
+        "R-SSE-6",
+        f"{R}test_api_fuzz.py; tests/gateway/test_bad_input.py",
         "hypothesis Last-Event-ID values (signs, exponents, leading zeros, huge, non-ASCII digits) on own and others' turns",
-        "400 or the right events; never 5xx; never another user's events", ["R-SSE-6", "R-SSE-6-parser"]),
-    Row("S-SSRF-1", "tests/staging/test_ssrf_matrix.py", "about 50 loopback/private/link-local/mapped/numeric URLs",
-        "all refused before connecting; the loopback server sees 0 connections", [],
-        ["tests/staging/test_ssrf_matrix.py::test_address_matrix_is_refused_before_any_connection"]),
-    Row("S-SSRF-2", "tests/staging/test_ssrf_pinning.py", "redirects to private addresses, 10+ hops",
-        "blocked at the first bad hop; hop limit enforced", [],
-        ["tests/staging/test_ssrf_pinning.py::test_redirect_to_a_private_address_is_blocked_at_that_hop"]),
-    Row("S-SSRF-3", "tests/staging/test_ssrf_pinning.py", "DNS rebinding (public first, private second)",
-        "the connection goes to the validated IP; one resolution per request", [],
-        ["tests/staging/test_ssrf_pinning.py::test_dns_rebinding_the_connection_goes_to_the_validated_ip"]),
-    Row("S-PDF-1", "tests/staging/test_download.py", "lying or missing Content-Length, an endless body",
-        "abort at the cap; nothing stored", [],
-        ["tests/staging/test_download.py::test_a_lying_content_length_does_not_get_past_the_cap",
-         "tests/staging/test_download.py::test_an_endless_stream_stops_at_the_default_100_mb_cap"]),
-    Row("S-PDF-2", "tests/staging/test_download.py", "a 1 byte/s drip", "the total deadline fires", [],
-        ["tests/staging/test_download.py::test_a_slow_drip_hits_the_total_deadline"]),
-    Row("S-PDF-3", "tests/staging/test_download.py, test_properties.py", "HTML as PDF, PNG, empty, %PDF- past 1024 bytes",
-        "refused by the magic check", [], ["tests/staging/test_download.py::test_a_body_that_is_not_a_pdf_is_refused"]),
-    Row("S-PDF-4", "tests/staging/test_pdfcheck.py, test_service.py", "decompression bomb, encrypted, 10^5 pages",
-        "the rlimited parser subprocess refuses it; the service goes on", [],
-        ["tests/staging/test_pdfcheck.py::test_a_decompression_bomb_is_refused",
-         "tests/staging/test_service.py::test_a_bomb_pdf_fails_its_candidate_and_the_service_goes_on"]),
-    Row("S-AUTH-1", f"{R}test_api_fuzz.py (schemathesis, no token), {R}test_auth_and_tenancy.py (matrix)",
+        "400 or the right events; never 5xx; never another user's events",
+        ["R-SSE-6", "R-SSE-6-parser"],
+    ),
+    Row(
+        "S-SSRF-1",
+        "tests/staging/test_ssrf_matrix.py",
+        "about 50 loopback/private/link-local/mapped/numeric URLs",
+        "all refused before connecting; the loopback server sees 0 connections",
+        [],
+        ["tests/staging/test_ssrf_matrix.py::test_address_matrix_is_refused_before_any_connection"],
+    ),
+    Row(
+        "S-SSRF-2",
+        "tests/staging/test_ssrf_pinning.py",
+        "redirects to private addresses, 10+ hops",
+        "blocked at the first bad hop; hop limit enforced",
+        [],
+        ["tests/staging/test_ssrf_pinning.py::test_redirect_to_a_private_address_is_blocked_at_that_hop"],
+    ),
+    Row(
+        "S-SSRF-3",
+        "tests/staging/test_ssrf_pinning.py",
+        "DNS rebinding (public first, private second)",
+        "the connection goes to the validated IP; one resolution per request",
+        [],
+        ["tests/staging/test_ssrf_pinning.py::test_dns_rebinding_the_connection_goes_to_the_validated_ip"],
+    ),
+    Row(
+        "S-PDF-1",
+        "tests/staging/test_download.py",
+        "lying or missing Content-Length, an endless body",
+        "abort at the cap; nothing stored",
+        [],
+        [
+            "tests/staging/test_download.py::test_a_lying_content_length_does_not_get_past_the_cap",
+            "tests/staging/test_download.py::test_an_endless_stream_stops_at_the_default_100_mb_cap",
+        ],
+    ),
+    Row(
+        "S-PDF-2",
+        "tests/staging/test_download.py",
+        "a 1 byte/s drip",
+        "the total deadline fires",
+        [],
+        ["tests/staging/test_download.py::test_a_slow_drip_hits_the_total_deadline"],
+    ),
+    Row(
+        "S-PDF-3",
+        "tests/staging/test_download.py, test_properties.py",
+        "HTML as PDF, PNG, empty, %PDF- past 1024 bytes",
+        "refused by the magic check",
+        [],
+        ["tests/staging/test_download.py::test_a_body_that_is_not_a_pdf_is_refused"],
+    ),
+    Row(
+        "S-PDF-4",
+        "tests/staging/test_pdfcheck.py, test_service.py",
+        "decompression bomb, encrypted, 10^5 pages",
+        "the rlimited parser subprocess refuses it; the service goes on",
+        [],
+        [
+            "tests/staging/test_pdfcheck.py::test_a_decompression_bomb_is_refused",
+            "tests/staging/test_service.py::test_a_bomb_pdf_fails_its_candidate_and_the_service_goes_on",
+        ],
+    ),
+    Row(
+        "S-AUTH-1",
+        f"{R}test_api_fuzz.py (schemathesis, no token), {R}test_auth_and_tenancy.py (matrix)",
         "no token, empty, scheme only, Basic, another header, malformed, unknown id, wrong secret, revoked, expired; "
         "schemathesis positive and negative requests without a token",
         "401 with WWW-Authenticate: Bearer on every protected operation, whatever the body or ids",
-        ["S-AUTH-1", "S-AUTH-1-matrix"]),
-    Row("S-AUTH-2", f"{R}test_auth_and_tenancy.py",
+        ["S-AUTH-1", "S-AUTH-1-matrix"],
+    ),
+    Row(
+        "S-AUTH-2",
+        f"{R}test_auth_and_tenancy.py",
         "Bob's token on Alice's session (get, delete, continue), live and replayed streams, cancel, re-verify, "
         "import, staged PDF, session list, library routes",
-        "404 (or empty) everywhere, none of Alice's data in any answer; Alice's data unchanged", ["S-AUTH-2"]),
-    Row("S-AUTH-3", f"{R}test_auth_and_tenancy.py",
+        "404 (or empty) everywhere, none of Alice's data in any answer; Alice's data unchanged",
+        ["S-AUTH-2"],
+    ),
+    Row(
+        "S-AUTH-3",
+        f"{R}test_auth_and_tenancy.py",
         "a dump of every stream (KV buckets, object stores, audit, events, DLQ) and DEBUG logs of a session of requests",
         "no raw token or secret anywhere; no unredacted Authorization; digests compared with hmac.compare_digest",
-        ["S-AUTH-3"]),
-    Row("S-QD-1", f"tests/retrieval/test_tenancy.py; figures: {R}test_batcher_and_tenancy_figures.py",
+        ["S-AUTH-3"],
+    ),
+    Row(
+        "S-QD-1",
+        f"tests/retrieval/test_tenancy.py; figures: {R}test_batcher_and_tenancy_figures.py",
         "random tenants, documents, deletes and queries (hypothesis state machine)",
         "every hit is the caller's; deleting a tenant leaves the others; lint: no raw Qdrant query elsewhere",
-        ["S-QD-1"]),
-    Row("R-GPU-1", f"tests/verifier/test_batcher.py; figures: {R}test_batcher_and_tenancy_figures.py",
-        "1-512 concurrent callers", "each caller gets f(own input)", ["R-GPU-1"]),
-    Row("R-GPU-2", "tests/verifier/test_batcher.py", "one poisoned item", "every future resolved; no collateral failure",
-        ["R-GPU-2"]),
-    Row("R-GPU-3", "tests/verifier/test_batcher.py", "deadlines passing while queued", "expired items never reach the model",
-        ["R-GPU-3"]),
-    Row("R-GPU-4", "tests/verifier/test_batcher.py", "CUDA OOM above 4 items (simulated)", "split and retry; all served",
-        ["R-GPU-4"]),
-    Row("R-GPU-5", f"{R}test_verifier_load.py", "the verifier process SIGKILLed mid-batch under "
+        ["S-QD-1"],
+    ),
+    Row(
+        "R-GPU-1",
+        f"tests/verifier/test_batcher.py; figures: {R}test_batcher_and_tenancy_figures.py",
+        "1-512 concurrent callers",
+        "each caller gets f(own input)",
+        ["R-GPU-1"],
+    ),
+    Row(
+        "R-GPU-2",
+        "tests/verifier/test_batcher.py",
+        "one poisoned item",
+        "every future resolved; no collateral failure",
+        ["R-GPU-2"],
+    ),
+    Row(
+        "R-GPU-3",
+        "tests/verifier/test_batcher.py",
+        "deadlines passing while queued",
+        "expired items never reach the model",
+        ["R-GPU-3"],
+    ),
+    Row(
+        "R-GPU-4",
+        "tests/verifier/test_batcher.py",
+        "CUDA OOM above 4 items (simulated)",
+        "split and retry; all served",
+        ["R-GPU-4"],
+    ),
+    Row(
+        "R-GPU-5",
+        f"{R}test_verifier_load.py",
+        "the verifier process SIGKILLed mid-batch under "
         "zocrates_runtime.supervisor: 200 jobs without deadline; a full round of 32 jobs carrying the "
         "gateway's verification deadline",
         "restarted; its un-acked jobs redelivered after AckWait; 0 lost; the killed round answered before "
-        "its deadline (the turn still waits)", ["R-GPU-5", "R-GPU-5-redelivery"]),
+        "its deadline (the turn still waits)",
+        ["R-GPU-5", "R-GPU-5-redelivery"],
+    ),
     Row("R-GPU-6", "bench (device run), not in this suite", "max_batch_size x batch_wait sweep", "SLO met", []),
-    Row("F-1", f"{R}test_api_fuzz.py", "schemathesis with a token over every operation but the two SSE streams",
-        "0 server errors, 0 schema or content-type violations, negative data rejected", ["F-1"]),
-    Row("F-2", f"{R}test_contract_roundtrip.py; tests/contracts", "payloads generated from each contract's JSON Schema",
-        "round-trip equality; unknown fields and newer versions refused; unversioned payloads decode", ["F-2"]),
+    Row(
+        "F-1",
+        f"{R}test_api_fuzz.py",
+        "schemathesis with a token over every operation but the two SSE streams",
+        "0 server errors, 0 schema or content-type violations, negative data rejected",
+        ["F-1"],
+    ),
+    Row(
+        "F-2",
+        f"{R}test_contract_roundtrip.py; tests/contracts",
+        "payloads generated from each contract's JSON Schema",
+        "round-trip equality; unknown fields and newer versions refused; unversioned payloads decode",
+        ["F-2"],
+    ),
 ]
 
 
@@ -216,10 +371,17 @@ def figures_of(row: Row, reports: dict, junit: dict) -> tuple[str, str]:
         for name, entry in matches.items():
             outcomes.append(entry["outcome"])
             props = "; ".join(f"{k} = {short(list(dict.fromkeys(v)))}" for k, v in entry["properties"].items())
-            parts.append(f"{name.split('::')[-1]} ({entry['runs']} case{'s' * (entry['runs'] > 1)}, "
-                         f"{entry['outcome']}){': ' + props if props else ''}")
-    outcome = ("failed" if "failed" in outcomes else "passed" if outcomes and all(o == "passed" for o in outcomes)
-               else ", ".join(dict.fromkeys(outcomes)) or "—")
+            parts.append(
+                f"{name.split('::')[-1]} ({entry['runs']} case{'s' * (entry['runs'] > 1)}, "
+                f"{entry['outcome']}){': ' + props if props else ''}"
+            )
+    outcome = (
+        "failed"
+        if "failed" in outcomes
+        else "passed"
+        if outcomes and all(o == "passed" for o in outcomes)
+        else ", ".join(dict.fromkeys(outcomes)) or "—"
+    )
     if row.note:
         parts.append(f"*{row.note}*")
     return "<br>".join(parts) or "—", outcome

@@ -28,20 +28,30 @@ DATA = Path(__file__).resolve().parent.parent / "bench" / "data" / "relevance"
 EVAL_SPLITS = ("eval_xquad", "eval_covidqa", "eval_pubmedqa")
 
 
-def train(rows: list[dict], out: Path, *, epochs: int, batch_size: int, max_length: int, lr: float,
-          device: str, seed: int) -> dict:
+def train(
+    rows: list[dict], out: Path, *, epochs: int, batch_size: int, max_length: int, lr: float, device: str, seed: int
+) -> dict:
     """Train on `rows` in their order and save the model and its tokenizer to `out`; returns the
     run's figures."""
     import torch
 
-    return fine_tune([(r["question"], r["sentence"]) for r in rows], [float(r["label"]) for r in rows],
-                     out, num_labels=1, loss=torch.nn.BCEWithLogitsLoss(), epochs=epochs,
-                     batch_size=batch_size, max_length=max_length, lr=lr, device=device, seed=seed)
+    return fine_tune(
+        [(r["question"], r["sentence"]) for r in rows],
+        [float(r["label"]) for r in rows],
+        out,
+        num_labels=1,
+        loss=torch.nn.BCEWithLogitsLoss(),
+        epochs=epochs,
+        batch_size=batch_size,
+        max_length=max_length,
+        lr=lr,
+        device=device,
+        seed=seed,
+    )
 
 
 def cross_encoder_scores(model_dir: Path, rows: list[dict], max_length: int, device: str) -> list[float]:
-    return [row[0] for row in logits(model_dir, [(r["question"], r["sentence"]) for r in rows],
-                                     max_length, device)]
+    return [row[0] for row in logits(model_dir, [(r["question"], r["sentence"]) for r in rows], max_length, device)]
 
 
 def bi_encoder_scores(rows: list[dict], device: str) -> list[float]:
@@ -53,8 +63,9 @@ def bi_encoder_scores(rows: list[dict], device: str) -> list[float]:
     return [float(x) for x in (q * s).sum(1)]
 
 
-def evaluate(model_dir: Path, splits: dict[str, list[dict]], rows_per_split: int, max_length: int,
-             device: str, seed: int) -> dict:
+def evaluate(
+    model_dir: Path, splits: dict[str, list[dict]], rows_per_split: int, max_length: int, device: str, seed: int
+) -> dict:
     """AUROC of the trained cross-encoder and of the bi-encoder's cosine, per evaluation split
     (the same seeded sample of each split for both)."""
     from sklearn.metrics import roc_auc_score
@@ -68,10 +79,12 @@ def evaluate(model_dir: Path, splits: dict[str, list[dict]], rows_per_split: int
         started = time.monotonic()
         trained = cross_encoder_scores(model_dir, rows, max_length, device)
         seconds = time.monotonic() - started
-        found[name] = {"pairs": len(rows),
-                       "auroc_cross_encoder": round(float(roc_auc_score(labels, trained)), 3),
-                       "auroc_bi_encoder": round(float(roc_auc_score(labels, bi_encoder_scores(rows, device))), 3),
-                       "inference_pairs_per_s": round(len(rows) / max(seconds, 1e-9), 1)}
+        found[name] = {
+            "pairs": len(rows),
+            "auroc_cross_encoder": round(float(roc_auc_score(labels, trained)), 3),
+            "auroc_bi_encoder": round(float(roc_auc_score(labels, bi_encoder_scores(rows, device))), 3),
+            "inference_pairs_per_s": round(len(rows) / max(seconds, 1e-9), 1),
+        }
     return found
 
 
@@ -93,9 +106,19 @@ def main() -> None:
     splits = read_splits(DATA, json.loads((DATA / "manifest.json").read_text()))
     rows = list(splits["train"])
     random.Random(args.seed).shuffle(rows)  # the build writes rows by source: a --limit takes from all
-    rows = rows[:args.limit] if args.limit else rows
-    report = {"training": train(rows, args.out, epochs=args.epochs, batch_size=args.batch_size,
-                                max_length=args.max_length, lr=args.lr, device=args.device, seed=args.seed)}
+    rows = rows[: args.limit] if args.limit else rows
+    report = {
+        "training": train(
+            rows,
+            args.out,
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            lr=args.lr,
+            device=args.device,
+            seed=args.seed,
+        )
+    }
     report["evaluation"] = evaluate(args.out, splits, args.eval_rows, args.max_length, args.device, args.seed)
     (args.out / "training_report.json").write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps(report, indent=1))

@@ -70,8 +70,15 @@ def number_swaps(rows: list[dict], seed: int) -> list[dict]:
         key = (swapped.claim, swapped.passage)
         if key not in by_text:
             by_text[key] = True
-            out.append({"claim": swapped.claim, "passage": swapped.passage, "label": "contradict",
-                        "source": f"{source['source']}+number_swap", "group": source["group"]})
+            out.append(
+                {
+                    "claim": swapped.claim,
+                    "passage": swapped.passage,
+                    "label": "contradict",
+                    "source": f"{source['source']}+number_swap",
+                    "group": source["group"],
+                }
+            )
     return out
 
 
@@ -97,28 +104,54 @@ def domain_rows(train: list[dict], seed: int) -> list[dict]:
     scifact = [r for r in train if r["source"] == "scifact_train"]
     by_passage = {r["passage"]: r for r in scifact}
     quoted, swapped = number_probe_rows(scifact)
-    probe = [r | {"source": "scifact_train+number_probe", "group": by_passage[r["passage"]]["group"]}
-             for r in quoted + swapped]
+    probe = [
+        r | {"source": "scifact_train+number_probe", "group": by_passage[r["passage"]]["group"]}
+        for r in quoted + swapped
+    ]
     rest = [r for r in train if r["source"] != "scifact_train"]
     random.Random(seed).shuffle(rest)
-    rows = scifact + probe + rest[:len(scifact) + len(probe)]
+    rows = scifact + probe + rest[: len(scifact) + len(probe)]
     random.Random(seed + 2).shuffle(rows)
     return rows
 
 
-def train(rows: list[dict], out: Path, *, epochs: int, batch_size: int, max_length: int, lr: float,
-          device: str, seed: int, max_seconds: float | None = None, log=None,
-          init: Path | None = None) -> dict:
+def train(
+    rows: list[dict],
+    out: Path,
+    *,
+    epochs: int,
+    batch_size: int,
+    max_length: int,
+    lr: float,
+    device: str,
+    seed: int,
+    max_seconds: float | None = None,
+    log=None,
+    init: Path | None = None,
+) -> dict:
     """Fine-tune on `rows` (from the shipped MiniLM, or from the checkpoint `init`) and save the
     model (labels named in LABELS' order) to `out`."""
     import torch
 
-    figures = fine_tune([(r["passage"], r["claim"]) for r in rows],
-                        [LABELS.index(r["label"]) for r in rows], out, num_labels=len(LABELS),
-                        loss=torch.nn.CrossEntropyLoss(), epochs=epochs, batch_size=batch_size,
-                        max_length=max_length, lr=lr, device=device, seed=seed,
-                        id2label=dict(enumerate(LABELS)), bucket=True, max_seconds=max_seconds,
-                        log=log, tokenizer_max_length=SERVED_MAX_LENGTH, init=init)
+    figures = fine_tune(
+        [(r["passage"], r["claim"]) for r in rows],
+        [LABELS.index(r["label"]) for r in rows],
+        out,
+        num_labels=len(LABELS),
+        loss=torch.nn.CrossEntropyLoss(),
+        epochs=epochs,
+        batch_size=batch_size,
+        max_length=max_length,
+        lr=lr,
+        device=device,
+        seed=seed,
+        id2label=dict(enumerate(LABELS)),
+        bucket=True,
+        max_seconds=max_seconds,
+        log=log,
+        tokenizer_max_length=SERVED_MAX_LENGTH,
+        init=init,
+    )
     figures["number_swaps"] = sum(r["source"].endswith("+number_swap") for r in rows)
     figures["max_length"] = max_length
     figures["labels"] = {label: sum(r["label"] == label for r in rows) for label in LABELS}
@@ -130,36 +163,52 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, required=True, help="where the trained model is written")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--max-length", type=int, default=128,
-                        help="training tokens of passage and claim together (p99 of train is 113)")
+    parser.add_argument(
+        "--max-length",
+        type=int,
+        default=128,
+        help="training tokens of passage and claim together (p99 of train is 113)",
+    )
     parser.add_argument("--lr", type=float, default=5e-5)
-    parser.add_argument("--limit", type=int, default=0,
-                        help="train on this many pairs of the train split (0 = all 36,366)")
-    parser.add_argument("--domain-epochs", type=int, default=2,
-                        help="then this many epochs of the second stage (`domain_rows`: SciFact "
-                        "train, its number probe, as many other pairs)")
-    parser.add_argument("--domain-max-length", type=int, default=192,
-                        help="second-stage tokens (SciFact's p90 is 107)")
-    parser.add_argument("--only-domain", action="store_true",
-                        help="run the second stage on the first-stage model already in --out")
-    parser.add_argument("--no-number-swaps", action="store_true",
-                        help="leave out the number-swap contradictions built from the subset")
-    parser.add_argument("--max-minutes", type=float, default=None,
-                        help="stop training after this long (the report says so)")
-    parser.add_argument("--eval-rows", type=int, default=0,
-                        help="pairs of each calibration and eval split (0 = all)")
-    parser.add_argument("--skip-training", action="store_true",
-                        help="calibrate and evaluate the model already in --out")
+    parser.add_argument(
+        "--limit", type=int, default=0, help="train on this many pairs of the train split (0 = all 36,366)"
+    )
+    parser.add_argument(
+        "--domain-epochs",
+        type=int,
+        default=2,
+        help="then this many epochs of the second stage (`domain_rows`: SciFact "
+        "train, its number probe, as many other pairs)",
+    )
+    parser.add_argument("--domain-max-length", type=int, default=192, help="second-stage tokens (SciFact's p90 is 107)")
+    parser.add_argument(
+        "--only-domain", action="store_true", help="run the second stage on the first-stage model already in --out"
+    )
+    parser.add_argument(
+        "--no-number-swaps", action="store_true", help="leave out the number-swap contradictions built from the subset"
+    )
+    parser.add_argument(
+        "--max-minutes", type=float, default=None, help="stop training after this long (the report says so)"
+    )
+    parser.add_argument("--eval-rows", type=int, default=0, help="pairs of each calibration and eval split (0 = all)")
+    parser.add_argument(
+        "--skip-training", action="store_true", help="calibrate and evaluate the model already in --out"
+    )
     parser.add_argument("--only-training", action="store_true")
-    parser.add_argument("--ship", type=Path, default=None,
-                        help="write the calibrated float16 checkpoint here")
-    parser.add_argument("--diagram", type=Path, default=ROOT / "docs" / "verifier-reliability.png",
-                        help="where the reliability diagram is written")
-    parser.add_argument("--no-throughput", action="store_true",
-                        help="skip the CPU throughput measurement (float32, bfloat16, int8)")
+    parser.add_argument("--ship", type=Path, default=None, help="write the calibrated float16 checkpoint here")
+    parser.add_argument(
+        "--diagram",
+        type=Path,
+        default=ROOT / "docs" / "verifier-reliability.png",
+        help="where the reliability diagram is written",
+    )
+    parser.add_argument(
+        "--no-throughput", action="store_true", help="skip the CPU throughput measurement (float32, bfloat16, int8)"
+    )
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=0,
-                        help="torch threads (0 = one per core); 1 is faster on a shared machine")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="torch threads (0 = one per core); 1 is faster on a shared machine"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.limit < 0:
@@ -182,33 +231,57 @@ def main(argv: list[str] | None = None) -> None:
     report_path = args.out / "training_report.json"
     report = json.loads(report_path.read_text()) if args.skip_training and report_path.exists() else {}
     if not (args.skip_training or args.only_domain):
-        rows = training_rows(splits["train"], args.limit or None, args.seed,
-                             with_swaps=not args.no_number_swaps)
-        log(f"training on {len(rows)} pairs, {args.epochs} epoch(s), max length {args.max_length}, "
-            f"{torch.get_num_threads()} thread(s), device {args.device}")
+        rows = training_rows(splits["train"], args.limit or None, args.seed, with_swaps=not args.no_number_swaps)
+        log(
+            f"training on {len(rows)} pairs, {args.epochs} epoch(s), max length {args.max_length}, "
+            f"{torch.get_num_threads()} thread(s), device {args.device}"
+        )
         report["training"] = train(
-            rows, args.out, epochs=args.epochs, batch_size=args.batch_size,
-            max_length=args.max_length, lr=args.lr, device=args.device, seed=args.seed,
-            max_seconds=args.max_minutes * 60 if args.max_minutes else None, log=log)
-        report["training"] |= {"threads": torch.get_num_threads(), "device": args.device,
-                               "lr": args.lr, "batch_size": args.batch_size,
-                               "limit": args.limit, "seed": args.seed,
-                               "command": " ".join(["python -m tools.train_verifier"]
-                                                   + (argv if argv is not None else sys.argv[1:]))}
+            rows,
+            args.out,
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            lr=args.lr,
+            device=args.device,
+            seed=args.seed,
+            max_seconds=args.max_minutes * 60 if args.max_minutes else None,
+            log=log,
+        )
+        report["training"] |= {
+            "threads": torch.get_num_threads(),
+            "device": args.device,
+            "lr": args.lr,
+            "batch_size": args.batch_size,
+            "limit": args.limit,
+            "seed": args.seed,
+            "command": " ".join(["python -m tools.train_verifier"] + (argv if argv is not None else sys.argv[1:])),
+        }
         report_path.write_text(json.dumps(report, indent=1) + "\n")
         log(json.dumps(report["training"]))
     if args.only_domain:
         report = json.loads(report_path.read_text())
     if (args.domain_epochs and not args.skip_training) or args.only_domain:
         rows = domain_rows(splits["train"], args.seed)
-        log(f"second stage: {len(rows)} pairs, {args.domain_epochs} epoch(s), max length "
-            f"{args.domain_max_length}, from the first-stage model in {args.out}")
-        report["domain"] = train(rows, args.out, epochs=args.domain_epochs,
-                                 batch_size=args.batch_size, max_length=args.domain_max_length,
-                                 lr=args.lr, device=args.device, seed=args.seed, log=log,
-                                 init=args.out)
-        report["domain"]["command"] = " ".join(["python -m tools.train_verifier"]
-                                               + (argv if argv is not None else sys.argv[1:]))
+        log(
+            f"second stage: {len(rows)} pairs, {args.domain_epochs} epoch(s), max length "
+            f"{args.domain_max_length}, from the first-stage model in {args.out}"
+        )
+        report["domain"] = train(
+            rows,
+            args.out,
+            epochs=args.domain_epochs,
+            batch_size=args.batch_size,
+            max_length=args.domain_max_length,
+            lr=args.lr,
+            device=args.device,
+            seed=args.seed,
+            log=log,
+            init=args.out,
+        )
+        report["domain"]["command"] = " ".join(
+            ["python -m tools.train_verifier"] + (argv if argv is not None else sys.argv[1:])
+        )
         report_path.write_text(json.dumps(report, indent=1) + "\n")
         log(json.dumps(report["domain"]))
     if args.only_training:
@@ -217,8 +290,16 @@ def main(argv: list[str] | None = None) -> None:
     from tools import verifier_eval
 
     report |= verifier_eval.calibrate_and_evaluate(
-        args.out, splits, rows_per_split=args.eval_rows, device=args.device, seed=args.seed, log=log,
-        ship_to=args.ship, diagram=args.diagram, measure_throughput=not args.no_throughput)
+        args.out,
+        splits,
+        rows_per_split=args.eval_rows,
+        device=args.device,
+        seed=args.seed,
+        log=log,
+        ship_to=args.ship,
+        diagram=args.diagram,
+        measure_throughput=not args.no_throughput,
+    )
     report_path.write_text(json.dumps(report, indent=1) + "\n")
     if args.ship:
         (args.ship / "training_report.json").write_text(json.dumps(report, indent=1) + "\n")

@@ -31,8 +31,7 @@ def dedupe(rows: list[dict], first: str, second: str) -> tuple[list[dict], int]:
 
 
 def jsonl_bytes(rows: list[dict]) -> bytes:
-    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
-                   for r in rows).encode("utf-8")
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows).encode("utf-8")
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -56,8 +55,11 @@ def read_splits(data_dir: Path, manifest: dict) -> dict[str, list[dict]]:
 
 def changed_splits(splits: dict[str, list[dict]], manifest: dict) -> list[str]:
     """The splits whose rows are not byte for byte the ones the manifest records."""
-    return [name for name, info in manifest["splits"].items()
-            if sha256_bytes(jsonl_bytes(splits[name])) != info["sha256_jsonl"]]
+    return [
+        name
+        for name, info in manifest["splits"].items()
+        if sha256_bytes(jsonl_bytes(splits[name])) != info["sha256_jsonl"]
+    ]
 
 
 def straddling_groups(splits: dict[str, list[dict]]) -> dict[str, set[str]]:
@@ -69,8 +71,9 @@ def straddling_groups(splits: dict[str, list[dict]]) -> dict[str, set[str]]:
     return {group: names for group, names in found.items() if len(names) > 1}
 
 
-def sources_manifest(sources: dict[str, dict], raw: Path, splits: dict[str, list[dict]],
-                     rows_read: dict[str, int], label_counts) -> dict[str, dict]:
+def sources_manifest(
+    sources: dict[str, dict], raw: Path, splits: dict[str, list[dict]], rows_read: dict[str, int], label_counts
+) -> dict[str, dict]:
     """Per source: its metadata, each raw file as committed and as upstream (bytes, sha256),
     the rows read, and what it contributed to each split (label counts, empty splits left out)."""
     info = {}
@@ -78,24 +81,36 @@ def sources_manifest(sources: dict[str, dict], raw: Path, splits: dict[str, list
         files = []
         for committed, upstream in meta["files"].items():
             data, upstream_data = (raw / committed).read_bytes(), read_raw(raw, committed)
-            files.append({"path": f"raw/{committed}", "upstream_path": upstream,
-                          "bytes": len(data), "sha256": sha256_bytes(data),
-                          "bytes_upstream": len(upstream_data),
-                          "sha256_upstream": sha256_bytes(upstream_data)})
-        contributed = {split: label_counts([r for r in rows if r["source"] == name])
-                       for split, rows in splits.items()}
-        info[name] = {**{k: v for k, v in meta.items() if k != "files"},
-                      "rows_in_raw_files": rows_read[name], "files": files,
-                      "contributed": {k: v for k, v in contributed.items() if sum(v.values())}}
+            files.append(
+                {
+                    "path": f"raw/{committed}",
+                    "upstream_path": upstream,
+                    "bytes": len(data),
+                    "sha256": sha256_bytes(data),
+                    "bytes_upstream": len(upstream_data),
+                    "sha256_upstream": sha256_bytes(upstream_data),
+                }
+            )
+        contributed = {split: label_counts([r for r in rows if r["source"] == name]) for split, rows in splits.items()}
+        info[name] = {
+            **{k: v for k, v in meta.items() if k != "files"},
+            "rows_in_raw_files": rows_read[name],
+            "files": files,
+            "contributed": {k: v for k, v in contributed.items() if sum(v.values())},
+        }
     return info
 
 
 def contributions_markdown(m: dict, labels: tuple[str, ...], heading: str) -> list[str]:
     """What each source put into each split, per label (`heading` names the labels), and the
     sources' notes."""
-    out = ["", f"What each source contributed ({heading}):", "",
-           "| source | " + " | ".join(m["splits"]) + " |",
-           "| --- |" + " ---: |" * len(m["splits"])]
+    out = [
+        "",
+        f"What each source contributed ({heading}):",
+        "",
+        "| source | " + " | ".join(m["splits"]) + " |",
+        "| --- |" + " ---: |" * len(m["splits"]),
+    ]
     for name, s in m["sources"].items():
         cells = []
         for split in m["splits"]:
@@ -109,17 +124,23 @@ def contributions_markdown(m: dict, labels: tuple[str, ...], heading: str) -> li
 
 def provenance_markdown(m: dict) -> list[str]:
     """The manifest's files with their hashes, then what was dropped, excluded or not used."""
-    out = ["", "## Files", "",
-           "`sha256` is of the committed file; `sha256 upstream` of the upstream bytes (the "
-           "committed `.gz` is `gzip -n -9` of them), so either can be checked against the "
-           "repository at the commit above.", "",
-           "| committed file | bytes | upstream path | upstream bytes | sha256 "
-           "| sha256 upstream |",
-           "| --- | ---: | --- | ---: | --- | --- |"]
+    out = [
+        "",
+        "## Files",
+        "",
+        "`sha256` is of the committed file; `sha256 upstream` of the upstream bytes (the "
+        "committed `.gz` is `gzip -n -9` of them), so either can be checked against the "
+        "repository at the commit above.",
+        "",
+        "| committed file | bytes | upstream path | upstream bytes | sha256 | sha256 upstream |",
+        "| --- | ---: | --- | ---: | --- | --- |",
+    ]
     for s in m["sources"].values():
         for f in s["files"]:
-            out.append(f"| `{f['path']}` | {f['bytes']:,} | `{f['upstream_path']}` | "
-                       f"{f['bytes_upstream']:,} | `{f['sha256']}` | `{f['sha256_upstream']}` |")
+            out.append(
+                f"| `{f['path']}` | {f['bytes']:,} | `{f['upstream_path']}` | "
+                f"{f['bytes_upstream']:,} | `{f['sha256']}` | `{f['sha256_upstream']}` |"
+            )
     out += ["", "## Dropped rows", ""]
     out += [f"- {why}: {n:,}" for why, n in m["dropped"].items()]
     out += ["", "## Excluded sets (never read)", ""]

@@ -37,6 +37,7 @@ DIAGRAM = Path(__file__).resolve().parent.parent / "docs" / "verifier-reliabilit
 
 # --- calibration ---------------------------------------------------------------------------
 
+
 def _log_softmax(rows, temperature: float):
     import numpy as np
 
@@ -72,13 +73,12 @@ def support_probabilities(rows: Sequence[Sequence[float]], temperature: float) -
     return [float(p) for p in np.exp(_log_softmax(rows, temperature))[:, SUPPORT]]
 
 
-def f_beta(scores: Sequence[float], positive: Sequence[bool], threshold: float,
-           beta: float = 0.5) -> float:
+def f_beta(scores: Sequence[float], positive: Sequence[bool], threshold: float, beta: float = 0.5) -> float:
     tp = sum(s >= threshold and y for s, y in zip(scores, positive))
     fp = sum(s >= threshold and not y for s, y in zip(scores, positive))
     fn = sum(s < threshold and y for s, y in zip(scores, positive))
-    denominator = (1 + beta ** 2) * tp + beta ** 2 * fn + fp
-    return (1 + beta ** 2) * tp / denominator if denominator else 0.0
+    denominator = (1 + beta**2) * tp + beta**2 * fn + fp
+    return (1 + beta**2) * tp / denominator if denominator else 0.0
 
 
 def pick_threshold(scores: Sequence[float], positive: Sequence[bool]) -> float:
@@ -88,6 +88,7 @@ def pick_threshold(scores: Sequence[float], positive: Sequence[bool]) -> float:
 
 
 # --- shipping ------------------------------------------------------------------------------
+
 
 def ship(trained: Path, target: Path, report: dict) -> None:
     """The trained checkpoint, temperature folded in, as float16 safetensors in `target`."""
@@ -101,14 +102,24 @@ def ship(trained: Path, target: Path, report: dict) -> None:
         model.classifier.bias /= calibration["temperature"]
     model.config.zocrates_verifier = {
         "name": report.get("name", MODEL_NAME),
-        "labels": list(LABELS), "temperature_folded_in": calibration["temperature"],
-        "threshold": calibration["threshold"], "max_length": SERVED_MAX_LENGTH,
-        "trained_pairs": report["training"].get("stopped_early_after_pairs",
-                                                report["training"]["pairs"]),
+        "labels": list(LABELS),
+        "temperature_folded_in": calibration["temperature"],
+        "threshold": calibration["threshold"],
+        "max_length": SERVED_MAX_LENGTH,
+        "trained_pairs": report["training"].get("stopped_early_after_pairs", report["training"]["pairs"]),
         "recipe": report["training"].get("command", ""),
-        "second_stage": ({"pairs": report["domain"]["pairs"], "epochs": report["domain"]["epochs"],
-                          "recipe": report["domain"].get("command", "")} if "domain" in report else None),
-        "data": "bench/data/verifier/MANIFEST.md", "docs": "docs/verifier-model.md"}
+        "second_stage": (
+            {
+                "pairs": report["domain"]["pairs"],
+                "epochs": report["domain"]["epochs"],
+                "recipe": report["domain"].get("command", ""),
+            }
+            if "domain" in report
+            else None
+        ),
+        "data": "bench/data/verifier/MANIFEST.md",
+        "docs": "docs/verifier-model.md",
+    }
     target.mkdir(parents=True, exist_ok=True)
     model.half().save_pretrained(target, safe_serialization=True)
     tokenizer = AutoTokenizer.from_pretrained(trained)
@@ -117,6 +128,7 @@ def ship(trained: Path, target: Path, report: dict) -> None:
 
 
 # --- scoring -------------------------------------------------------------------------------
+
 
 def served_model(checkpoint: Path, dtype: str = "float32"):
     """The checkpoint through the verifier's own backend class, on the CPU."""
@@ -133,7 +145,7 @@ def served_scores(model, rows: Sequence[dict], batch: int = 64) -> list[float]:
     pairs = [Pair(r["claim"], r["passage"]) for r in rows]
     out: list[float] = []
     for i in range(0, len(pairs), batch):
-        out += model.predict(pairs[i:i + batch])
+        out += model.predict(pairs[i : i + batch])
     return out
 
 
@@ -153,6 +165,7 @@ def overlap_scores(rows: Sequence[dict]) -> list[float]:
 
 # --- metrics -------------------------------------------------------------------------------
 
+
 def _rounded(value: float) -> float | None:
     return None if value is None or math.isnan(value) else round(float(value), 3)
 
@@ -164,18 +177,21 @@ def split_metrics(scores: Sequence[float], labels: Sequence[str], threshold: flo
 
     positive = [label == "support" for label in labels]
     pairs = [(s, y == "support") for s, y in zip(scores, labels) if y in ("support", "contradict")]
-    found = {"auroc_support_vs_rest": _rounded(auroc(scores, [int(p) for p in positive])),
-             "auroc_support_vs_contradict": _rounded(auroc([s for s, _ in pairs],
-                                                           [int(y) for _, y in pairs]))}
+    found = {
+        "auroc_support_vs_rest": _rounded(auroc(scores, [int(p) for p in positive])),
+        "auroc_support_vs_contradict": _rounded(auroc([s for s, _ in pairs], [int(y) for _, y in pairs])),
+    }
     if threshold is not None:
         kept = [s >= threshold for s in scores]
         tp = sum(k and y for k, y in zip(kept, positive))
-        found |= {"ece": _rounded(expected_calibration_error(scores, [int(p) for p in positive])),
-                  "accuracy": _rounded(sum(k == y for k, y in zip(kept, positive)) / len(kept)),
-                  "precision": _rounded(tp / sum(kept)) if sum(kept) else None,
-                  "recall": _rounded(tp / sum(positive)) if sum(positive) else None,
-                  "mean_probability": _rounded(sum(scores) / len(scores)),
-                  "support_rate": _rounded(sum(positive) / len(positive))}
+        found |= {
+            "ece": _rounded(expected_calibration_error(scores, [int(p) for p in positive])),
+            "accuracy": _rounded(sum(k == y for k, y in zip(kept, positive)) / len(kept)),
+            "precision": _rounded(tp / sum(kept)) if sum(kept) else None,
+            "recall": _rounded(tp / sum(positive)) if sum(positive) else None,
+            "mean_probability": _rounded(sum(scores) / len(scores)),
+            "support_rate": _rounded(sum(positive) / len(positive)),
+        }
     return found
 
 
@@ -186,19 +202,20 @@ def number_probe_rows(rows: Sequence[dict]) -> tuple[list[dict], list[dict]]:
     recipes)."""
     from zocrates_verifier.calibration import LabeledPair, number_probe, number_swaps
 
-    labeled = [LabeledPair(i, r["claim"], r["passage"], int(r["label"] == "support"))
-               for i, r in enumerate(rows)]
+    labeled = [LabeledPair(i, r["claim"], r["passage"], int(r["label"] == "support")) for i, r in enumerate(rows)]
     probe = number_probe(labeled)
     quoted = [{"claim": p.claim, "passage": p.passage, "label": "support"} for p in probe if p.label]
-    swapped = [{"claim": p.claim, "passage": p.passage, "label": "contradict"}
-               for p in probe if not p.label]
-    swapped += [{"claim": p.claim, "passage": p.passage, "label": "contradict"}
-                for p in number_swaps([p for p in labeled if p.label], seed=31)]
+    swapped = [{"claim": p.claim, "passage": p.passage, "label": "contradict"} for p in probe if not p.label]
+    swapped += [
+        {"claim": p.claim, "passage": p.passage, "label": "contradict"}
+        for p in number_swaps([p for p in labeled if p.label], seed=31)
+    ]
     return quoted, swapped
 
 
-def probe_metrics(score: Callable[[list[dict]], list[float]], rows: Sequence[dict],
-                  threshold: float, also: float | None = None) -> dict:
+def probe_metrics(
+    score: Callable[[list[dict]], list[float]], rows: Sequence[dict], threshold: float, also: float | None = None
+) -> dict:
     """Shares of the number probe's swapped claims below `threshold` and of its quoted
     sentences at or above it (and the same at the threshold `also`)."""
     quoted, swapped = number_probe_rows(rows)
@@ -207,15 +224,22 @@ def probe_metrics(score: Callable[[list[dict]], list[float]], rows: Sequence[dic
     for t, suffix in ((threshold, ""), (also, f"_at_{also:.2f}" if also is not None else "")):
         if t is not None:
             found[f"swapped_below_threshold{suffix}"] = _rounded(sum(x < t for x in s) / len(s)) if s else None
-            found[f"quoted_at_or_above_threshold{suffix}"] = (_rounded(sum(x >= t for x in q) / len(q))
-                                                              if q else None)
+            found[f"quoted_at_or_above_threshold{suffix}"] = _rounded(sum(x >= t for x in q) / len(q)) if q else None
     return found
 
 
 # --- throughput ----------------------------------------------------------------------------
 
-def throughput(checkpoint: Path, rows: Sequence[dict], *, dtypes=("float32", "bfloat16", "int8"),
-               threads=(1, 2), pairs: int = 128, batch: int = 32) -> list[dict]:
+
+def throughput(
+    checkpoint: Path,
+    rows: Sequence[dict],
+    *,
+    dtypes=("float32", "bfloat16", "int8"),
+    threads=(1, 2),
+    pairs: int = 128,
+    batch: int = 32,
+) -> list[dict]:
     """Pairs/s of the served model on pairs of at least 256 tokens (cut to 256), `batch` per
     forward pass, per dtype and torch thread count (one warm-up pass first)."""
     import torch
@@ -235,9 +259,16 @@ def throughput(checkpoint: Path, rows: Sequence[dict], *, dtypes=("float32", "bf
                 started = time.perf_counter()
                 served_scores(model, long_rows, batch)
                 seconds = time.perf_counter() - started
-                found.append({"dtype": dtype, "threads": n, "pairs": len(long_rows), "batch": batch,
-                              "tokens_per_pair": SERVED_MAX_LENGTH,
-                              "pairs_per_s": round(len(long_rows) / seconds, 1)})
+                found.append(
+                    {
+                        "dtype": dtype,
+                        "threads": n,
+                        "pairs": len(long_rows),
+                        "batch": batch,
+                        "tokens_per_pair": SERVED_MAX_LENGTH,
+                        "pairs_per_s": round(len(long_rows) / seconds, 1),
+                    }
+                )
     finally:
         torch.set_num_threads(before)
     return found
@@ -245,13 +276,16 @@ def throughput(checkpoint: Path, rows: Sequence[dict], *, dtypes=("float32", "bf
 
 # --- the reliability diagram ---------------------------------------------------------------
 
-def reliability_diagram(curves: dict[str, dict[str, tuple[list[float], list[str]]]],
-                        threshold: float, out: Path = DIAGRAM) -> Path:
+
+def reliability_diagram(
+    curves: dict[str, dict[str, tuple[list[float], list[str]]]], threshold: float, out: Path = DIAGRAM
+) -> Path:
     """One panel per split: observed support rate per 10 probability bins, for each scorer."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from zocrates_verifier.calibration import expected_calibration_error
 
     fig, axes = plt.subplots(1, len(curves), figsize=(4 * len(curves), 4.2), sharey=True)
@@ -261,8 +295,11 @@ def reliability_diagram(curves: dict[str, dict[str, tuple[list[float], list[str]
         for (name, (scores, labels)), style in zip(scorers.items(), ("o-", "s--")):
             xs, ys = [], []
             for b in range(10):
-                members = [(s, y == "support") for s, y in zip(scores, labels)
-                           if b / 10 <= s < (b + 1) / 10 or (b == 9 and s == 1.0)]
+                members = [
+                    (s, y == "support")
+                    for s, y in zip(scores, labels)
+                    if b / 10 <= s < (b + 1) / 10 or (b == 9 and s == 1.0)
+                ]
                 if len(members) >= 5:
                     xs.append(sum(s for s, _ in members) / len(members))
                     ys.append(sum(y for _, y in members) / len(members))
@@ -274,8 +311,9 @@ def reliability_diagram(curves: dict[str, dict[str, tuple[list[float], list[str]
         ax.set_ylim(0, 1)
         ax.legend(fontsize=7, loc="upper left")
     axes[0].set_ylabel("observed share that supports")
-    fig.suptitle(f"Verifier reliability (bins of 0.1 with at least 5 pairs; dotted: threshold {threshold:.2f})",
-                 fontsize=10)
+    fig.suptitle(
+        f"Verifier reliability (bins of 0.1 with at least 5 pairs; dotted: threshold {threshold:.2f})", fontsize=10
+    )
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110, metadata={"Software": None})
@@ -284,6 +322,7 @@ def reliability_diagram(curves: dict[str, dict[str, tuple[list[float], list[str]
 
 
 # --- the whole evaluation ------------------------------------------------------------------
+
 
 def _sample(rows: list[dict], limit: int, seed: int) -> list[dict]:
     import random
@@ -295,9 +334,18 @@ def _sample(rows: list[dict], limit: int, seed: int) -> list[dict]:
     return rows[:limit]
 
 
-def calibrate_and_evaluate(trained: Path, splits: dict[str, list[dict]], *, rows_per_split: int,
-                           device: str, seed: int, log, ship_to: Path | None = None,
-                           diagram: Path | None = DIAGRAM, measure_throughput: bool = True) -> dict:
+def calibrate_and_evaluate(
+    trained: Path,
+    splits: dict[str, list[dict]],
+    *,
+    rows_per_split: int,
+    device: str,
+    seed: int,
+    log,
+    ship_to: Path | None = None,
+    diagram: Path | None = DIAGRAM,
+    measure_throughput: bool = True,
+) -> dict:
     """Fit T and the threshold on the calibration split, ship (to `ship_to`, else
     `trained/calibrated`), and evaluate the shipped checkpoint on every split."""
     from tools.cross_encoder import logits
@@ -309,10 +357,16 @@ def calibrate_and_evaluate(trained: Path, splits: dict[str, list[dict]], *, rows
     calibrated = support_probabilities(raw, temperature)
     threshold = pick_threshold(calibrated, [r["label"] == "support" for r in calibration_rows])
     log(f"calibration: T = {temperature}, threshold {threshold} ({time.monotonic() - started:.0f} s)")
-    report = {"calibration": {"pairs": len(calibration_rows), "temperature": temperature,
-                              "threshold": threshold,
-                              "uncalibrated": split_metrics(support_probabilities(raw, 1.0),
-                                                            [r["label"] for r in calibration_rows], threshold)}}
+    report = {
+        "calibration": {
+            "pairs": len(calibration_rows),
+            "temperature": temperature,
+            "threshold": threshold,
+            "uncalibrated": split_metrics(
+                support_probabilities(raw, 1.0), [r["label"] for r in calibration_rows], threshold
+            ),
+        }
+    }
     target = ship_to or trained / "calibrated"
     ship(trained, target, {**json.loads((trained / "training_report.json").read_text()), **report})
     log(f"calibrated float16 checkpoint written to {target}")
@@ -327,17 +381,19 @@ def calibrate_and_evaluate(trained: Path, splits: dict[str, list[dict]], *, rows
         seconds = time.monotonic() - started
         heuristic = heuristic_scores(rows)
         evaluation[name] = {
-            "pairs": len(rows), "labels": {label: labels.count(label) for label in LABELS},
+            "pairs": len(rows),
+            "labels": {label: labels.count(label) for label in LABELS},
             "trained": split_metrics(trained_scores, labels, threshold),
             f"trained_at_{GATEWAY_THRESHOLD:.2f}": split_metrics(trained_scores, labels, GATEWAY_THRESHOLD),
             "heuristic": split_metrics(heuristic, labels, threshold),
             f"heuristic_at_{GATEWAY_THRESHOLD:.2f}": split_metrics(heuristic, labels, GATEWAY_THRESHOLD),
             "lexical_overlap": split_metrics(overlap_scores(rows), labels, None),
-            "number_probe": {"trained": probe_metrics(lambda rs: served_scores(model, rs), rows, threshold,
-                                                      also=GATEWAY_THRESHOLD),
-                             "heuristic": probe_metrics(heuristic_scores, rows, threshold,
-                                                        also=GATEWAY_THRESHOLD)},
-            "scoring_pairs_per_s": round(len(rows) / max(seconds, 1e-9), 1)}
+            "number_probe": {
+                "trained": probe_metrics(lambda rs: served_scores(model, rs), rows, threshold, also=GATEWAY_THRESHOLD),
+                "heuristic": probe_metrics(heuristic_scores, rows, threshold, also=GATEWAY_THRESHOLD),
+            },
+            "scoring_pairs_per_s": round(len(rows) / max(seconds, 1e-9), 1),
+        }
         curves[name] = {"trained": (trained_scores, labels), "heuristic": (heuristic, labels)}
         log(f"{name}: {json.dumps(evaluation[name])}")
     report["evaluation"] = evaluation

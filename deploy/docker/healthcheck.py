@@ -31,15 +31,13 @@ def http_ok(port: str, path: str = "/health") -> bool:
 async def bus_ok(service: str) -> bool:
     import nats
 
-    servers = [s.strip() for s in os.environ.get("ZOCRATES_NATS_URL", "nats://127.0.0.1:4222").split(",")
-               if s.strip()]
+    servers = [s.strip() for s in os.environ.get("ZOCRATES_NATS_URL", "nats://127.0.0.1:4222").split(",") if s.strip()]
     auth: dict = {}
     if creds := os.environ.get("ZOCRATES_NATS_CREDS_FILE"):
         auth["user_credentials"] = creds
     if user := os.environ.get("ZOCRATES_NATS_USER"):
         auth |= {"user": user, "password": os.environ.get("ZOCRATES_NATS_PASSWORD", "")}
-    nc = await nats.connect(servers, connect_timeout=2, allow_reconnect=False,
-                            max_reconnect_attempts=0, **auth)
+    nc = await nats.connect(servers, connect_timeout=2, allow_reconnect=False, max_reconnect_attempts=0, **auth)
     try:
         reply = await nc.request(f"health.{service}", b"", timeout=TIMEOUT_S / 2)
         return json.loads(reply.data).get("status") == "ok"

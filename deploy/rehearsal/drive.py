@@ -36,14 +36,36 @@ TURN_TIMEOUT_S = float(os.environ.get("REHEARSAL_TURN_TIMEOUT_S", "180"))
 
 # A small library: three PDFs from the shared fixtures, one parent item each.
 LIBRARY = [
-    ("DVT2PAR1", "DVT2PDF1", "cermine/test1.pdf", "journalArticle", "2010",
-     "Complications related to deep venous thrombosis prophylaxis in trauma: a systematic review",
-     ("Indraneel", "Datta"), "10.1186/1752-2897-4-1"),
-    ("QIPARNT2", "QIPDFKY2", "cermine/example2.pdf", "journalArticle", "2012",
-     "Understanding the barriers to setting up a healthcare quality improvement process",
-     ("Dilip", "Kumar"), None),
-    ("DOIPAR03", "DOIPDF03", "zotero/recognizePDF_test_DOI.pdf", "journalArticle", "2014",
-     "A one-page PDF that only names its DOI", ("Ana", "Lopes"), "10.1371/journal.pntd.0003350"),
+    (
+        "DVT2PAR1",
+        "DVT2PDF1",
+        "cermine/test1.pdf",
+        "journalArticle",
+        "2010",
+        "Complications related to deep venous thrombosis prophylaxis in trauma: a systematic review",
+        ("Indraneel", "Datta"),
+        "10.1186/1752-2897-4-1",
+    ),
+    (
+        "QIPARNT2",
+        "QIPDFKY2",
+        "cermine/example2.pdf",
+        "journalArticle",
+        "2012",
+        "Understanding the barriers to setting up a healthcare quality improvement process",
+        ("Dilip", "Kumar"),
+        None,
+    ),
+    (
+        "DOIPAR03",
+        "DOIPDF03",
+        "zotero/recognizePDF_test_DOI.pdf",
+        "journalArticle",
+        "2014",
+        "A one-page PDF that only names its DOI",
+        ("Ana", "Lopes"),
+        "10.1371/journal.pntd.0003350",
+    ),
 ]
 QUESTIONS = [
     "What complications does deep venous thrombosis prophylaxis cause in trauma patients?",
@@ -64,9 +86,12 @@ def say(message: str) -> None:
 
 def client() -> httpx.AsyncClient:
     token = os.environ.get("REHEARSAL_TOKEN") or fail("REHEARSAL_TOKEN is not set")
-    return httpx.AsyncClient(base_url=URL, verify=os.environ.get("REHEARSAL_CA") or True,
-                             headers={"Authorization": f"Bearer {token}"},
-                             timeout=httpx.Timeout(30, read=TURN_TIMEOUT_S))
+    return httpx.AsyncClient(
+        base_url=URL,
+        verify=os.environ.get("REHEARSAL_CA") or True,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=httpx.Timeout(30, read=TURN_TIMEOUT_S),
+    )
 
 
 def load_state() -> dict:
@@ -103,8 +128,12 @@ async def ask(http: httpx.AsyncClient, question: str) -> list[dict]:
 
 def verified(done: dict) -> int:
     """Citation occurrences the verifier scored (a probability, not FAIL_OPEN)."""
-    return sum(1 for c in done.get("citations", []) for o in c.get("occurrences", [])
-               if o.get("probability") is not None and o.get("verdict") != "FAIL_OPEN")
+    return sum(
+        1
+        for c in done.get("citations", [])
+        for o in c.get("occurrences", [])
+        if o.get("probability") is not None and o.get("verdict") != "FAIL_OPEN"
+    )
 
 
 async def library() -> None:
@@ -113,20 +142,37 @@ async def library() -> None:
         for parent, key, rel, kind, year, title, (first, last), doi in LIBRARY:
             data = (FIXTURES / rel).read_bytes()
             files[key] = data
-            items.append({"key": parent, "item_type": kind, "date": year, "title": title,
-                          "creators": [{"first_name": first, "last_name": last}]} | ({"doi": doi} if doi else {}))
-            items.append({"key": key, "item_type": "attachment", "parent_key": parent,
-                          "content_type": "application/pdf", "sha256": hashlib.sha256(data).hexdigest(),
-                          "filename": Path(rel).name})
-        synced = await http.post("/library/sync", json={"sync_id": f"rehearsal-{int(time.time())}",
-                                                         "full": True, "items": items})
+            items.append(
+                {
+                    "key": parent,
+                    "item_type": kind,
+                    "date": year,
+                    "title": title,
+                    "creators": [{"first_name": first, "last_name": last}],
+                }
+                | ({"doi": doi} if doi else {})
+            )
+            items.append(
+                {
+                    "key": key,
+                    "item_type": "attachment",
+                    "parent_key": parent,
+                    "content_type": "application/pdf",
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                    "filename": Path(rel).name,
+                }
+            )
+        synced = await http.post(
+            "/library/sync", json={"sync_id": f"rehearsal-{int(time.time())}", "full": True, "items": items}
+        )
         if synced.status_code != 200:
             fail(f"POST /library/sync answered {synced.status_code}: {synced.text[:300]}")
         needs = synced.json()["needs_upload"]
         say(f"synced {len(items)} items; the server asks for {len(needs)} files")
         for key in needs:
-            put = await http.put(f"/library/attachments/{key}", content=files[key],
-                                 headers={"Content-Type": "application/pdf"})
+            put = await http.put(
+                f"/library/attachments/{key}", content=files[key], headers={"Content-Type": "application/pdf"}
+            )
             if put.status_code != 200:
                 fail(f"PUT /library/attachments/{key} answered {put.status_code}: {put.text[:300]}")
         deadline = time.monotonic() + float(os.environ.get("REHEARSAL_INDEX_TIMEOUT_S", "420"))
@@ -137,9 +183,13 @@ async def library() -> None:
             if status.get("state") == "error" or time.monotonic() > deadline:
                 fail(f"the library was not indexed: {json.dumps(status)[:600]}")
             await asyncio.sleep(2)
-        say(f"indexed: {status['indexed']} of {status['attachments']} attachments, "
-            f"{status['chunks_indexed']} chunks, failures {status['failures_by_reason']}")
-        save_state(load_state() | {"library": {k: status[k] for k in ("items", "attachments", "indexed", "chunks_indexed")}})
+        say(
+            f"indexed: {status['indexed']} of {status['attachments']} attachments, "
+            f"{status['chunks_indexed']} chunks, failures {status['failures_by_reason']}"
+        )
+        save_state(
+            load_state() | {"library": {k: status[k] for k in ("items", "attachments", "indexed", "chunks_indexed")}}
+        )
 
 
 async def turn() -> None:
@@ -161,11 +211,14 @@ async def turn() -> None:
         stored = session.json()["turns"]
         if not stored or stored[-1] != record:
             fail("GET /sessions/{id} does not return the turn the stream ended with")
-        say(f"turn done in {elapsed:.1f} s through the proxy: {len(record['citations'])} citations, "
+        say(
+            f"turn done in {elapsed:.1f} s through the proxy: {len(record['citations'])} citations, "
             f"{verified(record)} occurrences verified ({record['verification']['provider']}); "
-            f"GET /sessions/{record['session_id']} returns the same turn")
-        save_state(load_state() | {"session_id": record["session_id"], "turn": record,
-                                   "first_answer_s": round(elapsed, 1)})
+            f"GET /sessions/{record['session_id']} returns the same turn"
+        )
+        save_state(
+            load_state() | {"session_id": record["session_id"], "turn": record, "first_answer_s": round(elapsed, 1)}
+        )
 
 
 async def turns(count: int) -> None:
@@ -194,10 +247,12 @@ async def kill(command: list[str]) -> None:
         end = events[-1] if events else {"event": "nothing"}
         if end["event"] not in ("done", "error"):
             fail(f"the stream ended without done or error: {json.dumps(end)[:300]}")
-        detail = (f"{len(end['data']['citations'])} citations" if end["event"] == "done"
-                  else json.dumps(end["data"])[:200])
-        say(f"the turn ended cleanly in {end['event']} ({detail}), "
-            f"{time.monotonic() - started:.1f} s after it was sent")
+        detail = (
+            f"{len(end['data']['citations'])} citations" if end["event"] == "done" else json.dumps(end["data"])[:200]
+        )
+        say(
+            f"the turn ended cleanly in {end['event']} ({detail}), {time.monotonic() - started:.1f} s after it was sent"
+        )
 
 
 async def persist() -> None:
@@ -205,8 +260,10 @@ async def persist() -> None:
     async with client() as http:
         session = await http.get(f"/sessions/{state['session_id']}")
         if session.status_code != 200:
-            fail(f"after down/up, GET /sessions/{state['session_id']} answered {session.status_code}: "
-                 f"{session.text[:200]} (the token or the session did not survive)")
+            fail(
+                f"after down/up, GET /sessions/{state['session_id']} answered {session.status_code}: "
+                f"{session.text[:200]} (the token or the session did not survive)"
+            )
         if state["turn"] not in session.json()["turns"]:
             fail("after down/up, the session no longer holds the first turn")
         status = (await http.get("/library/status")).json()
@@ -216,8 +273,10 @@ async def persist() -> None:
         events = await ask(http, QUESTIONS[1])
         if not events or events[-1]["event"] != "done" or not events[-1]["data"]["citations"]:
             fail(f"after down/up, a new turn was not answered with citations: {json.dumps(events[-1:])[:400]}")
-    say(f"after down and up: token, session {state['session_id']} and its turn, "
-        f"the index ({kept['chunks_indexed']} chunks) kept; a new turn is answered with citations")
+    say(
+        f"after down and up: token, session {state['session_id']} and its turn, "
+        f"the index ({kept['chunks_indexed']} chunks) kept; a new turn is answered with citations"
+    )
 
 
 def main(argv: list[str]) -> None:

@@ -20,13 +20,17 @@ SERVICES = ["retrieval", "verifier", "discovery", "staging"]
 class _Dummy:
     async def start(self): ...
     async def close(self): ...
-    def health(self): return {}
+    def health(self):
+        return {}
 
 
 @pytest.mark.parametrize("name", SERVICES)
 def test_no_subscriber_uses_the_default_ack_policy(name):
     module = importlib.import_module(f"zocrates_{name}.app")
-    app = module.create_app(ZocratesSettings(), **({"service": _Dummy()} if name in ("retrieval", "verifier", "discovery", "staging") else {}))
+    app = module.create_app(
+        ZocratesSettings(),
+        **({"service": _Dummy()} if name in ("retrieval", "verifier", "discovery", "staging") else {}),
+    )
     subscribers = list(app.broker.subscribers)
     assert any(type(s).__name__.endswith("PullStreamSubscriber") for s in subscribers)
     for sub in subscribers:
@@ -71,6 +75,7 @@ def test_every_request_is_redelivered_while_its_caller_still_waits():
             subject = config.filter_subject or sub.subject.broker_address
             assert subject in deadline, f"{name}: no gateway deadline known for {subject}"
             assert config.ack_wait <= deadline[subject] / 2, (
-                f"{name}: AckWait {config.ack_wait} s on {subject} is over half its {deadline[subject]} s deadline")
+                f"{name}: AckWait {config.ack_wait} s on {subject} is over half its {deadline[subject]} s deadline"
+            )
             checked.add(subject)
     assert checked == set(deadline)

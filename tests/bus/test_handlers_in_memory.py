@@ -31,9 +31,15 @@ async def test_verifier_handler_replies_to_the_requesters_subject(settings, monk
     monkeypatch.setattr(bus, "publish", published)
     app = create_app(settings, service=FakeVerifier(probability=0.75))
     request = VerificationRequested(
-        turn_id="t", session_id="s", user_id="u", reply_to="zocrates.reply.gw.verification",
-        pairs=[VerificationPair(chunk_index=1, occurrence=1, claim="c", source_text="s"),
-               VerificationPair(chunk_index=1, occurrence=2, claim="d", source_text="s", compound=True)])
+        turn_id="t",
+        session_id="s",
+        user_id="u",
+        reply_to="zocrates.reply.gw.verification",
+        pairs=[
+            VerificationPair(chunk_index=1, occurrence=1, claim="c", source_text="s"),
+            VerificationPair(chunk_index=1, occurrence=2, claim="d", source_text="s", compound=True),
+        ],
+    )
     async with TestNatsBroker(app.broker) as broker:
         await broker.publish(request.model_dump_json(), VerificationRequested.SUBJECT, stream="ZOCRATES")
     _, reply, subject = published.await_args.args
@@ -52,12 +58,14 @@ async def test_discovery_handler_says_clearly_when_the_internet_is_unreachable(s
     published = AsyncMock()
     monkeypatch.setattr(bus, "publish", published)
     closed = "http://127.0.0.1:9"  # nothing listens there: a refused connection, like no internet
-    service = DiscoveryService(DiscoverySettings(
-        openalex_url=closed, crossref_url=closed, semantic_scholar_url=closed, zotero_dir=None))
+    service = DiscoveryService(
+        DiscoverySettings(openalex_url=closed, crossref_url=closed, semantic_scholar_url=closed, zotero_dir=None)
+    )
     await service.start()
     app = create_app(settings, service=service)
-    request = DiscoveryRequested(turn_id="t", session_id="s", user_id="u", queries=["q"],
-                                 reply_to="zocrates.reply.gw.discovery")
+    request = DiscoveryRequested(
+        turn_id="t", session_id="s", user_id="u", queries=["q"], reply_to="zocrates.reply.gw.discovery"
+    )
     try:
         async with TestNatsBroker(app.broker) as broker:
             await broker.publish(request.model_dump_json(), DiscoveryRequested.SUBJECT, stream="ZOCRATES")

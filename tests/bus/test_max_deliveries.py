@@ -25,8 +25,9 @@ async def test_exhausted_deliveries_are_dead_lettered_and_answered(nats_server, 
     service, gateway = bus.make_broker(settings, graceful_timeout=0.5), bus.make_broker(settings)
     deliveries = []
 
-    @bus.request_consumer(service, RetrievalRequested, durable="retrieval", ack_wait=0.5,
-                          max_deliver=2, service="retrieval")
+    @bus.request_consumer(
+        service, RetrievalRequested, durable="retrieval", ack_wait=0.5, max_deliver=2, service="retrieval"
+    )
     async def hang(req):
         deliveries.append(1)
         await asyncio.Event().wait()
@@ -36,8 +37,9 @@ async def test_exhausted_deliveries_are_dead_lettered_and_answered(nats_server, 
     await bus.ensure_streams(gateway)
     await service.start()
     try:
-        request = RetrievalRequested(turn_id="t", session_id="s", user_id="u", query="q",
-                                     reply_to=requester.reply_to(RetrievalRequested))
+        request = RetrievalRequested(
+            turn_id="t", session_id="s", user_id="u", query="q", reply_to=requester.reply_to(RetrievalRequested)
+        )
         reply = await requester.request(request, timeout=10)
         assert reply.error is not None and "deliveries" in reply.error.message
         assert len(deliveries) == 2

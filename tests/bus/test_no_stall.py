@@ -21,24 +21,23 @@ import pytest
 
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_contracts.subjects import AUDIT_STREAM
-from zocrates_runtime.bus import (FETCH_TIMEOUT_S, Requester, ensure_streams, make_broker,
-                                  request_consumer)
+from zocrates_runtime.bus import FETCH_TIMEOUT_S, Requester, ensure_streams, make_broker, request_consumer
 from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = pytest.mark.connected
 
 
 def ask(requester: Requester, turn_id: str) -> RetrievalRequested:
-    return RetrievalRequested(turn_id=turn_id, session_id="s1", user_id="u1", query="q",
-                              reply_to=requester.reply_to(RetrievalRequested))
+    return RetrievalRequested(
+        turn_id=turn_id, session_id="s1", user_id="u1", query="q", reply_to=requester.reply_to(RetrievalRequested)
+    )
 
 
 async def start_pair(nats_server, handler):
     """The real request consumer (4 workers, as retrieval's) and a requester, on two connections."""
     settings = ZocratesSettings(nats_url=nats_server.url, instance_id="gw1")
     service = make_broker(settings)
-    request_consumer(service, RetrievalRequested, durable="retrieval", service="retrieval",
-                     max_workers=4)(handler)
+    request_consumer(service, RetrievalRequested, durable="retrieval", service="retrieval", max_workers=4)(handler)
     gateway = make_broker(settings)
     requester = Requester(gateway, "gw1")
     await gateway.start()
@@ -68,8 +67,8 @@ async def test_a_request_is_not_held_by_a_pull_left_on_the_server(nats_server):
         (subscriber,) = [s for s in service.subscribers if getattr(s, "stream", None)]
         pull = subscriber.subscription
         await service.config.connection_state.connection.publish(
-            pull._nms, json.dumps({"batch": 4, "expires": int(6 * FETCH_TIMEOUT_S * 1e9)}).encode(),
-            reply=pull._deliver)
+            pull._nms, json.dumps({"batch": 4, "expires": int(6 * FETCH_TIMEOUT_S * 1e9)}).encode(), reply=pull._deliver
+        )
         js = gateway.config.connection_state.stream
         for _ in range(50):
             if (await js.consumer_info(AUDIT_STREAM, "retrieval")).num_waiting >= 2:
@@ -81,8 +80,10 @@ async def test_a_request_is_not_held_by_a_pull_left_on_the_server(nats_server):
         # the leftover pull is the oldest and brings them.
         took = [await timed(requester, f"t{i}") for i in range(3)]
         bound = 10 * warm + 0.5  # a stall is the rest of a fetch: seconds
-        assert max(took) < bound, (f"requests took {[round(t, 3) for t in took]} s with a pull "
-                                   f"left on the server; a warm one takes {warm:.3f} s")
+        assert max(took) < bound, (
+            f"requests took {[round(t, 3) for t in took]} s with a pull "
+            f"left on the server; a warm one takes {warm:.3f} s"
+        )
     finally:
         await gateway.stop()
         await service.stop()
@@ -101,8 +102,7 @@ async def test_one_message_per_pull_still_runs_max_workers_handlers_at_once(nats
 
     service, gateway, requester = await start_pair(nats_server, handler)
     try:
-        replies = await asyncio.gather(*(requester.request(ask(requester, f"t{i}"), timeout=10)
-                                         for i in range(8)))
+        replies = await asyncio.gather(*(requester.request(ask(requester, f"t{i}"), timeout=10) for i in range(8)))
         assert sorted(r.turn_id for r in replies) == [f"t{i}" for i in range(8)]
         assert most == 4
     finally:

@@ -8,7 +8,7 @@ import pytest
 from faststream.nats.message import NatsMessage
 
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
-from zocrates_contracts.subjects import AUDIT_STREAM, reply_subject, RETRIEVAL_COMPLETED
+from zocrates_contracts.subjects import AUDIT_STREAM, RETRIEVAL_COMPLETED, reply_subject
 from zocrates_runtime.bus import Requester, ensure_streams, make_broker, request_consumer
 from zocrates_runtime.settings import ZocratesSettings
 
@@ -40,8 +40,9 @@ async def test_redelivery_after_a_lost_ack_runs_again_but_the_reply_is_stored_on
     await ensure_streams(gateway)
     await service.start()
     try:
-        request = RetrievalRequested(turn_id="t", session_id="s", user_id="u", query="q",
-                                     reply_to=requester.reply_to(RetrievalRequested))
+        request = RetrievalRequested(
+            turn_id="t", session_id="s", user_id="u", query="q", reply_to=requester.reply_to(RetrievalRequested)
+        )
         reply = await requester.request(request, timeout=5)
         assert reply.error is None
         for _ in range(100):  # wait for the redelivery (AckWait 1 s) to be handled

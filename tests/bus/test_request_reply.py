@@ -17,8 +17,9 @@ pytestmark = pytest.mark.connected
 
 
 def request(requester: Requester, **kw) -> RetrievalRequested:
-    fields = dict(turn_id="t1", session_id="s1", user_id="u1", query="q",
-                  reply_to=requester.reply_to(RetrievalRequested))
+    fields = dict(
+        turn_id="t1", session_id="s1", user_id="u1", query="q", reply_to=requester.reply_to(RetrievalRequested)
+    )
     fields.update(kw)
     return RetrievalRequested(**fields)
 
@@ -26,8 +27,7 @@ def request(requester: Requester, **kw) -> RetrievalRequested:
 async def start_pair(nats_server, handler, **consumer_kw):
     settings = ZocratesSettings(nats_url=nats_server.url, instance_id="gw1")
     service = make_broker(settings)
-    request_consumer(service, RetrievalRequested, durable="retrieval", service="retrieval",
-                     **consumer_kw)(handler)
+    request_consumer(service, RetrievalRequested, durable="retrieval", service="retrieval", **consumer_kw)(handler)
     gateway = make_broker(settings)
     requester = Requester(gateway, "gw1")
     await gateway.start()
@@ -79,8 +79,7 @@ async def test_always_failing_handler_dead_letters_and_answers_with_an_error(nat
         calls.append(1)
         raise RuntimeError("boom")
 
-    service, gateway, requester = await start_pair(nats_server, handler, max_deliver=3,
-                                                   retry_delay=0.1)
+    service, gateway, requester = await start_pair(nats_server, handler, max_deliver=3, retry_delay=0.1)
     try:
         reply = await requester.request(request(requester), timeout=10)
         assert reply.error is not None and reply.error.code == "internal"
@@ -153,8 +152,10 @@ async def test_duplicate_publish_is_stored_once(nats_server):
 
 async def test_error_reply_carries_service_error(nats_server):
     async def handler(req):
-        return EvidenceRetrieved(**req.reply_fields(), error=ServiceError(
-            code="not_available", message="library not indexed", service="retrieval"))
+        return EvidenceRetrieved(
+            **req.reply_fields(),
+            error=ServiceError(code="not_available", message="library not indexed", service="retrieval"),
+        )
 
     service, gateway, requester = await start_pair(nats_server, handler)
     try:
@@ -170,8 +171,9 @@ async def test_services_authenticate_to_a_server_that_requires_credentials(tmp_p
 
     server = NatsServer(tmp_path / "js", extra_args=["--user", "zocrates", "--pass", "s3cret"]).start()
     try:
-        settings = ZocratesSettings(nats_url=server.url, nats_user="zocrates", nats_password="s3cret",
-                                    mode="hosted", token_pepper="x")
+        settings = ZocratesSettings(
+            nats_url=server.url, nats_user="zocrates", nats_password="s3cret", mode="hosted", token_pepper="x"
+        )
         broker = make_broker(settings)
         await broker.connect()
         await ensure_streams(broker)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import pytest
+
 from zocrates_contracts import Creator, EvidenceChunk
 
 SURNAMES = ["Watson", "Franklin", "Jonsson", "Vaswani", "Smith", "Okafor", "Lindqvist", "Tanaka"]

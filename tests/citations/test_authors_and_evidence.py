@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from zocrates_contracts import Creator, EvidenceChunk
-
 from zocrates_citations import format_authors, format_evidence_xml
+from zocrates_contracts import Creator, EvidenceChunk
 
 
 def people(*surnames: str) -> list[Creator]:

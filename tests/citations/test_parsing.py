@@ -78,9 +78,7 @@ PROTECTED = [
 def test_code_block_protection_ignores_tokens_in_masked_regions(make_chunks, block):
     text = f"Intro sentence long enough to be a claim [1].\n\n{block}\n\nAfter it comes a claim [2].\n"
     assert indices(text) == [1, 2]
-    resolved = resolve_citations_and_references(
-        text, make_chunks("ab"), support_probabilities={1: [0.0], 2: [0.0]}
-    )
+    resolved = resolve_citations_and_references(text, make_chunks("ab"), support_probabilities={1: [0.0], 2: [0.0]})
     assert block in resolved.prose  # byte-identical, tokens inside untouched
     assert resolved.prose.count("[1]") == block.count("[1]")
 

@@ -7,7 +7,6 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from zocrates_contracts import Creator, EvidenceChunk
 
 from zocrates_citations import (
     build_coordinator_view,
@@ -20,6 +19,7 @@ from zocrates_citations import (
 )
 from zocrates_citations.claims import MAX_CLAIM_CHARS
 from zocrates_citations.parsing import FILLER, find_tokens, mask, masked_regions
+from zocrates_contracts import Creator, EvidenceChunk
 
 pytestmark = pytest.mark.fuzz
 # FUZZ_EXAMPLES raises the budget for a deeper local run; 200 keeps the suite fast.
@@ -101,9 +101,7 @@ def code_pieces(text: str) -> list[str]:
 @FAST
 @given(TEXTS, chunk_lists(), PROBABILITIES, st.booleans())
 def test_tiers_partition_the_retrieved_items(text, chunks, probabilities, enabled):
-    r = resolve_citations_and_references(
-        text, chunks, support_probabilities=probabilities, citations_enabled=enabled
-    )
+    r = resolve_citations_and_references(text, chunks, support_probabilities=probabilities, citations_enabled=enabled)
     universe = {c.item_key for c in chunks}
     cited, considered = set(r.cited_item_keys), set(r.considered_item_keys)
     assert cited | considered == universe  # U = C ∪ R
@@ -179,13 +177,15 @@ def test_a_parsed_answer_resolves_exactly_as_its_text(text, chunks, probabilitie
     assert list(answer.occurrences) == extract_claim_occurrences(text, len(chunks))
     options = {"support_probabilities": probabilities, "citations_enabled": enabled}
     assert resolve_citations_and_references(answer, chunks, **options) == (
-        resolve_citations_and_references(text, chunks, **options))
+        resolve_citations_and_references(text, chunks, **options)
+    )
 
 
 @FAST
 @given(TEXTS, chunk_lists(), PROBABILITIES, st.booleans())
 def test_the_text_is_what_precedes_the_sources_then_the_sources(text, chunks, probabilities, disclose):
     r = resolve_citations_and_references(
-        text, chunks, support_probabilities=probabilities, considered_disclosure=disclose)
+        text, chunks, support_probabilities=probabilities, considered_disclosure=disclose
+    )
     assert r.text.endswith(r.sources)
     assert split_sources(r.text) == (r.text[: len(r.text) - len(r.sources)], r.sources)

@@ -18,12 +18,8 @@ def tiers(resolution: Resolution) -> tuple[list[str], list[str]]:
 
 def test_each_occurrence_is_judged_alone_never_by_a_max_over_occurrences(make_chunks):
     text = "Sentence A says the rate is five percent [1]. Sentence B says it is ninety percent [1]."
-    resolved = resolve_citations_and_references(
-        text, make_chunks("ab"), support_probabilities={1: [0.98, 0.12]}
-    )
-    assert resolved.prose == (
-        "Sentence A says the rate is five percent [1]. Sentence B says it is ninety percent."
-    )
+    resolved = resolve_citations_and_references(text, make_chunks("ab"), support_probabilities={1: [0.98, 0.12]})
+    assert resolved.prose == ("Sentence A says the rate is five percent [1]. Sentence B says it is ninety percent.")
     [citation] = resolved.citations
     assert [(o.occurrence, o.probability, o.verdict) for o in citation.occurrences] == [
         (1, 0.98, "KEPT"),
@@ -101,9 +97,7 @@ def test_counts_fill_a_verification_summary(make_chunks):
 
 
 def test_probability_keys_may_arrive_as_strings_after_json(make_chunks):
-    resolved = resolve_citations_and_references(
-        "Claim [1].", make_chunks("a"), support_probabilities={"1": [0.1]}
-    )
+    resolved = resolve_citations_and_references("Claim [1].", make_chunks("a"), support_probabilities={"1": [0.1]})
     assert resolved.prose == "Claim."
 
 
@@ -117,9 +111,7 @@ def test_occurrence_numbering_matches_claim_extraction(make_chunks):
     text = "Alpha beta gamma rates [2]. Delta rates [1, 2]. Epsilon rates [2]."
     resolved = resolve_citations_and_references(text, make_chunks("ab"))
     extracted = {(o.chunk_index, o.occurrence): o.claim for o in extract_claim_occurrences(text, 2)}
-    recorded = {
-        (c.index, o.occurrence): o.claim for c in resolved.citations for o in c.occurrences
-    }
+    recorded = {(c.index, o.occurrence): o.claim for c in resolved.citations for o in c.occurrences}
     assert recorded == extracted
 
 
@@ -141,9 +133,7 @@ def test_citations_carry_chunk_and_item_metadata_and_every_occurrence(make_chunk
 
 
 def test_citations_are_listed_by_index_and_include_demoted_chunks(make_chunks):
-    resolved = resolve_citations_and_references(
-        "B [2]. A [1].", make_chunks("ab"), support_probabilities={2: [0.1]}
-    )
+    resolved = resolve_citations_and_references("B [2]. A [1].", make_chunks("ab"), support_probabilities={2: [0.1]})
     assert [(c.index, c.survives) for c in resolved.citations] == [(1, True), (2, False)]
     assert resolved.cited_chunk_ids == ["chunk-1"]
 
@@ -156,9 +146,7 @@ def test_extractive_quote_preserves_full_supporting_text(make_chunk):
 
 def test_quote_is_bounded_only_when_max_quote_chars_is_set(make_chunk):
     passage = "word " * 100
-    resolved = resolve_citations_and_references(
-        "Claim [1].", [make_chunk(1, text=passage)], max_quote_chars=50
-    )
+    resolved = resolve_citations_and_references("Claim [1].", [make_chunk(1, text=passage)], max_quote_chars=50)
     quote = resolved.citations[0].quote
     assert len(quote) <= 50 and quote.endswith("…") and passage.startswith(quote[:-1])
 
@@ -251,8 +239,14 @@ def test_disabled_citations_remove_every_token_and_cite_every_item(make_chunks):
 
 def test_source_sections_follow_the_seed_markup(make_chunk):
     chunks = [
-        make_chunk(1, "99R6SJ7T", authors=["Jonsson", "Stefansson"], year=2020,
-                   title="Somatic mutation rates in monozygotic twins", publication="Nature Genetics"),
+        make_chunk(
+            1,
+            "99R6SJ7T",
+            authors=["Jonsson", "Stefansson"],
+            year=2020,
+            title="Somatic mutation rates in monozygotic twins",
+            publication="Nature Genetics",
+        ),
         make_chunk(2, "VDKHGW8P", authors=["Smith"], year=2022, title="Deep RAG Systems"),
     ]
     resolved = resolve_citations_and_references("Rates were estimated [1].", chunks)
@@ -361,7 +355,10 @@ def test_a_group_library_item_keeps_its_library_in_citations_sources_and_hooks(m
     mine = make_chunk(1, "MINEKEY1")
     theirs = make_chunk(2, "GROUPKY1").model_copy(update={"library_id": "group-42"})
     resolution = resolve_citations_and_references("Both say so [1][2].", [mine, theirs])
-    assert [(c.item_key, c.library_id) for c in resolution.citations] == [("MINEKEY1", "user"), ("GROUPKY1", "group-42")]
+    assert [(c.item_key, c.library_id) for c in resolution.citations] == [
+        ("MINEKEY1", "user"),
+        ("GROUPKY1", "group-42"),
+    ]
     assert [r.library_id for r in resolution.references.cited] == ["user", "group-42"]
     html = render_source_sections(resolution.references)
     assert 'data-item-key="MINEKEY1">' in html  # My Library: no extra hook, output unchanged
@@ -384,8 +381,9 @@ def test_a_refusal_cites_nothing_and_says_what_was_searched(make_chunks):
 def test_verbatim_quotes_are_marked_with_the_relevance_that_chose_them(make_chunks):
     chunks = make_chunks(["K1", "K2"])
     text = "Alpha is quoted [1]. Beta is quoted [2]. Alpha again [1]."
-    r = resolve_citations_and_references(text, chunks, support_probabilities={1: [0.8, 0.7], 2: [0.9]},
-                                         quotes={"1": [0.91, 0.62], "2": [0.75]})
+    r = resolve_citations_and_references(
+        text, chunks, support_probabilities={1: [0.8, 0.7], 2: [0.9]}, quotes={"1": [0.91, 0.62], "2": [0.75]}
+    )
     occurrences = {c.index: c.occurrences for c in r.citations}
     assert [(o.quoted, o.relevance, o.probability) for o in occurrences[1]] == [(True, 0.91, 0.8), (True, 0.62, 0.7)]
     assert [(o.quoted, o.relevance) for o in occurrences[2]] == [(True, 0.75)]

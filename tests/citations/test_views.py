@@ -16,13 +16,24 @@ CODE = "```python\nx = arr[1]\ny = val[1, 2]\n```"
 
 def watson_franklin(make_chunk):
     return [
-        make_chunk(1, "WCKEY001", authors=["Watson", "Crick"], year=1952,
-                   title="Molecular structure of nucleic acids", publication="Nature"),
+        make_chunk(
+            1,
+            "WCKEY001",
+            authors=["Watson", "Crick"],
+            year=1952,
+            title="Molecular structure of nucleic acids",
+            publication="Nature",
+        ),
         make_chunk(2, "FRKEY002", authors=["Franklin"], year=1951, title="Photo 51"),
-        make_chunk(3, "WCKEY001", authors=["Watson", "Crick"], year=1952,
-                   title="Molecular structure of nucleic acids", publication="Nature"),
-        make_chunk(4, "PAKEY004", authors=["Pauling", "Corey", "Branson"], year=1950,
-                   title="A triple helix"),
+        make_chunk(
+            3,
+            "WCKEY001",
+            authors=["Watson", "Crick"],
+            year=1952,
+            title="Molecular structure of nucleic acids",
+            publication="Nature",
+        ),
+        make_chunk(4, "PAKEY004", authors=["Pauling", "Corey", "Branson"], year=1950, title="A triple helix"),
     ]
 
 
@@ -132,10 +143,14 @@ def test_a_version_1_turn_record_is_upgraded_with_the_split_clients_used_to_make
 
     chunks = watson_franklin(make_chunk)
     resolution = resolve_citations_and_references("DNA is a double helix [1].", chunks)
-    old = TurnRecord.model_validate({"turn_id": "t", "session_id": "s", "intent": "library",
-                                     "question": "q", "text": resolution.text})
+    old = TurnRecord.model_validate(
+        {"turn_id": "t", "session_id": "s", "intent": "library", "question": "q", "text": resolution.text}
+    )
     new = upgrade_turn_record(old)
     assert (old.schema_version, new.schema_version) == (1, 2)
     assert (new.text, new.prose, new.sources) == (
-        resolution.text, resolution.text.removesuffix(resolution.sources), resolution.sources)
+        resolution.text,
+        resolution.text.removesuffix(resolution.sources),
+        resolution.sources,
+    )
     assert upgrade_turn_record(new) is new

@@ -7,6 +7,7 @@ import importlib
 import json
 
 import pytest
+
 from zocrates_contracts import ALL_MESSAGES, REPLY_OF
 from zocrates_contracts.asyncapi import CONSUMERS, GATEWAY, document, routes
 from zocrates_contracts.export import ASYNCAPI, SCHEMA_DIR, render
@@ -18,12 +19,14 @@ SERVICES = ["retrieval", "verifier", "discovery", "staging"]
 class _Dummy:
     async def start(self): ...
     async def close(self): ...
-    def health(self): return {}
+    def health(self):
+        return {}
 
 
 def test_exported_asyncapi_document_matches_the_code():
     assert ASYNCAPI.read_text() == render(document()), (
-        "the bus changed: run `make schemas` and commit libs/contracts/asyncapi.json")
+        "the bus changed: run `make schemas` and commit libs/contracts/asyncapi.json"
+    )
 
 
 def test_every_message_is_routed_and_every_request_has_a_consumer_and_a_reply():
@@ -34,7 +37,9 @@ def test_every_message_is_routed_and_every_request_has_a_consumer_and_a_reply():
         payload = doc["components"]["schemas"][message.__name__]
         exported = json.loads((SCHEMA_DIR / f"{message.__name__}.json").read_text())
         assert (payload["properties"].keys(), payload.get("required")) == (
-            exported["properties"].keys(), exported.get("required")), message.__name__
+            exported["properties"].keys(),
+            exported.get("required"),
+        ), message.__name__
         assert doc["components"]["messages"][message.__name__]["x-schema-version"] == message.SCHEMA_VERSION
 
 

@@ -26,7 +26,8 @@ def test_exported_schemas_match_the_code():
     assert on_disk == set(wanted), "run `make schemas` and commit libs/contracts/schemas/"
     for name, schema in wanted.items():
         assert (SCHEMA_DIR / name).read_text() == render(schema), (
-            f"{name} drifted from the code: run `make schemas` and commit the diff")
+            f"{name} drifted from the code: run `make schemas` and commit the diff"
+        )
 
 
 def test_every_message_names_its_subject_and_carries_the_turn_envelope():
@@ -47,8 +48,7 @@ def test_every_request_has_a_reply_class_with_an_error_field():
 
 def test_a_newer_schema_version_is_refused_clearly():
     with pytest.raises(ValidationError, match="not readable by this build"):
-        TurnRequested(turn_id="t", session_id="s", user_id="u", message="hi", intent="chat",
-                      schema_version=99)
+        TurnRequested(turn_id="t", session_id="s", user_id="u", message="hi", intent="chat", schema_version=99)
 
 
 def test_every_message_is_written_at_its_own_schema_version():
@@ -57,22 +57,24 @@ def test_every_message_is_written_at_its_own_schema_version():
 
 
 def test_a_version_1_discovery_request_still_decodes_and_a_version_2_one_is_refused_by_a_v1_reader():
-    v1 = {"turn_id": "t", "session_id": "s", "user_id": "u", "queries": ["q"], "reply_to": "r",
-          "schema_version": 1}
+    v1 = {"turn_id": "t", "session_id": "s", "user_id": "u", "queries": ["q"], "reply_to": "r", "schema_version": 1}
     assert DiscoveryRequested.model_validate(v1).contact_email is None
-    v2 = DiscoveryRequested(turn_id="t", session_id="s", user_id="u", queries=["q"], reply_to="r",
-                            contact_email=" ada@lab.org ")
+    v2 = DiscoveryRequested(
+        turn_id="t", session_id="s", user_id="u", queries=["q"], reply_to="r", contact_email=" ada@lab.org "
+    )
     assert (v2.schema_version, v2.contact_email) == (2, "ada@lab.org")
     assert DiscoveryRequested.model_validate_json(v2.model_dump_json()) == v2
     with pytest.raises(ValidationError, match="contact_email"):
-        DiscoveryRequested(turn_id="t", session_id="s", user_id="u", queries=["q"], reply_to="r",
-                           contact_email="not an email")
+        DiscoveryRequested(
+            turn_id="t", session_id="s", user_id="u", queries=["q"], reply_to="r", contact_email="not an email"
+        )
 
 
 def test_unknown_fields_are_rejected():
     with pytest.raises(ValidationError):
-        TurnRequested.model_validate({"turn_id": "t", "session_id": "s", "user_id": "u",
-                                      "message": "hi", "intent": "chat", "surprise": 1})
+        TurnRequested.model_validate(
+            {"turn_id": "t", "session_id": "s", "user_id": "u", "message": "hi", "intent": "chat", "surprise": 1}
+        )
 
 
 def test_ids_are_subject_safe():
@@ -89,8 +91,9 @@ ids = st.from_regex(r"[A-Za-z0-9_-]{1,64}", fullmatch=True)
 @settings(max_examples=100, deadline=None)
 @given(turn=ids, session=ids, user=ids, query=st.text(min_size=1, max_size=200), k=st.integers(1, 100))
 def test_requests_round_trip_through_json(turn, session, user, query, k):
-    message = RetrievalRequested(turn_id=turn, session_id=session, user_id=user, query=query,
-                                 top_k=k, reply_to="zocrates.reply.x.retrieval")
+    message = RetrievalRequested(
+        turn_id=turn, session_id=session, user_id=user, query=query, top_k=k, reply_to="zocrates.reply.x.retrieval"
+    )
     again = RetrievalRequested.model_validate_json(message.model_dump_json())
     assert again == message
     assert json.loads(again.model_dump_json())["query"] == query
@@ -124,12 +127,30 @@ def test_a_turn_record_stored_before_version_2_still_decodes_as_version_1():
 def test_turn_candidates_are_typed_and_a_version_1_records_dicts_decode_as_candidates():
     from zocrates_contracts import Candidate
 
-    stored = {**TURN, "intent": "discovery", "text": "A new paper [1].",
-              "candidates": [{"candidate_id": "W1", "title": "A new paper", "authors": ["Ada Lovelace"],
-                              "year": 2024, "pdf_url": "https://example.org/a.pdf"}]}
+    stored = {
+        **TURN,
+        "intent": "discovery",
+        "text": "A new paper [1].",
+        "candidates": [
+            {
+                "candidate_id": "W1",
+                "title": "A new paper",
+                "authors": ["Ada Lovelace"],
+                "year": 2024,
+                "pdf_url": "https://example.org/a.pdf",
+            }
+        ],
+    }
     old = TurnRecord.model_validate_json(json.dumps(stored))
-    assert old.candidates == [Candidate(candidate_id="W1", title="A new paper", authors=["Ada Lovelace"],
-                                        year=2024, pdf_url="https://example.org/a.pdf")]
+    assert old.candidates == [
+        Candidate(
+            candidate_id="W1",
+            title="A new paper",
+            authors=["Ada Lovelace"],
+            year=2024,
+            pdf_url="https://example.org/a.pdf",
+        )
+    ]
     new = TurnRecord(**{**TURN, "intent": "discovery"}, prose="A new paper [1].", candidates=old.candidates)
     assert json.loads(new.model_dump_json())["candidates"][0] == json.loads(old.candidates[0].model_dump_json())
     with pytest.raises(ValidationError, match="candidate_id"):

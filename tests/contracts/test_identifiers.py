@@ -18,16 +18,19 @@ from zocrates_contracts.identifiers import (
 )
 
 
-@pytest.mark.parametrize("raw", [
-    "10.1038/s42256-024-00832-8",
-    "https://doi.org/10.1038/S42256-024-00832-8",
-    "http://dx.doi.org/10.1038/s42256-024-00832-8",
-    "doi:10.1038/s42256-024-00832-8",
-    "DOI: 10.1038/s42256-024-00832-8.",
-    "10.1038/s42256-024-00832-8?",
-    "https://doi.org/10.1038%2Fs42256-024-00832-8",
-    "  info:doi/10.1038/s42256-024-00832-8 ",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "10.1038/s42256-024-00832-8",
+        "https://doi.org/10.1038/S42256-024-00832-8",
+        "http://dx.doi.org/10.1038/s42256-024-00832-8",
+        "doi:10.1038/s42256-024-00832-8",
+        "DOI: 10.1038/s42256-024-00832-8.",
+        "10.1038/s42256-024-00832-8?",
+        "https://doi.org/10.1038%2Fs42256-024-00832-8",
+        "  info:doi/10.1038/s42256-024-00832-8 ",
+    ],
+)
 def test_doi_prefixes_case_and_encoding_normalise_to_one_form(raw):
     assert normalize_doi(raw) == "10.1038/s42256-024-00832-8"
 
@@ -48,22 +51,25 @@ def test_doi_hides_in_extra_and_doi_org_urls():
     assert doi_in_url("https://doi.org/10.1007/978-3-319-52452-8") == "10.1007/978-3-319-52452-8"
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ("2304.05376", "2304.05376"),
-    ("2304.05376v3", "2304.05376"),
-    ("arXiv:2304.05376v2", "2304.05376"),
-    ("arXiv: 1503.03900", "1503.03900"),
-    ("arXiv:1606.02360 [cs, math]", "1606.02360"),
-    ("https://arxiv.org/abs/2304.05376v1", "2304.05376"),
-    ("http://arxiv.org/pdf/2304.05376v2.pdf", "2304.05376"),
-    ("10.48550/arXiv.2304.05376", "2304.05376"),
-    ("https://doi.org/10.48550/arxiv.2304.05376", "2304.05376"),
-    ("hep-th/9901001", "hep-th/9901001"),
-    ("arXiv:hep-th/9901001v2", "hep-th/9901001"),
-    ("math.GT/0309136", "math/0309136"),
-    ("https://arxiv.org/abs/cond-mat/0102536v1", "cond-mat/0102536"),
-    ("0704.0001", "0704.0001"),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("2304.05376", "2304.05376"),
+        ("2304.05376v3", "2304.05376"),
+        ("arXiv:2304.05376v2", "2304.05376"),
+        ("arXiv: 1503.03900", "1503.03900"),
+        ("arXiv:1606.02360 [cs, math]", "1606.02360"),
+        ("https://arxiv.org/abs/2304.05376v1", "2304.05376"),
+        ("http://arxiv.org/pdf/2304.05376v2.pdf", "2304.05376"),
+        ("10.48550/arXiv.2304.05376", "2304.05376"),
+        ("https://doi.org/10.48550/arxiv.2304.05376", "2304.05376"),
+        ("hep-th/9901001", "hep-th/9901001"),
+        ("arXiv:hep-th/9901001v2", "hep-th/9901001"),
+        ("math.GT/0309136", "math/0309136"),
+        ("https://arxiv.org/abs/cond-mat/0102536v1", "cond-mat/0102536"),
+        ("0704.0001", "0704.0001"),
+    ],
+)
 def test_arxiv_ids_lose_versions_prefixes_and_subject_classes(raw, expected):
     assert normalize_arxiv(raw) == expected
 
@@ -79,8 +85,9 @@ def test_running_text_numbers_are_not_arxiv_ids():
 
 
 def test_titles_normalise_like_zoteros_duplicate_finder():
-    assert normalize_title("MapReduce: Simplified Data Processing on Large Clusters") == \
-        normalize_title("MapReduce: simplified data processing on large clusters")
+    assert normalize_title("MapReduce: Simplified Data Processing on Large Clusters") == normalize_title(
+        "MapReduce: simplified data processing on large clusters"
+    )
     assert normalize_title("Union d’une commande par backstepping") == "union d une commande par backstepping"
     assert normalize_title("Café  <i>in vivo</i> — études") == "cafe in vivo etudes"
     assert normalize_title("   ") == ""
@@ -97,13 +104,16 @@ def test_pasted_identifiers_are_found_in_a_query():
     assert not identifiers_in_query("retrieval augmented generation for chemistry")
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("20205926", "20205926"),
-    ("PMID: 20205926", "20205926"),
-    ("pmid20205926", "20205926"),
-    ("https://pubmed.ncbi.nlm.nih.gov/20205926/", "20205926"),
-    ("https://www.ncbi.nlm.nih.gov/pubmed/20205926", "20205926"),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("20205926", "20205926"),
+        ("PMID: 20205926", "20205926"),
+        ("pmid20205926", "20205926"),
+        ("https://pubmed.ncbi.nlm.nih.gov/20205926/", "20205926"),
+        ("https://www.ncbi.nlm.nih.gov/pubmed/20205926", "20205926"),
+    ],
+)
 def test_pubmed_ids_normalise_to_their_digits(raw, expected):
     assert normalize_pmid(raw) == expected
 
@@ -115,9 +125,11 @@ def test_a_number_is_a_pmid_in_text_only_when_marked_as_one():
 
 
 def test_an_items_identifiers_are_found_where_zotero_keeps_them():
-    found = item_identifiers("https://doi.org/10.1186/1752-2897-4-1",
-                             ["https://arxiv.org/abs/2203.00130v1", None],
-                             "arXiv: 2203.00130 [cs.CL]\nPMID: 20205926\nDOI: 10.1186/1752-2897-4-1")
+    found = item_identifiers(
+        "https://doi.org/10.1186/1752-2897-4-1",
+        ["https://arxiv.org/abs/2203.00130v1", None],
+        "arXiv: 2203.00130 [cs.CL]\nPMID: 20205926\nDOI: 10.1186/1752-2897-4-1",
+    )
     assert found.dois == ("10.1186/1752-2897-4-1",)
     assert found.arxiv_ids == ("2203.00130",)
     assert found.pmids == ("20205926",)

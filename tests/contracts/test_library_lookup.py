@@ -19,10 +19,13 @@ ENVELOPE = {"turn_id": "t", "session_id": "s", "user_id": "u", "reply_to": "zocr
 
 
 def test_identifiers_travel_in_one_canonical_form():
-    request = LibraryLookupRequested(**ENVELOPE, dois=["https://doi.org/10.1038/NATURE12373", "doi:10.1038/nature12373"],
-                                     arxiv_ids=["arXiv:2203.00130v2", "https://arxiv.org/abs/hep-th/9901001v1"],
-                                     pmids=["PMID: 20205926", "https://pubmed.ncbi.nlm.nih.gov/20205926/"],
-                                     titles=["  Attention Is All You Need "])
+    request = LibraryLookupRequested(
+        **ENVELOPE,
+        dois=["https://doi.org/10.1038/NATURE12373", "doi:10.1038/nature12373"],
+        arxiv_ids=["arXiv:2203.00130v2", "https://arxiv.org/abs/hep-th/9901001v1"],
+        pmids=["PMID: 20205926", "https://pubmed.ncbi.nlm.nih.gov/20205926/"],
+        titles=["  Attention Is All You Need "],
+    )
     assert request.dois == ["10.1038/nature12373"]
     assert request.arxiv_ids == ["2203.00130", "hep-th/9901001"]
     assert request.pmids == ["20205926"]
@@ -32,11 +35,14 @@ def test_identifiers_travel_in_one_canonical_form():
     assert REPLY_OF[LibraryLookupRequested] is LibraryItemsFound
 
 
-@pytest.mark.parametrize(("field", "value", "says"), [
-    ("dois", "not a doi", "is not a DOI"),
-    ("arxiv_ids", "1234", "is not an arXiv id"),
-    ("pmids", "PMC12345", "is not a PubMed id"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("dois", "not a doi", "is not a DOI"),
+        ("arxiv_ids", "1234", "is not an arXiv id"),
+        ("pmids", "PMC12345", "is not a PubMed id"),
+    ],
+)
 def test_a_bad_identifier_is_refused_saying_what_was_expected(field, value, says):
     with pytest.raises(ValidationError, match=says):
         LibraryLookupRequested(**ENVELOPE, **{field: [value]})
@@ -59,8 +65,9 @@ def test_a_match_names_its_item_within_its_library():
 
 
 def test_a_retrieval_scope_names_items_and_a_version_1_request_still_decodes():
-    scoped = RetrievalRequested(**ENVELOPE, query="sample size",
-                                scope={"items": [{"library_id": "user", "item_key": "ABCD2345"}]})
+    scoped = RetrievalRequested(
+        **ENVELOPE, query="sample size", scope={"items": [{"library_id": "user", "item_key": "ABCD2345"}]}
+    )
     assert scoped.schema_version == 2 and scoped.scope.items[0].item_key == "ABCD2345"
     assert RetrievalRequested.model_validate_json(scoped.model_dump_json()) == scoped
     v1 = RetrievalRequested.model_validate({**ENVELOPE, "query": "q", "schema_version": 1})

@@ -45,19 +45,31 @@ class Cluster:
         self.client_ports = [free_port() for _ in range(3)]
         self.route_ports = [free_port() for _ in range(3)]
         self.servers = [
-            NatsServer(root / f"nats-{i + 1}", port=self.client_ports[i], server_name=f"nats-{i + 1}",
-                       http_port=free_port(), log_file=root / f"nats-{i + 1}.log",
-                       extra_args=["-c", str(CONF), "--cluster", f"nats://127.0.0.1:{self.route_ports[i]}"])
+            NatsServer(
+                root / f"nats-{i + 1}",
+                port=self.client_ports[i],
+                server_name=f"nats-{i + 1}",
+                http_port=free_port(),
+                log_file=root / f"nats-{i + 1}.log",
+                extra_args=["-c", str(CONF), "--cluster", f"nats://127.0.0.1:{self.route_ports[i]}"],
+            )
             for i in range(3)
         ]
 
     def env(self) -> dict[str, str]:
         """The variables deploy/cluster/nats.conf reads; one environment serves all three."""
-        routes = {f"NATS_ROUTE_{i + 1}": f"nats-route://route:route-pw@127.0.0.1:{p}"
-                  for i, p in enumerate(self.route_ports)}
-        return {"NATS_SERVER_NAME": "set-by-flag", "NATS_ROUTE_PASSWORD": "route-pw",
-                "NATS_ZOCRATES_PASSWORD": PASSWORD, "NATS_ADMIN_PASSWORD": "admin-pw",
-                "NATS_SYNC_INTERVAL": "120s", "NATS_MAX_FILE_STORE": "1GB", **routes}
+        routes = {
+            f"NATS_ROUTE_{i + 1}": f"nats-route://route:route-pw@127.0.0.1:{p}" for i, p in enumerate(self.route_ports)
+        }
+        return {
+            "NATS_SERVER_NAME": "set-by-flag",
+            "NATS_ROUTE_PASSWORD": "route-pw",
+            "NATS_ZOCRATES_PASSWORD": PASSWORD,
+            "NATS_ADMIN_PASSWORD": "admin-pw",
+            "NATS_SYNC_INTERVAL": "120s",
+            "NATS_MAX_FILE_STORE": "1GB",
+            **routes,
+        }
 
     @property
     def url(self) -> str:
@@ -90,8 +102,9 @@ class Cluster:
     async def replica_counts(self, server: NatsServer) -> dict[str, int]:
         """Messages each stream holds on this one server's replica (its own /jsz view)."""
         async with httpx.AsyncClient() as client:
-            r = await client.get(f"http://127.0.0.1:{server.http_port}/jsz",
-                                 params={"accounts": "true", "streams": "true"})
+            r = await client.get(
+                f"http://127.0.0.1:{server.http_port}/jsz", params={"accounts": "true", "streams": "true"}
+            )
         counts = {}
         for account in r.json().get("account_details", []):
             for stream in account.get("stream_detail", []):
@@ -101,8 +114,7 @@ class Cluster:
     async def wait_replicas_equal(self, timeout: float = 30.0) -> dict[str, int]:
         deadline = time.monotonic() + timeout
         while True:
-            views = [{k: v for k, v in (await self.replica_counts(s)).items() if k in STREAMS}
-                     for s in self.servers]
+            views = [{k: v for k, v in (await self.replica_counts(s)).items() if k in STREAMS} for s in self.servers]
             if all(v == views[0] for v in views) and set(STREAMS) == set(views[0]):
                 return views[0]
             if time.monotonic() > deadline:
@@ -132,12 +144,21 @@ async def cluster(tmp_path, monkeypatch):
 def caddy_proxy(port: int, upstreams: list[str]):
     """The shipped Caddyfile on a plain-HTTP loopback address, in front of the gateways."""
     caddy = Path(sys.executable).parent / "caddy"
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp"),
-           "XDG_DATA_HOME": os.environ.get("TMPDIR", "/tmp"), "XDG_CONFIG_HOME": os.environ.get("TMPDIR", "/tmp"),
-           "PROXY_DOMAIN": f"http://127.0.0.1:{port}", "ZOCRATES_UPSTREAMS": " ".join(upstreams)}
-    process = subprocess.Popen([str(caddy), "run", "--adapter", "caddyfile", "--config", str(CADDYFILE)],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "XDG_DATA_HOME": os.environ.get("TMPDIR", "/tmp"),
+        "XDG_CONFIG_HOME": os.environ.get("TMPDIR", "/tmp"),
+        "PROXY_DOMAIN": f"http://127.0.0.1:{port}",
+        "ZOCRATES_UPSTREAMS": " ".join(upstreams),
+    }
+    process = subprocess.Popen(
+        [str(caddy), "run", "--adapter", "caddyfile", "--config", str(CADDYFILE)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -161,8 +182,9 @@ async def turn(client: httpx.AsyncClient, url: str, token: str, message: str) ->
     """One turn through the proxy: its final event, or the transport failure."""
     started = time.monotonic()
     try:
-        async with client.stream("POST", f"{url}/chat", json={"message": message},
-                                 headers={"Authorization": f"Bearer {token}"}) as response:
+        async with client.stream(
+            "POST", f"{url}/chat", json={"message": message}, headers={"Authorization": f"Bearer {token}"}
+        ) as response:
             if response.status_code != 200:
                 return {"outcome": f"http {response.status_code}", "seconds": time.monotonic() - started}
             events = parse_sse((await response.aread()).decode())
@@ -170,14 +192,21 @@ async def turn(client: httpx.AsyncClient, url: str, token: str, message: str) ->
         return {"outcome": f"transport {type(exc).__name__}", "seconds": time.monotonic() - started}
     last = events[-1] if events else {"event": "none", "data": None}
     first = events[0]["data"] if events and events[0]["event"] == "turn" else {}
-    return {"outcome": last["event"], "data": last["data"], "turn_id": first.get("turn_id"),
-            "session_id": first.get("session_id"), "seconds": time.monotonic() - started}
+    return {
+        "outcome": last["event"],
+        "data": last["data"],
+        "turn_id": first.get("turn_id"),
+        "session_id": first.get("session_id"),
+        "seconds": time.monotonic() - started,
+    }
 
 
 async def wave(client, url, token, n: int, label: str, kill=None, kill_after: float = 0.4) -> list[dict]:
     """`n` concurrent turns; `kill()` runs while they are in flight."""
-    tasks = [asyncio.create_task(turn(client, url, token, f"What does my library say about RAG? ({label} {i})"))
-             for i in range(n)]
+    tasks = [
+        asyncio.create_task(turn(client, url, token, f"What does my library say about RAG? ({label} {i})"))
+        for i in range(n)
+    ]
     if kill is not None:
         await asyncio.sleep(kill_after)
         await kill()
@@ -185,8 +214,13 @@ async def wave(client, url, token, n: int, label: str, kill=None, kill_after: fl
 
 
 async def test_turns_survive_losing_a_nats_node_and_nothing_stored_is_lost(cluster, capsys):
-    fast = dict(stream_replicas=3, retrieval_timeout_s=6.0, verification_timeout_s=3.0,
-                verification_budget_s=5.0, keepalive_s=1.0)
+    fast = dict(
+        stream_replicas=3,
+        retrieval_timeout_s=6.0,
+        verification_timeout_s=3.0,
+        verification_budget_s=5.0,
+        keepalive_s=1.0,
+    )
     async with running_system(cluster.url, **fast) as one, running_system(cluster.url, **fast) as two:
         for system in (one, two):  # turns stay in flight for a while: the kill lands mid-turn
             system.retrieval.delay = 0.6
@@ -257,8 +291,11 @@ async def test_turns_survive_losing_a_nats_node_and_nothing_stored_is_lost(clust
 
                 # nothing stored is lost: each completed turn is in its session, in KV ...
                 for r in completed:
-                    session = (await client.get(f"{url}/sessions/{r['session_id']}",
-                                                headers={"Authorization": f"Bearer {token}"})).json()
+                    session = (
+                        await client.get(
+                            f"{url}/sessions/{r['session_id']}", headers={"Authorization": f"Bearer {token}"}
+                        )
+                    ).json()
                     assert r["turn_id"] in [t["turn_id"] for t in session["turns"]], r
                 # ... and in the audit stream (a TurnResolved for every completed turn) ...
                 resolved = await resolved_count(js)
@@ -266,12 +303,16 @@ async def test_turns_survive_losing_a_nats_node_and_nothing_stored_is_lost(clust
                 # ... and every replica of every stream and bucket holds the same messages.
                 replicas = await cluster.wait_replicas_equal()
 
-        figures |= {"turns": len(completed) + len(failed), "completed": len(completed),
-                    "ended_with_error": len(failed), "errors": sorted({f"{r['data']['code']}: {r['data']['message']}"
-                                                                       for r in failed}),
-                    "retried_ok": sum(r["outcome"] == "done" for r in retried),
-                    "slowest_turn_s": round(max(r["seconds"] for r in completed + failed), 2),
-                    "turn_resolved_in_audit": resolved, "replica_messages": replicas}
+        figures |= {
+            "turns": len(completed) + len(failed),
+            "completed": len(completed),
+            "ended_with_error": len(failed),
+            "errors": sorted({f"{r['data']['code']}: {r['data']['message']}" for r in failed}),
+            "retried_ok": sum(r["outcome"] == "done" for r in retried),
+            "slowest_turn_s": round(max(r["seconds"] for r in completed + failed), 2),
+            "turn_resolved_in_audit": resolved,
+            "replica_messages": replicas,
+        }
         with capsys.disabled():
             print(f"\ncluster rehearsal: {figures}")
 
@@ -285,9 +326,15 @@ async def wait_stream_leaders(js, timeout: float = 30.0, *, all_current: bool = 
     while True:
         try:
             infos = [await js.stream_info(name) for name in STREAMS]
-            if all(i.cluster and i.cluster.leader and (not all_current or (
-                    len(i.cluster.replicas or []) == 2 and all(r.current for r in i.cluster.replicas)))
-                   for i in infos):
+            if all(
+                i.cluster
+                and i.cluster.leader
+                and (
+                    not all_current
+                    or (len(i.cluster.replicas or []) == 2 and all(r.current for r in i.cluster.replicas))
+                )
+                for i in infos
+            ):
                 return
         except Exception:  # noqa: BLE001 - not ready yet: no leader, or the client reconnecting
             pass

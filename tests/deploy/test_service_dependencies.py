@@ -21,8 +21,11 @@ from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ("gateway", "retrieval", "verifier", "discovery", "staging")
-LOCAL = {"zocrates-contracts": "libs/contracts", "zocrates-runtime": "libs/runtime",
-         "zocrates-citations": "libs/citations"} | {f"zocrates-{s}": f"services/{s}" for s in SERVICES}
+LOCAL = {
+    "zocrates-contracts": "libs/contracts",
+    "zocrates-runtime": "libs/runtime",
+    "zocrates-citations": "libs/citations",
+} | {f"zocrates-{s}": f"services/{s}" for s in SERVICES}
 
 
 def declared(project: str) -> list[Requirement]:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from zocrates_discovery.config import DiscoverySettings
 from harness.zotero import ZoteroLibraryBuilder as ZoteroDatabase
+from zocrates_discovery.config import DiscoverySettings
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 import respx
-
 from discovery.responses import BUDGET_429, THROTTLE_429
+
 from zocrates_discovery.adapters.http import (
     BudgetExhausted,
     HostLimiter,
@@ -25,6 +25,7 @@ from zocrates_discovery.adapters.http import (
 
 URL = "https://api.openalex.org/works"
 
+
 @pytest.fixture
 async def client():
     async with httpx.AsyncClient() as c:
@@ -33,12 +34,16 @@ async def client():
 
 def make(client, **kw) -> Http:
     fast = HostPolicy(rate_per_s=1_000, concurrency=8)
-    return Http(client, **{"attempts": 3, "wait_initial": 0, "wait_max": 0, "cache_ttl": 0, "default_policy": fast, **kw})
+    return Http(
+        client, **{"attempts": 3, "wait_initial": 0, "wait_max": 0, "cache_ttl": 0, "default_policy": fast, **kw}
+    )
 
 
 async def test_5xx_is_retried_until_it_succeeds(client):
     with respx.mock() as mock:
-        route = mock.get(URL).mock(side_effect=[httpx.Response(502), httpx.Response(500), httpx.Response(200, json={"ok": 1})])
+        route = mock.get(URL).mock(
+            side_effect=[httpx.Response(502), httpx.Response(500), httpx.Response(200, json={"ok": 1})]
+        )
         fetched = await make(client).get(URL)
     assert fetched.data == {"ok": 1} and route.call_count == 3
 
@@ -73,8 +78,15 @@ async def test_budget_exhausted_429_is_not_retried_and_says_until_when(client):
 def test_budget_reset_is_midnight_utc_from_the_reset_header():
     now = datetime(2026, 8, 27, 17, 54, 14, tzinfo=UTC)
     request = httpx.Request("GET", URL)
-    spent = httpx.Response(429, headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Credits-Required": "10",
-                                         "X-RateLimit-Reset": str(6 * 3600 + 5 * 60 + 46)}, request=request)
+    spent = httpx.Response(
+        429,
+        headers={
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Credits-Required": "10",
+            "X-RateLimit-Reset": str(6 * 3600 + 5 * 60 + 46),
+        },
+        request=request,
+    )
     assert budget_reset(spent, now) == datetime(2026, 8, 28, 0, 0, tzinfo=UTC)
     # Without the reset header the message alone identifies it; the budget returns at midnight UTC.
     by_message = httpx.Response(429, json={"message": "Insufficient budget. Resets at midnight UTC."}, request=request)
@@ -179,9 +191,12 @@ async def test_post_bodies_are_part_of_the_cache_key(client):
     http = make(client, cache_ttl=60)
     with respx.mock() as mock:
         route = mock.post("https://api.semanticscholar.org/graph/v1/paper/batch").mock(
-            side_effect=lambda r: httpx.Response(200, json=json.loads(r.content)["ids"]))
-        assert (await http.request("POST", "https://api.semanticscholar.org/graph/v1/paper/batch",
-                                   json_body={"ids": ["a"]})).data == ["a"]
-        assert (await http.request("POST", "https://api.semanticscholar.org/graph/v1/paper/batch",
-                                   json_body={"ids": ["b"]})).data == ["b"]
+            side_effect=lambda r: httpx.Response(200, json=json.loads(r.content)["ids"])
+        )
+        assert (
+            await http.request("POST", "https://api.semanticscholar.org/graph/v1/paper/batch", json_body={"ids": ["a"]})
+        ).data == ["a"]
+        assert (
+            await http.request("POST", "https://api.semanticscholar.org/graph/v1/paper/batch", json_body={"ids": ["b"]})
+        ).data == ["b"]
     assert route.call_count == 2

@@ -19,48 +19,96 @@ def cand(title: str, doi: str | None = None, arxiv_id: str | None = None, cid: s
 def library(module_zotero):
     """A small library with identifiers where Zotero users keep them."""
     z = module_zotero
-    z.add_item("journalArticle", {"title": "Augmenting large language models with chemistry tools",
-                                  "DOI": "10.1038/S42256-024-00832-8"}, key="CHEMCROW")
-    z.add_item("preprint", {"title": "PaperQA: Retrieval-Augmented Generative Agent for Scientific Research",
-                            "url": "http://arxiv.org/abs/2312.07559v1"}, key="PAPERQA2")
-    z.add_item("journalArticle", {"title": "Example demonstrating small-gain", "extra": "arXiv:1606.02360 [cs, math]"},
-               key="EXTRAARX")
-    z.add_item("book", {"title": "Time Series Analysis and Its Applications",
-                        "url": "https://doi.org/10.1007/978-3-319-52452-8"}, key="BOOKURL2")
-    z.add_item("computerProgram", {"title": "Cartorio: A library for logging",
-                                   "extra": "DOI: 10.5281/zenodo.7374521"}, key="SOFTWARE")
-    z.add_item("journalArticle", {"title": "Effect of native oxide layers on copper thin-film tensile properties: "
-                                           "A reactive molecular dynamics study"}, key="COPPER22")
+    z.add_item(
+        "journalArticle",
+        {"title": "Augmenting large language models with chemistry tools", "DOI": "10.1038/S42256-024-00832-8"},
+        key="CHEMCROW",
+    )
+    z.add_item(
+        "preprint",
+        {
+            "title": "PaperQA: Retrieval-Augmented Generative Agent for Scientific Research",
+            "url": "http://arxiv.org/abs/2312.07559v1",
+        },
+        key="PAPERQA2",
+    )
+    z.add_item(
+        "journalArticle",
+        {"title": "Example demonstrating small-gain", "extra": "arXiv:1606.02360 [cs, math]"},
+        key="EXTRAARX",
+    )
+    z.add_item(
+        "book",
+        {"title": "Time Series Analysis and Its Applications", "url": "https://doi.org/10.1007/978-3-319-52452-8"},
+        key="BOOKURL2",
+    )
+    z.add_item(
+        "computerProgram",
+        {"title": "Cartorio: A library for logging", "extra": "DOI: 10.5281/zenodo.7374521"},
+        key="SOFTWARE",
+    )
+    z.add_item(
+        "journalArticle",
+        {
+            "title": "Effect of native oxide layers on copper thin-film tensile properties: "
+            "A reactive molecular dynamics study"
+        },
+        key="COPPER22",
+    )
     parent, _ = z.add_item("journalArticle", {"title": "Attention is all you need"}, key="ATTENTIO")
     z.add_link_attachment(parent, "https://arxiv.org/abs/1706.03762v7", title="arXiv.org Snapshot")
-    trashed, _ = z.add_item("journalArticle", {"title": "Deep residual learning for image recognition",
-                                               "DOI": "10.1109/cvpr.2016.90"}, key="TRASHED2")
+    trashed, _ = z.add_item(
+        "journalArticle",
+        {"title": "Deep residual learning for image recognition", "DOI": "10.1109/cvpr.2016.90"},
+        key="TRASHED2",
+    )
     z.trash(trashed)
-    z.add_item("journalArticle", {"title": "Correction: Generative adversarial networks for molecule design",
-                                  "DOI": "10.1000/erratum.1"}, key="ERRATUM2")
+    z.add_item(
+        "journalArticle",
+        {"title": "Correction: Generative adversarial networks for molecule design", "DOI": "10.1000/erratum.1"},
+        key="ERRATUM2",
+    )
     group = z.add_group(4711, "Lab")
-    z.add_item("conferencePaper", {"title": "BERT: Pre-training of Deep Bidirectional Transformers",
-                                   "DOI": "10.18653/v1/N19-1423"}, library_id=group, key="GROUPBRT")
+    z.add_item(
+        "conferencePaper",
+        {"title": "BERT: Pre-training of Deep Bidirectional Transformers", "DOI": "10.18653/v1/N19-1423"},
+        library_id=group,
+        key="GROUPBRT",
+    )
     feed = z.add_feed("arXiv cs.CL")
     z.add_item("journalArticle", {"title": "A feed item nobody saved", "DOI": "10.9999/feed.1"}, library_id=feed)
     return LibraryIndex(read_library_items(z.dir))
 
 
-@pytest.mark.parametrize("candidate, key, why", [
-    (cand("Anything", doi="https://doi.org/10.1038/s42256-024-00832-8"), "CHEMCROW", "same DOI"),
-    (cand("Anything", arxiv_id="2312.07559v3"), "PAPERQA2", "same arXiv id"),
-    (cand("Anything", doi="10.48550/arXiv.2312.07559"), "PAPERQA2", "same arXiv id"),
-    (cand("Anything", arxiv_id="1606.02360"), "EXTRAARX", "same arXiv id"),
-    (cand("Anything", doi="10.1007/978-3-319-52452-8"), "BOOKURL2", "same DOI"),
-    (cand("Anything", doi="10.5281/ZENODO.7374521"), "SOFTWARE", "same DOI"),
-    (cand("Anything", arxiv_id="1706.03762"), "ATTENTIO", "same arXiv id"),
-    (cand("Effect of Native Oxide Layers on Copper Thin-Film Tensile Properties — a reactive molecular dynamics study"),
-     "COPPER22", "same title"),
-    (cand("Effect of native oxide layers on copper thin film tensile property: a reactive molecular-dynamics study",
-          doi="10.1063/1.4938384"), "COPPER22", "similar"),
-    (cand("Attention Is All You Need", doi="10.48550/arxiv.1706.03762v5"), "ATTENTIO", "same arXiv id"),
-    (cand("BERT: pre-training of deep bidirectional transformers."), "GROUPBRT", "same title"),
-])
+@pytest.mark.parametrize(
+    "candidate, key, why",
+    [
+        (cand("Anything", doi="https://doi.org/10.1038/s42256-024-00832-8"), "CHEMCROW", "same DOI"),
+        (cand("Anything", arxiv_id="2312.07559v3"), "PAPERQA2", "same arXiv id"),
+        (cand("Anything", doi="10.48550/arXiv.2312.07559"), "PAPERQA2", "same arXiv id"),
+        (cand("Anything", arxiv_id="1606.02360"), "EXTRAARX", "same arXiv id"),
+        (cand("Anything", doi="10.1007/978-3-319-52452-8"), "BOOKURL2", "same DOI"),
+        (cand("Anything", doi="10.5281/ZENODO.7374521"), "SOFTWARE", "same DOI"),
+        (cand("Anything", arxiv_id="1706.03762"), "ATTENTIO", "same arXiv id"),
+        (
+            cand(
+                "Effect of Native Oxide Layers on Copper Thin-Film Tensile Properties — a reactive molecular dynamics study"
+            ),
+            "COPPER22",
+            "same title",
+        ),
+        (
+            cand(
+                "Effect of native oxide layers on copper thin film tensile property: a reactive molecular-dynamics study",
+                doi="10.1063/1.4938384",
+            ),
+            "COPPER22",
+            "similar",
+        ),
+        (cand("Attention Is All You Need", doi="10.48550/arxiv.1706.03762v5"), "ATTENTIO", "same arXiv id"),
+        (cand("BERT: pre-training of deep bidirectional transformers."), "GROUPBRT", "same title"),
+    ],
+)
 def test_owned_candidates_are_dropped_with_the_reason(library, candidate, key, why):
     novel, dropped = filter_novel([candidate], library)
     assert novel == []
@@ -68,15 +116,18 @@ def test_owned_candidates_are_dropped_with_the_reason(library, candidate, key, w
     assert why in dropped[0].reason and key in dropped[0].reason
 
 
-@pytest.mark.parametrize("candidate", [
-    # ChemCrow's preprint: a different title and a different DOI than the owned journal paper.
-    cand("ChemCrow: Augmenting large-language models with chemistry tools", doi="10.48550/arxiv.2304.05376"),
-    cand("PaperQA2: superhuman synthesis of scientific knowledge"),  # a successor, not the paper
-    cand("Effect of native oxide layers on silver thin-film tensile properties"),  # below 0.88
-    cand("Deep residual learning for image recognition", doi="10.1109/cvpr.2016.90"),  # only in the trash
-    cand("A feed item nobody saved", doi="10.9999/feed.1"),  # a feed is not the library
-    cand("Attention is all you need", arxiv_id="1706.99999"),  # id differs, but the title says it all
-])
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # ChemCrow's preprint: a different title and a different DOI than the owned journal paper.
+        cand("ChemCrow: Augmenting large-language models with chemistry tools", doi="10.48550/arxiv.2304.05376"),
+        cand("PaperQA2: superhuman synthesis of scientific knowledge"),  # a successor, not the paper
+        cand("Effect of native oxide layers on silver thin-film tensile properties"),  # below 0.88
+        cand("Deep residual learning for image recognition", doi="10.1109/cvpr.2016.90"),  # only in the trash
+        cand("A feed item nobody saved", doi="10.9999/feed.1"),  # a feed is not the library
+        cand("Attention is all you need", arxiv_id="1706.99999"),  # id differs, but the title says it all
+    ],
+)
 def test_new_papers_and_near_misses_pass(library, candidate):
     novel, dropped = filter_novel([candidate], library)
     if candidate.arxiv_id == "1706.99999":  # title match still wins when identifiers do not decide
@@ -87,12 +138,15 @@ def test_new_papers_and_near_misses_pass(library, candidate):
 
 def test_a_title_match_is_vetoed_by_two_different_published_dois(library):
     # An erratum and the paper it corrects share a title but are different works (as in Zotero).
-    novel, _ = filter_novel([cand("Correction: Generative adversarial networks for molecule design",
-                                  doi="10.1000/original.1")], library)
+    novel, _ = filter_novel(
+        [cand("Correction: Generative adversarial networks for molecule design", doi="10.1000/original.1")], library
+    )
     assert len(novel) == 1
     # ...whereas a preprint of an owned paper is the owned paper.
-    _, dropped = filter_novel([cand("Correction: Generative adversarial networks for molecule design",
-                                    doi="10.48550/arxiv.2001.00001")], library)
+    _, dropped = filter_novel(
+        [cand("Correction: Generative adversarial networks for molecule design", doi="10.48550/arxiv.2001.00001")],
+        library,
+    )
     assert dropped[0].matched_item_key == "ERRATUM2"
 
 
@@ -132,7 +186,9 @@ def test_reading_works_while_zotero_holds_an_exclusive_lock(zotero):
     zotero.con.execute("BEGIN EXCLUSIVE")
     try:
         with pytest.raises(sqlite3.OperationalError):  # what a plain read-only open runs into
-            sqlite3.connect(f"file:{zotero.path}?mode=ro", uri=True, timeout=0.1).execute("SELECT 1 FROM items").fetchall()
+            sqlite3.connect(f"file:{zotero.path}?mode=ro", uri=True, timeout=0.1).execute(
+                "SELECT 1 FROM items"
+            ).fetchall()
         items = read_library_items(zotero.dir)
     finally:
         zotero.con.rollback()

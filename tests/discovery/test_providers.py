@@ -52,7 +52,9 @@ def test_keywords_are_concepts_scored_at_least_060_then_the_primary_topic(record
     expected = [c["display_name"] for c in work["concepts"] if c["score"] >= 0.60]
     assert keywords_of(work) == [*expected, "Machine Learning in Materials Science"]
     assert "Set (abstract data type)" not in keywords_of(work)  # scored 0.45
-    assert keywords_of({"concepts": [{"display_name": "X", "score": 0.6}], "primary_topic": {"display_name": "X"}}) == ["X"]
+    assert keywords_of({"concepts": [{"display_name": "X", "score": 0.6}], "primary_topic": {"display_name": "X"}}) == [
+        "X"
+    ]
 
 
 def test_openalex_search_result_parses_into_works(recorded):
@@ -99,7 +101,8 @@ async def test_keyless_openalex_sends_no_authorization_and_is_demo(http, setting
     assert client.demo
     with respx.mock() as mock:
         route = mock.get(url__regex=r"https://api\.openalex\.org/works/doi:.*").respond(
-            200, json=recorded("openalex/work__10.1073_pnas.1414271111__200_*"))
+            200, json=recorded("openalex/work__10.1073_pnas.1414271111__200_*")
+        )
         work = await client.by_doi("10.1073/pnas.1414271111")
     assert "authorization" not in route.calls.last.request.headers
     assert work.openalex_id == "W2109415576" and work.abstract
@@ -108,7 +111,8 @@ async def test_keyless_openalex_sends_no_authorization_and_is_demo(http, setting
 async def test_unknown_doi_is_none(http, settings, recorded):
     with respx.mock() as mock:
         mock.get(url__regex=r"https://api\.openalex\.org/works/doi:.*").respond(
-            404, text=recorded("openalex/work__10.1046_j.1365-2699.2003.00795__select__404_*"))
+            404, text=recorded("openalex/work__10.1046_j.1365-2699.2003.00795__select__404_*")
+        )
         assert await OpenAlex(http, settings).by_doi("10.1046/j.1365-2699.2003.00795.x") is None
 
 
@@ -135,15 +139,19 @@ def test_jats_and_licences():
     assert jats_to_text("<jats:title>Abstract</jats:title><jats:p>A &amp; B</jats:p>") == "A & B"
     assert license_name("https://creativecommons.org/licenses/by-nc-nd/4.0/") == "cc-by-nc-nd"
     assert license_name("http://creativecommons.org/publicdomain/zero/1.0/") == "cc0"
-    assert license_name("https://www.elsevier.com/tdm/userlicense/1.0/") == "https://www.elsevier.com/tdm/userlicense/1.0/"
+    assert (
+        license_name("https://www.elsevier.com/tdm/userlicense/1.0/") == "https://www.elsevier.com/tdm/userlicense/1.0/"
+    )
 
 
 async def test_crossref_search_and_missing_doi(http, settings, recorded):
     with respx.mock() as mock:
         search = mock.get("https://api.crossref.org/works").respond(
-            200, json=recorded("crossref/works_query__Attention_is_All_you_Need__200_*"))
+            200, json=recorded("crossref/works_query__Attention_is_All_you_Need__200_*")
+        )
         mock.get(url__regex=r"https://api\.crossref\.org/works/10\.48550.*").respond(
-            404, text=recorded("crossref/bibtex__10.48550_arXiv.2304.05376_*"))
+            404, text=recorded("crossref/bibtex__10.48550_arXiv.2304.05376_*")
+        )
         client = Crossref(http, settings)
         works = await client.search("attention is all you need")
         assert await client.work("10.48550/arxiv.2304.05376") is None
@@ -163,7 +171,8 @@ def test_unpaywall_record_gives_licence_and_status(recorded):
 async def test_unpaywall_sends_the_required_email_and_is_off_without_one(http, settings, recorded):
     with respx.mock() as mock:
         route = mock.get(url__regex=r"https://api\.unpaywall\.org/v2/10\.1073.*").respond(
-            200, json=recorded("unpaywall/doi__10.1073_pnas.1414271111__200_*"))
+            200, json=recorded("unpaywall/doi__10.1073_pnas.1414271111__200_*")
+        )
         oa = await Unpaywall(http, settings).lookup("10.1073/pnas.1414271111")
     assert route.calls.last.request.url.params["email"] == "researcher@example.org"
     assert oa is not None and oa.oa_status
@@ -202,18 +211,24 @@ async def test_backfill_asks_semantic_scholar_then_pubmed_in_one_request_each(ht
     s2 = SemanticScholar(http, settings)
     pubmed = PubMed(http, settings)
     no_abstract = recorded("semanticscholar/paper__DOI_10.1016_j.xgen.2025.100814__200_8bb285.json")
-    with_abstract = {**recorded("semanticscholar/paper__DOI_10.1063_1.4938384__200_4a0a00.json"),
-                     "abstract": "Copper films grow a native oxide."}
-    works = [Work(title="xgen", source="openalex", doi="10.1016/j.xgen.2025.100814"),
-             Work(title="copper", source="openalex", doi="10.1063/1.4938384"),
-             Work(title="telomeres", source="openalex", pmid="27797938"),
-             Work(title="has one", source="openalex", doi="10.1/x", abstract="kept")]
+    with_abstract = {
+        **recorded("semanticscholar/paper__DOI_10.1063_1.4938384__200_4a0a00.json"),
+        "abstract": "Copper films grow a native oxide.",
+    }
+    works = [
+        Work(title="xgen", source="openalex", doi="10.1016/j.xgen.2025.100814"),
+        Work(title="copper", source="openalex", doi="10.1063/1.4938384"),
+        Work(title="telomeres", source="openalex", pmid="27797938"),
+        Work(title="has one", source="openalex", doi="10.1/x", abstract="kept"),
+    ]
     with respx.mock(assert_all_called=True) as mock:
         # The batch endpoint answers a list aligned with the ids (recorded single-paper bodies).
         batch = mock.post("https://api.semanticscholar.org/graph/v1/paper/batch").respond(
-            200, json=[no_abstract, with_abstract])
+            200, json=[no_abstract, with_abstract]
+        )
         efetch = mock.get("https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi").respond(
-            200, text=(fixtures_dir / "api/pubmed/biopython/pubmed4.xml").read_text())
+            200, text=(fixtures_dir / "api/pubmed/biopython/pubmed4.xml").read_text()
+        )
         counts = await AbstractBackfill(s2, pubmed).fill(works)
     assert batch.calls.last.request.read() == b'{"ids":["DOI:10.1016/j.xgen.2025.100814","DOI:10.1063/1.4938384"]}'
     # xgen gained its PMID from Semantic Scholar, so PubMed was asked for both PMIDs at once.
@@ -234,7 +249,11 @@ async def test_backfill_skips_a_slow_source(http, settings):
 
     works = [Work(title="t", source="openalex", doi="10.1000/slow", pmid="27797938")]
     with respx.mock(assert_all_called=False) as mock:
-        mock.post("https://api.semanticscholar.org/graph/v1/paper/batch").mock(side_effect=slow)  # cancelled: not "called"
+        mock.post("https://api.semanticscholar.org/graph/v1/paper/batch").mock(
+            side_effect=slow
+        )  # cancelled: not "called"
         mock.get("https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi").respond(500)
-        counts = await AbstractBackfill(SemanticScholar(http, settings), PubMed(http, settings), timeout_s=0.1).fill(works)
+        counts = await AbstractBackfill(SemanticScholar(http, settings), PubMed(http, settings), timeout_s=0.1).fill(
+            works
+        )
     assert counts == {"semanticscholar": 0, "pubmed": 0} and works[0].abstract is None

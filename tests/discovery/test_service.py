@@ -8,10 +8,10 @@ import re
 import httpx
 import pytest
 import respx
+from discovery.responses import BUDGET_429
 
 from zocrates_contracts import Candidate, DiscoveryRequested, RecheckRequested
 from zocrates_discovery.service import DEMO_NOTE, DiscoveryService
-from discovery.responses import BUDGET_429
 
 IDS = {"turn_id": "t1", "session_id": "s1", "user_id": "local", "reply_to": "zocrates.reply.gw.discovery"}
 OPENALEX = "https://api.openalex.org"
@@ -20,8 +20,11 @@ S2_BATCH = "https://api.semanticscholar.org/graph/v1/paper/batch"
 
 @pytest.fixture
 async def service(settings, zotero):
-    zotero.add_item("journalArticle", {"title": "Augmenting large language models with chemistry tools",
-                                       "DOI": "10.1038/s42256-024-00832-8"}, key="OWNEDCHM")
+    zotero.add_item(
+        "journalArticle",
+        {"title": "Augmenting large language models with chemistry tools", "DOI": "10.1038/s42256-024-00832-8"},
+        key="OWNEDCHM",
+    )
     svc = DiscoveryService(settings.model_copy(update={"zotero_dir": zotero.dir}))
     await svc.start()
     yield svc
@@ -31,7 +34,8 @@ async def service(settings, zotero):
 async def test_search_drops_the_owned_journal_paper_and_keeps_its_preprint(service, recorded):
     with respx.mock() as mock:  # any request without a route fails the test
         search = mock.get(f"{OPENALEX}/works").respond(
-            200, json=recorded("openalex/works_search__Augmenting_large_language_models_with*"))
+            200, json=recorded("openalex/works_search__Augmenting_large_language_models_with*")
+        )
         reply = await service.discover(DiscoveryRequested(**IDS, queries=["LLM agents for chemistry"], limit=5))
     assert search.call_count == 1
     assert reply.error is None and reply.turn_id == "t1" and reply.message_id.endswith("-r")
@@ -48,7 +52,8 @@ async def test_spent_budget_falls_back_to_crossref_and_says_until_when(service, 
     with respx.mock() as mock:
         openalex = mock.get(f"{OPENALEX}/works").mock(return_value=BUDGET_429)
         crossref = mock.get("https://api.crossref.org/works").respond(
-            200, json=recorded("crossref/works_query__Attention_is_All_you_Need__200_*"))
+            200, json=recorded("crossref/works_query__Attention_is_All_you_Need__200_*")
+        )
         mock.get(url__regex=r"https://api\.unpaywall\.org/.*").respond(404, json={"error": True})
         mock.post(S2_BATCH).respond(200, json=[None])
         first = await service.find(["attention is all you need"], 5, "local")
@@ -78,23 +83,30 @@ async def test_offline_machine_gets_an_unreachable_error_not_made_up_data(servic
         reply = await service.discover(DiscoveryRequested(**IDS, queries=["graph neural networks"]))
     assert reply.candidates == [] and reply.dropped == []
     assert reply.error.code == "unreachable" and reply.error.service == "discovery"
-    assert reply.error.message == ("OpenAlex is unreachable from this machine: [Errno -3] Temporary failure in "
-                                   "name resolution. Online discovery needs internet access.")
+    assert reply.error.message == (
+        "OpenAlex is unreachable from this machine: [Errno -3] Temporary failure in "
+        "name resolution. Online discovery needs internet access."
+    )
 
 
 async def test_pasted_doi_is_looked_up_directly_and_enriched(service, recorded, fixtures_dir):
     with respx.mock(assert_all_called=False) as mock:
         search = mock.get(f"{OPENALEX}/works")
         lookup = mock.get(url__regex=rf"{OPENALEX}/works/doi:10\.1016/j\.xgen\.2025\.100814").respond(
-            200, json=recorded("openalex/work__10.1016_j.xgen.2025.100814__200_*"))
+            200, json=recorded("openalex/work__10.1016_j.xgen.2025.100814__200_*")
+        )
         unpaywall = mock.get(url__regex=r"https://api\.unpaywall\.org/v2/10\.1016/j\.xgen.*").respond(
-            200, json=recorded("unpaywall/doi__10.1016_j.xgen.2025.100814__200_*"))
+            200, json=recorded("unpaywall/doi__10.1016_j.xgen.2025.100814__200_*")
+        )
         mock.get(url__regex=r"https://api\.crossref\.org/works/10\.1016/j\.xgen.*").respond(
-            200, json=recorded("crossref/work__10.1016_j.xgen.2025.100814__200_*"))
+            200, json=recorded("crossref/work__10.1016_j.xgen.2025.100814__200_*")
+        )
         s2 = mock.post(S2_BATCH).respond(
-            200, json=[recorded("semanticscholar/paper__DOI_10.1016_j.xgen.2025.100814__200_8bb285.json")])
+            200, json=[recorded("semanticscholar/paper__DOI_10.1016_j.xgen.2025.100814__200_8bb285.json")]
+        )
         efetch = mock.get("https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi").respond(
-            200, text=(fixtures_dir / "api/pubmed/biopython/pubmed4.xml").read_text())
+            200, text=(fixtures_dir / "api/pubmed/biopython/pubmed4.xml").read_text()
+        )
         result = await service.find(["please look at https://doi.org/10.1016/j.xgen.2025.100814"], 5, "local")
     assert not search.called and lookup.call_count == 1
     [candidate] = result.candidates
@@ -130,7 +142,8 @@ async def test_recheck_sees_items_imported_since_the_search(service, zotero):
 async def test_another_users_request_is_not_filtered_by_the_local_library(service, recorded):
     with respx.mock() as mock:
         mock.get(f"{OPENALEX}/works").respond(
-            200, json=recorded("openalex/works_search__Augmenting_large_language_models_with*"))
+            200, json=recorded("openalex/works_search__Augmenting_large_language_models_with*")
+        )
         result = await service.find(["chemistry agents"], 5, "someone-else")
     assert len(result.candidates) == 2 and result.dropped == []
     assert any("library is not known" in n for n in result.notes)
@@ -146,7 +159,8 @@ async def test_keyless_openalex_is_demo_mode_in_health_and_notes(settings, recor
         assert health["library_items"] == 0 and health["status"] == "ok"
         with respx.mock() as mock:
             route = mock.get(f"{OPENALEX}/works").respond(
-                200, json=recorded("openalex/works_search__Effect_of_native_oxide*"))
+                200, json=recorded("openalex/works_search__Effect_of_native_oxide*")
+            )
             mock.get(url__regex=r"https://api\.unpaywall\.org/.*").respond(404, json={})
             result = await svc.find(["copper oxide thin films"], 3, "local")
         assert "authorization" not in route.calls.last.request.headers
@@ -161,28 +175,35 @@ async def test_empty_queries_are_invalid(service):
 
 
 async def test_the_requesters_contact_email_goes_to_the_polite_pools_and_only_for_their_request(
-        settings, zotero, recorded, fixtures_dir):
+    settings, zotero, recorded, fixtures_dir
+):
     svc = DiscoveryService(settings.model_copy(update={"zotero_dir": zotero.dir, "contact_email": None}))
     await svc.start()
     try:
         with respx.mock(assert_all_called=False) as mock:
             mock.get(url__regex=rf"{OPENALEX}/works/doi:10\.1016/j\.xgen\.2025\.100814").respond(
-                200, json=recorded("openalex/work__10.1016_j.xgen.2025.100814__200_*"))
+                200, json=recorded("openalex/work__10.1016_j.xgen.2025.100814__200_*")
+            )
             unpaywall = mock.get(url__regex=r"https://api\.unpaywall\.org/v2/10\.1016/j\.xgen.*").respond(
-                200, json=recorded("unpaywall/doi__10.1016_j.xgen.2025.100814__200_*"))
+                200, json=recorded("unpaywall/doi__10.1016_j.xgen.2025.100814__200_*")
+            )
             crossref = mock.get(url__regex=r"https://api\.crossref\.org/works/10\.1016/j\.xgen.*").respond(
-                200, json=recorded("crossref/work__10.1016_j.xgen.2025.100814__200_*"))
+                200, json=recorded("crossref/work__10.1016_j.xgen.2025.100814__200_*")
+            )
             mock.post(S2_BATCH).respond(200, json=[None])
             efetch = mock.get("https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi").respond(
-                200, text=(fixtures_dir / "api/pubmed/biopython/pubmed4.xml").read_text())
+                200, text=(fixtures_dir / "api/pubmed/biopython/pubmed4.xml").read_text()
+            )
             query = ["10.1016/j.xgen.2025.100814"]
             await svc.discover(DiscoveryRequested(**IDS, queries=query, contact_email="ada@lab.org"))
             assert unpaywall.call_count == 1
             assert unpaywall.calls.last.request.url.params["email"] == "ada@lab.org"
             assert crossref.called and efetch.called
             for route in (crossref, efetch):
-                assert all(c.request.url.params.get("mailto", c.request.url.params.get("email")) == "ada@lab.org"
-                           for c in route.calls)
+                assert all(
+                    c.request.url.params.get("mailto", c.request.url.params.get("email")) == "ada@lab.org"
+                    for c in route.calls
+                )
             # Another user's request without a contact (and none configured): Unpaywall is not asked.
             await svc.discover(DiscoveryRequested(**IDS | {"user_id": "other"}, queries=query))
             assert unpaywall.call_count == 1

@@ -35,11 +35,15 @@ def zotero_dir(tmp_path, fixtures_dir):
     builder = ZoteroLibraryBuilder(tmp_path / "Zotero", fixtures_dir / "zotero" / "schema")
     item_id, _ = builder.add_item(
         "journalArticle",
-        {"title": "Complications related to deep venous thrombosis prophylaxis in trauma: "
-                  "a systematic review of the literature",
-         "date": "2010", "publicationTitle": "Journal of Trauma Management & Outcomes",
-         "DOI": "10.1186/1752-2897-4-1"},
-        creators=[("Indraneel", "Datta", "author"), ("Chad G", "Ball", "author")])
+        {
+            "title": "Complications related to deep venous thrombosis prophylaxis in trauma: "
+            "a systematic review of the literature",
+            "date": "2010",
+            "publicationTitle": "Journal of Trauma Management & Outcomes",
+            "DOI": "10.1186/1752-2897-4-1",
+        },
+        creators=[("Indraneel", "Datta", "author"), ("Chad G", "Ball", "author")],
+    )
     builder.add_attachment(item_id, "datta2010.pdf", (fixtures_dir / "pdfs/cermine/test1.pdf").read_bytes())
     builder.close()
     return tmp_path / "Zotero"
@@ -66,7 +70,6 @@ def read_banner(proc: subprocess.Popen, deadline: float) -> tuple[str, str, list
     raise AssertionError("no banner before the deadline")
 
 
-
 def interrupt(proc: subprocess.Popen) -> None:
     """Ctrl-C the stack, as a user would; one that does not stop within 30 s fails the test."""
     proc.send_signal(signal.SIGINT)
@@ -76,6 +79,7 @@ def interrupt(proc: subprocess.Popen) -> None:
         proc.kill()
         raise
 
+
 def test_make_run_answers_a_library_question_and_stops_cleanly(tmp_path, zotero_dir):
     env = os.environ | {
         "ZOCRATES_DATA_DIR": str(tmp_path / "data"),
@@ -84,8 +88,14 @@ def test_make_run_answers_a_library_question_and_stops_cleanly(tmp_path, zotero_
         "ZOCRATES_RETRIEVAL_ZOTERO_DIR": str(zotero_dir),
         "ZOCRATES_LOG_JSON": "true",
     }
-    proc = subprocess.Popen([sys.executable, "-m", "zocrates_runtime.stack"], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zocrates_runtime.stack"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         url, token, banner = read_banner(proc, time.monotonic() + 240)
         assert any(line.startswith("  Answers: sentences quoted from your library") for line in banner)
@@ -130,8 +140,14 @@ def test_make_run_without_zotero_starts_with_the_demo_library(tmp_path):
         "ZOCRATES_GATEWAY_PORT": str(free_port()),
         "ZOCRATES_LOG_JSON": "true",
     }
-    proc = subprocess.Popen([sys.executable, "-m", "zocrates_runtime.stack"], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zocrates_runtime.stack"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         url, token, banner = read_banner(proc, time.monotonic() + 240)
         assert any(line.startswith("  Library: the demo library, 3 open-access papers") for line in banner), banner
@@ -145,8 +161,11 @@ def test_make_run_without_zotero_starts_with_the_demo_library(tmp_path):
                     break
                 time.sleep(1)
             assert (status["source"], status["state"], status["items"], status["indexed"]) == ("demo", "done", 3, 3)
-            r = client.post(f"{url}/chat", headers=auth,
-                            json={"message": "How selective for the N-domain is the ACE inhibitor 33RE?"})
+            r = client.post(
+                f"{url}/chat",
+                headers=auth,
+                json={"message": "How selective for the N-domain is the ACE inhibitor 33RE?"},
+            )
             events = parse_sse(r.text)
             assert events[-1]["event"] == "done", events[-1]
             references = events[-1]["data"]["references"]

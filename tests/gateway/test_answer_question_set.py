@@ -100,19 +100,23 @@ def test_identifier_questions_name_an_item_of_the_library(questions, answer_libr
 
 # --- the bench's scoring -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("expected, text, found", [
-    ("2.2 Å", "solved at 2.2\n˚A in complex", True),
-    ("26", "Y369F 404.4 26", True),
-    ("26", "126 and 26.0 and 0.26", False),
-    ("0.85", "10.85", False),
-    ("50%", "rates exceed 50% [1-3]", True),
-    ("fibrosis disorders", "treatment of ﬁbrosis disorders", True),
-    ("appropriately utilized", "must be appro-\npriately utilized", True),
-    ("N-domain", "the N-\ndomain", True),
-    ("9–10", "T4, 6, 9-10, 12", True),
-    ("low molecular weight heparin", "Low Molecular Weight Heparins", True),
-    ("Moon", "Harmoon", False),
-])
+
+@pytest.mark.parametrize(
+    "expected, text, found",
+    [
+        ("2.2 Å", "solved at 2.2\n˚A in complex", True),
+        ("26", "Y369F 404.4 26", True),
+        ("26", "126 and 26.0 and 0.26", False),
+        ("0.85", "10.85", False),
+        ("50%", "rates exceed 50% [1-3]", True),
+        ("fibrosis disorders", "treatment of ﬁbrosis disorders", True),
+        ("appropriately utilized", "must be appro-\npriately utilized", True),
+        ("N-domain", "the N-\ndomain", True),
+        ("9–10", "T4, 6, 9-10, 12", True),
+        ("low molecular weight heparin", "Low Molecular Weight Heparins", True),
+        ("Moon", "Harmoon", False),
+    ],
+)
 def test_expected_strings_are_matched_modulo_typesetting(expected, text, found):
     assert occurs(expected, text) is found
 
@@ -122,10 +126,20 @@ def done(text: str, cited: dict[int, str], refs: list[str] = ()) -> list[dict]:
     from zocrates_citations import split_sources
 
     prose, sources = split_sources(text)
-    return [{"event": "done", "data": {
-        "intent": "library", "schema_version": 2, "text": text, "prose": prose, "sources": sources,
-        "citations": [{"index": i, "item_key": key} for i, key in cited.items()],
-        "references": {"cited": [{"item_key": k} for k in refs or cited.values()], "considered": []}}}]
+    return [
+        {
+            "event": "done",
+            "data": {
+                "intent": "library",
+                "schema_version": 2,
+                "text": text,
+                "prose": prose,
+                "sources": sources,
+                "citations": [{"index": i, "item_key": key} for i, key in cited.items()],
+                "references": {"cited": [{"item_key": k} for k in refs or cited.values()], "considered": []},
+            },
+        }
+    ]
 
 
 KEYS = {"douglas2014": "D8EQ865F", "datta2010": "MBS568Q5"}
@@ -133,8 +147,10 @@ TABLE_Q = {"id": "t", "kind": "table", "question": "PDB code?", "expected": ["4B
 
 
 def test_an_answer_is_attributed_by_the_citation_of_the_piece_holding_it():
-    text = ("- The search model was 3NXQ [1].\n- Table 2: PDB code — 4BXK [2], and more [1].\n\n"
-            "# Cited Sources\n- Douglas 4BXK")
+    text = (
+        "- The search model was 3NXQ [1].\n- Table 2: PDB code — 4BXK [2], and more [1].\n\n"
+        "# Cited Sources\n- Douglas 4BXK"
+    )
     right = score(TABLE_Q, done(text, {1: "MBS568Q5", 2: "D8EQ865F"}), 12.0, KEYS)
     assert right["correct"] and right["attributed"] and not right["refused"]
     wrong = score(TABLE_Q, done(text, {1: "D8EQ865F", 2: "MBS568Q5"}), 12.0, KEYS)
@@ -158,7 +174,11 @@ def test_the_source_list_is_not_the_answer_and_a_refusal_cites_nothing():
 def test_the_stream_is_read_as_a_client_reads_it():
     from bench.bench_answers import parse_sse
 
-    stream = (": ping\r\n\r\nid: 1\r\nevent: turn\r\ndata: {\"intent\": \"library\"}\r\n\r\n"
-              "id: 2\nevent: done\ndata: {\"text\": \"a\",\ndata:  \"citations\": []}\n\n")
-    assert parse_sse(stream) == [{"event": "turn", "data": {"intent": "library"}},
-                                 {"event": "done", "data": {"text": "a", "citations": []}}]
+    stream = (
+        ": ping\r\n\r\nid: 1\r\nevent: turn\r\ndata: {\"intent\": \"library\"}\r\n\r\n"
+        "id: 2\nevent: done\ndata: {\"text\": \"a\",\ndata:  \"citations\": []}\n\n"
+    )
+    assert parse_sse(stream) == [
+        {"event": "turn", "data": {"intent": "library"}},
+        {"event": "done", "data": {"text": "a", "citations": []}},
+    ]

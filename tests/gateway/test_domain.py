@@ -11,50 +11,72 @@ from zocrates_gateway.domain.intent import route_intent
 from zocrates_gateway.domain.synthesis import NOT_FOUND, choose_points, extractive_answer
 
 
-@pytest.mark.parametrize("message", [
-    "hello", "Hi!", "thanks", "Thank you", "good morning", "who are you?", "what can you do", "bye",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "hello",
+        "Hi!",
+        "thanks",
+        "Thank you",
+        "good morning",
+        "who are you?",
+        "what can you do",
+        "bye",
+    ],
+)
 def test_small_talk_is_chat(message):
     assert route_intent(message) == "chat"
 
 
-@pytest.mark.parametrize("message", [
-    "find new papers about CRISPR off-target effects",
-    "Search online for recent literature on protein folding",
-    "recommend articles on retrieval augmented generation",
-    "search online for 10.1038/s41586-021-03819-2",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "find new papers about CRISPR off-target effects",
+        "Search online for recent literature on protein folding",
+        "recommend articles on retrieval augmented generation",
+        "search online for 10.1038/s41586-021-03819-2",
+    ],
+)
 def test_requests_for_new_literature_go_to_discovery(message):
     assert route_intent(message) == "discovery"
 
 
-@pytest.mark.parametrize("message", [
-    "10.1038/s41586-021-03819-2",
-    "what is https://doi.org/10.1000/xyz123 about?",
-    "arXiv:2203.00130",
-    "look at 2203.00130v1 please",
-    "hep-th/9901001",
-    "Is 10.1186/1752-2897-4-1 already in my library?",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "10.1038/s41586-021-03819-2",
+        "what is https://doi.org/10.1000/xyz123 about?",
+        "arXiv:2203.00130",
+        "look at 2203.00130v1 please",
+        "hep-th/9901001",
+        "Is 10.1186/1752-2897-4-1 already in my library?",
+    ],
+)
 def test_identifiers_are_looked_up_in_the_library_first(message):
     """Issue 14: a pasted identifier is a library turn; it goes online only when not found there."""
     assert route_intent(message) == "library"
 
 
-@pytest.mark.parametrize("message", [
-    "What was the somatic mutation rate estimated from twins?",
-    "hello, what does my library say about attention mechanisms?",
-    "Which papers in my library discuss dropout?",
-    "find the papers in my library about transformers",
-    "Summarise the methods of the twin study",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "What was the somatic mutation rate estimated from twins?",
+        "hello, what does my library say about attention mechanisms?",
+        "Which papers in my library discuss dropout?",
+        "find the papers in my library about transformers",
+        "Summarise the methods of the twin study",
+    ],
+)
 def test_questions_go_to_the_library(message):
     assert route_intent(message) == "library"
 
 
 def test_the_sentence_sharing_the_question_words_is_chosen():
-    chunk = with_units(CHUNKS[0], "Twins are interesting to many people. The somatic mutation rate was estimated at "
-                                  "1.2e-8 per base pair. Other things were measured as well.")
+    chunk = with_units(
+        CHUNKS[0],
+        "Twins are interesting to many people. The somatic mutation rate was estimated at "
+        "1.2e-8 per base pair. Other things were measured as well.",
+    )
     points = choose_points("what is the somatic mutation rate", scored("what is the somatic mutation rate", [chunk]))
     assert [p.text for p in points] == ["The somatic mutation rate was estimated at 1.2e-8 per base pair."]
 

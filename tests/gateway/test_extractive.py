@@ -17,6 +17,8 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse
 
+from harness.evidence import evidence_chunk, fixture_pdf_chunks, scored
+from harness.serving import serving
 from zocrates_contracts import EvidenceChunk
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.domain.synthesis import (
@@ -29,9 +31,6 @@ from zocrates_gateway.domain.synthesis import (
     system_prompt,
 )
 from zocrates_gateway.turn import synthesize
-from harness.serving import serving
-
-from harness.evidence import evidence_chunk, fixture_pdf_chunks, scored
 
 PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pdfs"
 QUESTIONS = [
@@ -41,10 +40,22 @@ QUESTIONS = [
 ]
 # What the smoke test quoted before: a search strategy, acknowledgements, an affiliation line,
 # a title block, figure captions and an abbreviation box.
-NEVER_QUOTED = ["Search terms included", "Davidoff", "Lilongwe", "RESEARCH ARTICLE", "Open Access",
-                "Figure 7", "Schematic diagram", "Abbreviations", "LIGPLOT"]
-BACK_MATTER = re.compile(r"acknowledg|author|affiliation|competing|conflict|funding|abbreviation|"
-                         r"ethic|consent|availability|publisher|additional file|reference", re.IGNORECASE)
+NEVER_QUOTED = [
+    "Search terms included",
+    "Davidoff",
+    "Lilongwe",
+    "RESEARCH ARTICLE",
+    "Open Access",
+    "Figure 7",
+    "Schematic diagram",
+    "Abbreviations",
+    "LIGPLOT",
+]
+BACK_MATTER = re.compile(
+    r"acknowledg|author|affiliation|competing|conflict|funding|abbreviation|"
+    r"ethic|consent|availability|publisher|additional file|reference",
+    re.IGNORECASE,
+)
 SOURCE_MARKER = re.compile(r"\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\]")
 POINT = re.compile(r"^- (.+) \[(\d+)\]([.!?])$")
 
@@ -123,7 +134,9 @@ def test_an_unrelated_question_gets_the_honest_fallback(library):
 # --- choosing across the evidence --------------------------------------------------------------
 
 
-def chunk(n: int, text: str, section: str | None = "Results", kind: str = "text", role: str | None = None) -> EvidenceChunk:
+def chunk(
+    n: int, text: str, section: str | None = "Results", kind: str = "text", role: str | None = None
+) -> EvidenceChunk:
     return evidence_chunk(n, text, section, kind, role)
 
 
@@ -133,10 +146,16 @@ def points_for(question: str, evidence: list[EvidenceChunk]):
 
 
 def test_points_come_from_across_the_evidence_at_most_two_per_chunk_without_repeats():
-    first = chunk(1, "Heparin caused bleeding complications in trauma patients. Heparin bleeding complications "
-                     "were frequent after trauma. Bleeding complications of heparin were fatal in trauma.")
-    second = chunk(2, "Heparin caused bleeding complications in trauma patients. Filters caused "
-                      "thrombosis complications in trauma patients.")
+    first = chunk(
+        1,
+        "Heparin caused bleeding complications in trauma patients. Heparin bleeding complications "
+        "were frequent after trauma. Bleeding complications of heparin were fatal in trauma.",
+    )
+    second = chunk(
+        2,
+        "Heparin caused bleeding complications in trauma patients. Filters caused "
+        "thrombosis complications in trauma patients.",
+    )
     points = points_for("What complications did heparin and filters cause in trauma?", [first, second])
     assert 1 <= [p.index for p in points].count(1) <= 2
     assert [p.text for p in points].count("Heparin caused bleeding complications in trauma patients.") == 1
@@ -145,18 +164,23 @@ def test_points_come_from_across_the_evidence_at_most_two_per_chunk_without_repe
 
 def test_a_word_found_everywhere_counts_less_than_a_rare_one():
     common = " ".join(f"Trauma patients were enrolled in cohort {n}." for n in range(5))
-    evidence = [chunk(1, common + " Trauma patients stayed in hospital for a while longer."),
-                chunk(2, "Bleeding complications were seen in trauma cases of the registry.")]
+    evidence = [
+        chunk(1, common + " Trauma patients stayed in hospital for a while longer."),
+        chunk(2, "Bleeding complications were seen in trauma cases of the registry."),
+    ]
     points = points_for("What complications do trauma patients have?", evidence)
     assert points[0].text == "Bleeding complications were seen in trauma cases of the registry."
 
 
 def test_a_long_list_of_terms_does_not_win_by_length():
-    listing = ("Keywords covered bleeding, trauma, heparin, filters, complications, embolism, stockings, "
-               "compression, registries, cohorts, outcomes, mortality, costs, guidelines and reviews.")
+    listing = (
+        "Keywords covered bleeding, trauma, heparin, filters, complications, embolism, stockings, "
+        "compression, registries, cohorts, outcomes, mortality, costs, guidelines and reviews."
+    )
     finding = "Heparin raised bleeding complications after trauma."
-    points = points_for("Does heparin cause bleeding complications after trauma?",
-                           [chunk(1, listing), chunk(2, finding)])
+    points = points_for(
+        "Does heparin cause bleeding complications after trauma?", [chunk(1, listing), chunk(2, finding)]
+    )
     assert points[0].text == finding
 
 
@@ -174,41 +198,64 @@ def test_a_sentence_sharing_one_word_is_not_an_answer():
 
 
 def test_back_matter_is_quoted_only_when_the_question_asks_for_it():
-    evidence = [chunk(1, "This work on ACE inhibitor design was supported by the National Research Foundation.",
-                      section="Funding"),
-                chunk(2, "The ACE inhibitor design used fragment-based screening of scaffolds.", section="Methods")]
+    evidence = [
+        chunk(
+            1, "This work on ACE inhibitor design was supported by the National Research Foundation.", section="Funding"
+        ),
+        chunk(2, "The ACE inhibitor design used fragment-based screening of scaffolds.", section="Methods"),
+    ]
     assert [p.index for p in points_for("How was the ACE inhibitor design done?", evidence)] == [2]
     funded = points_for("Who funded the ACE inhibitor design?", evidence)
     assert funded and funded[0].index == 1
 
 
 def test_a_papers_own_question_is_not_an_answer():
-    evidence = [chunk(1, "How did participants use the reading features of Paper Plain? Participants used "
-                         "the reading features of Paper Plain throughout each paper.")]
+    evidence = [
+        chunk(
+            1,
+            "How did participants use the reading features of Paper Plain? Participants used "
+            "the reading features of Paper Plain throughout each paper.",
+        )
+    ]
     points = points_for("How did participants use Paper Plain's reading features?", evidence)
     assert [p.text for p in points] == ["Participants used the reading features of Paper Plain throughout each paper."]
 
 
 def test_tables_and_fragments_cut_at_a_chunk_boundary_are_not_quoted():
-    evidence = [chunk(1, "Table 2 Bleeding complications of heparin | 4% | 12 | trauma patients.", kind="table"),
-                chunk(2, "bleeding complications of heparin were common in trauma patients. Heparin bleeding "
-                         "complications in trauma patients were seen in all")]
+    evidence = [
+        chunk(1, "Table 2 Bleeding complications of heparin | 4% | 12 | trauma patients.", kind="table"),
+        chunk(
+            2,
+            "bleeding complications of heparin were common in trauma patients. Heparin bleeding "
+            "complications in trauma patients were seen in all",
+        ),
+    ]
     assert points_for("What bleeding complications did heparin have in trauma patients?", evidence) == []
 
 
 # --- the sources' own reference markers -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Trauma patients at the highest risk have been identified [2,3,7-9].",
-     "Trauma patients at the highest risk have been identified."),
-    ("Rates exceed 50% [1-3], while filters [4, 5] and heparin [10–12] differ [6].",
-     "Rates exceed 50%, while filters and heparin differ."),
-    ("As shown before ([3]), and in [4], [5] or [6]-[8], it holds.", "As shown before, and in or, it holds."),
-    ("Scores were scaled to [0, 1] and [2.5, 3] intervals.", "Scores were scaled to [0, 1] and [2.5, 3] intervals."),
-    ("No markers here.", "No markers here."),
-    ("Line one [1].\nLine two [2].", "Line one.\nLine two."),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "Trauma patients at the highest risk have been identified [2,3,7-9].",
+            "Trauma patients at the highest risk have been identified.",
+        ),
+        (
+            "Rates exceed 50% [1-3], while filters [4, 5] and heparin [10–12] differ [6].",
+            "Rates exceed 50%, while filters and heparin differ.",
+        ),
+        ("As shown before ([3]), and in [4], [5] or [6]-[8], it holds.", "As shown before, and in or, it holds."),
+        (
+            "Scores were scaled to [0, 1] and [2.5, 3] intervals.",
+            "Scores were scaled to [0, 1] and [2.5, 3] intervals.",
+        ),
+        ("No markers here.", "No markers here."),
+        ("Line one [1].\nLine two [2].", "Line one.\nLine two."),
+    ],
+)
 def test_the_sources_own_reference_markers_are_removed(text, expected):
     assert strip_reference_markers(text) == expected
 
@@ -247,9 +294,14 @@ def test_a_count_is_a_number_of_something_not_a_list_number_or_a_section():
     question = "How many stakeholders were interviewed in the hospital?"
     ask = read_question(question)
     assert ask.answer_type == "count" and ask.focus == {"stakehold"}
-    evidence = [chunk(1, "As described in section (§3), some interviews of the hospital were held. "
-                         "Respondents were grouped as follows: 4. Management respondents of the hospital. "
-                         "For the interviews, 20 stakeholders of the hospital were sampled.")]
+    evidence = [
+        chunk(
+            1,
+            "As described in section (§3), some interviews of the hospital were held. "
+            "Respondents were grouped as follows: 4. Management respondents of the hospital. "
+            "For the interviews, 20 stakeholders of the hospital were sampled.",
+        )
+    ]
     on_type = [s.text for s in candidate_sentences(question, evidence, ask) if s.on_type]
     assert on_type == ["For the interviews, 20 stakeholders of the hospital were sampled."]
 
@@ -263,8 +315,13 @@ def test_a_question_asking_for_a_value_is_refused_when_no_unit_states_one_about_
 
 
 def test_a_code_or_acronym_the_passages_never_mention_is_not_answered_by_other_values():
-    evidence = [chunk(1, "Compound 33RE showed a Ki of 11.21 nM against the N-domain of ACE and did not "
-                         "inhibit neprilysin at 10 µM.")]
+    evidence = [
+        chunk(
+            1,
+            "Compound 33RE showed a Ki of 11.21 nM against the N-domain of ACE and did not "
+            "inhibit neprilysin at 10 µM.",
+        )
+    ]
     assert points_for("What IC50 did compound 33RE show against neprilysin?", evidence) == []
     assert points_for("What Ki did compound 33RE show against the N-domain of ACE?", evidence)
     # an acronym the passage spells out is mentioned
@@ -273,21 +330,31 @@ def test_a_code_or_acronym_the_passages_never_mention_is_not_answered_by_other_v
 
 
 def test_a_percentage_in_a_table_is_a_number_of_a_row_whose_headers_say_percent():
-    table = evidence_chunk(1, "Table 1 Patient-provider relationship during consultation\n"
-                              "Variable | Yes (%) | No (%)\nTreated with respect | 97.9 | 2.1\n"
-                              "Told how to take your medication | 95.7 | 4.3", kind="table")
+    table = evidence_chunk(
+        1,
+        "Table 1 Patient-provider relationship during consultation\n"
+        "Variable | Yes (%) | No (%)\nTreated with respect | 97.9 | 2.1\n"
+        "Told how to take your medication | 95.7 | 4.3",
+        kind="table",
+    )
     prose = chunk(2, "Overall, 59% of outpatients rated the consultation as very good.")
     points = points_for("What percentage of outpatients were told how to take their medication?", [table, prose])
     assert points and "95.7" in points[0].text
 
 
 def test_british_and_american_spellings_match():
-    assert content_words("the favourite colour of the randomised organisation") == \
-        content_words("the favorite color of the randomized organization")
+    assert content_words("the favourite colour of the randomised organisation") == content_words(
+        "the favorite color of the randomized organization"
+    )
 
 
 def test_a_sentence_quoted_with_the_one_before_it_is_not_repeated_alone():
-    evidence = [chunk(1, "In this review we calculated the risk of bleeding to be 3.9% with heparin. These values "
-                         "are slightly higher than the previously published bleeding risk of 3.1% with heparin.")]
+    evidence = [
+        chunk(
+            1,
+            "In this review we calculated the risk of bleeding to be 3.9% with heparin. These values "
+            "are slightly higher than the previously published bleeding risk of 3.1% with heparin.",
+        )
+    ]
     texts = [p.text for p in points_for("What bleeding risk did the review calculate for heparin?", evidence)]
     assert texts and not any(a != b and a in b for a in texts for b in texts)

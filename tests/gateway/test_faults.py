@@ -20,8 +20,9 @@ TESTS = Path(__file__).resolve().parent.parent
 
 async def start_replica(url: str, delay: float) -> subprocess.Popen:
     env = os.environ | {"PYTHONPATH": str(TESTS)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness.slow_retrieval", url, str(delay)],
-                            stdout=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.slow_retrieval", url, str(delay)], stdout=subprocess.PIPE, env=env
+    )
     line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 30)
     assert line.strip() == b"ready"
     return proc
@@ -53,8 +54,7 @@ async def test_a_turn_is_stored_once_even_if_its_resolution_is_republished(syste
 
     record = TurnRecord.model_validate(done)
     await system.app.state.gateway.sessions.add_turn("alice", record)  # a retried persist
-    session = (await system.client.get(f"{system.url}/sessions/{done['session_id']}",
-                                       headers=system.auth)).json()
+    session = (await system.client.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)).json()
     assert [t["turn_id"] for t in session["turns"]] == [done["turn_id"]]
     info = await js.stream_info(AUDIT_STREAM, subjects_filter=TURN_RESOLVED)
     assert info.state.subjects == {TURN_RESOLVED: 1}

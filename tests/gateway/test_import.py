@@ -26,16 +26,19 @@ CANDIDATES = [
 class FakeDiscovery:
     async def start(self): ...
     async def close(self): ...
-    def health(self): return {"status": "ok"}
+    def health(self):
+        return {"status": "ok"}
 
     async def discover(self, request):
         return CandidatesFound(**request.reply_fields(), candidates=CANDIDATES)
 
     async def answer_recheck(self, request):
         owned = [c for c in request.candidates if c.doi]
-        return CandidatesRechecked(**request.reply_fields(),
-                                   candidates=[c for c in request.candidates if not c.doi],
-                                   dropped=[DroppedCandidate(candidate=c, reason="DOI match") for c in owned])
+        return CandidatesRechecked(
+            **request.reply_fields(),
+            candidates=[c for c in request.candidates if not c.doi],
+            dropped=[DroppedCandidate(candidate=c, reason="DOI match") for c in owned],
+        )
 
 
 class FakeStaging:
@@ -46,7 +49,8 @@ class FakeStaging:
 
     async def start(self): ...
     async def close(self): ...
-    def health(self): return {"status": "ok"}
+    def health(self):
+        return {"status": "ok"}
 
     async def stage(self, request):
         files = []
@@ -59,8 +63,15 @@ class FakeStaging:
             path = self.tmp / f"{staged_id}.pdf"
             path.write_bytes(PDF)
             info = await self.store.put(request.user_id, staged_id, path, {"filename": "w1.pdf"})
-            files.append(StagedFile(candidate_id=c.candidate_id, status="staged", object_name=staged_id,
-                                    sha256=info.sha256, size=info.size))
+            files.append(
+                StagedFile(
+                    candidate_id=c.candidate_id,
+                    status="staged",
+                    object_name=staged_id,
+                    sha256=info.sha256,
+                    size=info.size,
+                )
+            )
         return BatchStaged(**request.reply_fields(), batch_id=request.batch_id, files=files)
 
 
@@ -88,8 +99,9 @@ async def test_prepare_batch_rechecks_stages_and_serves_only_to_the_owner(nats_s
         again = await system.client.post(f"{system.url}/discover/prepare_batch", json=body, headers=bob)
         assert again.status_code == 404
 
-        bad = await system.client.post(f"{system.url}/discover/prepare_batch", headers=system.auth,
-                                       json=body | {"candidate_ids": ["W9"]})
+        bad = await system.client.post(
+            f"{system.url}/discover/prepare_batch", headers=system.auth, json=body | {"candidate_ids": ["W9"]}
+        )
         assert bad.status_code == 422 and bad.json()["error"]["code"] == "unknown_candidates"
         missing = await system.client.get(f"{system.url}/staging/nothing-here", headers=system.auth)
         assert missing.status_code == 404

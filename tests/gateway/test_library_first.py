@@ -18,10 +18,10 @@ import pymupdf
 import pytest
 import pytest_asyncio
 
+from harness.serving import serving
 from harness.system import FakeVerifier, collect
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import Candidate, CandidatesFound, ServiceError
-from harness.serving import serving
 from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = [pytest.mark.connected, pytest.mark.asyncio(loop_scope="module")]
@@ -29,10 +29,19 @@ pytestmark = [pytest.mark.connected, pytest.mark.asyncio(loop_scope="module")]
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 
 DVT_DOI = "10.1186/1752-2897-4-1"
-DVT_TITLE = "Complications related to deep venous thrombosis prophylaxis in trauma: a systematic review of the literature"
+DVT_TITLE = (
+    "Complications related to deep venous thrombosis prophylaxis in trauma: a systematic review of the literature"
+)
 GRAPHENE = [("Results", ["Suspended single-layer graphene conducts heat at up to 5000 W/mK, far above copper."])]
-PREPRINT = [("Abstract", ["We parse the layout of scientific papers into a structured document model.",
-                          "The model keeps every figure caption apart from the running text."])]
+PREPRINT = [
+    (
+        "Abstract",
+        [
+            "We parse the layout of scientific papers into a structured document model.",
+            "The model keeps every figure caption apart from the running text.",
+        ],
+    )
+]
 
 
 class Discovery:
@@ -51,12 +60,26 @@ class Discovery:
     async def discover(self, request):
         self.requests.append(request)
         if not self.online:
-            return CandidatesFound(**request.reply_fields(), error=ServiceError(
-                code="unreachable", service="discovery",
-                message="OpenAlex is unreachable from this machine. Online discovery needs internet access."))
-        return CandidatesFound(**request.reply_fields(), candidates=[Candidate(
-            candidate_id="W1", title="A paper found online", authors=["Ada Lovelace"], year=2024,
-            doi=request.queries[0])])
+            return CandidatesFound(
+                **request.reply_fields(),
+                error=ServiceError(
+                    code="unreachable",
+                    service="discovery",
+                    message="OpenAlex is unreachable from this machine. Online discovery needs internet access.",
+                ),
+            )
+        return CandidatesFound(
+            **request.reply_fields(),
+            candidates=[
+                Candidate(
+                    candidate_id="W1",
+                    title="A paper found online",
+                    authors=["Ada Lovelace"],
+                    year=2024,
+                    doi=request.queries[0],
+                )
+            ],
+        )
 
     async def answer_recheck(self, request):
         from zocrates_contracts import CandidatesRechecked
@@ -82,23 +105,33 @@ def build_library(root):
         pytest.skip(f"Zotero schema and PDF fixtures not found under {FIXTURES}")
     b = ZoteroLibraryBuilder(root / "zotero", schema_dir)
     keys = {}
-    dvt, keys["dvt"] = b.add_item("journalArticle", {"title": DVT_TITLE, "date": "2010", "DOI": DVT_DOI},
-                                  [("Indraneel", "Datta", "author"), ("Chad G", "Ball", "author"),
-                                   ("Lucas", "Rudmik", "author")])
+    dvt, keys["dvt"] = b.add_item(
+        "journalArticle",
+        {"title": DVT_TITLE, "date": "2010", "DOI": DVT_DOI},
+        [("Indraneel", "Datta", "author"), ("Chad G", "Ball", "author"), ("Lucas", "Rudmik", "author")],
+    )
     b.add_attachment(dvt, "datta.pdf", (pdf_dir / "cermine" / "test1.pdf").read_bytes())
     parent = b.add_collection("Trauma", [dvt])
     b.add_collection("Reviews", [dvt], parent_id=parent)
-    preprint, keys["preprint"] = b.add_item("preprint", {"title": "Document structure for scientific PDFs",
-                                                         "date": "2022", "extra": "arXiv:2203.00130 [cs.CL]"},
-                                            [("Kyle", "Lo", "author")])
+    preprint, keys["preprint"] = b.add_item(
+        "preprint",
+        {"title": "Document structure for scientific PDFs", "date": "2022", "extra": "arXiv:2203.00130 [cs.CL]"},
+        [("Kyle", "Lo", "author")],
+    )
     b.add_attachment(preprint, "lo.pdf", text_pdf(PREPRINT))
     group = b.add_group(4711, "Lab group")
-    graphene, keys["graphene"] = b.add_item("journalArticle", {"title": "Thermal conductivity of graphene",
-                                                               "date": "2008", "DOI": "10.1021/NL0731872"},
-                                            [("Alexander", "Balandin", "author")], library_id=group)
+    graphene, keys["graphene"] = b.add_item(
+        "journalArticle",
+        {"title": "Thermal conductivity of graphene", "date": "2008", "DOI": "10.1021/NL0731872"},
+        [("Alexander", "Balandin", "author")],
+        library_id=group,
+    )
     b.add_attachment(graphene, "balandin.pdf", text_pdf(GRAPHENE), library_id=group)
-    _, keys["pubmed"] = b.add_item("journalArticle", {"title": "Heparin in trauma", "date": "2001",
-                                                      "extra": "PMID: 20205926"}, [("Ann", "Lee", "author")])
+    _, keys["pubmed"] = b.add_item(
+        "journalArticle",
+        {"title": "Heparin in trauma", "date": "2001", "extra": "PMID: 20205926"},
+        [("Ann", "Lee", "author")],
+    )
     b.close()
     return b.dir, keys
 
@@ -116,8 +149,11 @@ async def library_system(nats_url: str, zotero_dir, data_dir):
     base = ZocratesSettings(nats_url=nats_url)
     retrieval = RetrievalService(RetrievalSettings(zotero_dir=zotero_dir, data_dir=data_dir, embedding_device="cpu"))
     discovery = Discovery()
-    apps = [retrieval_app(base, service=retrieval), discovery_app(base, service=discovery),
-            verifier_app(base, service=FakeVerifier())]
+    apps = [
+        retrieval_app(base, service=retrieval),
+        discovery_app(base, service=discovery),
+        verifier_app(base, service=FakeVerifier()),
+    ]
     for service_app in apps:
         await service_app.start()
     await retrieval._ingest_task
@@ -160,9 +196,11 @@ async def test_is_this_doi_in_my_library_is_answered_from_the_library_with_its_c
     kind, record = outcome(await chat(f"Is https://doi.org/{DVT_DOI.upper()} already in my library?"))
     assert kind == "done", record
     assert record["intent"] == "library"
-    assert record["text"].startswith("Yes — Datta et al. (2010), *Complications related to deep venous thrombosis "
-                                     "prophylaxis in trauma: a systematic review of the literature* is in your "
-                                     "library, in the collections Trauma, Trauma/Reviews [1]. It opens:")
+    assert record["text"].startswith(
+        "Yes — Datta et al. (2010), *Complications related to deep venous thrombosis "
+        "prophylaxis in trauma: a systematic review of the literature* is in your "
+        "library, in the collections Trauma, Trauma/Reviews [1]. It opens:"
+    )
     assert "Deep venous thrombosis prophylaxis is essential" in record["text"]
     # cited: its library record and its own passage, both from this turn's lookup and retrieval
     assert cited_items(record) == {("user", keys["dvt"])}
@@ -175,8 +213,9 @@ async def test_a_group_librarys_item_is_found_by_a_doi_in_another_case(system):
     chat, _, keys = system
     kind, record = outcome(await chat("do I have doi:10.1021/nl0731872?"))
     assert kind == "done", record
-    assert record["text"].startswith("Yes — Balandin (2008), *Thermal conductivity of graphene* is in your group "
-                                     "library Lab group [1].")
+    assert record["text"].startswith(
+        "Yes — Balandin (2008), *Thermal conductivity of graphene* is in your group library Lab group [1]."
+    )
     assert cited_items(record) == {("group-4711", keys["graphene"])}
 
 
@@ -185,8 +224,9 @@ async def test_an_arxiv_id_kept_only_in_extra_gives_the_papers_summary(system):
     kind, record = outcome(await chat("arXiv:2203.00130v1"))
     assert kind == "done", record
     assert record["intent"] == "library"
-    assert record["text"].startswith("Lo (2022), *Document structure for scientific PDFs* is in your library [1]. "
-                                     "From the paper:")
+    assert record["text"].startswith(
+        "Lo (2022), *Document structure for scientific PDFs* is in your library [1]. From the paper:"
+    )
     assert "We parse the layout of scientific papers into a structured document model" in record["text"]
     assert cited_items(record) == {("user", keys["preprint"])}
 
@@ -195,8 +235,9 @@ async def test_a_pmid_in_extra_of_an_item_without_text_is_found_and_its_record_c
     chat, _, keys = system
     kind, record = outcome(await chat("PMID: 20205926"))
     assert kind == "done", record
-    assert record["text"].startswith("Lee (2001), *Heparin in trauma* is in your library [1]. None of its text is "
-                                     "indexed")
+    assert record["text"].startswith(
+        "Lee (2001), *Heparin in trauma* is in your library [1]. None of its text is indexed"
+    )
     assert [(r["item_key"], r["library_id"]) for r in record["references"]["cited"]] == [(keys["pubmed"], "user")]
     assert record["citations"][0]["quote"].startswith("Ann Lee (2001). Heparin in trauma. PMID 20205926.")
 
@@ -228,8 +269,10 @@ async def test_a_doi_not_in_the_library_goes_online_and_offline_says_the_library
     kind, error = outcome(await chat("Is 10.9999/not-here in my library?"))
     assert kind == "error"
     assert error["code"] == "discovery_unreachable"
-    assert error["message"].startswith("No — DOI 10.9999/not-here is not in your library (4 items checked). "
-                                       "Looking it up online failed: OpenAlex is unreachable")
+    assert error["message"].startswith(
+        "No — DOI 10.9999/not-here is not in your library (4 items checked). "
+        "Looking it up online failed: OpenAlex is unreachable"
+    )
     assert discovery.requests[-1].queries == ["10.9999/not-here"]
 
 
@@ -242,8 +285,10 @@ async def test_a_doi_not_in_the_library_is_looked_up_online_when_online(system):
         discovery.online = False
     assert kind == "done", record
     assert record["intent"] == "discovery"
-    assert record["text"].startswith("No — DOI 10.9999/not-here is not in your library (4 items checked).\n\n"
-                                     "I found 1 candidate papers not yet in your library")
+    assert record["text"].startswith(
+        "No — DOI 10.9999/not-here is not in your library (4 items checked).\n\n"
+        "I found 1 candidate papers not yet in your library"
+    )
     assert [c["doi"] for c in record["candidates"]] == ["10.9999/not-here"]
 
 
@@ -273,7 +318,8 @@ async def test_a_32_kb_question_ends_with_done_and_says_how_it_was_searched(syst
     assert kind == "done", record
     assert record["notes"] and record["notes"][0].startswith(
         f"Your message was long ({len(' '.join(message.split())):,} characters), so I searched your library "
-        "with its question and the first ")
+        "with its question and the first "
+    )
     assert record["notes"][0] in record["text"]
     assert ("user", keys["dvt"]) in cited_items(record), record["text"][-3000:]
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.serving import serving
 from harness.system import FakeVerifier, collect
 from zocrates_contracts import Candidate, LibraryStatusRequested, Message
 from zocrates_contracts.subjects import LIBRARY_BUCKET
-from harness.serving import serving
 from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = [pytest.mark.connected, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -47,6 +47,7 @@ class LockedClient:
         def locked(*args, **kwargs):
             with self._lock:
                 return attr(*args, **kwargs)
+
         return locked
 
 
@@ -65,16 +66,16 @@ class Replicas:
         self._apps: dict[str, object] = {}
         self._others: list = []
         qdrant = LockedClient(QdrantClient(":memory:"))
-        monkeypatch.setattr(retrieval_service, "open_store",
-                            lambda settings, dim: ServerStore(qdrant, "chunks", dim))
+        monkeypatch.setattr(retrieval_service, "open_store", lambda settings, dim: ServerStore(qdrant, "chunks", dim))
 
     async def start_retrieval(self, name: str):
         from zocrates_retrieval.app import create_app
         from zocrates_retrieval.config import RetrievalSettings
         from zocrates_retrieval.service import RetrievalService
 
-        service = RetrievalService(RetrievalSettings(zotero_dir=None, data_dir=self.data_root / name,
-                                                     embedding_device="cpu"))
+        service = RetrievalService(
+            RetrievalSettings(zotero_dir=None, data_dir=self.data_root / name, embedding_device="cpu")
+        )
         service.sweep_s = 0.5  # take over a stopped replica's work quickly
         app = create_app(self.base, service=service)
         await app.start()
@@ -92,8 +93,10 @@ class Replicas:
         from zocrates_verifier.app import create_app as verifier_app
 
         self.discovery = [DiscoveryService(DiscoverySettings(zotero_dir=None)) for _ in range(2)]
-        self._others = [*(discovery_app(self.base, service=d) for d in self.discovery),
-                        verifier_app(self.base, service=FakeVerifier())]
+        self._others = [
+            *(discovery_app(self.base, service=d) for d in self.discovery),
+            verifier_app(self.base, service=FakeVerifier()),
+        ]
         for app in self._others:
             await app.start()
 
@@ -129,8 +132,11 @@ class Http:
         return response.json()
 
     async def upload(self, user: str, key: str, data: bytes) -> httpx.Response:
-        return await self.client.put(f"/library/attachments/{key}", content=data,
-                                     headers={**await self.auth(user), "Content-Type": "application/pdf"})
+        return await self.client.put(
+            f"/library/attachments/{key}",
+            content=data,
+            headers={**await self.auth(user), "Content-Type": "application/pdf"},
+        )
 
     async def status(self, user: str) -> dict:
         response = await self.client.get("/library/status", headers=await self.auth(user))
@@ -180,8 +186,14 @@ def article(key: str, title: str, **fields) -> dict:
 
 
 def attachment(key: str, parent: str, data: bytes) -> dict:
-    return {"key": key, "item_type": "attachment", "parent_key": parent, "content_type": "application/pdf",
-            "sha256": hashlib.sha256(data).hexdigest(), "filename": f"{key}.pdf"}
+    return {
+        "key": key,
+        "item_type": "attachment",
+        "parent_key": parent,
+        "content_type": "application/pdf",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "filename": f"{key}.pdf",
+    }
 
 
 async def replica_status(service, user: str) -> dict:
@@ -195,12 +207,35 @@ async def test_two_replicas_share_one_hosted_library(system):
 
     # Only replica A runs: it stores both pages of a full sync.
     await replicas.start_retrieval("a")
-    first = await http.sync("alice", {"sync_id": "full1", "page": 0, "final": False, "full": True, "items": [
-        article(DATTA, "Complications related to deep venous thrombosis prophylaxis in trauma", date="2010",
-                creators=[{"first_name": "Indraneel", "last_name": "Datta"}], doi="10.1186/1752-2897-4-1"),
-        attachment(DATTA_PDF, DATTA, datta)]})
-    last = await http.sync("alice", {"sync_id": "full1", "page": 1, "final": True, "full": True, "items": [
-        article("OTHER2P1", "A second paper"), attachment("OTHER2F1", "OTHER2P1", other)]})
+    first = await http.sync(
+        "alice",
+        {
+            "sync_id": "full1",
+            "page": 0,
+            "final": False,
+            "full": True,
+            "items": [
+                article(
+                    DATTA,
+                    "Complications related to deep venous thrombosis prophylaxis in trauma",
+                    date="2010",
+                    creators=[{"first_name": "Indraneel", "last_name": "Datta"}],
+                    doi="10.1186/1752-2897-4-1",
+                ),
+                attachment(DATTA_PDF, DATTA, datta),
+            ],
+        },
+    )
+    last = await http.sync(
+        "alice",
+        {
+            "sync_id": "full1",
+            "page": 1,
+            "final": True,
+            "full": True,
+            "items": [article("OTHER2P1", "A second paper"), attachment("OTHER2F1", "OTHER2P1", other)],
+        },
+    )
     assert first["needs_upload"] == [DATTA_PDF] and last["needs_upload"] == ["OTHER2F1"] and last["complete"]
 
     # Only replica B runs: the claim-checks of the uploads reach it, and it knows the items.
@@ -219,8 +254,9 @@ async def test_two_replicas_share_one_hosted_library(system):
     b = replicas.retrieval["b"]
     from_a, from_b = await replica_status(a, "alice"), await replica_status(b, "alice")
     assert from_a == from_b and from_a["state"] == "done" and from_a["uploaded"] == 2
-    assert {k: status[k] for k in ("items", "uploaded", "indexed", "chunks_indexed")} == \
-        {k: from_a[k] for k in ("items", "uploaded", "indexed", "chunks_indexed")}
+    assert {k: status[k] for k in ("items", "uploaded", "indexed", "chunks_indexed")} == {
+        k: from_a[k] for k in ("items", "uploaded", "indexed", "chunks_indexed")
+    }
     events = await http.chat("alice", QUESTION)
     assert events[-1]["event"] == "done", events[-1]
     assert {c["item_key"] for c in events[-1]["data"]["citations"]} >= {DATTA}

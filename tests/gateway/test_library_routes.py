@@ -15,10 +15,10 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from harness.serving import serving
 from harness.system import FakeVerifier, collect
 from zocrates_contracts import Candidate, CandidatesRechecked, RecheckRequested
 from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
-from harness.serving import serving
 from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = [pytest.mark.connected, pytest.mark.asyncio(loop_scope="module")]
@@ -42,8 +42,11 @@ async def hosted_system(nats_url: str, data_dir):
     base = ZocratesSettings(nats_url=nats_url)
     retrieval = RetrievalService(RetrievalSettings(zotero_dir=None, data_dir=data_dir, embedding_device="cpu"))
     discovery = DiscoveryService(DiscoverySettings(zotero_dir=None))
-    apps = [retrieval_app(base, service=retrieval), discovery_app(base, service=discovery),
-            verifier_app(base, service=FakeVerifier())]
+    apps = [
+        retrieval_app(base, service=retrieval),
+        discovery_app(base, service=discovery),
+        verifier_app(base, service=FakeVerifier()),
+    ]
     for service_app in apps:
         await service_app.start()
     app = create_app(GatewaySettings(nats_url=nats_url, library_max_upload_mb=1))
@@ -69,8 +72,9 @@ class Hosted:
         return await self.client.post("/library/sync", json=page, headers=await self.auth(user))
 
     async def upload(self, user: str, key: str, data: bytes, content_type: str = "application/pdf") -> httpx.Response:
-        return await self.client.put(f"/library/attachments/{key}", content=data,
-                                     headers={**await self.auth(user), "Content-Type": content_type})
+        return await self.client.put(
+            f"/library/attachments/{key}", content=data, headers={**await self.auth(user), "Content-Type": content_type}
+        )
 
     async def status(self, user: str) -> dict:
         response = await self.client.get("/library/status", headers=await self.auth(user))
@@ -109,24 +113,51 @@ def pdf() -> bytes:
 
 
 def library(pdf: bytes, sync_id: str = "sync1") -> dict:
-    return {"sync_id": sync_id, "items": [
-        {"key": PARENT, "item_type": "journalArticle", "date": "2010",
-         "title": "Complications related to deep venous thrombosis prophylaxis in trauma",
-         "creators": [{"first_name": "Indraneel", "last_name": "Datta"}], "doi": "10.1186/1752-2897-4-1"},
-        {"key": PDF_KEY, "item_type": "attachment", "parent_key": PARENT, "content_type": "application/pdf",
-         "sha256": hashlib.sha256(pdf).hexdigest(), "filename": "datta.pdf"}]}
+    return {
+        "sync_id": sync_id,
+        "items": [
+            {
+                "key": PARENT,
+                "item_type": "journalArticle",
+                "date": "2010",
+                "title": "Complications related to deep venous thrombosis prophylaxis in trauma",
+                "creators": [{"first_name": "Indraneel", "last_name": "Datta"}],
+                "doi": "10.1186/1752-2897-4-1",
+            },
+            {
+                "key": PDF_KEY,
+                "item_type": "attachment",
+                "parent_key": PARENT,
+                "content_type": "application/pdf",
+                "sha256": hashlib.sha256(pdf).hexdigest(),
+                "filename": "datta.pdf",
+            },
+        ],
+    }
 
 
 async def test_a_synced_and_uploaded_pdf_is_indexed_and_cited_in_chat(system, pdf):
     synced = await system.sync("alice", library(pdf))
     assert synced.status_code == 200, synced.text
-    assert synced.json() == {"library_id": "user", "sync_id": "sync1", "page": 0, "stored": 2, "deleted": 0,
-                             "needs_upload": [PDF_KEY], "complete": True}
+    assert synced.json() == {
+        "library_id": "user",
+        "sync_id": "sync1",
+        "page": 0,
+        "stored": 2,
+        "deleted": 0,
+        "needs_upload": [PDF_KEY],
+        "complete": True,
+    }
 
     uploaded = await system.upload("alice", PDF_KEY, pdf)
     assert uploaded.status_code == 200, uploaded.text
-    assert uploaded.json() == {"library_id": "user", "key": PDF_KEY, "sha256": hashlib.sha256(pdf).hexdigest(),
-                               "size": len(pdf), "status": "queued"}
+    assert uploaded.json() == {
+        "library_id": "user",
+        "key": PDF_KEY,
+        "sha256": hashlib.sha256(pdf).hexdigest(),
+        "size": len(pdf),
+        "status": "queued",
+    }
     status = await system.settled("alice")
     assert status["source"] == "hosted" and status["state"] == "done" and status["error"] is None
     assert (status["items"], status["attachments"], status["uploaded"], status["indexed"]) == (1, 1, 1, 1)
@@ -151,9 +182,16 @@ async def test_the_novelty_filter_sees_the_synced_library(system, pdf):
     owned = Candidate(candidate_id="W1", title="Some other title", doi="https://doi.org/10.1186/1752-2897-4-1")
     new = Candidate(candidate_id="W2", title="An unrelated paper on coral reefs")
     for _ in range(50):  # discovery's consumer applies the page on its own; wait for it
-        reply: CandidatesRechecked = await requester.request(RecheckRequested(
-            turn_id="t1", session_id="s1", user_id="dora", candidates=[owned, new],
-            reply_to=requester.reply_to(RecheckRequested)), timeout=10)
+        reply: CandidatesRechecked = await requester.request(
+            RecheckRequested(
+                turn_id="t1",
+                session_id="s1",
+                user_id="dora",
+                candidates=[owned, new],
+                reply_to=requester.reply_to(RecheckRequested),
+            ),
+            timeout=10,
+        )
         if reply.dropped:
             break
         await asyncio.sleep(0.1)
@@ -205,22 +243,39 @@ async def test_bad_input_is_refused_with_json_and_changes_nothing(system, pdf):
         (await system.upload("erin", PARENT, pdf), 404, "unknown_attachment"),  # not an attachment
         (await system.upload("erin", "bad.key", pdf), 422, "invalid_request"),
         (await system.client.post("/library/sync", content=b"{not json", headers=auth), 400, "malformed_json"),
-        (await system.sync("erin", {"sync_id": "s", "items": [{"key": "lower", "item_type": "book"}]}),
-         422, "invalid_request"),
+        (
+            await system.sync("erin", {"sync_id": "s", "items": [{"key": "lower", "item_type": "book"}]}),
+            422,
+            "invalid_request",
+        ),
         (await system.sync("erin", {"sync_id": "s", "user_id": "alice"}), 422, "invalid_request"),
-        (await system.sync("erin", {"sync_id": "s", "items": [{"key": f"K{i:07d}", "item_type": "book",
-                                                               "title": "x" * 1900} for i in range(450)]}),
-         413, "sync_page_too_large"),
-        (await system.sync("erin", {"sync_id": "s", "items": [
-            {"key": "ABCD2345", "item_type": "book", "sha256": "0" * 64}]}), 422, "invalid_request"),
+        (
+            await system.sync(
+                "erin",
+                {
+                    "sync_id": "s",
+                    "items": [{"key": f"K{i:07d}", "item_type": "book", "title": "x" * 1900} for i in range(450)],
+                },
+            ),
+            413,
+            "sync_page_too_large",
+        ),
+        (
+            await system.sync(
+                "erin", {"sync_id": "s", "items": [{"key": "ABCD2345", "item_type": "book", "sha256": "0" * 64}]}
+            ),
+            422,
+            "invalid_request",
+        ),
         (await system.client.get("/library/status"), 401, "unauthorized"),
     ]
     for response, code, error in cases:
         assert (response.status_code, response.json()["error"]["code"]) == (code, error), response.text
     assert await system.objects() == before
     after = await system.status("erin")
-    assert {k: after[k] for k in ("items", "attachments", "uploaded")} == \
-        {k: status_before[k] for k in ("items", "attachments", "uploaded")}
+    assert {k: after[k] for k in ("items", "attachments", "uploaded")} == {
+        k: status_before[k] for k in ("items", "attachments", "uploaded")
+    }
 
 
 async def test_deleting_an_item_removes_it_from_search(system, pdf):
@@ -246,8 +301,14 @@ async def test_a_discovery_replica_started_later_reads_the_hosted_library_from_t
     from zocrates_discovery.config import DiscoverySettings
     from zocrates_discovery.service import DiscoveryService
 
-    page = {"sync_id": "g1", "items": [SyncedItem(key="ABCD2345", item_type="journalArticle", title="Owned",
-                                                  extra="DOI: 10.1186/1752-2897-4-1").model_dump(mode="json")]}
+    page = {
+        "sync_id": "g1",
+        "items": [
+            SyncedItem(
+                key="ABCD2345", item_type="journalArticle", title="Owned", extra="DOI: 10.1186/1752-2897-4-1"
+            ).model_dump(mode="json")
+        ],
+    }
     assert (await system.sync("gina", page)).status_code == 200
     later = DiscoveryService(DiscoverySettings(zotero_dir=None))
     await later.connect_catalog(system.app.state.gateway.broker.config.connection_state.stream)

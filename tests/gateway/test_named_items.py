@@ -19,44 +19,69 @@ from zocrates_gateway.domain.lookup import (
 from zocrates_gateway.domain.query import clip, search_text
 
 DATTA = LibraryItemMatch(
-    item_key="DVT2PAR1", library_id="user", library_name="My Library",
+    item_key="DVT2PAR1",
+    library_id="user",
+    library_name="My Library",
     title="Complications related to deep venous thrombosis prophylaxis in trauma",
-    creators=[Creator(first_name="Indraneel", last_name="Datta"), Creator(first_name="Chad", last_name="Ball"),
-              Creator(first_name="Lucas", last_name="Rudmik")],
-    year=2010, doi="10.1186/1752-2897-4-1", collections=["Trauma", "Trauma/Reviews"],
-    matched_by="doi", matched="10.1186/1752-2897-4-1")
+    creators=[
+        Creator(first_name="Indraneel", last_name="Datta"),
+        Creator(first_name="Chad", last_name="Ball"),
+        Creator(first_name="Lucas", last_name="Rudmik"),
+    ],
+    year=2010,
+    doi="10.1186/1752-2897-4-1",
+    collections=["Trauma", "Trauma/Reviews"],
+    matched_by="doi",
+    matched="10.1186/1752-2897-4-1",
+)
 
 
-@pytest.mark.parametrize(("message", "names", "kind"), [
-    ("Is https://doi.org/10.1186/1752-2897-4-1 already in my library?", [("doi", "10.1186/1752-2897-4-1")], "membership"),
-    ("do I have arXiv:2203.00130v2?", [("arxiv", "2203.00130")], "membership"),
-    ("Do we already have DOI:10.1038/NATURE12373", [("doi", "10.1038/nature12373")], "membership"),
-    ("2203.00130", [("arxiv", "2203.00130")], "summary"),
-    ("What does the preprint 2203.00130 say about readers of medical papers and their questions?",
-     [("arxiv", "2203.00130")], "question"),
-    ("what is 10.48550/arXiv.2203.00130 about?", [("arxiv", "2203.00130")], "summary"),
-    ("PMID: 20205926", [("pmid", "20205926")], "summary"),
-    ("summarise https://arxiv.org/abs/hep-th/9901001v2", [("arxiv", "hep-th/9901001")], "summary"),
-    ("10.1186/1752-2897-4-1 what complications were reported?", [("doi", "10.1186/1752-2897-4-1")], "question"),
-    ("Is Attention Is All You Need in my library?", [("title", "Attention Is All You Need")], "membership"),
-    ("is the paper “Deep residual learning for image recognition” in my library?",
-     [("title", "Deep residual learning for image recognition")], "membership"),
-    ('What sample size did "Attention Is All You Need" use?', [("title", "Attention Is All You Need")], "question"),
-])
+@pytest.mark.parametrize(
+    ("message", "names", "kind"),
+    [
+        (
+            "Is https://doi.org/10.1186/1752-2897-4-1 already in my library?",
+            [("doi", "10.1186/1752-2897-4-1")],
+            "membership",
+        ),
+        ("do I have arXiv:2203.00130v2?", [("arxiv", "2203.00130")], "membership"),
+        ("Do we already have DOI:10.1038/NATURE12373", [("doi", "10.1038/nature12373")], "membership"),
+        ("2203.00130", [("arxiv", "2203.00130")], "summary"),
+        (
+            "What does the preprint 2203.00130 say about readers of medical papers and their questions?",
+            [("arxiv", "2203.00130")],
+            "question",
+        ),
+        ("what is 10.48550/arXiv.2203.00130 about?", [("arxiv", "2203.00130")], "summary"),
+        ("PMID: 20205926", [("pmid", "20205926")], "summary"),
+        ("summarise https://arxiv.org/abs/hep-th/9901001v2", [("arxiv", "hep-th/9901001")], "summary"),
+        ("10.1186/1752-2897-4-1 what complications were reported?", [("doi", "10.1186/1752-2897-4-1")], "question"),
+        ("Is Attention Is All You Need in my library?", [("title", "Attention Is All You Need")], "membership"),
+        (
+            "is the paper “Deep residual learning for image recognition” in my library?",
+            [("title", "Deep residual learning for image recognition")],
+            "membership",
+        ),
+        ('What sample size did "Attention Is All You Need" use?', [("title", "Attention Is All You Need")], "question"),
+    ],
+)
 def test_the_items_a_message_names_and_what_it_asks_of_them(message, names, kind):
     asked = read_message(message)
     assert [(n.kind, n.value) for n in asked.names] == names
     assert asked.kind == kind
 
 
-@pytest.mark.parametrize("message", [
-    "What was the somatic mutation rate estimated from twins?",
-    "we measured 1999.12345 grams and 2019.1 more",  # no month 99, no 4-digit tail: no arXiv id
-    "is anything about CRISPR in my library?",  # a topic, not a title
-    "are there papers on dropout in my library?",
-    "enrolled 20205926 people",  # a number is a PMID only when marked as one
-    "In the twin study the mean rate was 1201.2345 per genome across all of the sequenced pairs, was it not?",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "What was the somatic mutation rate estimated from twins?",
+        "we measured 1999.12345 grams and 2019.1 more",  # no month 99, no 4-digit tail: no arXiv id
+        "is anything about CRISPR in my library?",  # a topic, not a title
+        "are there papers on dropout in my library?",
+        "enrolled 20205926 people",  # a number is a PMID only when marked as one
+        "In the twin study the mean rate was 1201.2345 per genome across all of the sequenced pairs, was it not?",
+    ],
+)
 def test_ordinary_questions_name_no_item(message):
     assert not read_message(message)
 
@@ -70,7 +95,9 @@ def test_a_long_message_names_no_more_than_a_lookup_takes():
 
 
 def test_the_question_about_an_item_is_the_message_without_its_identifiers():
-    asked = read_message("https://doi.org/10.1186/1752-2897-4-1: which complications did heparin cause? (PMID 20205926)")
+    asked = read_message(
+        "https://doi.org/10.1186/1752-2897-4-1: which complications did heparin cause? (PMID 20205926)"
+    )
     assert asked.question == "which complications did heparin cause?"
     assert [n.kind for n in asked.names] == ["doi", "pmid"]
 
@@ -87,23 +114,35 @@ def test_an_identifier_missing_from_the_library_goes_online_and_a_quoted_phrase_
 def test_a_miss_says_the_library_was_checked():
     asked = read_message("Is 10.9999/nowhere in my library?")
     found = sort_out(asked, [], searched=1234)
-    assert not_in_library(found.missing, found.searched) == \
-        "No — DOI 10.9999/nowhere is not in your library (1,234 items checked)."
+    assert (
+        not_in_library(found.missing, found.searched)
+        == "No — DOI 10.9999/nowhere is not in your library (1,234 items checked)."
+    )
 
 
 def test_a_membership_answer_names_author_year_title_collections_and_quotes_the_item():
     asked = read_message("Is 10.1186/1752-2897-4-1 already in my library?")
     found = sort_out(asked, [DATTA], searched=5)
-    chunk = EvidenceChunk(chunk_id="c1", item_key="DVT2PAR1", title=DATTA.title, section="Abstract", kind="text",
-                          text="Abstract\nDeep venous thrombosis prophylaxis is essential to the appropriate "
-                               "management of multisystem trauma patients. Without thromboprophylaxis, the rate "
-                               "of venous thrombosis is substantial.")
+    chunk = EvidenceChunk(
+        chunk_id="c1",
+        item_key="DVT2PAR1",
+        title=DATTA.title,
+        section="Abstract",
+        kind="text",
+        text="Abstract\nDeep venous thrombosis prophylaxis is essential to the appropriate "
+        "management of multisystem trauma patients. Without thromboprophylaxis, the rate "
+        "of venous thrombosis is substantial.",
+    )
     other = chunk.model_copy(update={"chunk_id": "c0", "item_key": "OTHER234"})
     text = "".join(item_answer(asked, found, [record_chunk(DATTA), other, chunk]))
-    assert text.startswith("Yes — Datta et al. (2010), *Complications related to deep venous thrombosis "
-                           "prophylaxis in trauma* is in your library, in the collections Trauma, Trauma/Reviews [1].")
-    assert ("- Deep venous thrombosis prophylaxis is essential to the appropriate management of multisystem "
-            "trauma patients [3].") in text  # its own chunk, as numbered in this turn's evidence
+    assert text.startswith(
+        "Yes — Datta et al. (2010), *Complications related to deep venous thrombosis "
+        "prophylaxis in trauma* is in your library, in the collections Trauma, Trauma/Reviews [1]."
+    )
+    assert (
+        "- Deep venous thrombosis prophylaxis is essential to the appropriate management of multisystem "
+        "trauma patients [3]."
+    ) in text  # its own chunk, as numbered in this turn's evidence
     assert "Without thromboprophylaxis" not in text  # a membership answer quotes one sentence
 
 
@@ -111,24 +150,33 @@ def test_an_item_without_indexed_text_is_named_and_not_quoted():
     asked = read_message("10.1186/1752-2897-4-1")
     group_item = DATTA.model_copy(update={"library_id": "group-12", "library_name": "Lab group", "collections": []})
     text = "".join(item_answer(asked, sort_out(asked, [group_item], searched=5), [record_chunk(group_item)]))
-    assert text == ("Datta et al. (2010), *Complications related to deep venous thrombosis prophylaxis in trauma* "
-                    "is in your group library Lab group [1]. None of its text is indexed (no PDF or note of it has "
-                    "been read), so I cannot quote it.")
+    assert text == (
+        "Datta et al. (2010), *Complications related to deep venous thrombosis prophylaxis in trauma* "
+        "is in your group library Lab group [1]. None of its text is indexed (no PDF or note of it has "
+        "been read), so I cannot quote it."
+    )
 
 
 def test_an_items_library_record_is_evidence_that_names_it_whole():
     record = record_chunk(DATTA)
     assert (record.item_key, record.library_id, record.kind, record.section) == (
-        "DVT2PAR1", "user", "record", "Library record")
-    assert record.text == ("Indraneel Datta; Chad Ball; Lucas Rudmik (2010). Complications related to deep venous "
-                           "thrombosis prophylaxis in trauma. DOI 10.1186/1752-2897-4-1. Library: My Library. "
-                           "Collections: Trauma, Trauma/Reviews.")
+        "DVT2PAR1",
+        "user",
+        "record",
+        "Library record",
+    )
+    assert record.text == (
+        "Indraneel Datta; Chad Ball; Lucas Rudmik (2010). Complications related to deep venous "
+        "thrombosis prophylaxis in trauma. DOI 10.1186/1752-2897-4-1. Library: My Library. "
+        "Collections: Trauma, Trauma/Reviews."
+    )
 
 
 def test_named_items_are_written_back_recognisably():
-    assert [Named(k, v).shown() for k, v in [("doi", "10.1/x"), ("arxiv", "2203.00130"), ("pmid", "1"),
-                                             ("title", "A title")]] == [
-        "DOI 10.1/x", "arXiv:2203.00130", "PMID 1", "“A title”"]
+    assert [
+        Named(k, v).shown()
+        for k, v in [("doi", "10.1/x"), ("arxiv", "2203.00130"), ("pmid", "1"), ("title", "A title")]
+    ] == ["DOI 10.1/x", "arXiv:2203.00130", "PMID 1", "“A title”"]
 
 
 # --- long messages ---------------------------------------------------------------------------
@@ -148,8 +196,10 @@ def test_a_long_message_is_searched_with_its_question_first_within_the_cap():
     assert len(search.text) <= MAX_QUERY_CHARS
     assert search.text.startswith("Which complications does deep venous thrombosis prophylaxis cause? Sentence 0 of")
     assert message.find(search.text.split("cause? ", 1)[1]) == 0  # then the message's start, uncut words
-    assert search.note.startswith(f"Your message was long ({len(message):,} characters), so I searched your "
-                                  "library with its question and the first ")
+    assert search.note.startswith(
+        f"Your message was long ({len(message):,} characters), so I searched your "
+        "library with its question and the first "
+    )
     assert search.question == "Which complications does deep venous thrombosis prophylaxis cause?"
 
 

@@ -21,8 +21,7 @@ async def test_library_turn_streams_and_ends_in_done_with_verified_citations(sys
     done = events[-1]["data"]
     assert done["intent"] == "library"
     assert done["citations"], "the extractive answer cites its passages"
-    assert all(o["verdict"] == "KEPT" and o["probability"] == 0.9
-               for c in done["citations"] for o in c["occurrences"])
+    assert all(o["verdict"] == "KEPT" and o["probability"] == 0.9 for c in done["citations"] for o in c["occurrences"])
     assert "# Cited Sources" in done["text"]
     assert done["verification"]["provider"] == "fake"
     assert system.verifier.calls == 1
@@ -121,8 +120,7 @@ async def test_follow_up_turns_share_the_session_and_scope_their_citations(syste
     first = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
     second = (await system.chat("thanks", session_id=first["session_id"]))[-1]["data"]
     assert second["session_id"] == first["session_id"] and second["citations"] == []
-    session = (await system.client.get(f"{system.url}/sessions/{first['session_id']}",
-                                       headers=system.auth)).json()
+    session = (await system.client.get(f"{system.url}/sessions/{first['session_id']}", headers=system.auth)).json()
     assert [t["turn_id"] for t in session["turns"]] == [first["turn_id"], second["turn_id"]]
 
 
@@ -133,8 +131,7 @@ async def test_one_user_never_sees_another_users_sessions(system):
     assert (await c.get(f"{system.url}/sessions/{done['session_id']}", headers=bob)).status_code == 404
     assert (await c.delete(f"{system.url}/sessions/{done['session_id']}", headers=bob)).status_code == 404
     assert (await c.get(f"{system.url}/sessions", headers=bob)).json() == {"sessions": []}
-    response = await c.post(f"{system.url}/chat", headers=bob,
-                            json={"message": "hi", "session_id": done["session_id"]})
+    response = await c.post(f"{system.url}/chat", headers=bob, json={"message": "hi", "session_id": done["session_id"]})
     assert response.status_code == 404
     resumed = await c.get(f"{system.url}/chat/{done['turn_id']}/events", headers=bob)
     assert resumed.status_code == 404
@@ -145,8 +142,9 @@ async def test_resume_with_last_event_id_has_no_gap_and_no_duplicate(system):
     events = await system.chat("What was the somatic mutation rate estimated from twins?")
     turn_id = events[0]["data"]["turn_id"]
     for after in (0, 1, 3, len(events) - 1):
-        r = await system.client.get(f"{system.url}/chat/{turn_id}/events",
-                                    headers=system.auth | {"Last-Event-ID": str(after)})
+        r = await system.client.get(
+            f"{system.url}/chat/{turn_id}/events", headers=system.auth | {"Last-Event-ID": str(after)}
+        )
         assert r.status_code == 200
         assert parse_sse(r.text) == events[after:]
 
@@ -155,8 +153,7 @@ async def test_resume_replays_from_the_events_stream_after_the_turn_left_memory(
     events = await system.chat("What was the somatic mutation rate estimated from twins?")
     turn_id = events[0]["data"]["turn_id"]
     system.app.state.gateway.turns.clear()
-    r = await system.client.get(f"{system.url}/chat/{turn_id}/events",
-                                headers=system.auth | {"Last-Event-ID": "2"})
+    r = await system.client.get(f"{system.url}/chat/{turn_id}/events", headers=system.auth | {"Last-Event-ID": "2"})
     assert r.status_code == 200 and parse_sse(r.text) == events[2:]
 
 
@@ -189,8 +186,9 @@ async def test_reverify_after_the_verifier_was_down_updates_the_stored_turn(nats
         again = r.json()
         assert again["verification"]["demoted"] == done["verification"]["fail_open"]
         assert again["references"]["cited"] == []
-        stored = (await system.client.get(f"{system.url}/sessions/{done['session_id']}",
-                                          headers=system.auth)).json()["turns"][0]
+        stored = (await system.client.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)).json()[
+            "turns"
+        ][0]
         assert stored == again
 
 
@@ -214,14 +212,29 @@ async def test_discovery_turn_lists_candidates_and_its_notes(nats_server):
     class FakeDiscovery:
         async def start(self): ...
         async def close(self): ...
-        def health(self): return {"status": "ok"}
+        def health(self):
+            return {"status": "ok"}
 
         async def discover(self, request):
-            return CandidatesFound(**request.reply_fields(), notes=["OpenAlex demo mode (no API key)."],
-                                   candidates=[Candidate(candidate_id="W1", title="A new paper", authors=["Ada Lovelace"],
-                                                         year=2024, venue="Nature", pdf_url="https://example.org/a.pdf")],
-                                   dropped=[DroppedCandidate(candidate=Candidate(candidate_id="W2", title="Owned"),
-                                                             reason="DOI already in your library")])
+            return CandidatesFound(
+                **request.reply_fields(),
+                notes=["OpenAlex demo mode (no API key)."],
+                candidates=[
+                    Candidate(
+                        candidate_id="W1",
+                        title="A new paper",
+                        authors=["Ada Lovelace"],
+                        year=2024,
+                        venue="Nature",
+                        pdf_url="https://example.org/a.pdf",
+                    )
+                ],
+                dropped=[
+                    DroppedCandidate(
+                        candidate=Candidate(candidate_id="W2", title="Owned"), reason="DOI already in your library"
+                    )
+                ],
+            )
 
         async def answer_recheck(self, request):
             return CandidatesRechecked(**request.reply_fields(), candidates=request.candidates)

@@ -25,19 +25,29 @@ from zocrates_gateway.domain import verification
 from zocrates_gateway.turn import verify
 from zocrates_runtime import bus
 
-CHUNKS = [EvidenceChunk(chunk_id=f"c{i}", item_key=f"ITEM000{i}", title="t", text=f"Passage {i} says so.", score=1.0)
-          for i in (1, 2)]
+CHUNKS = [
+    EvidenceChunk(chunk_id=f"c{i}", item_key=f"ITEM000{i}", title="t", text=f"Passage {i} says so.", score=1.0)
+    for i in (1, 2)
+]
 IDS = dict(turn_id="turn1", session_id="sess1", user_id="alice")
 
 
 def occurrences(n_per_chunk: int) -> list[SimpleNamespace]:
-    return [SimpleNamespace(chunk_index=c, occurrence=k + 1, claim=f"claim {c}.{k}", compound=False)
-            for c in (1, 2) for k in range(n_per_chunk)]
+    return [
+        SimpleNamespace(chunk_index=c, occurrence=k + 1, claim=f"claim {c}.{k}", compound=False)
+        for c in (1, 2)
+        for k in range(n_per_chunk)
+    ]
 
 
 def test_scores_land_in_their_slots_and_the_rest_stay_unverified():
-    found = verification.merged(occurrences(2), [PairScore(chunk_index=2, occurrence=1, probability=0.9),
-                                                 PairScore(chunk_index=7, occurrence=1, probability=0.1)])
+    found = verification.merged(
+        occurrences(2),
+        [
+            PairScore(chunk_index=2, occurrence=1, probability=0.9),
+            PairScore(chunk_index=7, occurrence=1, probability=0.1),
+        ],
+    )
     assert found == {1: [None, None], 2: [0.9, None]}
 
 
@@ -50,8 +60,7 @@ def test_pairs_beyond_one_request_are_split_and_blank_ones_left_out():
 
 @pytest.fixture
 async def gateway(nats_server):
-    gw = Gateway.create(GatewaySettings(nats_url=nats_server.url, instance_id="gwtest",
-                                        verification_timeout_s=10.0))
+    gw = Gateway.create(GatewaySettings(nats_url=nats_server.url, instance_id="gwtest", verification_timeout_s=10.0))
     await gw.start()
     yield gw
     await gw.stop()
@@ -68,9 +77,16 @@ async def serve(nats_server, answer) -> object:
 
 
 def scored(request: VerificationRequested, probability: float = 0.8, **extra) -> VerificationCompleted:
-    return VerificationCompleted(**request.reply_fields(), provider="stand-in", model="m", **extra,
-                                 scores=[PairScore(chunk_index=p.chunk_index, occurrence=p.occurrence,
-                                                   probability=probability) for p in request.pairs])
+    return VerificationCompleted(
+        **request.reply_fields(),
+        provider="stand-in",
+        model="m",
+        **extra,
+        scores=[
+            PairScore(chunk_index=p.chunk_index, occurrence=p.occurrence, probability=probability)
+            for p in request.pairs
+        ],
+    )
 
 
 @pytest.mark.connected
@@ -114,8 +130,11 @@ async def test_a_malformed_reply_fails_open_with_a_note(nats_server, gateway):
 
     async def garbage(msg):
         request = VerificationRequested.model_validate_json(msg.data)
-        await nc.publish(request.reply_to, json.dumps({"scores": "not a list"}).encode(),
-                         headers={"Nats-Msg-Id": request.reply_fields()["message_id"]})
+        await nc.publish(
+            request.reply_to,
+            json.dumps({"scores": "not a list"}).encode(),
+            headers={"Nats-Msg-Id": request.reply_fields()["message_id"]},
+        )
 
     await nc.subscribe(VERIFICATION_REQUESTED, cb=garbage)
     await nc.flush()

@@ -42,54 +42,115 @@ def _authors(*names: tuple[str, str]) -> list[tuple[str, str, str]]:
 
 PAPERS: list[PaperItem] = [
     PaperItem(
-        "datta2010", "cermine/test1.pdf", "journalArticle",
-        {"title": "Complications related to deep venous thrombosis prophylaxis in trauma: "
-                  "a systematic review of the literature",
-         "publicationTitle": "Journal of Trauma Management & Outcomes", "date": "2010",
-         "volume": "4", "pages": "1", "DOI": "10.1186/1752-2897-4-1",
-         "url": "http://www.traumamanagement.org/content/4/1/1"},
-        _authors(("Indraneel", "Datta"), ("Chad G", "Ball"), ("Lucas", "Rudmik"),
-                 ("S Morad", "Hameed"), ("John B", "Kortbeek")),
+        "datta2010",
+        "cermine/test1.pdf",
+        "journalArticle",
+        {
+            "title": "Complications related to deep venous thrombosis prophylaxis in trauma: "
+            "a systematic review of the literature",
+            "publicationTitle": "Journal of Trauma Management & Outcomes",
+            "date": "2010",
+            "volume": "4",
+            "pages": "1",
+            "DOI": "10.1186/1752-2897-4-1",
+            "url": "http://www.traumamanagement.org/content/4/1/1",
+        },
+        _authors(
+            ("Indraneel", "Datta"),
+            ("Chad G", "Ball"),
+            ("Lucas", "Rudmik"),
+            ("S Morad", "Hameed"),
+            ("John B", "Kortbeek"),
+        ),
         collection="Clinical papers",
-        filename="Datta et al. - 2010 - Complications related to deep venous thrombosis prophylaxis in trauma.pdf"),
+        filename="Datta et al. - 2010 - Complications related to deep venous thrombosis prophylaxis in trauma.pdf",
+    ),
     PaperItem(
-        "agyemanduah2014", "cermine/example2.pdf", "journalArticle",
-        {"title": "Understanding the barriers to setting up a healthcare quality improvement process "
-                  "in resource-limited settings: a situational analysis at the Medical Department of "
-                  "Kamuzu Central Hospital in Lilongwe, Malawi",
-         "publicationTitle": "BMC Health Services Research", "date": "2014-01-02", "volume": "14",
-         "pages": "1", "DOI": "10.1186/1472-6963-14-1",
-         "url": "http://www.biomedcentral.com/1472-6963/14/1"},
-        _authors(("Josephine Nana Afrakoma", "Agyeman-Duah"), ("Antje", "Theurer"),
-                 ("Charles", "Munthali"), ("Noor", "Alide"), ("Florian", "Neuhann")),
+        "agyemanduah2014",
+        "cermine/example2.pdf",
+        "journalArticle",
+        {
+            "title": "Understanding the barriers to setting up a healthcare quality improvement process "
+            "in resource-limited settings: a situational analysis at the Medical Department of "
+            "Kamuzu Central Hospital in Lilongwe, Malawi",
+            "publicationTitle": "BMC Health Services Research",
+            "date": "2014-01-02",
+            "volume": "14",
+            "pages": "1",
+            "DOI": "10.1186/1472-6963-14-1",
+            "url": "http://www.biomedcentral.com/1472-6963/14/1",
+        },
+        _authors(
+            ("Josephine Nana Afrakoma", "Agyeman-Duah"),
+            ("Antje", "Theurer"),
+            ("Charles", "Munthali"),
+            ("Noor", "Alide"),
+            ("Florian", "Neuhann"),
+        ),
         collection="Clinical papers",
-        filename="Agyeman-Duah et al. - 2014 - Understanding the barriers to setting up a healthcare quality improvement process.pdf"),
+        filename="Agyeman-Duah et al. - 2014 - Understanding the barriers to setting up a healthcare quality improvement process.pdf",
+    ),
     PaperItem(
-        "douglas2014", "cermine/example3.pdf", "journalArticle",
-        {"title": "Fragment-based design for the development of N-domain-selective "
-                  "angiotensin-1-converting enzyme inhibitors",
-         "publicationTitle": "Clinical Science", "date": "2014", "volume": "126",
-         "pages": "305-313", "DOI": "10.1042/CS20130403"},
-        _authors(("Ross G.", "Douglas"), ("Rajni K.", "Sharma"), ("Geoffrey", "Masuyer"),
-                 ("Lizelle", "Lubbe"), ("Ismael", "Zamora"), ("K. Ravi", "Acharya"),
-                 ("Kelly", "Chibale"), ("Edward D.", "Sturrock")),
+        "douglas2014",
+        "cermine/example3.pdf",
+        "journalArticle",
+        {
+            "title": "Fragment-based design for the development of N-domain-selective "
+            "angiotensin-1-converting enzyme inhibitors",
+            "publicationTitle": "Clinical Science",
+            "date": "2014",
+            "volume": "126",
+            "pages": "305-313",
+            "DOI": "10.1042/CS20130403",
+        },
+        _authors(
+            ("Ross G.", "Douglas"),
+            ("Rajni K.", "Sharma"),
+            ("Geoffrey", "Masuyer"),
+            ("Lizelle", "Lubbe"),
+            ("Ismael", "Zamora"),
+            ("K. Ravi", "Acharya"),
+            ("Kelly", "Chibale"),
+            ("Edward D.", "Sturrock"),
+        ),
         collection="Clinical papers",
-        filename="Douglas et al. - 2014 - Fragment-based design for the development of N-domain-selective ACE inhibitors.pdf"),
+        filename="Douglas et al. - 2014 - Fragment-based design for the development of N-domain-selective ACE inhibitors.pdf",
+    ),
     PaperItem(
-        "august2022", "papermage/2203.00130v1.pdf", "preprint",
-        {"title": "Paper Plain: Making Medical Research Papers Approachable to Healthcare Consumers "
-                  "with Natural Language Processing",
-         "repository": "arXiv", "archiveID": "arXiv:2203.00130", "date": "2022-02-28",
-         "url": "https://arxiv.org/abs/2203.00130v1"},
-        _authors(("Tal", "August"), ("Lucy Lu", "Wang"), ("Jonathan", "Bragg"),
-                 ("Marti A.", "Hearst"), ("Andrew", "Head"), ("Kyle", "Lo")),
+        "august2022",
+        "papermage/2203.00130v1.pdf",
+        "preprint",
+        {
+            "title": "Paper Plain: Making Medical Research Papers Approachable to Healthcare Consumers "
+            "with Natural Language Processing",
+            "repository": "arXiv",
+            "archiveID": "arXiv:2203.00130",
+            "date": "2022-02-28",
+            "url": "https://arxiv.org/abs/2203.00130v1",
+        },
+        _authors(
+            ("Tal", "August"),
+            ("Lucy Lu", "Wang"),
+            ("Jonathan", "Bragg"),
+            ("Marti A.", "Hearst"),
+            ("Andrew", "Head"),
+            ("Kyle", "Lo"),
+        ),
         collection="Reading interfaces",
-        filename="August et al. - 2022 - Paper Plain.pdf"),
+        filename="August et al. - 2022 - Paper Plain.pdf",
+    ),
     PaperItem(
-        "pntd0003350", "zotero/recognizePDF_test_DOI.pdf", "journalArticle",
-        {"title": "Shaping the Research Agenda", "DOI": "10.1371/journal.pntd.0003350",
-         "libraryCatalog": "DOI.org (Crossref)"},
-        [], filename="recognizePDF_test_DOI.pdf"),
+        "pntd0003350",
+        "zotero/recognizePDF_test_DOI.pdf",
+        "journalArticle",
+        {
+            "title": "Shaping the Research Agenda",
+            "DOI": "10.1371/journal.pntd.0003350",
+            "libraryCatalog": "DOI.org (Crossref)",
+        },
+        [],
+        filename="recognizePDF_test_DOI.pdf",
+    ),
 ]
 
 
@@ -107,22 +168,41 @@ def _read_items(db: Path) -> list[dict]:
     con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
     try:
         items = []
-        rows = con.execute("SELECT i.itemID, i.key, t.typeName FROM items i JOIN itemTypes t USING (itemTypeID) "
-                           "WHERE t.typeName NOT IN ('attachment', 'note', 'annotation') "
-                           "AND i.itemID NOT IN (SELECT itemID FROM deletedItems) ORDER BY i.itemID").fetchall()
+        rows = con.execute(
+            "SELECT i.itemID, i.key, t.typeName FROM items i JOIN itemTypes t USING (itemTypeID) "
+            "WHERE t.typeName NOT IN ('attachment', 'note', 'annotation') "
+            "AND i.itemID NOT IN (SELECT itemID FROM deletedItems) ORDER BY i.itemID"
+        ).fetchall()
         for item_id, key, type_name in rows:
-            fields = dict(con.execute(
-                "SELECT f.fieldName, v.value FROM itemData d JOIN fields f USING (fieldID) "
-                "JOIN itemDataValues v USING (valueID) WHERE d.itemID = ?", (item_id,)).fetchall())
+            fields = dict(
+                con.execute(
+                    "SELECT f.fieldName, v.value FROM itemData d JOIN fields f USING (fieldID) "
+                    "JOIN itemDataValues v USING (valueID) WHERE d.itemID = ?",
+                    (item_id,),
+                ).fetchall()
+            )
             creators = con.execute(
                 "SELECT c.firstName, c.lastName, ct.creatorType FROM itemCreators ic JOIN creators c USING (creatorID) "
                 "JOIN creatorTypes ct USING (creatorTypeID) WHERE ic.itemID = ? ORDER BY ic.orderIndex",
-                (item_id,)).fetchall()
-            collections = [r[0] for r in con.execute(
-                "SELECT c.collectionName FROM collectionItems ci JOIN collections c USING (collectionID) "
-                "WHERE ci.itemID = ?", (item_id,))]
-            items.append({"key": key, "type": type_name, "fields": fields,
-                          "creators": [tuple(c) for c in creators], "collections": collections})
+                (item_id,),
+            ).fetchall()
+            collections = [
+                r[0]
+                for r in con.execute(
+                    "SELECT c.collectionName FROM collectionItems ci JOIN collections c USING (collectionID) "
+                    "WHERE ci.itemID = ?",
+                    (item_id,),
+                )
+            ]
+            items.append(
+                {
+                    "key": key,
+                    "type": type_name,
+                    "fields": fields,
+                    "creators": [tuple(c) for c in creators],
+                    "collections": collections,
+                }
+            )
         return items
     finally:
         con.close()
@@ -145,8 +225,7 @@ def build_answer_library(zotero_dir: Path, fixtures_dir: Path) -> AnswerLibrary:
         for paper in PAPERS:
             item_id, key = builder.add_item(paper.item_type, paper.fields, paper.creators)
             pdf = fixtures_dir / "pdfs" / paper.pdf
-            builder.add_attachment(item_id, paper.filename or pdf.name, pdf.read_bytes(),
-                                   title="Full Text PDF")
+            builder.add_attachment(item_id, paper.filename or pdf.name, pdf.read_bytes(), title="Full Text PDF")
             if paper.collection:
                 in_collection.setdefault(paper.collection, []).append(item_id)
             library.keys[paper.name] = key

@@ -35,21 +35,34 @@ def with_units(chunk: EvidenceChunk, text: str | None = None) -> EvidenceChunk:
     return chunk.model_copy(update={"text": text, "units": units_of(text, chunk.role, chunk.kind)})
 
 
-def evidence_chunk(n: int, text: str, section: str | None = "Results", kind: str = "text",
-                   role: str | None = None, item_key: str | None = None) -> EvidenceChunk:
+def evidence_chunk(
+    n: int,
+    text: str,
+    section: str | None = "Results",
+    kind: str = "text",
+    role: str | None = None,
+    item_key: str | None = None,
+) -> EvidenceChunk:
     """Chunk `n` of a made-up library, its units found as at ingest."""
     role = role or ("abstract" if kind == "abstract" else "body")
-    return EvidenceChunk(chunk_id=f"c{n}", item_key=item_key or f"ITEM{n:04d}", section=section, text=text,
-                         kind=kind, role=role, units=units_of(text, role, kind))
+    return EvidenceChunk(
+        chunk_id=f"c{n}",
+        item_key=item_key or f"ITEM{n:04d}",
+        section=section,
+        text=text,
+        kind=kind,
+        role=role,
+        units=units_of(text, role, kind),
+    )
 
 
 def scored(question: str, chunks: list[EvidenceChunk]) -> list[EvidenceChunk]:
     """`chunks` with each quotable unit's similarity to `question`, as retrieval scores them at
     search time: the shipped embedding model, the unit's vector stored as at ingest."""
-    from zocrates_retrieval.config import RetrievalSettings
     from zocrates_retrieval.adapters.embed import Embedder
-    from zocrates_retrieval.search import answer_units
     from zocrates_retrieval.adapters.store import encode_vectors
+    from zocrates_retrieval.config import RetrievalSettings
+    from zocrates_retrieval.search import answer_units
 
     embedder = Embedder.shared(RetrievalSettings().embedding_model)
     query = embedder.embed_query(question)
@@ -62,8 +75,7 @@ def scored(question: str, chunks: list[EvidenceChunk]) -> list[EvidenceChunk]:
             shift = len(text) - len(chunk.text)
             spans = [(shift + u.start, shift + u.end) for u in chunk.units if u.kind in SCORED_UNITS]
             _UNIT_VECTORS[key] = encode_vectors(embedder.embed_with_spans([text], [spans])[1][0])
-        payload = {"units": [[u.kind, u.start, u.end, u.text] for u in chunk.units],
-                   "unit_vectors": _UNIT_VECTORS[key]}
+        payload = {"units": [[u.kind, u.start, u.end, u.text] for u in chunk.units], "unit_vectors": _UNIT_VECTORS[key]}
         out.append(chunk.model_copy(update={"units": answer_units(payload, query)}))
     return out
 
@@ -74,15 +86,23 @@ _UNIT_VECTORS: dict[tuple[str, str], str] = {}
 def fixture_pdf_chunks(pdfs: Path, chunk_tokens: int = 200) -> list[EvidenceChunk]:
     """Every chunk retrieval makes of the fixture PDFs, with roles and units (no similarity:
     that is scored at search time)."""
-    from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
     from zocrates_retrieval.adapters.pdf import convert_pdf
+    from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
 
     chunks = []
     for pdf in sorted(pdfs.glob("*/*.pdf")):
         doc = convert_pdf(pdf)
         for n, chunk in enumerate(chunk_blocks(doc.blocks, chunk_tokens, approx_tokens)):
-            chunks.append(EvidenceChunk(
-                chunk_id=f"{pdf.stem}-{n}", item_key=pdf.stem[:8].upper(), title=doc.title or "",
-                section=chunk.section_label, text=chunk.text, kind=chunk.kind, role=chunk.role,
-                units=[AnswerUnit(kind=u.kind, start=u.start, end=u.end, text=u.text) for u in chunk.units]))
+            chunks.append(
+                EvidenceChunk(
+                    chunk_id=f"{pdf.stem}-{n}",
+                    item_key=pdf.stem[:8].upper(),
+                    title=doc.title or "",
+                    section=chunk.section_label,
+                    text=chunk.text,
+                    kind=chunk.kind,
+                    role=chunk.role,
+                    units=[AnswerUnit(kind=u.kind, start=u.start, end=u.end, text=u.text) for u in chunk.units],
+                )
+            )
     return chunks

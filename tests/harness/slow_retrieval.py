@@ -1,6 +1,6 @@
 """A retrieval replica in its own process whose answers take `delay` seconds (fault tests).
 
-    python -m harness.slow_retrieval NATS_URL DELAY
+python -m harness.slow_retrieval NATS_URL DELAY
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from harness.evidence import scored, with_units
+from harness.serving import serving
 from zocrates_contracts import (
     Creator,
     EvidenceChunk,
@@ -20,29 +22,42 @@ from zocrates_contracts import (
     VerificationCompleted,
     VerificationRequested,
 )
-from harness.evidence import scored, with_units
 from zocrates_gateway.app import create_app
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.server import AbortingH11Protocol
-from harness.serving import serving
 from zocrates_runtime.settings import ZocratesSettings
 
 CHUNKS = [
-    EvidenceChunk(chunk_id="c1", item_key="ITEMAAAA", attachment_key="ATTAAAAA",
-                  title="Somatic mutation rates in monozygotic twins",
-                  creators=[Creator(first_name="H.", last_name="Jonsson"),
-                            Creator(first_name="K.", last_name="Stefansson")],
-                  year=2021, section="Methods", publication="Nature Genetics",
-                  text="The somatic mutation rate was estimated using whole-genome sequencing of "
-                       "387 pairs of monozygotic twins. Early embryonic mutations were common."),
-    EvidenceChunk(chunk_id="c2", item_key="ITEMBBBB", title="Attention Is All You Need",
-                  creators=[Creator(last_name="Vaswani"), Creator(last_name="Shazeer"),
-                            Creator(last_name="Parmar")], year=2017, section="3.2 Attention",
-                  text="An attention function can be described as mapping a query and a set of "
-                       "key-value pairs to an output, where the query, keys, values, and output are all vectors."),
-    EvidenceChunk(chunk_id="c3", item_key="ITEMCCCC", title="Deep RAG Systems",
-                  creators=[Creator(last_name="Smith")], year=2023,
-                  text="Retrieval augmented generation systems combine a retriever with a generator."),
+    EvidenceChunk(
+        chunk_id="c1",
+        item_key="ITEMAAAA",
+        attachment_key="ATTAAAAA",
+        title="Somatic mutation rates in monozygotic twins",
+        creators=[Creator(first_name="H.", last_name="Jonsson"), Creator(first_name="K.", last_name="Stefansson")],
+        year=2021,
+        section="Methods",
+        publication="Nature Genetics",
+        text="The somatic mutation rate was estimated using whole-genome sequencing of "
+        "387 pairs of monozygotic twins. Early embryonic mutations were common.",
+    ),
+    EvidenceChunk(
+        chunk_id="c2",
+        item_key="ITEMBBBB",
+        title="Attention Is All You Need",
+        creators=[Creator(last_name="Vaswani"), Creator(last_name="Shazeer"), Creator(last_name="Parmar")],
+        year=2017,
+        section="3.2 Attention",
+        text="An attention function can be described as mapping a query and a set of "
+        "key-value pairs to an output, where the query, keys, values, and output are all vectors.",
+    ),
+    EvidenceChunk(
+        chunk_id="c3",
+        item_key="ITEMCCCC",
+        title="Deep RAG Systems",
+        creators=[Creator(last_name="Smith")],
+        year=2023,
+        text="Retrieval augmented generation systems combine a retriever with a generator.",
+    ),
 ]
 CHUNKS = [with_units(c) for c in CHUNKS]  # as retrieval sends them: with their answer units
 
@@ -90,8 +105,10 @@ class FakeVerifier:
         self.calls += 1
         if self.delay:
             await asyncio.sleep(self.delay)
-        scores = [PairScore(chunk_index=p.chunk_index, occurrence=p.occurrence,
-                            probability=self.probability) for p in request.pairs]
+        scores = [
+            PairScore(chunk_index=p.chunk_index, occurrence=p.occurrence, probability=self.probability)
+            for p in request.pairs
+        ]
         return VerificationCompleted(**request.reply_fields(), scores=scores, provider="fake", model="fake")
 
 
@@ -107,9 +124,14 @@ class UnreachableDiscovery:
     async def discover(self, request):
         from zocrates_contracts import CandidatesFound, ServiceError
 
-        return CandidatesFound(**request.reply_fields(), error=ServiceError(
-            code="unreachable", service="discovery",
-            message="OpenAlex is unreachable from this machine. Online discovery needs internet access."))
+        return CandidatesFound(
+            **request.reply_fields(),
+            error=ServiceError(
+                code="unreachable",
+                service="discovery",
+                message="OpenAlex is unreachable from this machine. Online discovery needs internet access.",
+            ),
+        )
 
     async def answer_recheck(self, request):
         from zocrates_contracts import CandidatesRechecked
@@ -161,8 +183,9 @@ def parse_sse(text: str) -> list[dict]:
 
 async def collect(client, url, message, session_id, token) -> list[dict]:
     body = {"message": message} | ({"session_id": session_id} if session_id else {})
-    async with client.stream("POST", f"{url}/chat", json=body,
-                             headers={"Authorization": f"Bearer {token}"}) as response:
+    async with client.stream(
+        "POST", f"{url}/chat", json=body, headers={"Authorization": f"Bearer {token}"}
+    ) as response:
         assert response.status_code == 200, await response.aread()
         text = "".join([chunk async for chunk in response.aiter_text()])
     return parse_sse(text)
@@ -187,8 +210,10 @@ async def running_system(nats_url: str, *, discovery=None, staging=None, **gatew
         await app.start()
     app = create_app(GatewaySettings(nats_url=nats_url, **gateway_overrides))
     try:
-        async with (serving(app, lifespan="on", http=AbortingH11Protocol) as url,
-                    httpx.AsyncClient(timeout=30) as client):
+        async with (
+            serving(app, lifespan="on", http=AbortingH11Protocol) as url,
+            httpx.AsyncClient(timeout=30) as client,
+        ):
             token = await app.state.gateway.tokens.create("alice")
             yield System(url, token, app, retrieval, verifier, apps, client)
     finally:

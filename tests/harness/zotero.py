@@ -65,9 +65,13 @@ class ZoteroLibraryBuilder:
             for c in item_type["creatorTypes"]:
                 if c["creatorType"] not in creator_ids:
                     creator_ids[c["creatorType"]] = len(creator_ids) + 1
-                    con.execute("INSERT INTO creatorTypes VALUES (?, ?)", (creator_ids[c["creatorType"]], c["creatorType"]))
-                con.execute("INSERT INTO itemTypeCreatorTypes VALUES (?, ?, ?)",
-                            (type_id, creator_ids[c["creatorType"]], int(c.get("primary", False))))
+                    con.execute(
+                        "INSERT INTO creatorTypes VALUES (?, ?)", (creator_ids[c["creatorType"]], c["creatorType"])
+                    )
+                con.execute(
+                    "INSERT INTO itemTypeCreatorTypes VALUES (?, ?, ?)",
+                    (type_id, creator_ids[c["creatorType"]], int(c.get("primary", False))),
+                )
         self.creator_type_ids = creator_ids
         con.execute("INSERT INTO version VALUES ('globalSchema', ?)", (schema["version"],))
         con.execute("INSERT INTO version VALUES ('userdata', 129)")
@@ -82,20 +86,27 @@ class ZoteroLibraryBuilder:
 
     def add_group(self, group_id: int, name: str) -> int:
         """Add a group library; returns its local libraryID."""
-        cur = self.con.execute(
-            "INSERT INTO libraries (type, editable, filesEditable) VALUES ('group', 1, 1)")
+        cur = self.con.execute("INSERT INTO libraries (type, editable, filesEditable) VALUES ('group', 1, 1)")
         library_id = cur.lastrowid
         self.con.execute("INSERT INTO groups VALUES (?, ?, ?, '', 0)", (group_id, library_id, name))
         self.con.commit()
         return library_id
 
-    def add_item(self, item_type: str, fields: dict[str, str] | None = None,
-                 creators: list[tuple[str, str, str]] | list[str] = (), library_id: int = 1,
-                 key: str | None = None, commit: bool = True) -> tuple[int, str]:
+    def add_item(
+        self,
+        item_type: str,
+        fields: dict[str, str] | None = None,
+        creators: list[tuple[str, str, str]] | list[str] = (),
+        library_id: int = 1,
+        key: str | None = None,
+        commit: bool = True,
+    ) -> tuple[int, str]:
         """Add a regular item. `creators`: (first, last, creatorType) or a single-field name."""
         key = key or self.new_key()
-        cur = self.con.execute("INSERT INTO items (itemTypeID, libraryID, key) VALUES (?, ?, ?)",
-                               (self.type_ids[item_type], library_id, key))
+        cur = self.con.execute(
+            "INSERT INTO items (itemTypeID, libraryID, key) VALUES (?, ?, ?)",
+            (self.type_ids[item_type], library_id, key),
+        )
         item_id = cur.lastrowid
         for name, value in (fields or {}).items():
             self._set_field(item_id, name, value)
@@ -104,13 +115,16 @@ class ZoteroLibraryBuilder:
                 first, last, ctype, mode = "", creator, "author", 1
             else:
                 (first, last, ctype), mode = creator, 0
-            self.con.execute("INSERT OR IGNORE INTO creators (firstName, lastName, fieldMode) VALUES (?, ?, ?)",
-                             (first, last, mode))
+            self.con.execute(
+                "INSERT OR IGNORE INTO creators (firstName, lastName, fieldMode) VALUES (?, ?, ?)", (first, last, mode)
+            )
             creator_id = self.con.execute(
-                "SELECT creatorID FROM creators WHERE firstName=? AND lastName=? AND fieldMode=?",
-                (first, last, mode)).fetchone()[0]
-            self.con.execute("INSERT INTO itemCreators VALUES (?, ?, ?, ?)",
-                             (item_id, creator_id, self.creator_type_ids[ctype], order))
+                "SELECT creatorID FROM creators WHERE firstName=? AND lastName=? AND fieldMode=?", (first, last, mode)
+            ).fetchone()[0]
+            self.con.execute(
+                "INSERT INTO itemCreators VALUES (?, ?, ?, ?)",
+                (item_id, creator_id, self.creator_type_ids[ctype], order),
+            )
         if commit:
             self.con.commit()
         return item_id, key
@@ -127,17 +141,22 @@ class ZoteroLibraryBuilder:
     def add_feed(self, name: str) -> int:
         """Add an RSS feed library (not part of the user's library); returns its libraryID."""
         library_id = self.con.execute(
-            "INSERT INTO libraries (type, editable, filesEditable) VALUES ('feed', 0, 0)").lastrowid
-        self.con.execute("INSERT INTO feeds (libraryID, name, url) VALUES (?, ?, ?)",
-                         (library_id, name, f"https://example.org/{library_id}.rss"))
+            "INSERT INTO libraries (type, editable, filesEditable) VALUES ('feed', 0, 0)"
+        ).lastrowid
+        self.con.execute(
+            "INSERT INTO feeds (libraryID, name, url) VALUES (?, ?, ?)",
+            (library_id, name, f"https://example.org/{library_id}.rss"),
+        )
         self.con.commit()
         return library_id
 
     def add_link_attachment(self, parent_id: int, url: str, title: str = "Snapshot") -> tuple[int, str]:
         """A linked-URL attachment of `parent_id` (Zotero's "arXiv.org Snapshot" and the like)."""
         item_id, key = self.add_item("attachment", {"title": title, "url": url})
-        self.con.execute("INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType) "
-                         "VALUES (?, ?, 3, 'text/html')", (item_id, parent_id))
+        self.con.execute(
+            "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType) VALUES (?, ?, 3, 'text/html')",
+            (item_id, parent_id),
+        )
         self.con.commit()
         return item_id, key
 
@@ -146,9 +165,17 @@ class ZoteroLibraryBuilder:
         value_id = self.con.execute("SELECT valueID FROM itemDataValues WHERE value=?", (value,)).fetchone()[0]
         self.con.execute("INSERT OR REPLACE INTO itemData VALUES (?, ?, ?)", (item_id, self.field_ids[name], value_id))
 
-    def add_attachment(self, parent_id: int | None, filename: str, content: bytes,
-                       content_type: str = "application/pdf", library_id: int = 1,
-                       title: str | None = None, link_mode: int = 0, key: str | None = None) -> tuple[int, str]:
+    def add_attachment(
+        self,
+        parent_id: int | None,
+        filename: str,
+        content: bytes,
+        content_type: str = "application/pdf",
+        library_id: int = 1,
+        title: str | None = None,
+        link_mode: int = 0,
+        key: str | None = None,
+    ) -> tuple[int, str]:
         """Add an imported file attachment (stored under storage/<key>/<filename>)."""
         item_id, key = self.add_item("attachment", {"title": title or filename}, library_id=library_id, key=key)
         folder = self.dir / "storage" / key
@@ -156,20 +183,29 @@ class ZoteroLibraryBuilder:
         (folder / filename).write_bytes(content)
         self.con.execute(
             "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path) VALUES (?, ?, ?, ?, ?)",
-            (item_id, parent_id, link_mode, content_type, f"storage:{filename}"))
+            (item_id, parent_id, link_mode, content_type, f"storage:{filename}"),
+        )
         self.con.commit()
         return item_id, key
 
-    def add_linked_file(self, parent_id: int | None, stored_path: str, content_type: str = "application/pdf",
-                        library_id: int = 1, title: str | None = None) -> tuple[int, str]:
+    def add_linked_file(
+        self,
+        parent_id: int | None,
+        stored_path: str,
+        content_type: str = "application/pdf",
+        library_id: int = 1,
+        title: str | None = None,
+    ) -> tuple[int, str]:
         """A linked-file attachment (linkMode 2) whose `itemAttachments.path` is `stored_path` as
         Zotero writes it: absolute, or `attachments:<relative path>` under the Linked Attachment
         Base Directory. The file itself is the caller's to place (or not)."""
-        item_id, key = self.add_item("attachment", {"title": title or stored_path.rsplit("/", 1)[-1]},
-                                     library_id=library_id)
+        item_id, key = self.add_item(
+            "attachment", {"title": title or stored_path.rsplit("/", 1)[-1]}, library_id=library_id
+        )
         self.con.execute(
             "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path) VALUES (?, ?, 2, ?, ?)",
-            (item_id, parent_id, content_type, stored_path))
+            (item_id, parent_id, content_type, stored_path),
+        )
         self.con.commit()
         return item_id, key
 
@@ -178,13 +214,23 @@ class ZoteroLibraryBuilder:
 
     def add_note(self, parent_id: int | None, html: str, library_id: int = 1) -> tuple[int, str]:
         item_id, key = self.add_item("note", library_id=library_id)
-        self.con.execute("INSERT INTO itemNotes (itemID, parentItemID, note, title) VALUES (?, ?, ?, ?)",
-                         (item_id, parent_id, html, ""))
+        self.con.execute(
+            "INSERT INTO itemNotes (itemID, parentItemID, note, title) VALUES (?, ?, ?, ?)",
+            (item_id, parent_id, html, ""),
+        )
         self.con.commit()
         return item_id, key
 
-    def add_annotation(self, attachment_id: int, annotation_type: int = 1, text: str = "", comment: str = "",
-                       page_label: str = "", page_index: int = 0, library_id: int = 1) -> tuple[int, str]:
+    def add_annotation(
+        self,
+        attachment_id: int,
+        annotation_type: int = 1,
+        text: str = "",
+        comment: str = "",
+        page_label: str = "",
+        page_index: int = 0,
+        library_id: int = 1,
+    ) -> tuple[int, str]:
         """A Zotero 7 PDF annotation on `attachment_id` (type 1 highlight, 2 note, 3 image, 4 ink,
         5 underline, 6 text), with the position and sort index the reader writes."""
         item_id, key = self.add_item("annotation", library_id=library_id)
@@ -193,15 +239,16 @@ class ZoteroLibraryBuilder:
         self.con.execute(
             "INSERT INTO itemAnnotations (itemID, parentItemID, type, authorName, text, comment, color, pageLabel, "
             "sortIndex, position, isExternal) VALUES (?, ?, ?, '', ?, ?, '#ffd400', ?, ?, ?, 0)",
-            (item_id, attachment_id, annotation_type, text, comment, page_label, sort_index, position))
+            (item_id, attachment_id, annotation_type, text, comment, page_label, sort_index, position),
+        )
         self.con.commit()
         return item_id, key
 
-    def add_collection(self, name: str, item_ids: list[int], parent_id: int | None = None,
-                       library_id: int = 1) -> int:
+    def add_collection(self, name: str, item_ids: list[int], parent_id: int | None = None, library_id: int = 1) -> int:
         cur = self.con.execute(
             "INSERT INTO collections (collectionName, parentCollectionID, libraryID, key) VALUES (?, ?, ?, ?)",
-            (name, parent_id, library_id, self.new_key()))
+            (name, parent_id, library_id, self.new_key()),
+        )
         for order, item_id in enumerate(item_ids):
             self.con.execute("INSERT INTO collectionItems VALUES (?, ?, ?)", (cur.lastrowid, item_id, order))
         self.con.commit()
@@ -217,4 +264,3 @@ class ZoteroLibraryBuilder:
 
     def close(self) -> None:
         self.con.close()
-

@@ -27,7 +27,6 @@ EXCLUDED_NAMES = re.compile(r"(^|[^a-z])(wikiqa|sciq|bioasq|marco|newsqa)", re.I
 ROW_KEYS = {"question", "sentence", "label", "source", "group"}
 
 
-
 @pytest.fixture(scope="module")
 def manifest() -> dict:
     return json.loads((DATA / "manifest.json").read_text())
@@ -78,7 +77,8 @@ def test_every_row_is_well_formed(manifest, splits):
 def test_a_fresh_build_gives_the_committed_splits(manifest):
     fresh, _ = build.build_splits(DATA / "raw")
     assert changed_splits(fresh, manifest) == [], (
-        "rebuilding differs from the committed splits; run `python -m tools.relevance_data.build` and commit its output")
+        "rebuilding differs from the committed splits; run `python -m tools.relevance_data.build` and commit its output"
+    )
 
 
 def test_no_group_appears_in_two_splits(splits):

@@ -25,8 +25,13 @@ def report_path(test_id: str) -> Path:
 
 
 def write_report(test_id: str, nodeid: str, figures: dict) -> dict:
-    payload = {"id": test_id, "test": nodeid, "figures": figures,
-               "at": datetime.now(UTC).isoformat(timespec="seconds"), "outcome": "running"}
+    payload = {
+        "id": test_id,
+        "test": nodeid,
+        "figures": figures,
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "outcome": "running",
+    }
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     report_path(test_id).write_text(json.dumps(payload, indent=1, sort_keys=False) + "\n")
     print(json.dumps(payload), flush=True)

@@ -15,8 +15,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent.parent
 
 
-async def wait_until(condition: Callable[[], object], timeout: float = 10.0, what: str = "",
-                     interval: float = 0.02):
+async def wait_until(condition: Callable[[], object], timeout: float = 10.0, what: str = "", interval: float = 0.02):
     """Poll `condition` (sync or async) until truthy; its value, or AssertionError at the deadline."""
     deadline = time.monotonic() + timeout
     while True:
@@ -33,8 +32,9 @@ async def wait_until(condition: Callable[[], object], timeout: float = 10.0, wha
 def spawn(module: str, *args: str) -> subprocess.Popen:
     """`python -m <module> args...` with the tests directory importable; stdout piped."""
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, "-m", module, *args], stdout=subprocess.PIPE,
-                            stderr=None, env=env, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *args], stdout=subprocess.PIPE, stderr=None, env=env, start_new_session=True
+    )
 
 
 async def wait_ready(proc: subprocess.Popen, timeout: float = 30.0) -> None:

@@ -8,13 +8,12 @@ crosses is the production one. Each operation gets positive and negative example
 
 from __future__ import annotations
 
-
 import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
-from hypothesis.errors import Unsatisfiable
 from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
 from schemathesis.generation import GenerationMode
@@ -81,8 +80,9 @@ def test_every_operation_without_a_token_only_ever_answers_401(gateway, schema, 
     def only_401(case):
         response = case.call(base_url=url, timeout=10)
         statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
-        assert response.status_code == 401, (f"{case.method} {case.formatted_path} without a token: "
-                                              f"{response.status_code} {response.text[:200]}")
+        assert response.status_code == 401, (
+            f"{case.method} {case.formatted_path} without a token: {response.status_code} {response.text[:200]}"
+        )
         assert response.headers.get("www-authenticate") == ["Bearer"]
         assert response.json()["error"]["code"] == "unauthorized"
 
@@ -94,8 +94,14 @@ def test_every_operation_without_a_token_only_ever_answers_401(gateway, schema, 
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             n, failed = run_operation(operation, mode, 15, only_401)
             ran, failures = ran + n, failures + failed
-    report("S-AUTH-1", operations=len(covered), examples=ran, statuses=statuses, failures=len(failures),
-           public=[" ".join(k) for k in PUBLIC])
+    report(
+        "S-AUTH-1",
+        operations=len(covered),
+        examples=ran,
+        statuses=statuses,
+        failures=len(failures),
+        public=[" ".join(k) for k in PUBLIC],
+    )
     assert not failures, "\n".join(failures)
 
 
@@ -120,16 +126,24 @@ def test_authenticated_fuzz_gets_no_server_error_and_no_schema_violation(gateway
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             n, failed = run_operation(operation, mode, 25, conforms)
             ran, failures = ran + n, failures + failed
-    report("F-1", operations=len(covered), excluded=[" ".join(k) for k in SSE_OPERATIONS], examples=ran,
-           statuses=statuses, server_errors=statuses.get(500, 0) + statuses.get(502, 0) + statuses.get(503, 0),
-           failures=len(failures))
+    report(
+        "F-1",
+        operations=len(covered),
+        excluded=[" ".join(k) for k in SSE_OPERATIONS],
+        examples=ran,
+        statuses=statuses,
+        server_errors=statuses.get(500, 0) + statuses.get(502, 0) + statuses.get(503, 0),
+        failures=len(failures),
+    )
     assert not failures, "\n".join(failures)
 
 
 header_values = st.one_of(
-    st.from_regex(r"[0-9]{1,12}", fullmatch=True), st.integers(-10**12, 10**12).map(str),
+    st.from_regex(r"[0-9]{1,12}", fullmatch=True),
+    st.integers(-(10**12), 10**12).map(str),
     st.text(st.characters(min_codepoint=0x20, max_codepoint=0x2FF, exclude_characters="\x7f"), max_size=30),
-    st.sampled_from(["", " ", "1 ", " 1", "0x1", "1e3", "1.0", "+1", "-0", "00", "٣", "１", "9" * 40]))
+    st.sampled_from(["", " ", "1 ", " 1", "0x1", "1e3", "1.0", "+1", "-0", "00", "٣", "１", "9" * 40]),
+)
 
 
 def test_malformed_last_event_id_is_4xx_never_5xx_never_another_turns_events(gateway, report):
@@ -152,12 +166,14 @@ def test_malformed_last_event_id_is_4xx_never_5xx_never_another_turns_events(gat
     statuses: dict[int, int] = {}
     leaks = []
     with httpx.Client(timeout=10) as client:
+
         @settings(max_examples=300, **QUIET)
         @given(value=header_values, turn=st.sampled_from([my_turn, their_turn]))
         def fuzz(value, turn):
             value = value.strip(" \t")  # HTTP drops surrounding whitespace; h11 refuses to send it
-            response = client.get(f"{system.url}/chat/{turn}/events",
-                                  headers=system.auth | {"Last-Event-ID": value.encode()})
+            response = client.get(
+                f"{system.url}/chat/{turn}/events", headers=system.auth | {"Last-Event-ID": value.encode()}
+            )
             statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
             try:
                 after = parse_last_event_id(value.encode().decode("latin-1"))  # as the server reads it
@@ -177,8 +193,13 @@ def test_malformed_last_event_id_is_4xx_never_5xx_never_another_turns_events(gat
                 assert response.json()["error"]["code"] == "invalid_last_event_id"
 
         fuzz()
-    report("R-SSE-6", examples=sum(statuses.values()), statuses=statuses, server_errors=sum(
-        n for s, n in statuses.items() if s >= 500), other_users_events=len(leaks))
+    report(
+        "R-SSE-6",
+        examples=sum(statuses.values()),
+        statuses=statuses,
+        server_errors=sum(n for s, n in statuses.items() if s >= 500),
+        other_users_events=len(leaks),
+    )
     assert not leaks
     assert all(s < 500 for s in statuses)
 

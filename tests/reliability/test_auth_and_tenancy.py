@@ -30,11 +30,14 @@ PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 class OneCandidate:
     async def start(self): ...
     async def close(self): ...
-    def health(self): return {"status": "ok"}
+    def health(self):
+        return {"status": "ok"}
 
     async def discover(self, request):
-        return CandidatesFound(**request.reply_fields(), candidates=[
-            Candidate(candidate_id="W1", title="Alice's secret find", pdf_url="https://example.org/a.pdf")])
+        return CandidatesFound(
+            **request.reply_fields(),
+            candidates=[Candidate(candidate_id="W1", title="Alice's secret find", pdf_url="https://example.org/a.pdf")],
+        )
 
     async def answer_recheck(self, request):
         return CandidatesRechecked(**request.reply_fields(), candidates=request.candidates)
@@ -42,8 +45,11 @@ class OneCandidate:
 
 def bodies(app) -> list[tuple[str, str, dict | None]]:
     """Every operation of the OpenAPI document, with its path ids filled and a valid body."""
-    valid = {"/chat": {"message": "hi"}, "/citations/verify": {"session_id": "abc", "turn_id": "abc"},
-             "/discover/prepare_batch": {"session_id": "abc", "turn_id": "abc", "candidate_ids": ["W1"]}}
+    valid = {
+        "/chat": {"message": "hi"},
+        "/citations/verify": {"session_id": "abc", "turn_id": "abc"},
+        "/discover/prepare_batch": {"session_id": "abc", "turn_id": "abc", "candidate_ids": ["W1"]},
+    }
     ops = []
     for path, methods in app.openapi()["paths"].items():
         for method in methods:
@@ -64,7 +70,9 @@ async def test_every_route_refuses_missing_malformed_revoked_and_expired_tokens(
         await tokens.revoke(revoked.split("_")[1])
         expired = await tokens.create("erin", expires_at=datetime.now(UTC) - timedelta(seconds=1))
         headers = {
-            "missing": {}, "empty": {"Authorization": ""}, "scheme only": {"Authorization": "Bearer"},
+            "missing": {},
+            "empty": {"Authorization": ""},
+            "scheme only": {"Authorization": "Bearer"},
             "wrong scheme": {"Authorization": f"Basic {system.token}"},
             "token in another header": {"X-Api-Key": system.token},
             "malformed": {"Authorization": "Bearer zoc_nope"},
@@ -77,11 +85,13 @@ async def test_every_route_refuses_missing_malformed_revoked_and_expired_tokens(
         for name, header in headers.items():
             for method, path, body in ops:
                 r = await system.client.request(method, f"{system.url}{path}", headers=header, json=body)
-                answers[(name, method, path)] = (r.status_code, r.headers.get("www-authenticate"),
-                                                 r.json()["error"]["code"])
+                answers[(name, method, path)] = (
+                    r.status_code,
+                    r.headers.get("www-authenticate"),
+                    r.json()["error"]["code"],
+                )
     wrong = {k: v for k, v in answers.items() if v != (401, "Bearer", "unauthorized")}
-    report("S-AUTH-1-matrix", routes=len(ops), token_kinds=len(headers), requests=len(answers),
-           not_401=len(wrong))
+    report("S-AUTH-1-matrix", routes=len(ops), token_kinds=len(headers), requests=len(answers), not_401=len(wrong))
     assert not wrong, wrong
 
 
@@ -92,9 +102,13 @@ async def test_regression_anonymous_request_with_a_malformed_body_got_400_before
     async with running_system(nats_server.url) as system:
         c, url = system.client, system.url
         json_header = {"Content-Type": "application/json"}
-        for method, path, content in [("POST", "/chat", b'{"message": '), ("POST", "/chat", b"\xff\xfe"),
-                                      ("POST", "/citations/verify", b"[1, 2"),
-                                      ("GET", "/sessions/a.b", None), ("GET", "/staging/a.b", None)]:
+        for method, path, content in [
+            ("POST", "/chat", b'{"message": '),
+            ("POST", "/chat", b"\xff\xfe"),
+            ("POST", "/citations/verify", b"[1, 2"),
+            ("GET", "/sessions/a.b", None),
+            ("GET", "/staging/a.b", None),
+        ]:
             r = await c.request(method, f"{url}{path}", content=content, headers=json_header)
             assert r.status_code == 401, (method, path, r.status_code, r.text)
         authed = await c.post(f"{url}/chat", content=b'{"message": ', headers=json_header | system.auth)
@@ -115,7 +129,9 @@ async def test_another_user_gets_404_on_every_resource_and_changes_nothing(nats_
         await system.app.state.gateway.staged.put("alice", "alicepaper", path, {"filename": "a.pdf"})
         system.retrieval.delay = 3.0  # a turn of Alice's that is still running
         live_task = asyncio.create_task(collect(c, url, QUESTION + " again", None, system.token))
-        await wait_until(lambda: any(not t.finished for t, _ in system.app.state.gateway.turns.values()), 5, "a live turn")
+        await wait_until(
+            lambda: any(not t.finished for t, _ in system.app.state.gateway.turns.values()), 5, "a live turn"
+        )
         live = next(tid for tid, (t, _) in system.app.state.gateway.turns.items() if not t.finished)
 
         session = library["session_id"]
@@ -127,8 +143,11 @@ async def test_another_user_gets_404_on_every_resource_and_changes_nothing(nats_
             "replayed events": ("GET", f"/chat/{replayed}/events", None),
             "cancel live turn": ("POST", f"/chat/{live}/cancel", None),
             "re-verify": ("POST", "/citations/verify", {"session_id": session, "turn_id": library["turn_id"]}),
-            "import": ("POST", "/discover/prepare_batch", {"session_id": discovery["session_id"],
-                                                           "turn_id": discovery["turn_id"], "candidate_ids": ["W1"]}),
+            "import": (
+                "POST",
+                "/discover/prepare_batch",
+                {"session_id": discovery["session_id"], "turn_id": discovery["turn_id"], "candidate_ids": ["W1"]},
+            ),
             "staged PDF": ("GET", "/staging/alicepaper", None),
         }
         leaks, statuses = [], {}
@@ -141,15 +160,21 @@ async def test_another_user_gets_404_on_every_resource_and_changes_nothing(nats_
         listed = (await c.get(f"{url}/sessions", headers=bob)).json()["sessions"]
         statuses["list sessions"] = len(listed)
         bob_status = (await c.get(f"{url}/library/status", headers=bob)).json()
-        await c.put(f"{url}/library/attachments/ABCD1234", headers=bob | {"Content-Type": "application/pdf"},
-                    content=PDF)
+        await c.put(
+            f"{url}/library/attachments/ABCD1234", headers=bob | {"Content-Type": "application/pdf"}, content=PDF
+        )
         users_seen_by_retrieval = {user for _, user in seen}
 
         live_events = await live_task  # Bob's cancel did not stop it
         mine = await c.get(f"{url}/sessions/{session}", headers=alice)
         pdf = await c.get(f"{url}/staging/alicepaper", headers=alice)
-    report("S-AUTH-2", resources=len(attempts) + 2, statuses=statuses, cross_tenant_responses=len(leaks),
-           library_requests_carried=sorted(users_seen_by_retrieval))
+    report(
+        "S-AUTH-2",
+        resources=len(attempts) + 2,
+        statuses=statuses,
+        cross_tenant_responses=len(leaks),
+        library_requests_carried=sorted(users_seen_by_retrieval),
+    )
     assert not leaks, leaks
     assert listed == [] and bob_status["items"] == 0
     assert users_seen_by_retrieval == {"bob"}, "library requests carry the caller's id, never another's"
@@ -173,8 +198,7 @@ async def dump_everything(js) -> bytes:
     return bytes(out), names
 
 
-async def test_no_raw_token_in_any_store_or_log_and_digests_compare_in_constant_time(
-        nats_server, monkeypatch, report):
+async def test_no_raw_token_in_any_store_or_log_and_digests_compare_in_constant_time(nats_server, monkeypatch, report):
     compared = []
     real_compare = hmac.compare_digest
 
@@ -196,7 +220,11 @@ async def test_no_raw_token_in_any_store_or_log_and_digests_compare_in_constant_
             await collect(c, url, "hello", None, other)
             await c.get(f"{url}/sessions", headers=system.auth)
             await c.get(f"{url}/sessions", headers={"Authorization": f"Bearer {token[:-2]}xx"})  # wrong secret
-            await c.post(f"{url}/chat", headers=system.auth, content=b"{", )  # an error path
+            await c.post(
+                f"{url}/chat",
+                headers=system.auth,
+                content=b"{",
+            )  # an error path
             await c.get(f"{url}/health", headers=system.auth)
             js = system.app.state.gateway.broker.config.connection_state.stream
             dump, streams = await dump_everything(js)
@@ -211,11 +239,17 @@ async def test_no_raw_token_in_any_store_or_log_and_digests_compare_in_constant_
     raw = [token, secret, other, other.split("_", 2)[2]]
     store_hits = sum(dump.count(s.encode()) for s in raw)
     log_hits = sum(logs.count(s) for s in raw)
-    header_lines = [line for line in logs.splitlines()
-                    if "authorization" in line.lower() and "[REDACTED]" not in line]
-    report("S-AUTH-3", streams_dumped=len(streams), bytes_dumped=len(dump), log_lines=logs.count("\n"),
-           plaintext_in_stores=store_hits, plaintext_in_logs=log_hits,
-           authorization_in_logs=len(header_lines), compare_digest_calls=len(compared))
+    header_lines = [line for line in logs.splitlines() if "authorization" in line.lower() and "[REDACTED]" not in line]
+    report(
+        "S-AUTH-3",
+        streams_dumped=len(streams),
+        bytes_dumped=len(dump),
+        log_lines=logs.count("\n"),
+        plaintext_in_stores=store_hits,
+        plaintext_in_logs=log_hits,
+        authorization_in_logs=len(header_lines),
+        compare_digest_calls=len(compared),
+    )
     assert {TOKENS_BUCKET, SESSIONS_BUCKET} <= {s.removeprefix("KV_") for s in streams}
     assert {EVENTS_STREAM, DLQ_STREAM} <= set(streams)
     assert logs.count("\n") > 20, "the logs were captured"

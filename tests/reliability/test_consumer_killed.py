@@ -44,7 +44,8 @@ async def stored(js, stream: str, subject: str) -> int:
 
 
 async def test_consumer_sigkilled_twenty_times_applies_every_effect_once_and_loses_nothing(
-        nats_server, tmp_path, report):
+    nats_server, tmp_path, report
+):
     rng = random.Random(1)
     db_path = str(tmp_path / "effects.sqlite")
     open_db(db_path).close()
@@ -59,10 +60,12 @@ async def test_consumer_sigkilled_twenty_times_applies_every_effect_once_and_los
     recover_times, kinds = [], []
     try:
         await wait_ready(worker)  # the durable consumer exists before anything is published
-        requests = [RetrievalRequested(turn_id=f"t{i}", session_id="s", user_id="u", query=f"q{i}",
-                                       reply_to=REPLY_TO) for i in range(JOBS)]
+        requests = [
+            RetrievalRequested(turn_id=f"t{i}", session_id="s", user_id="u", query=f"q{i}", reply_to=REPLY_TO)
+            for i in range(JOBS)
+        ]
         for start in range(0, JOBS, 100):
-            await asyncio.gather(*(bus.publish(publisher, r) for r in requests[start:start + 100]))
+            await asyncio.gather(*(bus.publish(publisher, r) for r in requests[start : start + 100]))
 
         for k in range(KILLS):
             before = effects()
@@ -77,11 +80,21 @@ async def test_consumer_sigkilled_twenty_times_applies_every_effect_once_and_los
             kinds.append(phase)
             phase = "none" if k == KILLS - 1 else PHASES[(k + 1) % len(PHASES)]
             kill_after = rng.randint(5, 30)
-            worker = spawn("reliability.workers.effects_worker", nats_server.url, db_path,
-                           "none" if k == KILLS - 1 else phase, str(kill_after))
+            worker = spawn(
+                "reliability.workers.effects_worker",
+                nats_server.url,
+                db_path,
+                "none" if k == KILLS - 1 else phase,
+                str(kill_after),
+            )
             await wait_ready(worker)
-            await wait_until(lambda: count(db_path, f"SELECT count(*) FROM deliveries WHERE pid != {dead_pid} "
-                                                    f"AND pid = {worker.pid}"), 30, "the restarted worker's first delivery")
+            await wait_until(
+                lambda: count(
+                    db_path, f"SELECT count(*) FROM deliveries WHERE pid != {dead_pid} AND pid = {worker.pid}"
+                ),
+                30,
+                "the restarted worker's first delivery",
+            )
             recover_times.append(time.monotonic() - killed_at)
 
         await wait_until(lambda: effects() >= JOBS, 90, f"{JOBS} effects")
@@ -106,11 +119,21 @@ async def test_consumer_sigkilled_twenty_times_applies_every_effect_once_and_los
         effect_ids = {row[0] for row in db.execute("SELECT message_id FROM effects")}
     await publisher.stop()
     lost = len(published_ids - effect_ids) - dlq
-    report("R-JS-1", published=JOBS, effects=applied, duplicates_suppressed=suppressed,
-           deliveries=deliveries, redeliveries=redelivered, dead_lettered=dlq, lost=lost, kills=len(kinds),
-           kills_by_phase={p: kinds.count(p) for p in PHASES}, replies_stored=replies,
-           recover_p50_s=round(percentile(recover_times, 50), 2),
-           recover_p95_s=round(percentile(recover_times, 95), 2))
+    report(
+        "R-JS-1",
+        published=JOBS,
+        effects=applied,
+        duplicates_suppressed=suppressed,
+        deliveries=deliveries,
+        redeliveries=redelivered,
+        dead_lettered=dlq,
+        lost=lost,
+        kills=len(kinds),
+        kills_by_phase={p: kinds.count(p) for p in PHASES},
+        replies_stored=replies,
+        recover_p50_s=round(percentile(recover_times, 50), 2),
+        recover_p95_s=round(percentile(recover_times, 95), 2),
+    )
     assert len(kinds) == KILLS
     assert effect_ids == published_ids and applied == distinct == JOBS, "every request, exactly one effect"
     assert lost == 0 and dlq == 0

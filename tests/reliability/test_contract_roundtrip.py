@@ -27,18 +27,35 @@ def openapi_of(models) -> dict:
         schema = json.loads(json.dumps(model.model_json_schema(ref_template="#/components/schemas/{model}")))
         components.update(schema.pop("$defs", {}))
         components[model.__name__] = schema
-        paths[f"/{model.__name__}"] = {"post": {"requestBody": {"required": True, "content": {
-            "application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}},
-            "responses": {"200": {"description": "ok"}}}}
-    return {"openapi": "3.0.3", "info": {"title": "contracts", "version": "1"}, "paths": paths,
-            "components": {"schemas": components}}
+        paths[f"/{model.__name__}"] = {
+            "post": {
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "contracts", "version": "1"},
+        "paths": paths,
+        "components": {"schemas": components},
+    }
 
 
 def test_every_contract_round_trips_refuses_unknowns_and_decodes_old_payloads(report):
     schema = schemathesis.openapi.from_dict(openapi_of(ALL_MESSAGES))
     by_name = {m.__name__: m for m in ALL_MESSAGES}
-    figures = {"models": len(ALL_MESSAGES), "examples": 0, "round_trips": 0, "refused_by_model": 0,
-               "unknown_field_refused": 0, "newer_version_refused": 0, "unversioned_decoded": 0}
+    figures = {
+        "models": len(ALL_MESSAGES),
+        "examples": 0,
+        "round_trips": 0,
+        "refused_by_model": 0,
+        "unknown_field_refused": 0,
+        "newer_version_refused": 0,
+        "unversioned_decoded": 0,
+    }
     failures = []
     for result in schema.get_all_operations():
         operation = result.ok()

@@ -28,8 +28,7 @@ pytestmark = pytest.mark.connected
 async def started(nats_server, handler, **consumer):
     settings = ZocratesSettings(nats_url=nats_server.url)
     service, gateway = bus.make_broker(settings, graceful_timeout=0.5), bus.make_broker(settings)
-    bus.request_consumer(service, RetrievalRequested, durable="retrieval", service="retrieval",
-                         **consumer)(handler)
+    bus.request_consumer(service, RetrievalRequested, durable="retrieval", service="retrieval", **consumer)(handler)
     requester = bus.Requester(gateway, "gw")
     await gateway.start()
     await bus.ensure_streams(gateway)
@@ -38,12 +37,19 @@ async def started(nats_server, handler, **consumer):
 
 
 def request(requester, query: str, **kw) -> RetrievalRequested:
-    return RetrievalRequested(turn_id=kw.pop("turn_id", "t"), session_id="s", user_id="u", query=query,
-                              reply_to=requester.reply_to(RetrievalRequested), **kw)
+    return RetrievalRequested(
+        turn_id=kw.pop("turn_id", "t"),
+        session_id="s",
+        user_id="u",
+        query=query,
+        reply_to=requester.reply_to(RetrievalRequested),
+        **kw,
+    )
 
 
 async def test_poison_failing_and_hung_requests_reach_the_dead_letter_stream_with_their_payload(
-        nats_server, monkeypatch, report):
+    nats_server, monkeypatch, report
+):
     calls: dict[str, int] = {}
     hung = asyncio.Event()
 
@@ -64,8 +70,9 @@ async def test_poison_failing_and_hung_requests_reach_the_dead_letter_stream_wit
 
     monkeypatch.setattr(bus, "_heartbeat", heartbeat)
     max_deliver = 3
-    service, gateway, requester = await started(nats_server, handler, max_deliver=max_deliver,
-                                                retry_delay=0.1, ack_wait=0.5)
+    service, gateway, requester = await started(
+        nats_server, handler, max_deliver=max_deliver, retry_delay=0.1, ack_wait=0.5
+    )
     js = gateway.config.connection_state.stream
     figures = {}
     try:
@@ -87,16 +94,22 @@ async def test_poison_failing_and_hung_requests_reach_the_dead_letter_stream_wit
 
             dlq = await wait_until(dead_lettered, 15, f"{name} in the dead-letter stream")
             original = await js.get_msg(AUDIT_STREAM, ack.seq)
-            figures[name] = {"handler_calls": calls.get(name, 0),
-                             "time_to_dlq_s": round(time.monotonic() - started_at, 2),
-                             "payload_equal": dlq.data == original.data == payload,
-                             "reason": dlq.headers["Zocrates-Dlq-Reason"][:60]}
+            figures[name] = {
+                "handler_calls": calls.get(name, 0),
+                "time_to_dlq_s": round(time.monotonic() - started_at, 2),
+                "payload_equal": dlq.data == original.data == payload,
+                "reason": dlq.headers["Zocrates-Dlq-Reason"][:60],
+            }
         hung.set()
     finally:
         await service.stop()
         await gateway.stop()
-    report("R-JS-3", max_deliver=max_deliver, **figures,
-           dead_lettered=sum(1 for f in figures.values() if f["payload_equal"]))
+    report(
+        "R-JS-3",
+        max_deliver=max_deliver,
+        **figures,
+        dead_lettered=sum(1 for f in figures.values() if f["payload_equal"]),
+    )
     assert all(f["payload_equal"] for f in figures.values()), figures
     assert figures["poison"]["handler_calls"] == 0, "a payload that fails validation never reaches the handler"
     assert figures["always-fails"]["handler_calls"] == max_deliver
@@ -124,8 +137,14 @@ async def test_job_four_times_longer_than_ack_wait_is_never_redelivered(nats_ser
         await service.stop()
         await gateway.stop()
     redeliveries = consumer.delivered.consumer_seq - 1
-    report("R-JS-4", ack_wait_s=ack_wait, job_s=round(took, 2), job_over_ack_wait=round(took / ack_wait, 1),
-           handler_calls=len(calls), redeliveries=redeliveries)
+    report(
+        "R-JS-4",
+        ack_wait_s=ack_wait,
+        job_s=round(took, 2),
+        job_over_ack_wait=round(took / ack_wait, 1),
+        handler_calls=len(calls),
+        redeliveries=redeliveries,
+    )
     assert reply.error is None
     assert len(calls) == 1 and redeliveries == 0
 
@@ -159,8 +178,9 @@ async def test_lost_acks_redeliver_but_the_reply_effect_is_stored_once(nats_serv
     service, gateway, requester = await started(nats_server, handler, ack_wait=1.0)
     js = gateway.config.connection_state.stream
     try:
-        replies = await asyncio.gather(*(requester.request(request(requester, f"q{i}", turn_id=f"t{i}"),
-                                                           timeout=10) for i in range(jobs)))
+        replies = await asyncio.gather(
+            *(requester.request(request(requester, f"q{i}", turn_id=f"t{i}"), timeout=10) for i in range(jobs))
+        )
         await wait_until(lambda: _drained(js), 15, "every delivery acked")
         info = await js.stream_info(AUDIT_STREAM, subjects_filter=requester.reply_to(RetrievalRequested))
         stored_replies = sum((info.state.subjects or {}).values())
@@ -168,8 +188,14 @@ async def test_lost_acks_redeliver_but_the_reply_effect_is_stored_once(nats_serv
         await service.stop()
         await gateway.stop()
     duplicate_deliveries = sum(deliveries.values()) - len(deliveries)
-    report("R-JS-5", jobs=jobs, acks_lost=len(lost), duplicate_deliveries=duplicate_deliveries,
-           duplicate_effects=stored_replies - jobs, replies_stored=stored_replies)
+    report(
+        "R-JS-5",
+        jobs=jobs,
+        acks_lost=len(lost),
+        duplicate_deliveries=duplicate_deliveries,
+        duplicate_effects=stored_replies - jobs,
+        replies_stored=stored_replies,
+    )
     assert all(r.error is None for r in replies)
     assert len(deliveries) == jobs
     assert duplicate_deliveries == len(lost) > 0, "every lost ack was redelivered"

@@ -51,8 +51,7 @@ async def test_two_workers_claiming_one_lease_with_cas_never_both_win(nats_serve
     finally:
         await nc_a.close()
         await nc_b.close()
-    report("R-JS-7", lease_rounds=rounds, conflicts_observed=conflicts, double_claims=double_claims,
-           wins=winners)
+    report("R-JS-7", lease_rounds=rounds, conflicts_observed=conflicts, double_claims=double_claims, wins=winners)
     assert double_claims == 0 and conflicts == rounds
 
 
@@ -65,20 +64,28 @@ async def test_regression_contended_session_append_gave_up_after_50_tries_and_lo
     store_a = SessionStore(await js_a.create_key_value(bucket="sessions", history=1))
     store_b = SessionStore(await js_b.key_value("sessions"))
     await store_a.ensure("alice", "s1", "a contended session")
-    records = [TurnRecord(turn_id=f"turn{i}", session_id="s1", intent="chat", question="q", text="a")
-               for i in range(writers)]
+    records = [
+        TurnRecord(turn_id=f"turn{i}", session_id="s1", intent="chat", question="q", text="a") for i in range(writers)
+    ]
     try:
-        results = await asyncio.gather(*(
-            (store_a if i % 2 else store_b).add_turn("alice", record) for i, record in enumerate(records)),
-            return_exceptions=True)
+        results = await asyncio.gather(
+            *((store_a if i % 2 else store_b).add_turn("alice", record) for i, record in enumerate(records)),
+            return_exceptions=True,
+        )
         failures = [repr(r) for r in results if isinstance(r, BaseException)]
         meta = await store_a.get_meta("alice", "s1")
         stored = await store_a.turns("alice", meta)
     finally:
         await nc_a.close()
         await nc_b.close()
-    report("R-JS-7-sessions", concurrent_add_turn=writers, gateways=2, turn_ids_stored=len(meta.turn_ids),
-           lost=writers - len(set(meta.turn_ids)), failed_appends=len(failures))
+    report(
+        "R-JS-7-sessions",
+        concurrent_add_turn=writers,
+        gateways=2,
+        turn_ids_stored=len(meta.turn_ids),
+        lost=writers - len(set(meta.turn_ids)),
+        failed_appends=len(failures),
+    )
     assert failures == []
     assert sorted(meta.turn_ids) == sorted(r.turn_id for r in records), "no turn id lost"
     assert len(meta.turn_ids) == len(set(meta.turn_ids)) == len(stored) == writers
@@ -88,7 +95,8 @@ OBJECTS = 6
 
 
 async def test_object_store_detects_a_corrupted_chunk_and_verifies_every_digest_after_a_kill(
-        nats_server, tmp_path, report):
+    nats_server, tmp_path, report
+):
     rng = random.Random(8)
     nc, js = await connect(nats_server.url)
     store = NatsStagedStore(js)
@@ -139,8 +147,13 @@ async def test_object_store_detects_a_corrupted_chunk_and_verifies_every_digest_
     store = NatsStagedStore(js)
     try:
         got = await store.get("alice", "paper1")
-        on_disk = ("silently accepted" if got is not None and got.data != originals["paper1"]
-                   else "unchanged" if got is not None else "not served (server dropped the damaged block)")
+        on_disk = (
+            "silently accepted"
+            if got is not None and got.data != originals["paper1"]
+            else "unchanged"
+            if got is not None
+            else "not served (server dropped the damaged block)"
+        )
     except StagedIntegrityError:
         on_disk, detected = "StagedIntegrityError", detected + 1
     readable = 0
@@ -149,10 +162,16 @@ async def test_object_store_detects_a_corrupted_chunk_and_verifies_every_digest_
         assert got is None or got.data == data, f"{name}: wrong bytes served after the disk damage"
         readable += got is not None
     await nc.close()
-    report("R-JS-8", objects=OBJECTS, bytes=sum(map(len, originals.values())),
-           digest_failures_detected=detected, verified_after_sigkill_restart=verified,
-           on_disk_flip=on_disk, readable_after_disk_flip=f"{readable}/{OBJECTS - 2}",
-           silently_accepted=int(on_disk == "silently accepted"))
+    report(
+        "R-JS-8",
+        objects=OBJECTS,
+        bytes=sum(map(len, originals.values())),
+        digest_failures_detected=detected,
+        verified_after_sigkill_restart=verified,
+        on_disk_flip=on_disk,
+        readable_after_disk_flip=f"{readable}/{OBJECTS - 2}",
+        silently_accepted=int(on_disk == "silently accepted"),
+    )
     assert on_disk not in ("silently accepted", "unchanged"), on_disk
     assert verified == OBJECTS - 1
 

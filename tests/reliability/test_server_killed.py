@@ -44,8 +44,9 @@ async def test_server_sigkilled_under_publish_load_keeps_every_acked_message_onc
         nonlocal duplicates
         while not stop.is_set():
             i = next(sequence)
-            request = RetrievalRequested(turn_id=f"t{i}", session_id="s", user_id="u", query=f"q{i}",
-                                         reply_to="zocrates.reply.rjs2.retrieval")
+            request = RetrievalRequested(
+                turn_id=f"t{i}", session_id="s", user_id="u", query=f"q{i}", reply_to="zocrates.reply.rjs2.retrieval"
+            )
             first = time.monotonic()
             while True:  # the same message (same Nats-Msg-Id) until it is acked
                 try:
@@ -77,10 +78,18 @@ async def test_server_sigkilled_under_publish_load_keeps_every_acked_message_onc
         ids.append((await sub.next_msg(timeout=5)).headers["Nats-Msg-Id"])
     await sub.unsubscribe()
     await broker.stop()
-    report("R-JS-2", kills=KILLS, acked=len(acked), unique_acked=len(set(acked)), stored=stored,
-           missing=len(set(acked) - set(ids)), stored_twice=len(ids) - len(set(ids)),
-           duplicate_pubacks=duplicates, max_publish_stall_s=round(max(stalls), 2),
-           publish_gave_up=gave_up)
+    report(
+        "R-JS-2",
+        kills=KILLS,
+        acked=len(acked),
+        unique_acked=len(set(acked)),
+        stored=stored,
+        missing=len(set(acked) - set(ids)),
+        stored_twice=len(ids) - len(set(ids)),
+        duplicate_pubacks=duplicates,
+        max_publish_stall_s=round(max(stalls), 2),
+        publish_gave_up=gave_up,
+    )
     assert len(set(acked)) == len(acked), "each message is acked once by its publisher"
     assert set(ids) == set(acked), "every acked id is readable after the restarts, and nothing else"
     assert len(ids) == len(set(ids)) == stored == len(acked), "no id stored twice"

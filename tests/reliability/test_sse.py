@@ -72,8 +72,7 @@ async def test_random_drops_resumed_with_last_event_id_have_no_gap_and_no_duplic
             while got[-1]["event"] not in ("done", "error"):
                 reconnects += 1
                 headers = system.auth | {"Last-Event-ID": got[-1]["id"]}
-                async with system.client.stream("GET", f"{system.url}/chat/{turn_id}/events",
-                                                headers=headers) as r:
+                async with system.client.stream("GET", f"{system.url}/chat/{turn_id}/events", headers=headers) as r:
                     assert r.status_code == 200
                     part = await read_events(r, rng.randint(1, 4))
                 if part and part[-1]["event"] not in ("done", "error"):
@@ -83,8 +82,15 @@ async def test_random_drops_resumed_with_last_event_id_have_no_gap_and_no_duplic
             gaps += sum(b - a > 1 for a, b in zip(ids, ids[1:]))
             dups += len(ids) - len(set(ids))
             assert as_tuples(got) == logged(turn), f"turn {turns}: reassembled stream differs from the log"
-    report("R-SSE-1", drops=drops, reconnects=reconnects, turns=turns, turns_replayed_from_stream=replayed,
-           gaps=gaps, duplicates=dups)
+    report(
+        "R-SSE-1",
+        drops=drops,
+        reconnects=reconnects,
+        turns=turns,
+        turns_replayed_from_stream=replayed,
+        gaps=gaps,
+        duplicates=dups,
+    )
     assert gaps == 0 and dups == 0
 
 
@@ -93,15 +99,15 @@ async def test_idle_stream_sends_a_keepalive_comment_within_the_interval(nats_se
     async with running_system(nats_server.url, keepalive_s=keepalive) as system:
         system.retrieval.delay = 1.5  # the stream has nothing to say for 1.5 s
         arrivals, text = [], ""
-        async with system.client.stream("POST", f"{system.url}/chat", json={"message": QUESTION},
-                                        headers=system.auth) as r:
+        async with system.client.stream(
+            "POST", f"{system.url}/chat", json={"message": QUESTION}, headers=system.auth
+        ) as r:
             async for chunk in r.aiter_text():
                 arrivals.append(time.monotonic())
                 text += chunk
     events, comments = parse_stream(text)
     gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
-    report("R-SSE-2", keepalive_s=keepalive, max_inter_byte_gap_s=round(max(gaps), 3),
-           pings=len(comments), idle_s=1.5)
+    report("R-SSE-2", keepalive_s=keepalive, max_inter_byte_gap_s=round(max(gaps), 3), pings=len(comments), idle_s=1.5)
     assert events[-1]["event"] == "done"
     assert len(comments) >= 5, "about one ping per interval while retrieval is busy"
     assert max(gaps) <= keepalive + 0.3  # the interval plus scheduling slack
@@ -132,9 +138,9 @@ async def test_thousand_connect_abort_cycles_leak_no_task_fd_or_subscription(tmp
             url, auth = system.url, system.auth
             limits = httpx.Limits(max_keepalive_connections=0)  # every cycle its own connection
             async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+
                 async def first_event(method, path, **kw):
-                    async with client.stream(method, f"{url}{path}", headers=auth | kw.pop("headers", {}),
-                                             **kw) as r:
+                    async with client.stream(method, f"{url}{path}", headers=auth | kw.pop("headers", {}), **kw) as r:
                         assert r.status_code == 200, await r.aread()
                         return (await read_events(r, 1))[0]
 
@@ -142,15 +148,20 @@ async def test_thousand_connect_abort_cycles_leak_no_task_fd_or_subscription(tmp
                 done = json.loads((await first_event("POST", "/chat", json={"message": "hello"}))["data"])
                 await wait_until(lambda: system.app.state.gateway.turns[done["turn_id"]][0].finished, 10, "a chat turn")
                 system.app.state.gateway.turns.pop(done["turn_id"])  # resumes of it replay from the stream
-                cycles = {"new_turn": lambda: first_event("POST", "/chat", json={"message": "hello"}),
-                          "resume_live": lambda: first_event("GET", f"/chat/{live['turn_id']}/events"),
-                          "resume_replayed": lambda: first_event("GET", f"/chat/{done['turn_id']}/events")}
+                cycles = {
+                    "new_turn": lambda: first_event("POST", "/chat", json={"message": "hello"}),
+                    "resume_live": lambda: first_event("GET", f"/chat/{live['turn_id']}/events"),
+                    "resume_replayed": lambda: first_event("GET", f"/chat/{done['turn_id']}/events"),
+                }
                 for run in cycles.values():  # warm every path once before the baseline
                     await run()
 
                 def idle_turns() -> bool:
-                    return all(task.done() for tid, (_, task) in system.app.state.gateway.turns.items()
-                               if tid != live["turn_id"])
+                    return all(
+                        task.done()
+                        for tid, (_, task) in system.app.state.gateway.turns.items()
+                        if tid != live["turn_id"]
+                    )
 
                 await wait_until(idle_turns, 10, "warm-up turns finished")
                 base = (len(asyncio.all_tasks()), process.num_fds(), subscriptions(server))
@@ -178,17 +189,40 @@ async def test_thousand_connect_abort_cycles_leak_no_task_fd_or_subscription(tmp
                 release.set()
     finally:
         server.stop()
-    report("R-SSE-3", cycles=sum(counts.values()), by_kind=counts, seconds=round(took, 1),
-           settled_after_s=round(settled_s, 1), subscriptions_right_after=right_after[2],
-           leaked_tasks=now[0] - base[0], fd_delta=now[1] - base[1], subscriptions_delta=now[2] - base[2],
-           baseline={"tasks": base[0], "fds": base[1], "subscriptions": base[2]})
+    report(
+        "R-SSE-3",
+        cycles=sum(counts.values()),
+        by_kind=counts,
+        seconds=round(took, 1),
+        settled_after_s=round(settled_s, 1),
+        subscriptions_right_after=right_after[2],
+        leaked_tasks=now[0] - base[0],
+        fd_delta=now[1] - base[1],
+        subscriptions_delta=now[2] - base[2],
+        baseline={"tasks": base[0], "fds": base[1], "subscriptions": base[2]},
+    )
     assert now[0] <= base[0], "server-side stream tasks left behind"
     assert now[1] <= base[1], "file descriptors left open"
     assert now[2] <= base[2], "NATS subscriptions left behind"
 
 
-SPECIALS = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\u0085", "\x1e", "\x00", "\ufeff", "data: x",
-            ": not a comment", "id: 9", "\n\n", "é", "😀"]
+SPECIALS = [
+    "\n",
+    "\r",
+    "\r\n",
+    "\u2028",
+    "\u2029",
+    "\u0085",
+    "\x1e",
+    "\x00",
+    "\ufeff",
+    "data: x",
+    ": not a comment",
+    "id: 9",
+    "\n\n",
+    "é",
+    "😀",
+]
 hostile_text = st.lists(st.sampled_from(SPECIALS) | st.text(max_size=8), max_size=12).map("".join)
 
 
@@ -199,8 +233,11 @@ def test_sse_encoding_round_trips_hostile_text_through_a_whatwg_parser(report):
     examples = []
 
     @settings(max_examples=500, deadline=None)
-    @given(text=hostile_text, event=st.sampled_from(["turn", "status", "delta", "done", "error"]),
-           event_id=st.integers(1, 10**9))
+    @given(
+        text=hostile_text,
+        event=st.sampled_from(["turn", "status", "delta", "done", "error"]),
+        event_id=st.integers(1, 10**9),
+    )
     def round_trip(text, event, event_id):
         data = {"text": text, "nested": {"quote": text[::-1]}, "list": [text]}
         wire = ensure_bytes(TurnEvent(event_id, event, data).sse(), "\r\n").decode()
@@ -223,15 +260,20 @@ async def test_hostile_text_reaches_the_client_intact_through_a_real_turn(nats_s
     hostile = "Line one.\nLine two.\r\nSep\u2028para\u2029next\u0085rec\x1esep end."
     async with running_system(nats_server.url) as system:
         system.retrieval.chunks = [c.model_copy(update={"text": c.text + " " + hostile}) for c in CHUNKS]
-        async with system.client.stream("POST", f"{system.url}/chat", json={"message": QUESTION},
-                                        headers=system.auth) as r:
+        async with system.client.stream(
+            "POST", f"{system.url}/chat", json={"message": QUESTION}, headers=system.auth
+        ) as r:
             raw = (await r.aread()).decode()
         events, _ = parse_stream(raw)
         turn = system.app.state.gateway.turns[json.loads(events[0]["data"])["turn_id"]][0]
     done = json.loads(events[-1]["data"])
     quotes = [c["quote"] for c in done["citations"]]
-    report("R-SSE-4-turn", events=len(events), equal_to_log=as_tuples(events) == logged(turn),
-           u2028_sent_unescaped="\u2028" in raw)
+    report(
+        "R-SSE-4-turn",
+        events=len(events),
+        equal_to_log=as_tuples(events) == logged(turn),
+        u2028_sent_unescaped="\u2028" in raw,
+    )
     assert as_tuples(events) == logged(turn)
     assert any(hostile in q for q in quotes), "the quote keeps every separator"
     assert "\u2028" in raw and "\\u2028" not in raw, "JSON sent with ensure_ascii=False"
@@ -247,8 +289,13 @@ async def open_slow_readers(system, turn_id: str, readers: int) -> list[socket.s
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         sock.setblocking(False)
         await loop.sock_connect(sock, ("127.0.0.1", port))
-        await loop.sock_sendall(sock, (f"GET /chat/{turn_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                       f"Authorization: Bearer {system.token}\r\n\r\n").encode())
+        await loop.sock_sendall(
+            sock,
+            (
+                f"GET /chat/{turn_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"Authorization: Bearer {system.token}\r\n\r\n"
+            ).encode(),
+        )
         sockets.append(sock)
     return sockets
 
@@ -288,8 +335,7 @@ def short_send_timeout(monkeypatch):
     return seen
 
 
-async def test_slow_reader_is_cut_off_by_the_send_timeout_with_bounded_memory(
-        nats_server, short_send_timeout, report):
+async def test_slow_reader_is_cut_off_by_the_send_timeout_with_bounded_memory(nats_server, short_send_timeout, report):
     """Readers that never read a long turn: the server holds at most a socket buffer each, and
     ends the streams when a send blocks past `send_timeout` (30 s in the route, 1 s here)."""
     readers, events, size = 10, 400, 64 * 1024
@@ -318,10 +364,17 @@ async def test_slow_reader_is_cut_off_by_the_send_timeout_with_bounded_memory(
     closed_after = max(short_send_timeout["closed"]) - opened
     log_mb = events * size / 2**20
     held_mb = traced_peak / 2**20
-    report("R-SSE-5", readers=readers, turn_log_mb=round(log_mb, 1), python_heap_peak_mb=round(held_mb, 1),
-           rss_growth_mb=round((peak - baseline) / 2**20, 1), unbounded_would_be_mb=round(readers * log_mb, 1),
-           route_send_timeout_s=short_send_timeout["asked"][0], test_send_timeout_s=1.0,
-           streams_ended_after_s=round(closed_after, 2))
+    report(
+        "R-SSE-5",
+        readers=readers,
+        turn_log_mb=round(log_mb, 1),
+        python_heap_peak_mb=round(held_mb, 1),
+        rss_growth_mb=round((peak - baseline) / 2**20, 1),
+        unbounded_would_be_mb=round(readers * log_mb, 1),
+        route_send_timeout_s=short_send_timeout["asked"][0],
+        test_send_timeout_s=1.0,
+        streams_ended_after_s=round(closed_after, 2),
+    )
     assert all(t is not None and t <= 60 for t in short_send_timeout["asked"]), "the route bounds a blocked send"
     assert held_mb < 0.1 * readers * log_mb, "each reader holds a few chunks, not the turn"
     assert closed_after < 1.0 + 5
@@ -329,12 +382,14 @@ async def test_slow_reader_is_cut_off_by_the_send_timeout_with_bounded_memory(
 
 def server_side_established(port: int) -> int:
     """The gateway's ESTABLISHED sockets on `port` (it runs in this process)."""
-    return sum(1 for c in psutil.Process().net_connections("tcp")
-               if c.laddr and c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED)
+    return sum(
+        1
+        for c in psutil.Process().net_connections("tcp")
+        if c.laddr and c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED
+    )
 
 
-async def test_regression_slow_reader_socket_is_closed_when_its_send_times_out(
-        nats_server, short_send_timeout, report):
+async def test_regression_slow_reader_socket_is_closed_when_its_send_times_out(nats_server, short_send_timeout, report):
     """Readers that never read: once their send timed out, the gateway aborts their sockets
     (zocrates_gateway.server) instead of waiting for a buffer that never drains, and a
     graceful shutdown does not wait for them either. Was: uvicorn's transport.close() kept
@@ -361,9 +416,13 @@ async def test_regression_slow_reader_socket_is_closed_when_its_send_times_out(
     finally:
         for sock in sockets:
             sock.close()
-    report("R-SSE-5-close", readers=readers, server_sockets_open_after_send_timeout=0,
-           closed_after_stream_end_s=round(closed_after, 2),
-           shutdown_with_readers_connected_s=round(shutdown_s, 2))
+    report(
+        "R-SSE-5-close",
+        readers=readers,
+        server_sockets_open_after_send_timeout=0,
+        closed_after_stream_end_s=round(closed_after, 2),
+        shutdown_with_readers_connected_s=round(shutdown_s, 2),
+    )
     assert shutdown_s < 5, "a graceful shutdown does not wait for readers that never read"
 
 
@@ -377,8 +436,9 @@ async def test_regression_complete_responses_keep_their_keep_alive_connection(na
             streams = []
             for path in ("/chat", "/sessions", "/chat"):
                 if path == "/chat":
-                    async with client.stream("POST", f"{system.url}/chat", json={"message": "hello"},
-                                             headers=system.auth) as r:
+                    async with client.stream(
+                        "POST", f"{system.url}/chat", json={"message": "hello"}, headers=system.auth
+                    ) as r:
                         streams.append(parse_stream((await r.aread()).decode())[0])
                 else:
                     assert (await client.get(f"{system.url}{path}", headers=system.auth)).status_code == 200
@@ -391,8 +451,9 @@ async def test_regression_complete_responses_keep_their_keep_alive_connection(na
 async def test_regression_resume_on_a_replica_that_does_not_hold_the_live_turn_ends_with_done(nats_server):
     async with running_system(nats_server.url) as system:
         system.retrieval.delay = 1.5  # the turn is still in retrieval when the client comes back
-        async with system.client.stream("POST", f"{system.url}/chat", json={"message": QUESTION},
-                                        headers=system.auth) as r:
+        async with system.client.stream(
+            "POST", f"{system.url}/chat", json={"message": QUESTION}, headers=system.auth
+        ) as r:
             first = await read_events(r, 1)
         turn_id = json.loads(first[0]["data"])["turn_id"]
         turn, _ = system.app.state.gateway.turns.pop(turn_id)  # as on another gateway replica
@@ -466,8 +527,13 @@ async def test_regression_replays_delete_their_consumer_on_every_exit(nats_serve
         async def client_gone() -> None:
             await first_events("GET", f"/chat/{live['turn_id']}/events", 1)
 
-        exits = {"done": finished, "client_gone": client_gone, "unknown_turn": unknown,
-                 "other_users_turn": foreign, "deadline": deadline_passed}
+        exits = {
+            "done": finished,
+            "client_gone": client_gone,
+            "unknown_turn": unknown,
+            "other_users_turn": foreign,
+            "deadline": deadline_passed,
+        }
         counts, peak = dict.fromkeys(exits, 0), baseline
         try:
             for _ in range(100):
@@ -480,8 +546,14 @@ async def test_regression_replays_delete_their_consumer_on_every_exit(nats_serve
             settled_s = time.monotonic() - settling
         finally:
             release.set()
-    report("R-SSE-3-consumers", replays=sum(counts.values()), by_exit=counts, baseline_consumers=baseline,
-           peak_consumers=peak, back_to_baseline_after_s=round(settled_s, 3))
+    report(
+        "R-SSE-3-consumers",
+        replays=sum(counts.values()),
+        by_exit=counts,
+        baseline_consumers=baseline,
+        peak_consumers=peak,
+        back_to_baseline_after_s=round(settled_s, 3),
+    )
     assert peak <= baseline + 2, "each replay's consumer is gone before the next one starts"
 
 

@@ -30,16 +30,25 @@ REPLY_TO = "zocrates.reply.load.verification"
 
 
 def requests(n: int, pairs: int = 4, deadline=None) -> list[VerificationRequested]:
-    return [VerificationRequested(
-        turn_id=f"t{i}", session_id="s", user_id="u", reply_to=REPLY_TO, deadline=deadline,
-        pairs=[VerificationPair(chunk_index=1, occurrence=k + 1, claim=f"claim {i}.{k}",
-                                source_text="a passage " * 40) for k in range(pairs)])
-        for i in range(n)]
+    return [
+        VerificationRequested(
+            turn_id=f"t{i}",
+            session_id="s",
+            user_id="u",
+            reply_to=REPLY_TO,
+            deadline=deadline,
+            pairs=[
+                VerificationPair(chunk_index=1, occurrence=k + 1, claim=f"claim {i}.{k}", source_text="a passage " * 40)
+                for k in range(pairs)
+            ],
+        )
+        for i in range(n)
+    ]
 
 
 async def publish_all(broker, messages, concurrency: int = 200) -> None:
     for start in range(0, len(messages), concurrency):
-        await asyncio.gather(*(bus.publish(broker, m) for m in messages[start:start + concurrency]))
+        await asyncio.gather(*(bus.publish(broker, m) for m in messages[start : start + concurrency]))
 
 
 async def replies_stored(js) -> int:
@@ -84,12 +93,22 @@ async def test_burst_of_ten_times_max_ack_pending_pauses_delivery_and_drains(nat
         await broker.stop()
     peak_ack_pending = max(s[0] for s in samples)
     peak_rss = max(s[2] for s in samples)
-    report("R-JS-6", burst=len(burst), max_ack_pending=config.max_ack_pending,
-           max_workers=32, handler_delay_s=0.05, peak_num_ack_pending=peak_ack_pending,
-           peak_num_pending=max(s[1] for s in samples), peak_rss_mb=round(peak_rss / 2**20, 1),
-           rss_growth_mb=round((peak_rss - baseline_rss) / 2**20, 1), publish_s=round(published_s, 2),
-           drain_s=round(drain_s, 2), replies=stored, lost=len(burst) - stored,
-           redelivered=info.num_redelivered)
+    report(
+        "R-JS-6",
+        burst=len(burst),
+        max_ack_pending=config.max_ack_pending,
+        max_workers=32,
+        handler_delay_s=0.05,
+        peak_num_ack_pending=peak_ack_pending,
+        peak_num_pending=max(s[1] for s in samples),
+        peak_rss_mb=round(peak_rss / 2**20, 1),
+        rss_growth_mb=round((peak_rss - baseline_rss) / 2**20, 1),
+        publish_s=round(published_s, 2),
+        drain_s=round(drain_s, 2),
+        replies=stored,
+        lost=len(burst) - stored,
+        redelivered=info.num_redelivered,
+    )
     assert stored == len(burst), "every request of the burst answered once"
     assert peak_ack_pending <= config.max_ack_pending, "delivery never exceeds MaxAckPending"
     assert (peak_rss - baseline_rss) < 256 * 2**20, "the worker's memory stays bounded under the burst"
@@ -122,6 +141,7 @@ async def test_verifier_process_killed_mid_batch_is_restarted_and_loses_no_job(n
         async def mid_batch():
             info = await js.consumer_info(AUDIT_STREAM, VERIFIER_CONSUMER)
             return info.num_ack_pending >= 32  # a full round of requests is in the model
+
         await wait_until(mid_batch, 30, "requests in flight")
         answered_before = await replies_stored(js)
         os.kill(first_pid, signal.SIGKILL)
@@ -138,10 +158,18 @@ async def test_verifier_process_killed_mid_batch_is_restarted_and_loses_no_job(n
         await asyncio.wait_for(running, 30)
         await broker.stop()
     ack_wait = info.config.ack_wait
-    report("R-GPU-5", jobs=jobs, answered_before_kill=answered_before, in_flight_at_kill=">=32",
-           restart_s=round(restart_s, 2), all_answered_after_kill_s=round(recovered_s, 1),
-           ack_wait_s=ack_wait, replies=stored, lost=jobs - stored,
-           restarts=supervisor.children["verifier"].starts - 1)
+    report(
+        "R-GPU-5",
+        jobs=jobs,
+        answered_before_kill=answered_before,
+        in_flight_at_kill=">=32",
+        restart_s=round(restart_s, 2),
+        all_answered_after_kill_s=round(recovered_s, 1),
+        ack_wait_s=ack_wait,
+        replies=stored,
+        lost=jobs - stored,
+        restarts=supervisor.children["verifier"].starts - 1,
+    )
     assert stored == jobs, "every job answered once, the killed batch after its redelivery"
     assert supervisor.children["verifier"].starts == 2
 
@@ -149,14 +177,15 @@ async def test_verifier_process_killed_mid_batch_is_restarted_and_loses_no_job(n
 def supervised_verifier(nats_url: str, output: io.StringIO) -> Supervisor:
     """The verifier worker (1 s fake model) under the supervisor, restarted 0.2 s after it dies."""
     env = {"PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
-    return Supervisor([Child("verifier", [sys.executable, "-m", "reliability.workers.verifier_worker",
-                                          nats_url, "1.0"], env=env)],
-                      policy=RestartPolicy(initial_delay=0.2), output=output)
+    return Supervisor(
+        [Child("verifier", [sys.executable, "-m", "reliability.workers.verifier_worker", nats_url, "1.0"], env=env)],
+        policy=RestartPolicy(initial_delay=0.2),
+        output=output,
+    )
 
 
 @pytest.mark.timeout(120)
-async def test_regression_killed_verifiers_batch_is_answered_within_the_verification_timeout(
-        nats_server, report):
+async def test_regression_killed_verifiers_batch_is_answered_within_the_verification_timeout(nats_server, report):
     """A full round of jobs, each with the deadline the gateway gives it (its verification
     timeout), in the model when the verifier is SIGKILLed: redelivered to the restarted
     process after the verifier's AckWait and answered before that deadline, while the turns
@@ -187,6 +216,7 @@ async def test_regression_killed_verifiers_batch_is_answered_within_the_verifica
 
         async def all_in_the_model():
             return (await js.consumer_info(AUDIT_STREAM, VERIFIER_CONSUMER)).num_ack_pending >= jobs
+
         await wait_until(all_in_the_model, 10, "the round in the model")
         os.kill(first_pid, signal.SIGKILL)
         killed = time.monotonic()
@@ -206,10 +236,18 @@ async def test_regression_killed_verifiers_batch_is_answered_within_the_verifica
     deadline = published + timeout
     after_kill = sorted(t - killed for t in answered.values() if t > killed)
     in_time = sum(t <= deadline for t in answered.values())
-    report("R-GPU-5-redelivery", jobs=jobs, ack_wait_s=info.config.ack_wait, request_timeout_s=timeout,
-           turn_budget_s=gateway.verification_budget_s, killed_after_publish_s=round(killed - published, 2),
-           answered_before_kill=answered_before_kill, restart_s=round(restart_s, 2),
-           kill_to_first_redelivered_answer_s=round(after_kill[0], 2) if after_kill else None,
-           kill_to_last_answer_s=round(after_kill[-1], 2) if after_kill else None,
-           answered=len(answered), answered_before_deadline=in_time)
+    report(
+        "R-GPU-5-redelivery",
+        jobs=jobs,
+        ack_wait_s=info.config.ack_wait,
+        request_timeout_s=timeout,
+        turn_budget_s=gateway.verification_budget_s,
+        killed_after_publish_s=round(killed - published, 2),
+        answered_before_kill=answered_before_kill,
+        restart_s=round(restart_s, 2),
+        kill_to_first_redelivered_answer_s=round(after_kill[0], 2) if after_kill else None,
+        kill_to_last_answer_s=round(after_kill[-1], 2) if after_kill else None,
+        answered=len(answered),
+        answered_before_deadline=in_time,
+    )
     assert in_time == jobs, f"{jobs - in_time} of {jobs} killed jobs not answered before their deadline"

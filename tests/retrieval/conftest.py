@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pymupdf
 import pytest
@@ -21,9 +21,12 @@ def structlog_to_stdlib():
     """Retrieval's structlog lines reach stdlib logging, as `configure_logging` routes them in
     the services, so `caplog` sees them (the event is the record's message, fields its extras)."""
     before = structlog.get_config()
-    structlog.configure(processors=[structlog.stdlib.render_to_log_kwargs],
-                        logger_factory=structlog.stdlib.LoggerFactory(),
-                        wrapper_class=structlog.stdlib.BoundLogger, cache_logger_on_first_use=False)
+    structlog.configure(
+        processors=[structlog.stdlib.render_to_log_kwargs],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
     yield
     structlog.configure(**before)
 
@@ -45,8 +48,8 @@ def pdf_dir() -> Path:
 @pytest.fixture(scope="session")
 def embedder():
     """The shipped all-MiniLM-L6-v2, loaded once for the whole session (about 5 s)."""
-    from zocrates_retrieval.config import default_embedding_model
     from zocrates_retrieval.adapters.embed import Embedder
+    from zocrates_retrieval.config import default_embedding_model
 
     return Embedder.shared(default_embedding_model(), "cpu", 32)
 
@@ -116,8 +119,13 @@ def empty_pdf() -> bytes:
 @pytest.fixture(scope="session")
 def make():
     """PDF makers for tests (conftest modules are not importable under importlib mode)."""
-    return SimpleNamespace(text_pdf=text_pdf, encrypted_pdf=encrypted_pdf, corrupt_pdf=corrupt_pdf,
-                           scanned_pdf=scanned_pdf, empty_pdf=empty_pdf)
+    return SimpleNamespace(
+        text_pdf=text_pdf,
+        encrypted_pdf=encrypted_pdf,
+        corrupt_pdf=corrupt_pdf,
+        scanned_pdf=scanned_pdf,
+        empty_pdf=empty_pdf,
+    )
 
 
 @pytest.fixture(scope="session")

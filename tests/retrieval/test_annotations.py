@@ -4,10 +4,10 @@ file's parent item, one per annotation, in the section "Annotations > p. <label>
 from __future__ import annotations
 
 from harness.zotero import ZoteroLibraryBuilder
-from zocrates_retrieval.ingest import Ingestor
-from zocrates_retrieval.search import Searcher, to_evidence
 from zocrates_retrieval.adapters.store import EdgeStore, Tenant, indexed_versions
 from zocrates_retrieval.adapters.zotero import read_library
+from zocrates_retrieval.ingest import Ingestor
+from zocrates_retrieval.search import Searcher, to_evidence
 
 HIGHLIGHT = "Suspended single-layer graphene conducts heat at up to 5300 W/mK near room temperature."
 COMMENT = "Compare with copper (about 400 W/mK) for the thesis intro."
@@ -15,13 +15,17 @@ COMMENT = "Compare with copper (about 400 W/mK) for the thesis intro."
 
 def build(tmp_path, schema_dir, make):
     b = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
-    article, article_key = b.add_item("journalArticle", {"title": "Superior thermal conductivity of graphene",
-                                                         "date": "2008"}, [("Alexander", "Balandin", "author")])
+    article, article_key = b.add_item(
+        "journalArticle",
+        {"title": "Superior thermal conductivity of graphene", "date": "2008"},
+        [("Alexander", "Balandin", "author")],
+    )
     pdf_id, pdf_key = b.add_attachment(article, "balandin.pdf", make.text_pdf([("Abstract", ["Raman thermometry."])]))
     ids = {
         "highlight": b.add_annotation(pdf_id, 1, text=HIGHLIGHT, comment=COMMENT, page_label="903", page_index=1),
-        "note": b.add_annotation(pdf_id, 2, comment="Check the laser power calibration.", page_label="904",
-                                 page_index=2),
+        "note": b.add_annotation(
+            pdf_id, 2, comment="Check the laser power calibration.", page_label="904", page_index=2
+        ),
         "ink": b.add_annotation(pdf_id, 4, page_label="904", page_index=2),  # no words: nothing to index
         "trashed": b.add_annotation(pdf_id, 5, text="An underline I deleted.", page_index=0),
     }
@@ -43,7 +47,8 @@ def test_annotations_are_read_per_attachment_with_page_and_label(tmp_path, schem
     assert src.item.key == keys["article"]  # resolved to the parent item, as the file is
     assert [(a.type, a.text, a.comment, a.page, a.page_label) for a in src.annotations] == [
         ("highlight", HIGHLIGHT, COMMENT, 2, "903"),
-        ("note", "", "Check the laser power calibration.", 3, "904")]
+        ("note", "", "Check the laser power calibration.", 3, "904"),
+    ]
 
 
 def test_annotations_are_searchable_and_cite_their_page(tmp_path, schema_dir, make, embedder):
@@ -53,7 +58,9 @@ def test_annotations_are_searchable_and_cite_their_page(tmp_path, schema_dir, ma
         ingestor = Ingestor(store, embedder)
         progress = ingestor.ingest_zotero(b.dir, "u1")
         assert progress.state == "done" and progress.failures == []
-        hits = Searcher(store, embedder).search(Tenant("u1"), "how does graphene's conductivity compare with copper?", 5)
+        hits = Searcher(store, embedder).search(
+            Tenant("u1"), "how does graphene's conductivity compare with copper?", 5
+        )
         evidence = [to_evidence(h) for h in hits]
         top = next(e for e in evidence if e.kind == "annotation")
         assert top.text == f"“{HIGHLIGHT}”\nComment: {COMMENT}"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_retrieval.app import create_app
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.service import RetrievalService
-from harness.zotero import ZoteroLibraryBuilder
 from zocrates_runtime import bus
 from zocrates_runtime.settings import ZocratesSettings
 
@@ -16,12 +16,21 @@ pytestmark = pytest.mark.connected
 
 
 async def test_evidence_over_the_bus_for_the_owner_and_a_refusal_for_anyone_else(
-        nats_server, tmp_path, schema_dir, make, no_home_zotero):
+    nats_server, tmp_path, schema_dir, make, no_home_zotero
+):
     b = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
-    item, item_key = b.add_item("journalArticle", {"title": "Thermal conductivity of graphene", "date": "2008"},
-                                [("Alexander", "Balandin", "author")])
-    b.add_attachment(item, "g.pdf", make.text_pdf([("Results", [
-        "Suspended single-layer graphene conducts heat at up to 5000 W/mK, far above copper."])]))
+    item, item_key = b.add_item(
+        "journalArticle",
+        {"title": "Thermal conductivity of graphene", "date": "2008"},
+        [("Alexander", "Balandin", "author")],
+    )
+    b.add_attachment(
+        item,
+        "g.pdf",
+        make.text_pdf(
+            [("Results", ["Suspended single-layer graphene conducts heat at up to 5000 W/mK, far above copper."])]
+        ),
+    )
     b.close()
     service = RetrievalService(RetrievalSettings(zotero_dir=b.dir, data_dir=tmp_path / "data", embedding_device="cpu"))
     settings = ZocratesSettings(nats_url=nats_server.url)
@@ -35,9 +44,14 @@ async def test_evidence_over_the_bus_for_the_owner_and_a_refusal_for_anyone_else
         await service._ingest_task
 
         def ask(user: str) -> RetrievalRequested:
-            return RetrievalRequested(turn_id=f"t-{user}", session_id="s1", user_id=user, top_k=3,
-                                      reply_to=requester.reply_to(RetrievalRequested),
-                                      query="How well does graphene conduct heat? [1]")
+            return RetrievalRequested(
+                turn_id=f"t-{user}",
+                session_id="s1",
+                user_id=user,
+                top_k=3,
+                reply_to=requester.reply_to(RetrievalRequested),
+                query="How well does graphene conduct heat? [1]",
+            )
 
         reply = await requester.request(ask("local"), timeout=30)
         assert isinstance(reply, EvidenceRetrieved) and reply.error is None

@@ -7,8 +7,9 @@ import re
 import pymupdf
 import pytest
 
-from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
+from zocrates_retrieval.adapters.isolation import ConverterPool, ConvertJob
 from zocrates_retrieval.convert import convert_file
+from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
 from zocrates_retrieval.domain.document import (
     CORRUPT,
     EMPTY,
@@ -20,7 +21,6 @@ from zocrates_retrieval.domain.document import (
     ConversionError,
     Document,
 )
-from zocrates_retrieval.adapters.isolation import ConverterPool, ConvertJob
 from zocrates_retrieval.domain.markup import convert_html, convert_text
 from zocrates_retrieval.domain.structure import is_back_matter, is_reference_list
 
@@ -70,21 +70,36 @@ def texts_of(doc: Document) -> list[str]:
 # sitting as low as 10% of the page), and body lines near them that must stay.
 RUNNING = {
     "papermage/2203.00130v1.pdf": (
-        [r"Approachable to Healthcare Consumers with Natural Language Processing \d", r"^Processing \d+",
-         r"Language Processing \d+ It is"],
-        ["It is worth noting that non-experts can be overly confident in their understanding of scientific material",
-         "were interested. It is worth noting that some biomedical papers do structure abstracts"]),
+        [
+            r"Approachable to Healthcare Consumers with Natural Language Processing \d",
+            r"^Processing \d+",
+            r"Language Processing \d+ It is",
+        ],
+        [
+            "It is worth noting that non-experts can be overly confident in their understanding of scientific material",
+            "were interested. It is worth noting that some biomedical papers do structure abstracts",
+        ],
+    ),
     "cermine/example3.pdf": (
-        [r"R\. G\. Douglas and others", r"Fragment-based design of ACE inhibitors", r"www\.clinsci\.org \d",
-         r"Journal compilation"],
-        ["substrate concentration of 4 or 8 μM. Residual enzyme activity was monitored continuously at λex = 320 nm",
-         "Compound 33RE displayed low nanomolar"]),
+        [
+            r"R\. G\. Douglas and others",
+            r"Fragment-based design of ACE inhibitors",
+            r"www\.clinsci\.org \d",
+            r"Journal compilation",
+        ],
+        [
+            "substrate concentration of 4 or 8 μM. Residual enzyme activity was monitored continuously at λex = 320 nm",
+            "Compound 33RE displayed low nanomolar",
+        ],
+    ),
     "cermine/example2.pdf": (
         [r"et al\. BMC Health Services Research", r"Page \d+ of 10", r"biomedcentral\.com/1472-6963"],
-        ["budget. Even though the hospital generates some of its"]),
+        ["budget. Even though the hospital generates some of its"],
+    ),
     "cermine/test1.pdf": (
         [r"Datta et al\. Journal of Trauma Management", r"Page \d+ of 11", r"traumamanagement\.org/content"],
-        ["versatility of the retrievable filter has virtually eliminated"]),
+        ["versatility of the retrievable filter has virtually eliminated"],
+    ),
 }
 
 
@@ -103,8 +118,10 @@ def test_running_headers_footers_and_page_numbers_are_dropped(pdf_dir, name):
 
 def test_a_title_that_doubles_as_running_header_stays_on_page_one(pdf_dir, tmp_path):
     paper_plain = convert_file(pdf_dir / "papermage" / "2203.00130v1.pdf", "application/pdf")
-    title = ("Paper Plain: Making Medical Research Papers Approachable to Healthcare Consumers with Natural "
-             "Language Processing")
+    title = (
+        "Paper Plain: Making Medical Research Papers Approachable to Healthcare Consumers with Natural "
+        "Language Processing"
+    )
     assert texts_of(paper_plain)[0] == title and paper_plain.blocks[0].page == 1
 
     doc = pymupdf.open()
@@ -138,12 +155,18 @@ def test_two_column_page_is_read_column_by_column(tmp_path):
     path = tmp_path / "columns.pdf"
     doc.save(path)
     texts = [b.text for b in convert_file(path, "application/pdf").blocks]
-    assert texts == ["A full width title line", "Left column first paragraph.",
-                     "Left column second paragraph.", "Right column paragraph."]
+    assert texts == [
+        "A full width title line",
+        "Left column first paragraph.",
+        "Left column second paragraph.",
+        "Right column paragraph.",
+    ]
 
 
-@pytest.mark.parametrize("maker, reason", [
-    ("encrypted_pdf", ENCRYPTED), ("corrupt_pdf", CORRUPT), ("scanned_pdf", SCANNED), ("empty_pdf", EMPTY)])
+@pytest.mark.parametrize(
+    "maker, reason",
+    [("encrypted_pdf", ENCRYPTED), ("corrupt_pdf", CORRUPT), ("scanned_pdf", SCANNED), ("empty_pdf", EMPTY)],
+)
 def test_unreadable_pdfs_are_reported_with_a_reason(tmp_path, make, maker, reason):
     path = tmp_path / "bad.pdf"
     path.write_bytes(getattr(make, maker)())
@@ -173,21 +196,31 @@ def test_html_snapshot_keeps_headings_and_citation_metadata():
     doc = convert_html(html)
     assert doc.title == "Real title" and doc.authors == "Doe, Jane" and doc.doi == "10.1/abc"
     assert [(b.section, b.text) for b in doc.blocks] == [
-        (("Paper",), "Intro text."), (("Paper", "Methods"), "We did things."),
-        (("Paper", "Methods"), "first step"), (("Paper", "Results"), "It worked.")]
+        (("Paper",), "Intro text."),
+        (("Paper", "Methods"), "We did things."),
+        (("Paper", "Methods"), "first step"),
+        (("Paper", "Results"), "It worked."),
+    ]
 
 
 def test_markdown_and_plain_text():
     doc = convert_text("# Notes\n\nFirst idea.\n\n## Detail\nsecond\nline\n\nthird", markdown=True)
     assert [(b.section, b.text) for b in doc.blocks] == [
-        (("Notes",), "First idea."), (("Notes", "Detail"), "second line"), (("Notes", "Detail"), "third")]
+        (("Notes",), "First idea."),
+        (("Notes", "Detail"), "second line"),
+        (("Notes", "Detail"), "third"),
+    ]
     assert [b.text for b in convert_text("# not a heading\n\nx", markdown=False).blocks] == ["# not a heading", "x"]
 
 
 def test_chunks_are_bounded_and_never_cross_sections():
     long = " ".join(f"Sentence number {i} says something about heat." for i in range(200))
-    blocks = [Block("Short intro.", ("Intro",), 1), Block(long, ("Methods",), 2), Block("Tail.", ("Methods",), 3),
-              Block("[1] Doe J. Some paper. 2020.", ("References",), 4)]
+    blocks = [
+        Block("Short intro.", ("Intro",), 1),
+        Block(long, ("Methods",), 2),
+        Block("Tail.", ("Methods",), 3),
+        Block("[1] Doe J. Some paper. 2020.", ("References",), 4),
+    ]
     chunks = chunk_blocks(blocks, 64, approx_tokens)
     assert chunks[0].text == "Short intro." and chunks[0].section == ("Intro",)
     assert all(approx_tokens(c.text) <= 64 + 2 for c in chunks)
@@ -197,24 +230,60 @@ def test_chunks_are_bounded_and_never_cross_sections():
     assert is_reference_list(("7 References",)) and not is_reference_list(("Related references work",))
 
 
-@pytest.mark.parametrize("section", [
-    "Acknowledgments", "ACKNOWLEDGEMENTS", "7. Acknowledgements", "VII. Acknowledgment", "Author details",
-    "Authors’ contributions", "AUTHOR CONTRIBUTION", "Author information", "Affiliations", "Competing interests",
-    "Conflict of interest", "Conflicts of Interest", "Declaration of competing interest", "Declarations > Funding",
-    "Funding:", "Acknowledgements and funding", "Role of the funding source", "Ethics approval and consent to participate",
-    "Consent for publication", "Availability of data and materials", "Data availability statement", "Abbreviations",
-    "Publisher’s Note", "Additional file", "Additional files", "Supplementary material",
-    "CLINICAL PERSPECTIVES > FUNDING"])
+@pytest.mark.parametrize(
+    "section",
+    [
+        "Acknowledgments",
+        "ACKNOWLEDGEMENTS",
+        "7. Acknowledgements",
+        "VII. Acknowledgment",
+        "Author details",
+        "Authors’ contributions",
+        "AUTHOR CONTRIBUTION",
+        "Author information",
+        "Affiliations",
+        "Competing interests",
+        "Conflict of interest",
+        "Conflicts of Interest",
+        "Declaration of competing interest",
+        "Declarations > Funding",
+        "Funding:",
+        "Acknowledgements and funding",
+        "Role of the funding source",
+        "Ethics approval and consent to participate",
+        "Consent for publication",
+        "Availability of data and materials",
+        "Data availability statement",
+        "Abbreviations",
+        "Publisher’s Note",
+        "Additional file",
+        "Additional files",
+        "Supplementary material",
+        "CLINICAL PERSPECTIVES > FUNDING",
+    ],
+)
 def test_back_matter_sections(section):
     assert is_back_matter(tuple(section.split(" > ")))
 
 
-@pytest.mark.parametrize("section", [
-    "Discussion", "Introduction", "Materials", "Data analysis", "Results > Structured patient interviews",
-    # about such matter, inside the paper: content
-    "Methods > Funding of the trial", "Methods > Ethical considerations", "8.3 Ethical and Social Implications",
-    "Funding policy in Malawi", "SUPPLEMENTARY ONLINE DATA",  # example3's supplement holds its synthesis methods
-    "References", "Annotations > p. 3"])  # references are is_reference_list's (not indexed at all)
+@pytest.mark.parametrize(
+    "section",
+    [
+        "Discussion",
+        "Introduction",
+        "Materials",
+        "Data analysis",
+        "Results > Structured patient interviews",
+        # about such matter, inside the paper: content
+        "Methods > Funding of the trial",
+        "Methods > Ethical considerations",
+        "8.3 Ethical and Social Implications",
+        "Funding policy in Malawi",
+        "SUPPLEMENTARY ONLINE DATA",  # example3's supplement holds its synthesis methods
+        "References",
+        "Annotations > p. 3",
+    ],
+)  # references are is_reference_list's (not indexed at all)
 def test_not_back_matter(section):
     assert not is_back_matter(tuple(section.split(" > ")))
 
@@ -231,9 +300,11 @@ def test_back_matter_headings_set_small_are_still_sections(pdf_dir):
 def test_converter_pool_converts_in_order_and_survives_a_timeout(tmp_path, pdf_dir, make):
     bad = tmp_path / "bad.pdf"
     bad.write_bytes(make.encrypted_pdf())
-    jobs = [ConvertJob(pdf_dir / "cermine" / "test1.pdf", "application/pdf"),
-            ConvertJob(bad, "application/pdf"),
-            ConvertJob(pdf_dir / "zotero" / "recognizePDF_test_DOI.pdf", "application/pdf")]
+    jobs = [
+        ConvertJob(pdf_dir / "cermine" / "test1.pdf", "application/pdf"),
+        ConvertJob(bad, "application/pdf"),
+        ConvertJob(pdf_dir / "zotero" / "recognizePDF_test_DOI.pdf", "application/pdf"),
+    ]
     with ConverterPool(timeout_s=60) as pool:
         results = list(pool.convert_many(jobs))
     assert [j for j, _ in results] == jobs

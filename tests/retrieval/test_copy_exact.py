@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pymupdf
 
-from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
-from zocrates_retrieval.convert import convert_file
 from zocrates_retrieval.adapters.pdf import _join_lines, _repair, _Vocabulary, _word_list, convert_pdf
+from zocrates_retrieval.convert import convert_file
+from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
 
 # --- the join rule ----------------------------------------------------------------------------
 
@@ -27,18 +27,22 @@ def join(lines: list[str], elsewhere: str = "") -> str:
 
 def test_a_hyphen_the_document_spells_elsewhere_is_kept():
     assert join(["the N-", "domain and the C-domain"]) == "the N-domain and the C-domain"
-    assert join(["compared with wild-", "type N-domain"], "the wild-type enzyme") == \
-        "compared with wild-type N-domain"
-    assert join(["quality of patient-", "provider relationships"], "patient-provider trust") == \
-        "quality of patient-provider relationships"
+    assert join(["compared with wild-", "type N-domain"], "the wild-type enzyme") == "compared with wild-type N-domain"
+    assert (
+        join(["quality of patient-", "provider relationships"], "patient-provider trust")
+        == "quality of patient-provider relationships"
+    )
 
 
 def test_hyphenation_the_document_spells_as_one_word_is_joined():
     # neither "ketomethylene" nor "thromboprophylaxis" is in the word list: the document says so
-    assert join(["designed ketomethyl-", "ene inhibitors"], "a ketomethylene scaffold") == \
-        "designed ketomethylene inhibitors"
-    assert join(["trauma patient thrombopro-", "phylaxis"], "Thromboprophylaxis is") == \
-        "trauma patient thromboprophylaxis"
+    assert (
+        join(["designed ketomethyl-", "ene inhibitors"], "a ketomethylene scaffold")
+        == "designed ketomethylene inhibitors"
+    )
+    assert (
+        join(["trauma patient thrombopro-", "phylaxis"], "Thromboprophylaxis is") == "trauma patient thromboprophylaxis"
+    )
 
 
 def test_hyphenation_only_the_word_list_knows_is_joined():
@@ -53,11 +57,12 @@ def test_a_compound_unknown_to_document_and_word_list_keeps_its_hyphen():
 
 
 def test_the_more_frequent_spelling_of_the_document_wins():
-    assert join(["an anti-", "fibrotic effect"], "antifibrotic antifibrotic anti-fibrotic") == \
-        "an antifibrotic effect"
+    assert join(["an anti-", "fibrotic effect"], "antifibrotic antifibrotic anti-fibrotic") == "an antifibrotic effect"
     # "nonmedical" is a word, but this document writes "non-medical"
-    assert join(["both medical and non-", "medical care"], "other non-medical staff") == \
-        "both medical and non-medical care"
+    assert (
+        join(["both medical and non-", "medical care"], "other non-medical staff")
+        == "both medical and non-medical care"
+    )
 
 
 def test_line_end_hyphens_that_are_no_hyphenation():
@@ -72,7 +77,10 @@ def test_line_end_hyphens_that_are_no_hyphenation():
 def test_split_diacritics_and_ligatures_are_repaired():
     assert _repair("solved at 2.2 \u02daA") == "solved at 2.2 \u00c5"
     assert _repair("Schr\u00a8odinger, J\u00b4ulio, \u02c6ete, \u02c7Cech") == "Schrödinger, Júlio, ête, Čech"
-    assert _repair("\ufb01nal \ufb02uorogenic a\ufb00ord e\ufb03cient ba\ufb04e") == "final fluorogenic afford efficient baffle"
+    assert (
+        _repair("\ufb01nal \ufb02uorogenic a\ufb00ord e\ufb03cient ba\ufb04e")
+        == "final fluorogenic afford efficient baffle"
+    )
     assert _repair("Ko\u0308ln") == "K\u00f6ln"  # a combining mark: NFC
     assert _repair("median \u02dc\U0001d465 = 4") == "median \u02dc\U0001d465 = 4"  # nothing to compose
     assert _repair("10\u02da C, \u00a8 alone") == "10\u02da C, \u00a8 alone"
@@ -81,15 +89,23 @@ def test_split_diacritics_and_ligatures_are_repaired():
 def test_a_made_pdf_keeps_hyphens_and_joins_hyphenation(tmp_path):
     doc = pymupdf.open()
     page = doc.new_page()
-    lines = ["Mutants bound less than the wild-", "type enzyme. Binding to the wild-type", "enzyme was struc-",
-             "tured by the N-", "domain; the hyphen-", "ation is undone."]
+    lines = [
+        "Mutants bound less than the wild-",
+        "type enzyme. Binding to the wild-type",
+        "enzyme was struc-",
+        "tured by the N-",
+        "domain; the hyphen-",
+        "ation is undone.",
+    ]
     for n, line in enumerate(lines):
         page.insert_text((72, 100 + 14 * n), line, fontsize=11)
     path = tmp_path / "hyphens.pdf"
     doc.save(path)
     text = " ".join(b.text for b in convert_pdf(path).blocks)
-    assert text == ("Mutants bound less than the wild-type enzyme. Binding to the wild-type enzyme was "
-                    "structured by the N-domain; the hyphenation is undone.")
+    assert text == (
+        "Mutants bound less than the wild-type enzyme. Binding to the wild-type enzyme was "
+        "structured by the N-domain; the hyphenation is undone."
+    )
 
 
 # --- the fixture papers ---------------------------------------------------------------------
@@ -143,11 +159,17 @@ def test_split_diacritics_and_ligatures_of_a_fixture_paper_are_repaired(pdf_dir)
 #: separate boxes, math subscripts). Reading order is no concern of this test.
 OUT_OF_ORDER = {
     "cermine/example2.pdf": ["Referred cases (36%) Self-Referrals (64%)"],
-    "cermine/example3.pdf": ["Clinical Science (2014) 126", "While this Abbreviations:",
-                             "(R/S)-2-methyl-3-(((R)-1-(N-(benzyloxycarbonyl)amino)-2-phenylethyl)-hydroxy"],
+    "cermine/example3.pdf": [
+        "Clinical Science (2014) 126",
+        "While this Abbreviations:",
+        "(R/S)-2-methyl-3-(((R)-1-(N-(benzyloxycarbonyl)amino)-2-phenylethyl)-hydroxy",
+    ],
     "cermine/test1.pdf": ["This review included all * Correspondence:"],
-    "papermage/2203.00130v1.pdf": ["Paper Plain: Making Medical Research Papers Approachable to Healthcare Consumers "
-                                   "with Natural Language Processing TAL AUGUST", "𝛽𝑆𝐿𝐸 2 and 𝛽𝑄𝐴 1"],
+    "papermage/2203.00130v1.pdf": [
+        "Paper Plain: Making Medical Research Papers Approachable to Healthcare Consumers "
+        "with Natural Language Processing TAL AUGUST",
+        "𝛽𝑆𝐿𝐸 2 and 𝛽𝑄𝐴 1",
+    ],
 }
 
 MAX_SKIPPED_LINES = 60  # a page break with its footer and header, or a figure's labels
@@ -176,7 +198,7 @@ class PdfText:
         if not s:
             return True
         for q in sorted({0, len(s) // 2}):  # a line left out early in the sentence hides its start
-            for k, o in self._places(s[q:q + 10]):
+            for k, o in self._places(s[q : q + 10]):
                 if self._ends_before(s[:q], k, o) and self._goes_on(s[q:], k, o):
                     return True
         return False
@@ -199,10 +221,10 @@ class PdfText:
         for form in self._forms(first):
             if form.startswith(rest):
                 return True
-        rest = next((rest[len(f):] for f in self._forms(first) if rest.startswith(f)), None)
+        rest = next((rest[len(f) :] for f in self._forms(first) if rest.startswith(f)), None)
         if rest is None:
             return False
-        for line in self.lines[k + 1:]:
+        for line in self.lines[k + 1 :]:
             forms = self._forms(line)
             if any(f.startswith(rest) for f in forms):
                 return True
@@ -222,7 +244,7 @@ class PdfText:
             return True
         if not head.endswith(before):
             return False
-        head = head[:len(head) - len(before)]
+        head = head[: len(head) - len(before)]
         for line in reversed(self.lines[:k]):
             forms = self._forms(line)
             if any(f.endswith(head) for f in forms):
@@ -233,7 +255,7 @@ class PdfText:
                 if skipped > MAX_SKIPPED_LINES:
                     return False
             else:
-                head = head[:len(head) - step]
+                head = head[: len(head) - step]
         return False
 
 
@@ -243,7 +265,7 @@ def quotable(chunk) -> list[str]:
     ' | ' between them, and reads with its caption, a unit of its own)."""
     found = []
     for unit in chunk.units:
-        span = chunk.text[unit.start:unit.end]
+        span = chunk.text[unit.start : unit.end]
         found += span.split(" | ") if unit.kind in ("table_row", "table_header") else [span]
     return found
 
@@ -275,8 +297,11 @@ def test_no_indexed_word_is_one_the_pdf_never_spells(pdf_dir):
         with pymupdf.open(path) as doc:
             spelled = set(letters.findall(canon_words("\n".join(page.get_text() for page in doc))))
         for chunk in chunk_blocks(convert_pdf(path).blocks, 200, approx_tokens):
-            invented += [f"{path.name}: {w}" for w in letters.findall(canon_words(chunk.text))
-                         if w not in spelled and w not in _word_list()]
+            invented += [
+                f"{path.name}: {w}"
+                for w in letters.findall(canon_words(chunk.text))
+                if w not in spelled and w not in _word_list()
+            ]
     assert not invented, invented
 
 

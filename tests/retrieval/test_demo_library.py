@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import LibraryStatusRequested, RetrievalRequested
 from zocrates_discovery.config import DiscoverySettings
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.service import RetrievalService
 from zocrates_runtime.zotero_dir import demo_zotero_dir
-from harness.zotero import ZoteroLibraryBuilder
 
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "zotero"
 ENV = ("ZOCRATES_ZOTERO_DIR", "ZOCRATES_RETRIEVAL_ZOTERO_DIR", "ZOCRATES_DISCOVERY_ZOTERO_DIR", "ZOCRATES_MODE")
@@ -38,8 +38,11 @@ def no_zotero_here(mp: pytest.MonkeyPatch, home: Path) -> None:
 
 def tree(root: Path) -> dict[str, tuple]:
     """Every file under `root` with its size, mtime and SHA-256: what "never written" means."""
-    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_without_zotero_both_services_read_the_demo_library(monkeypatch, tmp_path):
@@ -97,8 +100,16 @@ async def demo_service(tmp_path_factory):
 @pytest.mark.parametrize(("phrase", "item_key"), PHRASES)
 async def test_retrieval_indexes_the_demo_papers(demo_service, phrase, item_key):
     svc, _, _ = demo_service
-    reply = await svc.search(RetrievalRequested(turn_id="t1", session_id="s1", user_id="local",
-                                                reply_to="zocrates.reply.gw.retrieval", query=phrase, top_k=3))
+    reply = await svc.search(
+        RetrievalRequested(
+            turn_id="t1",
+            session_id="s1",
+            user_id="local",
+            reply_to="zocrates.reply.gw.retrieval",
+            query=phrase,
+            top_k=3,
+        )
+    )
     assert reply.error is None, reply.error
     assert reply.chunks[0].item_key == item_key, [(c.item_key, c.text[:60]) for c in reply.chunks]
 
@@ -106,13 +117,15 @@ async def test_retrieval_indexes_the_demo_papers(demo_service, phrase, item_key)
 @on_module_loop
 async def test_status_and_health_name_the_demo_library(demo_service):
     svc, _, _ = demo_service
-    status = await svc.library_status(LibraryStatusRequested(
-        turn_id="t1", session_id="s1", user_id="local", reply_to="zocrates.reply.gw.library"))
+    status = await svc.library_status(
+        LibraryStatusRequested(turn_id="t1", session_id="s1", user_id="local", reply_to="zocrates.reply.gw.library")
+    )
     assert (status.source, status.state, status.items, status.attachments, status.indexed) == ("demo", "done", 3, 3, 3)
     assert status.failures_by_reason == {}
     assert svc.health() == {"status": "ok", "library": {"source": "demo", "zotero_dir": str(DEMO), "papers": 3}}
-    other = await svc.library_status(LibraryStatusRequested(
-        turn_id="t1", session_id="s1", user_id="ada", reply_to="zocrates.reply.gw.library"))
+    other = await svc.library_status(
+        LibraryStatusRequested(turn_id="t1", session_id="s1", user_id="ada", reply_to="zocrates.reply.gw.library")
+    )
     assert other.source == "none"  # the demo is the local user's, nobody else's
 
 

@@ -41,9 +41,20 @@ def vec(seed: int) -> np.ndarray:
 
 
 def point(source: str, no: int, text: str, seed: int) -> ChunkPoint:
-    return ChunkPoint(point_id("ann", "user", source, no), vec(seed), SPARSE.document(text), {
-        "user_id": "ann", "library_id": "user", "source_key": source, "chunk_no": no, "text": text,
-        "content_hash": "h1", "item_key": f"I{source}"})
+    return ChunkPoint(
+        point_id("ann", "user", source, no),
+        vec(seed),
+        SPARSE.document(text),
+        {
+            "user_id": "ann",
+            "library_id": "user",
+            "source_key": source,
+            "chunk_no": no,
+            "text": text,
+            "content_hash": "h1",
+            "item_key": f"I{source}",
+        },
+    )
 
 
 def filled_store(path) -> EdgeStore:

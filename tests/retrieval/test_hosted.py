@@ -23,9 +23,9 @@ from zocrates_contracts import (
     SyncedItem,
 )
 from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
-from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.adapters.catalog import Catalog, IndexRun
 from zocrates_retrieval.adapters.files import LibraryFiles
+from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.service import RetrievalService
 
 pytestmark = pytest.mark.connected
@@ -35,20 +35,39 @@ ENVELOPE = {"session_id": "s1", "reply_to": "zocrates.reply.gw.library"}
 
 
 def sync(user: str, items: list[SyncedItem], deleted=(), **page) -> LibrarySyncRequested:
-    return LibrarySyncRequested(turn_id="t1", user_id=user, sync_id=page.pop("sync_id", "sync1"),
-                                items=items, deleted=list(deleted), **ENVELOPE, **page)
+    return LibrarySyncRequested(
+        turn_id="t1",
+        user_id=user,
+        sync_id=page.pop("sync_id", "sync1"),
+        items=items,
+        deleted=list(deleted),
+        **ENVELOPE,
+        **page,
+    )
 
 
 def article(title: str = "Complications related to deep venous thrombosis prophylaxis in trauma") -> SyncedItem:
-    return SyncedItem(key=PARENT, item_type="journalArticle", title=title, date="2010-02-15",
-                      creators=[{"first_name": "Indraneel", "last_name": "Datta"}],
-                      publication="Journal of Trauma Management & Outcomes",
-                      extra="DOI: 10.1186/1752-2897-4-1")
+    return SyncedItem(
+        key=PARENT,
+        item_type="journalArticle",
+        title=title,
+        date="2010-02-15",
+        creators=[{"first_name": "Indraneel", "last_name": "Datta"}],
+        publication="Journal of Trauma Management & Outcomes",
+        extra="DOI: 10.1186/1752-2897-4-1",
+    )
 
 
 def attachment(sha: str, key: str = PDF_KEY, parent: str | None = PARENT) -> SyncedItem:
-    return SyncedItem(key=key, item_type="attachment", parent_key=parent, title="Full Text PDF",
-                      content_type="application/pdf", sha256=sha, filename="datta.pdf")
+    return SyncedItem(
+        key=key,
+        item_type="attachment",
+        parent_key=parent,
+        title="Full Text PDF",
+        content_type="application/pdf",
+        sha256=sha,
+        filename="datta.pdf",
+    )
 
 
 def ask(user: str, query: str) -> RetrievalRequested:
@@ -72,8 +91,9 @@ class Hosted:
         self.service: RetrievalService | None = None
 
     async def start(self) -> RetrievalService:
-        settings = RetrievalSettings(zotero_dir=None, data_dir=self.data_dir, embedding_device="cpu",
-                                     optimize_after_chunks=1)
+        settings = RetrievalSettings(
+            zotero_dir=None, data_dir=self.data_dir, embedding_device="cpu", optimize_after_chunks=1
+        )
         self.service = RetrievalService(settings, files=LibraryFiles(self.js, LIBRARY_BUCKET), catalog=self.catalog)
         await self.service.start()
         return self.service
@@ -82,9 +102,18 @@ class Hosted:
         sha = hashlib.sha256(data).hexdigest()
         name = library_object_name(user, "user", key, sha)
         await self.store.put(name, data)
-        return await self.service.accept_upload(AttachmentUploaded(
-            turn_id="t3", user_id=user, key=key, object_name=name, sha256=sha, size=len(data),
-            content_type=content_type, **ENVELOPE)), name
+        return await self.service.accept_upload(
+            AttachmentUploaded(
+                turn_id="t3",
+                user_id=user,
+                key=key,
+                object_name=name,
+                sha256=sha,
+                size=len(data),
+                content_type=content_type,
+                **ENVELOPE,
+            )
+        ), name
 
     async def status(self, user: str):
         return await self.service.library_status(LibraryStatusRequested(turn_id="t4", user_id=user, **ENVELOPE))
@@ -113,8 +142,12 @@ async def test_sync_then_upload_indexes_the_file_with_its_parents_metadata(hoste
     svc = hosted.service
     pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
     sha = hashlib.sha256(pdf).hexdigest()
-    note = SyncedItem(key=NOTE, item_type="note", parent_key=PARENT,
-                      note="<p>Inferior vena cava filters were placed in 12 of our patients.</p>")
+    note = SyncedItem(
+        key=NOTE,
+        item_type="note",
+        parent_key=PARENT,
+        note="<p>Inferior vena cava filters were placed in 12 of our patients.</p>",
+    )
     synced = await svc.sync_library(sync("alice", [article(), attachment(sha), note]))
     assert synced.error is None and synced.stored == 3 and synced.complete
     assert synced.needs_upload == [PDF_KEY]
@@ -151,8 +184,9 @@ async def test_same_file_again_is_skipped_and_changed_metadata_reindexes(hosted,
     assert accepted.status == "unchanged"
     assert svc._hosted_runs["alice"].done() and await hosted.catalog.index_run("alice") == runs  # nothing queued
 
-    await svc.sync_library(sync("alice", [article("Thromboprophylaxis complications (revised title)")],
-                                sync_id="sync2"))
+    await svc.sync_library(
+        sync("alice", [article("Thromboprophylaxis complications (revised title)")], sync_id="sync2")
+    )
     status = await hosted.settled("alice")
     run, _ = await hosted.catalog.index_run("alice")
     assert status.indexed == 1 and run.progress["indexed"] == 1  # re-read with the new title
@@ -165,9 +199,16 @@ async def test_deleting_an_item_removes_its_chunks_and_its_file(hosted, pdf_dir,
     svc = hosted.service
     pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
     loose = make.text_pdf([("Notes", ["Boron nitride nanosheets glow blue under ultraviolet light."])])
-    await svc.sync_library(sync("alice", [
-        article(), attachment(hashlib.sha256(pdf).hexdigest()),
-        attachment(hashlib.sha256(loose).hexdigest(), key=LOOSE, parent=None)]))
+    await svc.sync_library(
+        sync(
+            "alice",
+            [
+                article(),
+                attachment(hashlib.sha256(pdf).hexdigest()),
+                attachment(hashlib.sha256(loose).hexdigest(), key=LOOSE, parent=None),
+            ],
+        )
+    )
     _, name = await hosted.upload("alice", pdf)
     await hosted.upload("alice", loose, key=LOOSE)
     await hosted.settled("alice")
@@ -225,8 +266,9 @@ async def test_the_local_account_is_not_synced_over_its_zotero_dir(bucket, tmp_p
 
     b = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
     b.close()
-    svc = RetrievalService(RetrievalSettings(zotero_dir=b.dir, data_dir=tmp_path / "data", embedding_device="cpu"),
-                           catalog=bucket[2])
+    svc = RetrievalService(
+        RetrievalSettings(zotero_dir=b.dir, data_dir=tmp_path / "data", embedding_device="cpu"), catalog=bucket[2]
+    )
     await svc.start()
     try:
         refused = await svc.sync_library(sync("local", [article()]))
@@ -244,12 +286,14 @@ async def test_a_full_sync_removes_what_it_did_not_list_once_every_page_arrived(
 
     last = await catalog.apply_sync("alice", sync("alice", [], sync_id="full", page=1, final=True, full=True))
     assert not last.complete and (await catalog.counts("alice")).items == 2  # page 0 has not arrived yet
-    first = await catalog.apply_sync("alice", sync("alice", [article()], sync_id="full", page=0, final=False,
-                                                   full=True))
+    first = await catalog.apply_sync(
+        "alice", sync("alice", [article()], sync_id="full", page=0, final=False, full=True)
+    )
     assert first.complete and first.deleted == 1
     assert (await catalog.counts("alice")).items == 1 and (await catalog.counts("bob")).items == 1  # bob untouched
-    again = await catalog.apply_sync("alice", sync("alice", [article()], sync_id="full", page=0, final=False,
-                                                   full=True))
+    again = await catalog.apply_sync(
+        "alice", sync("alice", [article()], sync_id="full", page=0, final=False, full=True)
+    )
     assert again.deleted == 0 and again.complete  # a redelivered page changes nothing more
     assert [k for (_, k) in await catalog._items("alice")] == [PARENT]
 
@@ -257,8 +301,17 @@ async def test_a_full_sync_removes_what_it_did_not_list_once_every_page_arrived(
 async def test_concurrent_pages_of_one_sync_lose_no_page(bucket):
     """Two replicas applying pages of the same sync at once: the compare-and-set keeps both."""
     catalog = bucket[2]
-    pages = [sync("alice", [SyncedItem(key=f"KEY{n:05d}", item_type="book", title=f"Book {n}")],
-                  sync_id="burst", page=n, final=n == 7, full=True) for n in range(8)]
+    pages = [
+        sync(
+            "alice",
+            [SyncedItem(key=f"KEY{n:05d}", item_type="book", title=f"Book {n}")],
+            sync_id="burst",
+            page=n,
+            final=n == 7,
+            full=True,
+        )
+        for n in range(8)
+    ]
     outcomes = await asyncio.gather(*(catalog.apply_sync("alice", p) for p in pages))
     assert sum(o.complete for o in outcomes) >= 1 and (await catalog.counts("alice")).items == 8
     record = json.loads((await catalog.kv.get("s.alice.user.burst")).value)

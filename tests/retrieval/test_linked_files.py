@@ -8,18 +8,19 @@ import json
 import pytest
 
 from harness.zotero import ZoteroLibraryBuilder
-from zocrates_retrieval.config import RetrievalSettings
-from zocrates_retrieval.ingest import Ingestor
 from zocrates_retrieval.adapters.store import EdgeStore, Tenant, count_chunks
 from zocrates_retrieval.adapters.zotero import NO_BASE_DIR, base_dir_from_prefs, read_library
+from zocrates_retrieval.config import RetrievalSettings
+from zocrates_retrieval.ingest import Ingestor
 
 
 @pytest.fixture
 def linked(tmp_path, schema_dir, make):
     base = tmp_path / "Papers"
     (base / "heat transfer").mkdir(parents=True)
-    (base / "heat transfer" / "graphene.pdf").write_bytes(make.text_pdf(
-        [("Abstract", ["Suspended graphene conducts heat at about 5000 W/mK at room temperature."])]))
+    (base / "heat transfer" / "graphene.pdf").write_bytes(
+        make.text_pdf([("Abstract", ["Suspended graphene conducts heat at about 5000 W/mK at room temperature."])])
+    )
     outside = tmp_path / "elsewhere" / "phonons.pdf"
     outside.parent.mkdir()
     outside.write_bytes(make.text_pdf([("Abstract", ["Phonon scattering limits thermal conductivity."])]))
@@ -83,16 +84,29 @@ def write_profile(home, name, prefs: dict) -> None:
     (profile / "prefs.js").write_text("\n".join(lines) + "\n")
 
 
-def test_base_directory_comes_from_the_profile_that_uses_this_data_directory(linked, tmp_path, monkeypatch,
-                                                                           no_home_zotero):
+def test_base_directory_comes_from_the_profile_that_uses_this_data_directory(
+    linked, tmp_path, monkeypatch, no_home_zotero
+):
     zdir, base, _ = linked
     home = tmp_path / "home"
-    write_profile(home, "aaaa.other", {"extensions.zotero.dataDir": str(tmp_path / "other"),
-                                       "extensions.zotero.useDataDir": True,
-                                       "extensions.zotero.baseAttachmentPath": "/wrong/one"})
-    write_profile(home, "bbbb.default", {"extensions.zotero.dataDir": str(zdir),
-                                         "extensions.zotero.useDataDir": True,
-                                         "extensions.zotero.baseAttachmentPath": str(base)})
+    write_profile(
+        home,
+        "aaaa.other",
+        {
+            "extensions.zotero.dataDir": str(tmp_path / "other"),
+            "extensions.zotero.useDataDir": True,
+            "extensions.zotero.baseAttachmentPath": "/wrong/one",
+        },
+    )
+    write_profile(
+        home,
+        "bbbb.default",
+        {
+            "extensions.zotero.dataDir": str(zdir),
+            "extensions.zotero.useDataDir": True,
+            "extensions.zotero.baseAttachmentPath": str(base),
+        },
+    )
     assert base_dir_from_prefs(zdir, home) == base
     assert str(base_dir_from_prefs(tmp_path / "other", home)) == "/wrong/one"
     assert base_dir_from_prefs(tmp_path / "unknown", home) is None
@@ -107,7 +121,10 @@ def test_a_profile_without_a_data_directory_in_use_uses_home_zotero(tmp_path, sc
     home = tmp_path / "home"
     ZoteroLibraryBuilder(home / "Zotero", schema_dir).close()
     # a dataDir left from before, not in use (useDataDir unset): Zotero reads ~/Zotero
-    write_profile(home, "cccc.default", {"extensions.zotero.dataDir": str(tmp_path / "old"),
-                                         "extensions.zotero.baseAttachmentPath": "/srv/papers"})
+    write_profile(
+        home,
+        "cccc.default",
+        {"extensions.zotero.dataDir": str(tmp_path / "old"), "extensions.zotero.baseAttachmentPath": "/srv/papers"},
+    )
     assert str(base_dir_from_prefs(home / "Zotero", home)) == "/srv/papers"
     assert base_dir_from_prefs(tmp_path / "old", home) is None

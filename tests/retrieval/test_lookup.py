@@ -10,8 +10,8 @@ import pytest_asyncio
 
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import LibraryLookupRequested, LibrarySyncRequested, RetrievalRequested, SyncedItem
-from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.adapters.catalog import Catalog
+from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.service import RetrievalService
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -27,27 +27,49 @@ def lookup(user: str = "local", **wanted) -> LibraryLookupRequested:
 def build(root, schema_dir, pdf_dir, make):
     b = ZoteroLibraryBuilder(root / "zotero", schema_dir)
     ids = {}
-    ids["dvt"] = b.add_item("journalArticle", {"title": DVT, "date": "2010", "DOI": "10.1186/1752-2897-4-1"},
-                            [("Indraneel", "Datta", "author"), ("Chad G", "Ball", "author"), ("Lucas", "Rudmik", "author")])
+    ids["dvt"] = b.add_item(
+        "journalArticle",
+        {"title": DVT, "date": "2010", "DOI": "10.1186/1752-2897-4-1"},
+        [("Indraneel", "Datta", "author"), ("Chad G", "Ball", "author"), ("Lucas", "Rudmik", "author")],
+    )
     b.add_attachment(ids["dvt"][0], "datta.pdf", (pdf_dir / "cermine" / "test1.pdf").read_bytes())
-    ids["preprint"] = b.add_item("preprint", {"title": "Document structure for scientific PDFs", "date": "2022",
-                                              "extra": "arXiv: 2203.00130 [cs.CL]"}, [("Kyle", "Lo", "author")])
-    b.add_attachment(ids["preprint"][0], "lo.pdf", make.text_pdf([("Abstract", [
-        "We parse the layout of scientific papers into a structured document model."])]))
-    ids["pubmed"] = b.add_item("journalArticle", {"title": "Heparin in trauma", "date": "2001",
-                                                  "extra": "PMID: 20205926"}, [("Ann", "Lee", "author")])
+    ids["preprint"] = b.add_item(
+        "preprint",
+        {"title": "Document structure for scientific PDFs", "date": "2022", "extra": "arXiv: 2203.00130 [cs.CL]"},
+        [("Kyle", "Lo", "author")],
+    )
+    b.add_attachment(
+        ids["preprint"][0],
+        "lo.pdf",
+        make.text_pdf([("Abstract", ["We parse the layout of scientific papers into a structured document model."])]),
+    )
+    ids["pubmed"] = b.add_item(
+        "journalArticle",
+        {"title": "Heparin in trauma", "date": "2001", "extra": "PMID: 20205926"},
+        [("Ann", "Lee", "author")],
+    )
     ids["book"] = b.add_item("book", {"title": "A book about filters", "extra": "DOI: 10.5555/Filters.2020"})
-    ids["snapshot"] = b.add_item("journalArticle", {"title": "Attention is all you need", "date": "2017"},
-                                 [("Ashish", "Vaswani", "author")])
+    ids["snapshot"] = b.add_item(
+        "journalArticle", {"title": "Attention is all you need", "date": "2017"}, [("Ashish", "Vaswani", "author")]
+    )
     b.add_link_attachment(ids["snapshot"][0], "https://arxiv.org/abs/1706.03762v5", "arXiv.org Snapshot")
     ids["trashed"] = b.add_item("journalArticle", {"title": "Retracted work", "DOI": "10.1000/retracted"})
     b.trash(ids["trashed"][0])
     group = b.add_group(4711, "Lab group")
-    ids["group"] = b.add_item("journalArticle", {"title": "Thermal conductivity of graphene", "date": "2008",
-                                                 "DOI": "10.1021/NL0731872"},
-                              [("Alexander", "Balandin", "author")], library_id=group)
-    b.add_attachment(ids["group"][0], "balandin.pdf", make.text_pdf([("Results", [
-        "Suspended single-layer graphene conducts heat at up to 5000 W/mK, far above copper."])]), library_id=group)
+    ids["group"] = b.add_item(
+        "journalArticle",
+        {"title": "Thermal conductivity of graphene", "date": "2008", "DOI": "10.1021/NL0731872"},
+        [("Alexander", "Balandin", "author")],
+        library_id=group,
+    )
+    b.add_attachment(
+        ids["group"][0],
+        "balandin.pdf",
+        make.text_pdf(
+            [("Results", ["Suspended single-layer graphene conducts heat at up to 5000 W/mK, far above copper."])]
+        ),
+        library_id=group,
+    )
     parent = b.add_collection("Trauma", [ids["dvt"][0]])
     b.add_collection("Reviews", [ids["dvt"][0]], parent_id=parent)
     return b, {name: key for name, (_, key) in ids.items()}
@@ -64,8 +86,11 @@ def library(tmp_path_factory, schema_dir, pdf_dir, make):
 async def service(tmp_path_factory, library):
     with pytest.MonkeyPatch.context() as mp:  # never discover a real ~/Zotero
         mp.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-        svc = RetrievalService(RetrievalSettings(zotero_dir=library[0].dir, data_dir=tmp_path_factory.mktemp("data"),
-                                                 embedding_device="cpu"))
+        svc = RetrievalService(
+            RetrievalSettings(
+                zotero_dir=library[0].dir, data_dir=tmp_path_factory.mktemp("data"), embedding_device="cpu"
+            )
+        )
         await svc.start()
         await svc._ingest_task
     yield svc
@@ -78,7 +103,12 @@ async def test_a_doi_is_found_whatever_its_case_and_resolver_prefix(service, lib
     assert found.error is None
     [item] = found.items
     assert (item.item_key, item.library_id, item.library_name) == (keys["group"], "group-4711", "Lab group")
-    assert (item.matched_by, item.matched, item.doi, item.year) == ("doi", "10.1021/nl0731872", "10.1021/nl0731872", 2008)
+    assert (item.matched_by, item.matched, item.doi, item.year) == (
+        "doi",
+        "10.1021/nl0731872",
+        "10.1021/nl0731872",
+        2008,
+    )
     assert item.creators[0].last_name == "Balandin"
 
 
@@ -92,7 +122,9 @@ async def test_an_arxiv_id_only_in_extra_or_in_an_attachments_url_is_found(servi
     _, keys = library
     found = await service.lookup(lookup(arxiv_ids=["arXiv:2203.00130v2", "1706.03762"]))
     assert [(i.item_key, i.matched_by, i.arxiv_id) for i in found.items] == [
-        (keys["preprint"], "arxiv", "2203.00130"), (keys["snapshot"], "arxiv", "1706.03762")]
+        (keys["preprint"], "arxiv", "2203.00130"),
+        (keys["snapshot"], "arxiv", "1706.03762"),
+    ]
 
 
 async def test_a_pmid_in_extra_and_a_doi_in_extra_are_found(service, library):
@@ -102,8 +134,14 @@ async def test_a_pmid_in_extra_and_a_doi_in_extra_are_found(service, library):
 
 
 async def test_an_exact_title_matches_regardless_of_case_and_punctuation_and_a_near_one_does_not(service, library):
-    found = await service.lookup(lookup(titles=["complications related to deep venous thrombosis prophylaxis in "
-                                                "trauma - a systematic review of the literature."]))
+    found = await service.lookup(
+        lookup(
+            titles=[
+                "complications related to deep venous thrombosis prophylaxis in "
+                "trauma - a systematic review of the literature."
+            ]
+        )
+    )
     assert [i.item_key for i in found.items] == [library[1]["dvt"]] and found.items[0].matched_by == "title"
     assert (await service.lookup(lookup(titles=["Complications of deep venous thrombosis prophylaxis"]))).items == []
 
@@ -129,12 +167,16 @@ async def test_an_item_added_to_zotero_is_found_at_the_next_lookup(service, libr
 async def test_search_scoped_to_an_item_returns_only_its_passages(service, library):
     _, keys = library
     scope = {"items": [{"library_id": "user", "item_key": keys["dvt"]}]}
-    reply = await service.search(RetrievalRequested(user_id="local", query="graphene thermal conductivity heat",
-                                                    top_k=5, scope=scope, **ENVELOPE))
+    reply = await service.search(
+        RetrievalRequested(
+            user_id="local", query="graphene thermal conductivity heat", top_k=5, scope=scope, **ENVELOPE
+        )
+    )
     assert reply.error is None and reply.chunks
     assert {c.item_key for c in reply.chunks} == {keys["dvt"]}
-    whole = await service.search(RetrievalRequested(user_id="local", query="graphene thermal conductivity heat",
-                                                    top_k=5, **ENVELOPE))
+    whole = await service.search(
+        RetrievalRequested(user_id="local", query="graphene thermal conductivity heat", top_k=5, **ENVELOPE)
+    )
     assert whole.chunks[0].item_key == keys["group"]  # unscoped, the graphene paper wins
 
 
@@ -143,10 +185,13 @@ async def test_a_scope_never_reaches_outside_the_tenant_or_the_named_library(ser
     group_item = {"items": [{"library_id": "group-4711", "item_key": keys["group"]}]}
     mine = await service.search(RetrievalRequested(user_id="local", query="graphene", scope=group_item, **ENVELOPE))
     assert {c.item_key for c in mine.chunks} == {keys["group"]}
-    other_library = await service.search(RetrievalRequested(user_id="local", query="graphene", library_id="user",
-                                                            scope=group_item, **ENVELOPE))
+    other_library = await service.search(
+        RetrievalRequested(user_id="local", query="graphene", library_id="user", scope=group_item, **ENVELOPE)
+    )
     assert other_library.chunks == []
-    mallory = await service.search(RetrievalRequested(user_id="mallory", query="graphene", scope=group_item, **ENVELOPE))
+    mallory = await service.search(
+        RetrievalRequested(user_id="mallory", query="graphene", scope=group_item, **ENVELOPE)
+    )
     assert mallory.chunks == []
 
 
@@ -166,31 +211,73 @@ def synced(user: str, items: list[SyncedItem], library_id: str = "user") -> Libr
 
 @pytest.mark.connected
 async def test_a_hosted_library_is_looked_up_in_its_catalog_and_only_by_its_owner(catalog, tmp_path):
-    await catalog.apply_sync("carol", synced("carol", [
-        SyncedItem(key="DVT2PAR1", item_type="journalArticle", title=DVT, date="2010-02-15",
-                   creators=[{"first_name": "Indraneel", "last_name": "Datta"}], extra="DOI: 10.1186/1752-2897-4-1"),
-        SyncedItem(key="PRE2PAR1", item_type="preprint", title="Document structure", extra="arXiv:2203.00130 [cs]"),
-        SyncedItem(key="SNAP2AT1", item_type="attachment", parent_key="PRE2PAR1", title="Snapshot",
-                   url="https://arxiv.org/abs/2203.00130v1")]))
-    await catalog.apply_sync("carol", synced("carol", [
-        SyncedItem(key="GRP2PAR1", item_type="journalArticle", title="Group paper", doi="10.1021/NL0731872")],
-        library_id="group-12"))
-    await catalog.apply_sync("dave", synced("dave", [
-        SyncedItem(key="DAVE2PA1", item_type="journalArticle", title="Dave's own", doi="10.5555/dave")]))
+    await catalog.apply_sync(
+        "carol",
+        synced(
+            "carol",
+            [
+                SyncedItem(
+                    key="DVT2PAR1",
+                    item_type="journalArticle",
+                    title=DVT,
+                    date="2010-02-15",
+                    creators=[{"first_name": "Indraneel", "last_name": "Datta"}],
+                    extra="DOI: 10.1186/1752-2897-4-1",
+                ),
+                SyncedItem(
+                    key="PRE2PAR1", item_type="preprint", title="Document structure", extra="arXiv:2203.00130 [cs]"
+                ),
+                SyncedItem(
+                    key="SNAP2AT1",
+                    item_type="attachment",
+                    parent_key="PRE2PAR1",
+                    title="Snapshot",
+                    url="https://arxiv.org/abs/2203.00130v1",
+                ),
+            ],
+        ),
+    )
+    await catalog.apply_sync(
+        "carol",
+        synced(
+            "carol",
+            [SyncedItem(key="GRP2PAR1", item_type="journalArticle", title="Group paper", doi="10.1021/NL0731872")],
+            library_id="group-12",
+        ),
+    )
+    await catalog.apply_sync(
+        "dave",
+        synced(
+            "dave", [SyncedItem(key="DAVE2PA1", item_type="journalArticle", title="Dave's own", doi="10.5555/dave")]
+        ),
+    )
     service = RetrievalService(RetrievalSettings(zotero_dir=None, data_dir=tmp_path / "data"), catalog=catalog)
 
-    found = await service.lookup(lookup(user="carol", dois=["https://doi.org/10.1186/1752-2897-4-1", "10.1021/nl0731872"],
-                                        arxiv_ids=["2203.00130"], titles=[DVT.upper()]))
+    found = await service.lookup(
+        lookup(
+            user="carol",
+            dois=["https://doi.org/10.1186/1752-2897-4-1", "10.1021/nl0731872"],
+            arxiv_ids=["2203.00130"],
+            titles=[DVT.upper()],
+        )
+    )
     assert found.error is None and found.searched_items == 3
     assert [(i.item_key, i.library_id, i.matched_by) for i in found.items] == [
-        ("DVT2PAR1", "user", "doi"), ("GRP2PAR1", "group-12", "doi"), ("PRE2PAR1", "user", "arxiv"),
-        ("DVT2PAR1", "user", "title")]
+        ("DVT2PAR1", "user", "doi"),
+        ("GRP2PAR1", "group-12", "doi"),
+        ("PRE2PAR1", "user", "arxiv"),
+        ("DVT2PAR1", "user", "title"),
+    ]
     assert found.items[1].library_name == "group 12" and found.items[0].year == 2010
 
     assert (await service.lookup(lookup(user="dave", dois=["10.1186/1752-2897-4-1"]))).items == []
     assert (await service.lookup(lookup(user="carol", dois=["10.5555/dave"]))).items == []
 
     # a later sync page is seen by the next lookup
-    await catalog.apply_sync("carol", synced("carol", [
-        SyncedItem(key="NEW2PAR1", item_type="journalArticle", title="New one", doi="10.5555/new")]))
-    assert [i.item_key for i in (await service.lookup(lookup(user="carol", dois=["10.5555/new"]))).items] == ["NEW2PAR1"]
+    await catalog.apply_sync(
+        "carol",
+        synced("carol", [SyncedItem(key="NEW2PAR1", item_type="journalArticle", title="New one", doi="10.5555/new")]),
+    )
+    assert [i.item_key for i in (await service.lookup(lookup(user="carol", dois=["10.5555/new"]))).items] == [
+        "NEW2PAR1"
+    ]

@@ -6,6 +6,8 @@ import shutil
 
 import pytest
 
+from harness.zotero import ZoteroLibraryBuilder
+from zocrates_retrieval.adapters.store import ChunkPoint, EdgeStore, Hit, SparseEncoder, Tenant, point_id, query_chunks
 from zocrates_retrieval.cli import main
 from zocrates_retrieval.domain.structure import is_back_matter
 from zocrates_retrieval.search import (
@@ -15,16 +17,17 @@ from zocrates_retrieval.search import (
     sanitize_query,
     to_evidence,
 )
-from zocrates_retrieval.adapters.store import ChunkPoint, EdgeStore, Hit, SparseEncoder, Tenant, point_id, query_chunks
-from harness.zotero import ZoteroLibraryBuilder
 
 
-@pytest.mark.parametrize("raw, clean", [
-    ("What did [1] find about heat [2, 3]?", "What did find about heat ?"),
-    ("compare [2-4] and [ 5 ] with [1;2]", "compare and with"),
-    ("arrays like a[i] stay", "arrays like a[i] stay"),
-    ("[1]", ""),
-])
+@pytest.mark.parametrize(
+    "raw, clean",
+    [
+        ("What did [1] find about heat [2, 3]?", "What did find about heat ?"),
+        ("compare [2-4] and [ 5 ] with [1;2]", "compare and with"),
+        ("arrays like a[i] stay", "arrays like a[i] stay"),
+        ("[1]", ""),
+    ],
+)
 def test_sanitize_query_drops_citation_tokens(raw, clean):
     assert sanitize_query(raw) == clean
 
@@ -34,14 +37,20 @@ def hit(n: int, text: str) -> Hit:
 
 
 def test_near_duplicates_collapse_to_the_best_ranked():
-    a = ("Suspended single-layer graphene shows a thermal conductivity of up to 5000 W/mK at room "
-         "temperature, far above copper. We measured it with confocal micro-Raman spectroscopy, heating "
-         "the flake with a laser and reading the shift of the G peak, on flakes prepared by mechanical "
-         "exfoliation of graphite and suspended across trenches etched into silicon.")
+    a = (
+        "Suspended single-layer graphene shows a thermal conductivity of up to 5000 W/mK at room "
+        "temperature, far above copper. We measured it with confocal micro-Raman spectroscopy, heating "
+        "the flake with a laser and reading the shift of the G peak, on flakes prepared by mechanical "
+        "exfoliation of graphite and suspended across trenches etched into silicon."
+    )
     snapshot = a.upper().replace(" ", "\n")  # the HTML snapshot of the same article
-    hits = [hit(0, a), hit(1, "Something else entirely about yeast proteins and heat shock."),
-            hit(2, a.replace("5000", "5,000")), hit(3, snapshot + " (see Fig. 2)"),
-            hit(4, a[: len(a) // 2])]  # half of it is a different passage
+    hits = [
+        hit(0, a),
+        hit(1, "Something else entirely about yeast proteins and heat shock."),
+        hit(2, a.replace("5000", "5,000")),
+        hit(3, snapshot + " (see Fig. 2)"),
+        hit(4, a[: len(a) // 2]),
+    ]  # half of it is a different passage
     assert [h.id for h in collapse_near_duplicates(hits)] == ["0", "1", "4"]
 
 
@@ -50,8 +59,14 @@ def in_section(n: int, section: str | None) -> Hit:
 
 
 def test_back_matter_goes_last_unless_asked_about():
-    hits = [in_section(0, "Acknowledgments"), in_section(1, "Results"), in_section(2, "Competing interests"),
-            in_section(3, None), in_section(4, "Declarations > Funding"), in_section(5, "Methods > Funding of the trial")]
+    hits = [
+        in_section(0, "Acknowledgments"),
+        in_section(1, "Results"),
+        in_section(2, "Competing interests"),
+        in_section(3, None),
+        in_section(4, "Declarations > Funding"),
+        in_section(5, "Methods > Funding of the trial"),
+    ]
     order = lambda query: [h.id for h in order_back_matter(hits, query)]  # noqa: E731
     assert order("What barriers were found?") == ["1", "3", "5", "0", "2", "4"]
     # the sections that answer the question first, everything else at its own rank
@@ -87,30 +102,61 @@ def test_back_matter_is_ranked_after_the_content_of_a_real_paper(fixture_papers,
     question = "What barriers to quality improvement were found at Kamuzu Central Hospital?"
     # fused as it comes from the index, the thanks to the editors and the authors' addresses
     # (which name the hospital) rank among the content
-    fused = collapse_near_duplicates(query_chunks(
-        fixture_papers, Tenant("u"), dense=embedder.embed_query(question), sparse=searcher.sparse.query(question),
-        limit=36, candidates=searcher.candidates))[:12]
+    fused = collapse_near_duplicates(
+        query_chunks(
+            fixture_papers,
+            Tenant("u"),
+            dense=embedder.embed_query(question),
+            sparse=searcher.sparse.query(question),
+            limit=36,
+            candidates=searcher.candidates,
+        )
+    )[:12]
     assert "Acknowledgments" in sections(fused)
     hits = searcher.search(Tenant("u"), question, top_k=12)
     assert len(hits) == 12 and all(h.payload["title"] == "example2" for h in hits[:6])
     assert not [s for s in sections(hits) if is_back_matter(tuple(s.split(" > ")))]
 
 
-@pytest.mark.parametrize("question, paper, section", [
-    ("Who funded this study?", "example3", "CLINICAL PERSPECTIVES > FUNDING"),
-    ("Who funded the study at Kamuzu Central Hospital?", "example2", "Acknowledgments"),
-    ("Do the authors have competing interests?", None, "Competing interests"),
-])
+@pytest.mark.parametrize(
+    "question, paper, section",
+    [
+        ("Who funded this study?", "example3", "CLINICAL PERSPECTIVES > FUNDING"),
+        ("Who funded the study at Kamuzu Central Hospital?", "example2", "Acknowledgments"),
+        ("Do the authors have competing interests?", None, "Competing interests"),
+    ],
+)
 def test_a_question_about_back_matter_gets_it_first(fixture_papers, embedder, question, paper, section):
     top = Searcher(fixture_papers, embedder).search(Tenant("u"), question, top_k=5)[0]
     assert top.payload["section"] == section and paper in (None, top.payload["title"])
 
 
 def test_evidence_maps_payload_fields():
-    ev = to_evidence(Hit("id1", 0.5, {"item_key": "P1", "attachment_key": "A1", "title": "T", "year": 2020,
-                                      "creators": [{"first_name": "A", "last_name": "B", "name": "", "creator_type": "author"}],
-                                      "section": "Intro > Aim", "publication": "J", "text": "txt", "kind": "note"}))
-    assert (ev.chunk_id, ev.item_key, ev.attachment_key, ev.section, ev.kind, ev.score) == ("id1", "P1", "A1", "Intro > Aim", "note", 0.5)
+    ev = to_evidence(
+        Hit(
+            "id1",
+            0.5,
+            {
+                "item_key": "P1",
+                "attachment_key": "A1",
+                "title": "T",
+                "year": 2020,
+                "creators": [{"first_name": "A", "last_name": "B", "name": "", "creator_type": "author"}],
+                "section": "Intro > Aim",
+                "publication": "J",
+                "text": "txt",
+                "kind": "note",
+            },
+        )
+    )
+    assert (ev.chunk_id, ev.item_key, ev.attachment_key, ev.section, ev.kind, ev.score) == (
+        "id1",
+        "P1",
+        "A1",
+        "Intro > Aim",
+        "note",
+        0.5,
+    )
     assert ev.creators[0].last_name == "B"
 
 
@@ -123,8 +169,9 @@ def tiny_cross_encoder(tmp_path_factory, embedder):
 
     path = tmp_path_factory.mktemp("cross")
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, num_labels=1)
+    config = BertConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=1
+    )
     BertForSequenceClassification(config).save_pretrained(path)
     for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
         shutil.copy(f"{embedder.name}/{name}", path / name)
@@ -138,9 +185,24 @@ def test_reranker_decides_the_final_order(tmp_path, embedder, tiny_cross_encoder
     sparse = SparseEncoder()
     texts = ["graphene heat conduction", "yeast heat shock", "coffee prices", "heat engines", "boron nitride"]
     vectors = embedder.embed_documents(texts)
-    store.upsert([ChunkPoint(point_id("u", "user", f"S{i}", 0), vectors[i], sparse.document(t),
-                             {"user_id": "u", "library_id": "user", "source_key": f"S{i}", "chunk_no": 0, "text": t,
-                              "item_key": f"I{i}"}) for i, t in enumerate(texts)])
+    store.upsert(
+        [
+            ChunkPoint(
+                point_id("u", "user", f"S{i}", 0),
+                vectors[i],
+                sparse.document(t),
+                {
+                    "user_id": "u",
+                    "library_id": "user",
+                    "source_key": f"S{i}",
+                    "chunk_no": 0,
+                    "text": t,
+                    "item_key": f"I{i}",
+                },
+            )
+            for i, t in enumerate(texts)
+        ]
+    )
     reranker = Reranker(tiny_cross_encoder, "cpu")
     hits = Searcher(store, embedder, sparse, reranker).search(Tenant("u"), "heat", top_k=5)
     store.close()
@@ -153,7 +215,9 @@ def test_reranker_decides_the_final_order(tmp_path, embedder, tiny_cross_encoder
 def test_cli_ingest_search_status(tmp_path, schema_dir, make, capsys, embedder, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     b = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
-    item, _ = b.add_item("journalArticle", {"title": "Boron nitride defects", "date": "2024"}, [("Giacomo", "Venturi", "author")])
+    item, _ = b.add_item(
+        "journalArticle", {"title": "Boron nitride defects", "date": "2024"}, [("Giacomo", "Venturi", "author")]
+    )
     b.add_attachment(item, "bn.pdf", make.text_pdf([("Results", ["Carbon defects in boron nitride emit blue light."])]))
     b.add_attachment(item, "locked.pdf", make.encrypted_pdf())
     b.close()

@@ -8,27 +8,53 @@ import sqlite3
 import pytest
 import pytest_asyncio
 
+from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.service import RetrievalService
-from harness.zotero import ZoteroLibraryBuilder
 
 GRAPHENE = [
     ("Abstract", ["We report the first measurement of the thermal conductivity of a suspended graphene sheet."]),
-    ("Introduction", ["Graphene conducts heat remarkably well. Suspended single-layer graphene shows a thermal "
-                      "conductivity of up to 5000 W/mK at room temperature, far above copper."]),
-    ("Methods", ["We measured the thermal conductivity with confocal micro-Raman spectroscopy, heating the "
-                 "flake with a laser and reading the shift of the G peak."]),
+    (
+        "Introduction",
+        [
+            "Graphene conducts heat remarkably well. Suspended single-layer graphene shows a thermal "
+            "conductivity of up to 5000 W/mK at room temperature, far above copper."
+        ],
+    ),
+    (
+        "Methods",
+        [
+            "We measured the thermal conductivity with confocal micro-Raman spectroscopy, heating the "
+            "flake with a laser and reading the shift of the G peak."
+        ],
+    ),
 ]
-YEAST = [("Results", ["Heat shock proteins in budding yeast refold misfolded proteins after thermal stress; "
-                      "deleting HSP104 made the cells die at 50 degrees."])]
-SNAPSHOT = (b"<html><head><title>Coffee</title></head><body><h1>Coffee trade</h1>"
-            b"<p>Arabica prices on the New York exchange doubled during the 2021 Brazilian frost.</p></body></html>")
+YEAST = [
+    (
+        "Results",
+        [
+            "Heat shock proteins in budding yeast refold misfolded proteins after thermal stress; "
+            "deleting HSP104 made the cells die at 50 degrees."
+        ],
+    )
+]
+SNAPSHOT = (
+    b"<html><head><title>Coffee</title></head><body><h1>Coffee trade</h1>"
+    b"<p>Arabica prices on the New York exchange doubled during the 2021 Brazilian frost.</p></body></html>"
+)
 
 
 def request(query: str, user: str = "local", library: str | None = None, top_k: int = 5) -> RetrievalRequested:
-    return RetrievalRequested(turn_id="turn1", session_id="sess1", user_id=user, reply_to="zocrates.reply.gw.retrieval",
-                              query=query, top_k=top_k, library_id=library)
+    return RetrievalRequested(
+        turn_id="turn1",
+        session_id="sess1",
+        user_id=user,
+        reply_to="zocrates.reply.gw.retrieval",
+        query=query,
+        top_k=top_k,
+        library_id=library,
+    )
 
 
 # One ingest serves the read-only tests of this module; the incremental test gets its own.
@@ -39,16 +65,31 @@ def build_library(root, schema_dir, pdf_dir, make):
     b = ZoteroLibraryBuilder(root / "zotero", schema_dir)
     keys = {}
     graphene, keys["graphene"] = b.add_item(
-        "journalArticle", {"title": "Thermal conductivity of graphene", "date": "2008", "DOI": "10.1021/nl0731872",
-                           "publicationTitle": "Nano Letters"}, [("Alexander", "Balandin", "author")])
+        "journalArticle",
+        {
+            "title": "Thermal conductivity of graphene",
+            "date": "2008",
+            "DOI": "10.1021/nl0731872",
+            "publicationTitle": "Nano Letters",
+        },
+        [("Alexander", "Balandin", "author")],
+    )
     _, keys["graphene_pdf"] = b.add_attachment(graphene, "balandin.pdf", make.text_pdf(GRAPHENE))
-    dvt, keys["dvt"] = b.add_item("journalArticle", {"title": "Complications related to deep venous thrombosis prophylaxis in trauma",
-                                                     "date": "2011"}, [("Indraneel", "Datta", "author")])
+    dvt, keys["dvt"] = b.add_item(
+        "journalArticle",
+        {"title": "Complications related to deep venous thrombosis prophylaxis in trauma", "date": "2011"},
+        [("Indraneel", "Datta", "author")],
+    )
     _, keys["dvt_pdf"] = b.add_attachment(dvt, "datta.pdf", (pdf_dir / "cermine" / "test1.pdf").read_bytes())
     coffee, keys["coffee"] = b.add_item("webpage", {"title": "Coffee prices", "websiteTitle": "Agri News"})
     _, keys["coffee_html"] = b.add_attachment(coffee, "coffee.html", SNAPSHOT, "text/html")
-    _, keys["loose_pdf"] = b.add_attachment(None, "loose.pdf", make.text_pdf(
-        [("Notes", ["Boron nitride nanosheets glow blue under ultraviolet light because of carbon defects."])]))
+    _, keys["loose_pdf"] = b.add_attachment(
+        None,
+        "loose.pdf",
+        make.text_pdf(
+            [("Notes", ["Boron nitride nanosheets glow blue under ultraviolet light because of carbon defects."])]
+        ),
+    )
     book, keys["book"] = b.add_item("book", {"title": "Protein folding", "date": "2015"})
     _, keys["note"] = b.add_note(book, "<p>Chaperones in the endoplasmic reticulum use ATP to fold glycoproteins.</p>")
     secret, keys["secret"] = b.add_item("report", {"title": "Secret report"})
@@ -56,8 +97,13 @@ def build_library(root, schema_dir, pdf_dir, make):
     broken, keys["broken"] = b.add_item("thesis", {"title": "Broken thesis"})
     _, keys["corrupt"] = b.add_attachment(broken, "broken.pdf", make.corrupt_pdf())
     trashed, keys["trashed"] = b.add_item("journalArticle", {"title": "Trashed paper about volcanoes"})
-    _, keys["trashed_pdf"] = b.add_attachment(trashed, "volcano.pdf", make.text_pdf(
-        [("Eruptions", ["Strombolian eruptions of basaltic volcanoes eject lava bombs every few minutes."])]))
+    _, keys["trashed_pdf"] = b.add_attachment(
+        trashed,
+        "volcano.pdf",
+        make.text_pdf(
+            [("Eruptions", ["Strombolian eruptions of basaltic volcanoes eject lava bombs every few minutes."])]
+        ),
+    )
     b.trash(trashed)
     group = b.add_group(99, "Yeast lab")
     yeast, keys["yeast"] = b.add_item("journalArticle", {"title": "Heat shock in yeast"}, library_id=group)
@@ -167,8 +213,11 @@ async def test_reingest_is_incremental(tmp_path, schema_dir, pdf_dir, make, no_h
     assert service.status("local")["chunks_indexed"] == first
 
     # change one file, trash one item, delete another item (and its note) from the library
-    builder.replace_attachment_file(keys["graphene_pdf"], "balandin.pdf",
-                                    _pdf_about("Graphene oxide is a thermal insulator with poor conductivity."))
+    builder.replace_attachment_file(
+        keys["graphene_pdf"],
+        "balandin.pdf",
+        _pdf_about("Graphene oxide is a thermal insulator with poor conductivity."),
+    )
     con = sqlite3.connect(builder.dir / "zotero.sqlite")
     con.execute("PRAGMA foreign_keys=ON")  # as in Zotero: rows of a deleted item go with it
     con.execute("INSERT INTO deletedItems (itemID) SELECT itemID FROM items WHERE key=?", (keys["coffee"],))
@@ -207,14 +256,19 @@ async def test_without_a_zotero_library_the_local_user_is_told_how_to_point_to_o
     assert "ZOCRATES_ZOTERO_DIR" in reply.error.message and "zotero.sqlite" in reply.error.message
 
 
-async def test_a_paper_imported_into_zotero_becomes_searchable_without_a_restart(tmp_path, schema_dir, pdf_dir, no_home_zotero):
+async def test_a_paper_imported_into_zotero_becomes_searchable_without_a_restart(
+    tmp_path, schema_dir, pdf_dir, no_home_zotero
+):
     import asyncio
 
     builder = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
     first, _ = builder.add_item("journalArticle", {"title": "Heat shock in yeast", "date": "2001"})
     builder.add_attachment(first, "yeast.pdf", _pdf_about("Heat shock proteins refold denatured yeast enzymes."))
-    svc = RetrievalService(RetrievalSettings(zotero_dir=builder.dir, data_dir=tmp_path / "data",
-                                             embedding_device="cpu", rescan_interval_s=0.2))
+    svc = RetrievalService(
+        RetrievalSettings(
+            zotero_dir=builder.dir, data_dir=tmp_path / "data", embedding_device="cpu", rescan_interval_s=0.2
+        )
+    )
     await svc.start()
     try:
         await svc._ingest_task
@@ -231,7 +285,8 @@ async def test_a_paper_imported_into_zotero_becomes_searchable_without_a_restart
 
 
 async def test_a_rescan_request_indexes_an_import_at_once_even_while_an_ingest_runs(
-        tmp_path, schema_dir, pdf_dir, no_home_zotero):
+    tmp_path, schema_dir, pdf_dir, no_home_zotero
+):
     import asyncio
 
     from zocrates_contracts import LibraryStatusRequested
@@ -239,8 +294,11 @@ async def test_a_rescan_request_indexes_an_import_at_once_even_while_an_ingest_r
     builder = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
     first, _ = builder.add_item("journalArticle", {"title": "Heat shock in yeast", "date": "2001"})
     builder.add_attachment(first, "yeast.pdf", _pdf_about("Heat shock proteins refold denatured yeast enzymes."))
-    svc = RetrievalService(RetrievalSettings(zotero_dir=builder.dir, data_dir=tmp_path / "data",
-                                             embedding_device="cpu", rescan_interval_s=0))  # no periodic rescan
+    svc = RetrievalService(
+        RetrievalSettings(
+            zotero_dir=builder.dir, data_dir=tmp_path / "data", embedding_device="cpu", rescan_interval_s=0
+        )
+    )  # no periodic rescan
     await svc.start()
     try:
         # The import lands while the first ingest may still be reading the database: the rescan

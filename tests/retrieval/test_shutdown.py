@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import time
 
+from harness.zotero import ZoteroLibraryBuilder
+from zocrates_retrieval.adapters.store import Tenant, indexed_versions
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.service import RetrievalService
-from zocrates_retrieval.adapters.store import Tenant, indexed_versions
-from harness.zotero import ZoteroLibraryBuilder
 
 
 async def test_close_mid_ingest_returns_within_a_second_or_two(tmp_path, schema_dir, pdf_dir, no_home_zotero):

@@ -48,9 +48,20 @@ def vec(seed: int) -> np.ndarray:
 
 
 def point(user: str, library: str, source: str, no: int, text: str, digest: str = "h1", seed: int = 0) -> ChunkPoint:
-    return ChunkPoint(point_id(user, library, source, no), vec(seed), SPARSE.document(text), {
-        "user_id": user, "library_id": library, "source_key": source, "chunk_no": no,
-        "content_hash": digest, "text": text, "item_key": f"I{source}"})
+    return ChunkPoint(
+        point_id(user, library, source, no),
+        vec(seed),
+        SPARSE.document(text),
+        {
+            "user_id": user,
+            "library_id": library,
+            "source_key": source,
+            "chunk_no": no,
+            "content_hash": digest,
+            "text": text,
+            "item_key": f"I{source}",
+        },
+    )
 
 
 def texts(hits) -> list[str]:
@@ -58,29 +69,45 @@ def texts(hits) -> list[str]:
 
 
 def test_modes_rank_the_matching_chunk_first(store):
-    store.upsert([point("ann", "user", "A", 0, "graphene thermal conductivity measured", seed=1),
-                  point("ann", "user", "A", 1, "protein folding in yeast cells", seed=2),
-                  point("ann", "user", "B", 0, "economics of coffee trade", seed=3)])
+    store.upsert(
+        [
+            point("ann", "user", "A", 0, "graphene thermal conductivity measured", seed=1),
+            point("ann", "user", "A", 1, "protein folding in yeast cells", seed=2),
+            point("ann", "user", "B", 0, "economics of coffee trade", seed=3),
+        ]
+    )
     t = Tenant("ann")
-    assert texts(query_chunks(store, t, dense=vec(2), sparse=None, limit=1, mode="dense")) == ["protein folding in yeast cells"]
+    assert texts(query_chunks(store, t, dense=vec(2), sparse=None, limit=1, mode="dense")) == [
+        "protein folding in yeast cells"
+    ]
     lexical = query_chunks(store, t, dense=None, sparse=SPARSE.query("graphene conductivity"), limit=5, mode="lexical")
     assert texts(lexical) == ["graphene thermal conductivity measured"]
     hybrid = query_chunks(store, t, dense=vec(3), sparse=SPARSE.query("graphene"), limit=3, mode="hybrid")
     assert set(texts(hybrid)[:2]) == {"economics of coffee trade", "graphene thermal conductivity measured"}
     # a query of stop words only falls back to dense
-    assert query_chunks(store, t, dense=vec(1), sparse=SPARSE.query("the of and"), limit=1)[0].payload["source_key"] == "A"
+    assert (
+        query_chunks(store, t, dense=vec(1), sparse=SPARSE.query("the of and"), limit=1)[0].payload["source_key"] == "A"
+    )
 
 
 def test_every_query_is_confined_to_its_tenant_and_library(store):
-    store.upsert([point("ann", "user", "A", 0, "shared words about heat", seed=1),
-                  point("ann", "group-7", "G", 0, "shared words about heat in the group", seed=1),
-                  point("bob", "user", "B", 0, "shared words about heat from bob", seed=1)])
+    store.upsert(
+        [
+            point("ann", "user", "A", 0, "shared words about heat", seed=1),
+            point("ann", "group-7", "G", 0, "shared words about heat in the group", seed=1),
+            point("bob", "user", "B", 0, "shared words about heat from bob", seed=1),
+        ]
+    )
     for mode in ("dense", "lexical", "hybrid"):
         ann = query_chunks(store, Tenant("ann"), dense=vec(1), sparse=SPARSE.query("heat"), limit=10, mode=mode)
         assert {h.payload["user_id"] for h in ann} == {"ann"} and len(ann) == 2
-        group = query_chunks(store, Tenant("ann", "group-7"), dense=vec(1), sparse=SPARSE.query("heat"), limit=10, mode=mode)
+        group = query_chunks(
+            store, Tenant("ann", "group-7"), dense=vec(1), sparse=SPARSE.query("heat"), limit=10, mode=mode
+        )
         assert [h.payload["source_key"] for h in group] == ["G"]
-        assert query_chunks(store, Tenant("carol"), dense=vec(1), sparse=SPARSE.query("heat"), limit=10, mode=mode) == []
+        assert (
+            query_chunks(store, Tenant("carol"), dense=vec(1), sparse=SPARSE.query("heat"), limit=10, mode=mode) == []
+        )
 
 
 def test_upserts_are_idempotent_and_versions_replace_each_other(store):
@@ -125,8 +152,8 @@ def test_hnsw_recall_against_exact_search_on_real_embeddings(tmp_path, embedder,
     The filler is spread around the real chunks (sigma 0.2). Tighter clusters (sigma 0.08)
     cap HNSW's recall near 0.9 at any ef: the graph of near-copies stops being navigable.
     A real library is not 250 near-copies of each passage."""
-    from zocrates_retrieval.domain.chunking import chunk_blocks
     from zocrates_retrieval.convert import convert_file
+    from zocrates_retrieval.domain.chunking import chunk_blocks
 
     doc = convert_file(pdf_dir / "cermine" / "test1.pdf", "application/pdf")
     chunks = chunk_blocks(doc.blocks, 64, embedder.count_tokens)
@@ -138,13 +165,27 @@ def test_hnsw_recall_against_exact_search_on_real_embeddings(tmp_path, embedder,
     noise /= np.linalg.norm(noise, axis=1, keepdims=True)
     all_vectors = np.vstack([vectors, noise]).astype(np.float32)
     for start in range(0, len(all_vectors), 2000):
-        store.upsert([ChunkPoint(point_id("ann", "user", "S", n), all_vectors[n], ([1], [1.0]),
-                                 {"user_id": "ann", "library_id": "user", "source_key": "S", "chunk_no": n})
-                      for n in range(start, min(start + 2000, len(all_vectors)))])
+        store.upsert(
+            [
+                ChunkPoint(
+                    point_id("ann", "user", "S", n),
+                    all_vectors[n],
+                    ([1], [1.0]),
+                    {"user_id": "ann", "library_id": "user", "source_key": "S", "chunk_no": n},
+                )
+                for n in range(start, min(start + 2000, len(all_vectors)))
+            ]
+        )
     store.optimize()
-    queries = embedder.embed_documents(["bleeding complications of heparin", "inferior vena cava filters",
-                                        "sequential compression devices", "how the systematic review was done",
-                                        "thrombosis risk of trauma patients"])
+    queries = embedder.embed_documents(
+        [
+            "bleeding complications of heparin",
+            "inferior vena cava filters",
+            "sequential compression devices",
+            "how the systematic review was done",
+            "thrombosis risk of trauma patients",
+        ]
+    )
     found = 0
     for q in queries:
         scores = all_vectors @ q

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from zocrates_retrieval.adapters.pdf import convert_pdf
 from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
 from zocrates_retrieval.domain.document import Block
-from zocrates_retrieval.adapters.pdf import convert_pdf
 from zocrates_retrieval.domain.structure import classify_text, prose_units, row_text, table_label, table_units
 
 PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pdfs"
@@ -18,48 +18,63 @@ def kinds(text: str, role: str = "body") -> list[str]:
     return [u.kind for u in prose_units(text, 0, len(text), role)]
 
 
-@pytest.mark.parametrize("sentence, kind", [
-    ("2Medical Department, Kamuzu Central Hospital, Lilongwe, Malawi.", "affiliation"),
-    ("Department of Surgery, University of Calgary, Calgary, Canada.", "affiliation"),
-    ("Correspondence: jossey.ach@gmail.com 1Project Officer, Project Fives Alive!", "footnote"),
-    ("Health Directorate, National Catholic Secretariat, P. O. Box KA 9712, Accra, Ghana.", "affiliation"),
-    ("© 2010 Datta et al; licensee BioMed Central Ltd.", "footnote"),
-    ("This is an Open Access article distributed under the terms of the Creative Commons Attribution License.",
-     "footnote"),
-    ("BMC Health Services Research 2014, 14:1 RESEARCH ARTICLE Open Access Understanding the barriers.",
-     "title_block"),
-    ("The review was written by Indraneel Datta1, Chad G Ball1*, Lucas Rudmik1, S Morad Hameed2 and others.",
-     "title_block"),
-    ("Search terms included: “DVT”, “deep venous thrombosis”, “complications”, “trauma”, “injury”.", "fragment"),
-    ("Keywords: Healthcare quality improvement, Patient care, Barriers to quality improvement", "fragment"),
-    ("This work was supported by the University of Cape Town.", "footnote"),
-    ("The authors declare that they have no competing interests.", "footnote"),
-    ("of the patients were discharged within two days.", "fragment"),  # cut at a page break
-    ("Patients were discharged within two days and", "fragment"),
-])
+@pytest.mark.parametrize(
+    "sentence, kind",
+    [
+        ("2Medical Department, Kamuzu Central Hospital, Lilongwe, Malawi.", "affiliation"),
+        ("Department of Surgery, University of Calgary, Calgary, Canada.", "affiliation"),
+        ("Correspondence: jossey.ach@gmail.com 1Project Officer, Project Fives Alive!", "footnote"),
+        ("Health Directorate, National Catholic Secretariat, P. O. Box KA 9712, Accra, Ghana.", "affiliation"),
+        ("© 2010 Datta et al; licensee BioMed Central Ltd.", "footnote"),
+        (
+            "This is an Open Access article distributed under the terms of the Creative Commons Attribution License.",
+            "footnote",
+        ),
+        (
+            "BMC Health Services Research 2014, 14:1 RESEARCH ARTICLE Open Access Understanding the barriers.",
+            "title_block",
+        ),
+        (
+            "The review was written by Indraneel Datta1, Chad G Ball1*, Lucas Rudmik1, S Morad Hameed2 and others.",
+            "title_block",
+        ),
+        ("Search terms included: “DVT”, “deep venous thrombosis”, “complications”, “trauma”, “injury”.", "fragment"),
+        ("Keywords: Healthcare quality improvement, Patient care, Barriers to quality improvement", "fragment"),
+        ("This work was supported by the University of Cape Town.", "footnote"),
+        ("The authors declare that they have no competing interests.", "footnote"),
+        ("of the patients were discharged within two days.", "fragment"),  # cut at a page break
+        ("Patients were discharged within two days and", "fragment"),
+    ],
+)
 def test_what_is_not_prose_is_named(sentence, kind):
     assert classify_text(sentence) == kind
 
 
-@pytest.mark.parametrize("sentence", [
-    "The Medical Department of the Kamuzu Central Hospital (KCH), is a tertiary referral hospital located "
-    "in the Central Region of Malawi and serves a population of around 5 million.",
-    "Figure 9 plots the reading difficulty, understanding, and relevance scores for both papers.",
-    "(iii) A descriptor-based similarity analysis was performed comparing the query and the fragments.",
-    "The P1 site is stabilized through hydrogen bonds with Lys489, Tyr498, His331 and His491.",
-    "Heparin, as reported by Smith et al. (2020), raised the bleeding risk to 3.9% (Table 2).",
-    "The first three features (“key question index”, “answer gists” and “section gists”) are novel.",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The Medical Department of the Kamuzu Central Hospital (KCH), is a tertiary referral hospital located "
+        "in the Central Region of Malawi and serves a population of around 5 million.",
+        "Figure 9 plots the reading difficulty, understanding, and relevance scores for both papers.",
+        "(iii) A descriptor-based similarity analysis was performed comparing the query and the fragments.",
+        "The P1 site is stabilized through hydrogen bonds with Lys489, Tyr498, His331 and His491.",
+        "Heparin, as reported by Smith et al. (2020), raised the bleeding risk to 3.9% (Table 2).",
+        "The first three features (“key question index”, “answer gists” and “section gists”) are novel.",
+    ],
+)
 def test_prose_is_a_sentence(sentence):
     assert classify_text(sentence) == "sentence"
 
 
-@pytest.mark.parametrize("caption", [
-    "Figure 7 Comparison of the binding of compounds 33RE and RXP407 with N-domain ACE.",
-    "Fig. 2 Patient flow at the medical department in June.",
-    "Table 3 Summary of results obtained from the SHOP methodology for each ligand.",
-    "(B) Schematic diagram of potential hydrogen bonds obtained from LIGPLOT.",
-])
+@pytest.mark.parametrize(
+    "caption",
+    [
+        "Figure 7 Comparison of the binding of compounds 33RE and RXP407 with N-domain ACE.",
+        "Fig. 2 Patient flow at the medical department in June.",
+        "Table 3 Summary of results obtained from the SHOP methodology for each ligand.",
+        "(B) Schematic diagram of potential hydrogen bonds obtained from LIGPLOT.",
+    ],
+)
 def test_a_caption_paragraph_is_all_caption(caption):
     text = caption + " Values are means of three runs."
     assert set(kinds(text)) == {"caption"}
@@ -68,15 +83,20 @@ def test_a_caption_paragraph_is_all_caption(caption):
 def test_units_are_spans_of_the_text_in_reading_order():
     text = "Heparin raised bleeding (Smith et al. 2020). Filters did not. J. Doe agreed."
     units = prose_units(text, 0, len(text))
-    assert [text[u.start:u.end] for u in units] == [
-        "Heparin raised bleeding (Smith et al. 2020).", "Filters did not.", "J. Doe agreed."]
+    assert [text[u.start : u.end] for u in units] == [
+        "Heparin raised bleeding (Smith et al. 2020).",
+        "Filters did not.",
+        "J. Doe agreed.",
+    ]
 
 
 def test_bulleted_paragraphs_are_list_items():
     text = "• Heparin raised bleeding in trauma • Filters did not prevent embolism"
     units = prose_units(text, 0, len(text))
-    assert [(u.kind, text[u.start:u.end]) for u in units] == [
-        ("list_item", "Heparin raised bleeding in trauma"), ("list_item", "Filters did not prevent embolism")]
+    assert [(u.kind, text[u.start : u.end]) for u in units] == [
+        ("list_item", "Heparin raised bleeding in trauma"),
+        ("list_item", "Filters did not prevent embolism"),
+    ]
 
 
 def test_a_table_row_reads_with_its_caption_and_headers():
@@ -84,24 +104,28 @@ def test_a_table_row_reads_with_its_caption_and_headers():
     units = table_units(text, 0, len(text), head_lines=2)
     assert [u.kind for u in units] == ["caption", "table_header", "table_row"]
     row = units[2]
-    assert text[row.start:row.end] == "age, years | 54.2 ± 8.1 | 55.0"
+    assert text[row.start : row.end] == "age, years | 54.2 ± 8.1 | 55.0"
     assert row.text == "Table 3 (Baseline characteristics): age, years — Treated: 54.2 ± 8.1; Control: 55.0"
     assert table_label("Table S2: Crystallographic statistics") == "Table S2 (Crystallographic statistics)"
     assert row_text("Table", ["a", "b"], ["x", "y", "z"]) == "Table: x | y | z"  # columns that do not line up
 
 
 def test_chunks_carry_roles_and_units():
-    blocks = [Block("RESEARCH ARTICLE Open Access", (), 1),
-              Block("Heparin raised bleeding in trauma patients.", ("Abstract",), 1),
-              Block("Patients were enrolled in two centres and", ("Methods",), 2),
-              Block("followed for a year.", ("Methods",), 2),  # one sentence over two PDF lines
-              Block("Figure 1 Enrolment", ("Methods",), 2),
-              Block("We thank the nurses.", ("Acknowledgements",), 3)]
+    blocks = [
+        Block("RESEARCH ARTICLE Open Access", (), 1),
+        Block("Heparin raised bleeding in trauma patients.", ("Abstract",), 1),
+        Block("Patients were enrolled in two centres and", ("Methods",), 2),
+        Block("followed for a year.", ("Methods",), 2),  # one sentence over two PDF lines
+        Block("Figure 1 Enrolment", ("Methods",), 2),
+        Block("We thank the nurses.", ("Acknowledgements",), 3),
+    ]
     chunks = chunk_blocks(blocks, 200, approx_tokens)
     assert [c.role for c in chunks] == ["front_matter", "abstract", "body", "back_matter"]
     methods = chunks[2]
-    assert [(u.kind, methods.text[u.start:u.end]) for u in methods.units] == [
-        ("sentence", "Patients were enrolled in two centres and followed for a year."), ("caption", "Figure 1 Enrolment")]
+    assert [(u.kind, methods.text[u.start : u.end]) for u in methods.units] == [
+        ("sentence", "Patients were enrolled in two centres and followed for a year."),
+        ("caption", "Figure 1 Enrolment"),
+    ]
 
 
 @pytest.mark.skipif(not PDFS.exists(), reason="PDF fixtures not found")
@@ -113,6 +137,6 @@ def test_every_fixture_chunk_is_covered_by_units_that_are_its_own_text():
             for unit in chunk.units:
                 assert last <= unit.start < unit.end <= len(chunk.text), (pdf.name, unit)
                 last = unit.end
-            covered = "".join(chunk.text[u.start:u.end] for u in chunk.units)
+            covered = "".join(chunk.text[u.start : u.end] for u in chunk.units)
             # units leave out only separators (and list bullets)
             assert len(covered) >= 0.9 * len(chunk.text.replace(" ", "").replace("\n", "")), (pdf.name, chunk.text[:80])

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pymupdf
 import pytest
 
-from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
-from zocrates_retrieval.convert import convert_file
-from zocrates_retrieval.domain.document import Block, Document
 from zocrates_retrieval.adapters.isolation import ConverterPool, ConvertJob
+from zocrates_retrieval.convert import convert_file
+from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
+from zocrates_retrieval.domain.document import Block, Document
 from zocrates_retrieval.domain.markup import convert_html
 
 CAPTION = "Table 1. Thermal conductivity of common alloys at room temperature"
@@ -110,13 +110,19 @@ def test_only_caption_pages_are_examined_and_ruled_tables_need_no_table_finder(t
 def test_tables_of_real_papers_are_found_with_their_captions(pdf_dir, table_searches):
     """Every captioned table of the fixture PDFs (listed by hand from the pages), none elsewhere;
     only the page whose table runs on to the next page (no closing rule) needs find_tables."""
+
     def tables(name):
         doc = convert_file(pdf_dir / name, "application/pdf")
         return doc, [b for b in doc.blocks if b.kind == "table"]
 
     doc, found = tables("cermine/example3.pdf")
     assert [(t.page, t.text.split("\n")[0][:8]) for t in found] == [
-        (2, "Table 1 "), (3, "Table 2 "), (4, "Table 3 "), (5, "Table 4 "), (6, "Table 5 ")]
+        (2, "Table 1 "),
+        (3, "Table 2 "),
+        (4, "Table 3 "),
+        (5, "Table 4 "),
+        (6, "Table 5 "),
+    ]
     crystal = found[1]
     assert crystal.text.startswith("Table 2 Crystallographic statistics of N-ACE")
     assert "\nSpace group | P1\n" in crystal.text and "\nPDB code | 4BXK\n" in crystal.text
@@ -126,13 +132,19 @@ def test_tables_of_real_papers_are_found_with_their_captions(pdf_dir, table_sear
 
     _, found = tables("cermine/example2.pdf")  # pages 5 and 6 are rotated (landscape table)
     assert [(t.page, t.text[:34]) for t in found] == [
-        (4, "Table 1 Patient-provider relations"), (5, "Table 2 Overview of themes on qual"),
-        (6, "Table 2 Overview of themes on qual")]
+        (4, "Table 1 Patient-provider relations"),
+        (5, "Table 2 Overview of themes on qual"),
+        (6, "Table 2 Overview of themes on qual"),
+    ]
     assert "\nPrivacy given | 99 | 1 | 97\n" in found[0].text
 
     _, found = tables("papermage/2203.00130v1.pdf")
     assert [(t.page, t.text[:9]) for t in found] == [
-        (9, "Table 1. "), (24, "Table 2. "), (38, "Table 3. "), (39, "Table 4. ")]
+        (9, "Table 1. "),
+        (24, "Table 2. "),
+        (38, "Table 3. "),
+        (39, "Table 4. "),
+    ]
 
     _, found = tables("cermine/test1.pdf")  # no table (its reference list is no table either)
     assert found == []
@@ -156,6 +168,9 @@ def test_html_data_tables_are_units_and_layout_tables_are_not():
     <table><tr><td><p>A page laid out in a table.</p></td></tr><tr><td><p>Second cell.</p></td></tr></table>"""
     doc = convert_html(html)
     assert [(b.kind, b.text) for b in doc.blocks] == [
-        ("text", "Yields below."), ("table", "Table 1. Yields\nCrop | t/ha\nWheat | 7.1\nRice | 4.6"),
-        ("text", "A page laid out in a table."), ("text", "Second cell.")]
+        ("text", "Yields below."),
+        ("table", "Table 1. Yields\nCrop | t/ha\nWheat | 7.1\nRice | 4.6"),
+        ("text", "A page laid out in a table."),
+        ("text", "Second cell."),
+    ]
     assert doc.blocks[1].head_lines == 2 and doc.blocks[1].section == ("Results",)

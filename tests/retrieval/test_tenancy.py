@@ -52,14 +52,33 @@ class TenantLeakMachine(RuleBasedStateMachine):
         self.owned: dict[tuple[str, str], set[str]] = {}  # (user, library) -> point ids
         self.queries = 0
 
-    @rule(user=users, library=libraries, doc=st.integers(0, 5), words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=6),
-          seed=st.integers(0, 1000))
+    @rule(
+        user=users,
+        library=libraries,
+        doc=st.integers(0, 5),
+        words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=6),
+        seed=st.integers(0, 1000),
+    )
     def add_chunk(self, user, library, doc, words, seed):
         pid = point_id(user, library, f"D{doc}", 0)
         vec = np.random.default_rng(seed).normal(size=DIM).astype(np.float32)
-        self.store.upsert([ChunkPoint(pid, vec, SPARSE.document(" ".join(words)), {
-            "user_id": user, "library_id": library, "source_key": f"D{doc}", "chunk_no": 0,
-            "content_hash": "h", "text": " ".join(words)})])
+        self.store.upsert(
+            [
+                ChunkPoint(
+                    pid,
+                    vec,
+                    SPARSE.document(" ".join(words)),
+                    {
+                        "user_id": user,
+                        "library_id": library,
+                        "source_key": f"D{doc}",
+                        "chunk_no": 0,
+                        "content_hash": "h",
+                        "text": " ".join(words),
+                    },
+                )
+            ]
+        )
         self.owned.setdefault((user, library), set()).add(pid)
 
     @rule(user=users)
@@ -71,15 +90,21 @@ class TenantLeakMachine(RuleBasedStateMachine):
         after = {u: count_chunks(self.store, Tenant(u)) for u in before}
         assert after == before  # deleting one tenant leaves every other one as it was
 
-    @rule(user=users, library=st.one_of(st.none(), libraries), mode=st.sampled_from(["dense", "lexical", "hybrid"]),
-          words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3), seed=st.integers(0, 1000))
+    @rule(
+        user=users,
+        library=st.one_of(st.none(), libraries),
+        mode=st.sampled_from(["dense", "lexical", "hybrid"]),
+        words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+        seed=st.integers(0, 1000),
+    )
     def query(self, user, library, mode, words, seed):
         tenant = Tenant(user, library)
         vec = np.random.default_rng(seed).normal(size=DIM).astype(np.float32)
         hits = query_chunks(self.store, tenant, dense=vec, sparse=SPARSE.query(" ".join(words)), limit=50, mode=mode)
         self.queries += 1
-        allowed = set().union(*(ids for (u, lib), ids in self.owned.items()
-                                if u == user and (library is None or lib == library)))
+        allowed = set().union(
+            *(ids for (u, lib), ids in self.owned.items() if u == user and (library is None or lib == library))
+        )
         got = {h.id for h in hits}
         assert got <= allowed, f"{tenant} received another tenant's chunks: {got - allowed}"
         for h in hits:
@@ -106,8 +131,9 @@ class ServerTenantLeakMachine(TenantLeakMachine):
     backend = "server"
 
 
-_settings = settings(max_examples=15, stateful_step_count=25, deadline=None,
-                     suppress_health_check=[HealthCheck.too_slow])
+_settings = settings(
+    max_examples=15, stateful_step_count=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @pytest.mark.fuzz
@@ -118,8 +144,19 @@ def test_no_tenant_ever_sees_another_tenants_chunks(machine):
 
 # --- lint: only the repository function queries Qdrant ---------------------------------------
 
-QUERY_METHODS = {"query", "query_batch", "query_points", "query_batch_points", "query_points_groups",
-                 "search", "search_batch", "search_groups", "recommend", "discover", "search_matrix_pairs"}
+QUERY_METHODS = {
+    "query",
+    "query_batch",
+    "query_points",
+    "query_batch_points",
+    "query_points_groups",
+    "search",
+    "search_batch",
+    "search_groups",
+    "recommend",
+    "discover",
+    "search_matrix_pairs",
+}
 PACKAGE = Path(zocrates_retrieval.__file__).parent
 
 
@@ -130,12 +167,14 @@ def _modules():
 
 def _enclosing_functions(tree: ast.AST):
     """(function name, node) for every call, with the innermost enclosing function's name."""
+
     def walk(node, func):
         for child in ast.iter_child_nodes(node):
             name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
             if isinstance(child, ast.Call):
                 yield name, child
             yield from walk(child, name)
+
     yield from walk(tree, None)
 
 
@@ -159,16 +198,21 @@ def test_only_store_search_methods_call_qdrant_queries_and_only_query_chunks_cal
             attr = call.func.attr
             receiver = ast.unparse(call.func.value)
             if attr in QUERY_METHODS and receiver in ("self.shard", "self.client", "shard", "client"):
-                assert (path.name, func) == ("store.py", "_search"), \
+                assert (path.name, func) == ("store.py", "_search"), (
                     f"{path.name}:{call.lineno} {func}() queries Qdrant directly; go through store.query_chunks"
+                )
             if attr == "_search":
-                assert (path.name, func) == ("store.py", "query_chunks"), \
+                assert (path.name, func) == ("store.py", "query_chunks"), (
                     f"{path.name}:{call.lineno} {func}() calls a store's raw _search; use store.query_chunks"
+                )
 
 
 def test_the_lint_guard_catches_a_direct_query(tmp_path):
     """The guard above must be able to fail: a module that queries directly is found."""
     bad = ast.parse("def helper(self):\n    return self.shard.query(request)\n")
-    offenders = [(f, c) for f, c in _enclosing_functions(bad)
-                 if isinstance(c.func, ast.Attribute) and c.func.attr in QUERY_METHODS]
+    offenders = [
+        (f, c)
+        for f, c in _enclosing_functions(bad)
+        if isinstance(c.func, ast.Attribute) and c.func.attr in QUERY_METHODS
+    ]
     assert [f for f, _ in offenders] == ["helper"]

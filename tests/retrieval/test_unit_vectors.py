@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.adapters.embed import Embedder
-from zocrates_retrieval.search import answer_units
 from zocrates_retrieval.adapters.store import decode_vectors, encode_vectors
+from zocrates_retrieval.config import RetrievalSettings
+from zocrates_retrieval.search import answer_units
 
 
 @pytest.fixture(scope="module")
@@ -17,8 +17,10 @@ def embedder() -> Embedder:
 
 
 def test_the_chunk_vector_is_the_models_own_and_each_span_gets_one(embedder):
-    texts = ["Trial — Results\nHeparin raised bleeding in trauma patients. Filters were safe in all of them.",
-             "Somatic mutation rates were estimated in monozygotic twins."]
+    texts = [
+        "Trial — Results\nHeparin raised bleeding in trauma patients. Filters were safe in all of them.",
+        "Somatic mutation rates were estimated in monozygotic twins.",
+    ]
     spans = [[(16, 58), (59, 94)], [(0, 27)]]
     vectors, per_text = embedder.embed_with_spans(texts, spans)
     assert np.allclose(vectors, embedder.embed_documents(texts), atol=1e-5)
@@ -40,8 +42,10 @@ def test_a_span_past_the_models_input_length_is_embedded_on_its_own(embedder):
 
 def test_unit_vectors_survive_the_payload_and_score_only_units_an_answer_may_quote():
     vectors = np.eye(3, 4, dtype=np.float32)[:2]
-    payload = {"units": [["sentence", 0, 5, ""], ["fragment", 6, 9, ""], ["table_row", 10, 20, "Table 1: a — b"]],
-               "unit_vectors": encode_vectors(vectors)}
+    payload = {
+        "units": [["sentence", 0, 5, ""], ["fragment", 6, 9, ""], ["table_row", 10, 20, "Table 1: a — b"]],
+        "unit_vectors": encode_vectors(vectors),
+    }
     assert np.allclose(decode_vectors(payload["unit_vectors"], 4), vectors)
     units = answer_units(payload, np.array([0.0, 1.0, 0.0, 0.0], dtype=np.float32))
     assert [(u.kind, u.similarity) for u in units] == [("sentence", 0.0), ("fragment", None), ("table_row", 1.0)]

@@ -17,13 +17,24 @@ def library(tmp_path, schema_dir):
     ids = {}
     ids["article"] = b.add_item(
         "journalArticle",
-        {"title": "Heat transport in graphene", "date": "2019-03-00 2019-03", "publicationTitle": "Nature Physics",
-         "DOI": "10.1038/nphys1234"},
-        [("Ada", "Lovelace", "author"), ("Alan", "Turing", "editor"), "CERN Collaboration"])
+        {
+            "title": "Heat transport in graphene",
+            "date": "2019-03-00 2019-03",
+            "publicationTitle": "Nature Physics",
+            "DOI": "10.1038/nphys1234",
+        },
+        [("Ada", "Lovelace", "author"), ("Alan", "Turing", "editor"), "CERN Collaboration"],
+    )
     ids["paper"] = b.add_item(
-        "conferencePaper", {"title": "Fast retrieval", "proceedingsTitle": "Proc. SIGIR", "date": "2021",
-                            "extra": "arXiv: 2101.0001\nDOI: 10.1145/3404835.3462891."},
-        [("Grace", "Hopper", "author")])
+        "conferencePaper",
+        {
+            "title": "Fast retrieval",
+            "proceedingsTitle": "Proc. SIGIR",
+            "date": "2021",
+            "extra": "arXiv: 2101.0001\nDOI: 10.1145/3404835.3462891.",
+        },
+        [("Grace", "Hopper", "author")],
+    )
     ids["book"] = b.add_item("book", {"title": "A Book", "publisher": "MIT Press", "date": "1999"})
     ids["article_pdf"] = b.add_attachment(ids["article"][0], "article.pdf", b"%PDF-1.4 x")
     ids["paper_html"] = b.add_attachment(ids["paper"][0], "snapshot.html", b"<p>x</p>", "text/html")
@@ -53,7 +64,10 @@ def test_items_have_zotero_metadata(library):
     assert article.publication == "Nature Physics"
     assert article.doi == "10.1038/nphys1234"
     assert [(c.first_name, c.last_name, c.name, c.creator_type) for c in article.creators] == [
-        ("Ada", "Lovelace", "", "author"), ("Alan", "Turing", "", "editor"), ("", "", "CERN Collaboration", "author")]
+        ("Ada", "Lovelace", "", "author"),
+        ("Alan", "Turing", "", "editor"),
+        ("", "", "CERN Collaboration", "author"),
+    ]
     assert article.collections == ("Thesis", "Thesis/Chapter 2")
 
 
@@ -89,7 +103,9 @@ def test_trash_and_group_libraries(library):
     assert ids["trashed_attachment"][1] not in keys  # it is in the trash itself
     assert f"user/{ids['trashed_attachment'][1]}" in snap.trashed
     assert [(lib.library_id, lib.kind, lib.name) for lib in snap.libraries] == [
-        ("user", "user", "My Library"), ("group-4711", "group", "Lab group")]
+        ("user", "user", "My Library"),
+        ("group-4711", "group", "Lab group"),
+    ]
     group_sources = snap.sources_in("group-4711")
     assert [s.key for s in group_sources] == [ids["group_pdf"][1]]
 
@@ -102,8 +118,10 @@ def test_snapshot_reads_a_locked_wal_database_without_touching_it(tmp_path, sche
     zotero = sqlite3.connect(db)
     zotero.execute("PRAGMA journal_mode=WAL")
     zotero.execute("PRAGMA wal_autocheckpoint=0")  # committed rows stay in the -wal file
-    zotero.execute("INSERT INTO items (itemTypeID, libraryID, key) "
-                   "SELECT itemTypeID, 1, 'WALITEM1' FROM itemTypes WHERE typeName='book'")
+    zotero.execute(
+        "INSERT INTO items (itemTypeID, libraryID, key) "
+        "SELECT itemTypeID, 1, 'WALITEM1' FROM itemTypes WHERE typeName='book'"
+    )
     zotero.commit()
     zotero.execute("PRAGMA locking_mode=EXCLUSIVE")
     zotero.execute("BEGIN EXCLUSIVE")  # as Zotero does: nobody else may even read
@@ -124,10 +142,13 @@ def test_missing_database_is_a_clear_error(tmp_path):
         snapshot_database(tmp_path / "zotero.sqlite", tmp_path)
 
 
-@pytest.mark.parametrize("name, items, sources, doi", [
-    ("nagatashigueru-ZoteroDataBase.zotero.sqlite", 5, 6, "10.1016/j.apsusc.2021.149982"),
-    ("hsteinshiromoto-bibliography.zotero.sqlite", 38, 20, "10.1109/TCNS.2018.2885270"),
-])
+@pytest.mark.parametrize(
+    "name, items, sources, doi",
+    [
+        ("nagatashigueru-ZoteroDataBase.zotero.sqlite", 5, 6, "10.1016/j.apsusc.2021.149982"),
+        ("hsteinshiromoto-bibliography.zotero.sqlite", 38, 20, "10.1109/TCNS.2018.2885270"),
+    ],
+)
 def test_real_zotero_databases(tmp_path, zotero_db_dir, name, items, sources, doi):
     """Databases written by Zotero 6 and 7 themselves (their files are not included)."""
     shutil.copyfile(zotero_db_dir / name, tmp_path / "zotero.sqlite")

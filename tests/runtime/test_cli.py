@@ -23,8 +23,11 @@ def test_library_ingest_then_search_finds_the_paper(tmp_path, fixtures_dir):
     from harness.zotero import ZoteroLibraryBuilder
 
     builder = ZoteroLibraryBuilder(tmp_path / "Zotero", fixtures_dir / "zotero" / "schema")
-    item, _ = builder.add_item("journalArticle", {"title": "Complications of DVT prophylaxis in trauma",
-                                                  "date": "2010"}, creators=[("I", "Datta", "author")])
+    item, _ = builder.add_item(
+        "journalArticle",
+        {"title": "Complications of DVT prophylaxis in trauma", "date": "2010"},
+        creators=[("I", "Datta", "author")],
+    )
     builder.add_attachment(item, "datta.pdf", (fixtures_dir / "pdfs/cermine/test1.pdf").read_bytes())
     builder.close()
     data = ["--data-dir", str(tmp_path / "data")]

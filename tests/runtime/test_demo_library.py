@@ -35,7 +35,11 @@ def test_the_database_holds_each_papers_metadata_and_pdf():
         source = by_key[paper["pdf"]["key"]]
         fields = paper["fields"]
         assert (source.item.key, source.item.title, source.item.doi, source.item.publication) == (
-            paper["key"], fields["title"], fields["DOI"], fields["publicationTitle"])
+            paper["key"],
+            fields["title"],
+            fields["DOI"],
+            fields["publicationTitle"],
+        )
         assert source.item.year == int(fields["date"][:4])
         assert [f"{c.last_name}, {c.first_name}" for c in source.item.creators] == paper["creators"]
         assert source.path == demo.ZOTERO_DIR / "storage" / paper["pdf"]["key"] / paper["pdf"]["name"]

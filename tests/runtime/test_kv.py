@@ -42,13 +42,14 @@ async def test_lists_the_latest_values_of_matching_keys_without_deleted_ones(buc
 async def test_many_keys_across_fetch_batches_and_concurrent_listings_are_all_exact(bucket):
     js, kv = bucket
     keys = {f"i.alice.user.K{n:07d}" for n in range(FETCH_BATCH * 2 + 7)}
-    for chunk in [sorted(keys)[i:i + 200] for i in range(0, len(keys), 200)]:
+    for chunk in [sorted(keys)[i : i + 200] for i in range(0, len(keys), 200)]:
         await asyncio.gather(*(kv.put(k, b"{}") for k in chunk))
     await kv.put("f.alice.user.K0000001", b"{}")
     # What nats-py's watch got wrong under load: a single key, listed by many at once.
     singles, many = await asyncio.gather(
         asyncio.gather(*(latest_entries(kv, "f.alice.*.*") for _ in range(40))),
-        asyncio.gather(*(latest_entries(kv, "i.alice.*.*") for _ in range(4))))
+        asyncio.gather(*(latest_entries(kv, "i.alice.*.*") for _ in range(4))),
+    )
     assert all(len(found) == 1 for found in singles)
     assert all({e.key for e in found} == keys for found in many)
     assert await consumers(js) == 0

@@ -39,8 +39,14 @@ def test_json_line_carries_bound_ids_and_redacts_a_bearer_token(captured):
 
 def test_secret_keys_are_redacted_but_token_counts_are_kept(captured):
     structlog.get_logger().info(
-        "llm call", api_key="sk-1", access_token="a", x_api_key="k", password="p",
-        max_tokens=512, token_count=7, url="https://api.openalex.org/works?api_key=sekrit&search=x",
+        "llm call",
+        api_key="sk-1",
+        access_token="a",
+        x_api_key="k",
+        password="p",
+        max_tokens=512,
+        token_count=7,
+        url="https://api.openalex.org/works?api_key=sekrit&search=x",
     )
     [line] = captured()
     assert [line[k] for k in ("api_key", "access_token", "x_api_key", "password")] == [REDACTED] * 4

@@ -103,8 +103,7 @@ def test_each_shared_setting_set_once_is_seen_by_every_service(here, monkeypatch
 
 
 @pytest.mark.parametrize("old_name", ["ZOCRATES_RETRIEVAL_LOCAL_USER_ID", "ZOCRATES_DISCOVERY_LOCAL_USER_ID"])
-def test_an_older_service_prefixed_name_still_sets_the_shared_setting_for_every_service(
-        here, monkeypatch, old_name):
+def test_an_older_service_prefixed_name_still_sets_the_shared_setting_for_every_service(here, monkeypatch, old_name):
     # It used to set the library's owner in one service only, not the token's user.
     monkeypatch.setenv(old_name, "bob")
     assert {cls.__name__: cls().local_user_id for cls in SERVICES} == {cls.__name__: "bob" for cls in SERVICES}

@@ -102,8 +102,12 @@ def run_until_banner(stack_env, tmp_path, read_lines, wait_gone):
 
     def run():
         proc = subprocess.Popen(
-            [PY, "-m", "zocrates_runtime.stack"], env=stack_env, cwd=tmp_path,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [PY, "-m", "zocrates_runtime.stack"],
+            env=stack_env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         started.append(proc)
         lines = read_lines(proc)
@@ -163,8 +167,9 @@ def test_a_dead_nats_server_stops_the_stack(run_until_banner, wait_gone):
 
 def test_stack_fails_clearly_when_the_nats_port_is_taken(nats_server, stack_env, tmp_path):
     env = {**stack_env, "ZOCRATES_NATS_PORT": str(nats_server.port)}
-    done = subprocess.run([PY, "-m", "zocrates_runtime.stack"], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [PY, "-m", "zocrates_runtime.stack"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 2
     assert f"port {nats_server.port} on 127.0.0.1 is already in use" in done.stderr
     assert "ZOCRATES_NATS_PORT" in done.stderr
@@ -174,8 +179,9 @@ def test_stack_fails_clearly_without_the_admin_cli_and_stops_nats(tmp_path, stac
     fakes = tmp_path / "no-admin"
     _fake_services(fakes, with_admin=False)
     env = {**stack_env, "PYTHONPATH": str(fakes)}
-    done = subprocess.run([PY, "-m", "zocrates_runtime.stack"], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [PY, "-m", "zocrates_runtime.stack"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 2
     assert "python -m zocrates_gateway.admin ensure-local-token` is not available" in done.stderr
     # nats-server was started before the token step; it must not be left behind.
@@ -201,25 +207,44 @@ def test_banner_has_a_ready_to_paste_curl():
 
 
 def test_banner_says_how_answers_are_written_and_citations_checked():
-    verifier = {"status": "ok", "provider": "heuristic", "model": "lexical-logistic-v1",
-                "device": "cpu", "threshold": 0.6}
-    text = banner("http://x", "t", health={"gateway": {"answers": "extractive"},
-                                           "services": {"verifier": verifier}})
+    verifier = {
+        "status": "ok",
+        "provider": "heuristic",
+        "model": "lexical-logistic-v1",
+        "device": "cpu",
+        "threshold": 0.6,
+    }
+    text = banner("http://x", "t", health={"gateway": {"answers": "extractive"}, "services": {"verifier": verifier}})
     assert "Answers: sentences quoted from your library (no LLM is set; ZOCRATES_LLM_URL" in text
     assert "Citation checks: heuristic (lexical-logistic-v1) on cpu, threshold 0.6" in text
-    trained = {"status": "ok", "provider": "local", "model": "zocrates-verifier-minilm-v1",
-               "model_source": "trained", "device": "cpu", "threshold": 0.6}
+    trained = {
+        "status": "ok",
+        "provider": "local",
+        "model": "zocrates-verifier-minilm-v1",
+        "model_source": "trained",
+        "device": "cpu",
+        "threshold": 0.6,
+    }
     text = banner("http://x", "t", health={"services": {"verifier": trained}})
-    assert ("Citation checks: local (zocrates-verifier-minilm-v1, the trained model that ships "
-            "with Zocrates) on cpu, threshold 0.6") in text
-    fallback = verifier | {"model_source": "heuristic-fallback",
-                           "fallback_reason": "the trained model is not at /x/model"}
+    assert (
+        "Citation checks: local (zocrates-verifier-minilm-v1, the trained model that ships "
+        "with Zocrates) on cpu, threshold 0.6"
+    ) in text
+    fallback = verifier | {
+        "model_source": "heuristic-fallback",
+        "fallback_reason": "the trained model is not at /x/model",
+    }
     text = banner("http://x", "t", health={"services": {"verifier": fallback}})
-    assert ("Citation checks: heuristic (lexical-logistic-v1, fallback: the trained model did "
-            "not load) on cpu") in text
+    assert ("Citation checks: heuristic (lexical-logistic-v1, fallback: the trained model did not load) on cpu") in text
     assert "the heuristic answers because the trained model is not at /x/model" in text
-    text = banner("http://x", "t", health={"gateway": {"answers": "llm", "llm_model": "qwen3"},
-                                           "services": {"verifier": {"status": "unavailable"}}})
+    text = banner(
+        "http://x",
+        "t",
+        health={
+            "gateway": {"answers": "llm", "llm_model": "qwen3"},
+            "services": {"verifier": {"status": "unavailable"}},
+        },
+    )
     assert "Answers: written by qwen3" in text and "Citation checks" not in text
     assert "Answers" not in banner("http://x", "t")  # an older gateway: nothing is guessed
 
@@ -229,9 +254,13 @@ def test_banner_names_the_library_and_the_demo_as_the_demo():
         return banner("http://x", "t", health={"services": {"retrieval": {"status": "ok", "library": detail}}})
 
     text = library(source="demo", zotero_dir="/src/zocrates/demo/zotero", papers=3)
-    assert ("  Library: the demo library, 3 open-access papers (demo/README.md); set ZOCRATES_ZOTERO_DIR "
-            "to your Zotero data directory to use your own") in text.splitlines()
-    assert "  Library: your Zotero library in /home/ada/Zotero" in library(
-        source="zotero_dir", zotero_dir="/home/ada/Zotero").splitlines()
+    assert (
+        "  Library: the demo library, 3 open-access papers (demo/README.md); set ZOCRATES_ZOTERO_DIR "
+        "to your Zotero data directory to use your own"
+    ) in text.splitlines()
+    assert (
+        "  Library: your Zotero library in /home/ada/Zotero"
+        in library(source="zotero_dir", zotero_dir="/home/ada/Zotero").splitlines()
+    )
     assert "Library: none found on this machine; set ZOCRATES_ZOTERO_DIR" in library(source="none", zotero_dir=None)
     assert "Library" not in banner("http://x", "t", health={"services": {"retrieval": {"status": "ok"}}})

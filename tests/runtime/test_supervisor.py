@@ -49,9 +49,9 @@ async def test_gives_up_after_crash_budget_and_stops_the_others(caplog, alive):
     policy = RestartPolicy(initial_delay=0.01, max_delay=0.02, max_crashes=3, window=60)
     out = io.StringIO()
     sup = Supervisor(
-        [Child("broken", [PY, "-c", "import sys; sys.exit(7)"]),
-         Child("fine", [PY, "-c", SLEEPER])],
-        policy=policy, output=out,
+        [Child("broken", [PY, "-c", "import sys; sys.exit(7)"]), Child("fine", [PY, "-c", SLEEPER])],
+        policy=policy,
+        output=out,
     )
     code = await asyncio.wait_for(sup.run(), 15)
     assert code == 1 and sup.failed == "broken"

@@ -41,8 +41,9 @@ def test_no_span_means_no_headers_and_garbage_means_a_new_trace():
 
 
 def _run(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=30, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=30, check=True
+    )
     return done.stdout + done.stderr
 
 

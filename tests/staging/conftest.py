@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from staging.loopback import LoopbackServer
+
+from zocrates_runtime.staged_store import FileStagedStore
 from zocrates_staging.config import StagingSettings
 from zocrates_staging.service import StagingService
-from zocrates_runtime.staged_store import FileStagedStore
 
 
 @pytest.fixture
@@ -28,8 +28,12 @@ def work_dir(tmp_path) -> Path:
 def settings(server, work_dir) -> StagingSettings:
     """The loopback server allowlisted (its address and port), fast limits."""
     return StagingSettings(
-        unsafe_allow_addresses=["127.0.0.1"], allowed_ports=[80, 443, server.port],
-        work_dir=work_dir, total_timeout_s=5, connect_timeout_s=2, read_timeout_s=2,
+        unsafe_allow_addresses=["127.0.0.1"],
+        allowed_ports=[80, 443, server.port],
+        work_dir=work_dir,
+        total_timeout_s=5,
+        connect_timeout_s=2,
+        read_timeout_s=2,
         pdf_check="auto",
     )
 

@@ -46,8 +46,7 @@ class LoopbackServer:
             head = await reader.readuntil(b"\r\n\r\n")
             line, *lines = head.decode("latin-1").split("\r\n")
             method, target, _ = line.split(" ", 2)
-            headers = {k.strip().lower(): v.strip() for k, v in
-                       (h.split(":", 1) for h in lines if ":" in h)}
+            headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in lines if ":" in h)}
             self.requests.append((method, target, headers))
             await self.routes.get(target, respond(b"not found", status=404))(writer)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
@@ -72,11 +71,17 @@ def _head(status: int, headers: dict[str, str]) -> bytes:
     return ("\r\n".join(lines + ["Connection: close", "", ""])).encode("latin-1")
 
 
-def respond(body: bytes, *, status: int = 200, content_type: str = "application/pdf",
-            content_length: int | None | bool = True, headers: dict[str, str] | None = None
-            ) -> Handler:
+def respond(
+    body: bytes,
+    *,
+    status: int = 200,
+    content_type: str = "application/pdf",
+    content_length: int | None | bool = True,
+    headers: dict[str, str] | None = None,
+) -> Handler:
     """A whole response. `content_length`: True = the real length, an int = that (a lie),
     None/False = none at all (the body ends when the connection closes)."""
+
     async def handler(writer: asyncio.StreamWriter) -> None:
         fields = {"Content-Type": content_type, **(headers or {})}
         if content_length is True:
@@ -85,17 +90,18 @@ def respond(body: bytes, *, status: int = 200, content_type: str = "application/
             fields["Content-Length"] = str(content_length)
         writer.write(_head(status, fields) + body)
         await writer.drain()
+
     return handler
 
 
 def redirect(location: str, status: int = 302) -> Handler:
-    return respond(b"", status=status, content_type="text/plain",
-                   headers={"Location": location})
+    return respond(b"", status=status, content_type="text/plain", headers={"Location": location})
 
 
 def chunked(pieces: Iterable[bytes], *, declared_length: int | None = None) -> Handler:
     """A chunked body, optionally with a (lying) Content-Length beside it; h11 goes by the
     chunks, so the body can be far longer than declared."""
+
     async def handler(writer: asyncio.StreamWriter) -> None:
         fields = {"Content-Type": "application/pdf", "Transfer-Encoding": "chunked"}
         if declared_length is not None:
@@ -106,6 +112,7 @@ def chunked(pieces: Iterable[bytes], *, declared_length: int | None = None) -> H
             await writer.drain()
         writer.write(b"0\r\n\r\n")
         await writer.drain()
+
     return handler
 
 
@@ -119,23 +126,25 @@ def endless_pdf(piece: int = 256 * 1024) -> Iterable[bytes]:
 
 def drip(prefix: bytes, delay: float, *, content_length: int = 1_000_000) -> Handler:
     """Headers and `prefix` at once, then one byte every `delay` seconds, forever."""
+
     async def handler(writer: asyncio.StreamWriter) -> None:
-        writer.write(_head(200, {"Content-Type": "application/pdf",
-                                 "Content-Length": str(content_length)}) + prefix)
+        writer.write(_head(200, {"Content-Type": "application/pdf", "Content-Length": str(content_length)}) + prefix)
         await writer.drain()
         while True:
             await asyncio.sleep(delay)
             writer.write(b" ")
             await writer.drain()
+
     return handler
 
 
 def hang_up(prefix: bytes, *, content_length: int) -> Handler:
     """Promise `content_length` bytes, send `prefix`, then close the connection."""
+
     async def handler(writer: asyncio.StreamWriter) -> None:
-        writer.write(_head(200, {"Content-Type": "application/pdf",
-                                 "Content-Length": str(content_length)}) + prefix)
+        writer.write(_head(200, {"Content-Type": "application/pdf", "Content-Length": str(content_length)}) + prefix)
         await writer.drain()
+
     return handler
 
 
@@ -152,20 +161,21 @@ def raw_pdf(objects: list[bytes]) -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1, xref)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     return bytes(out)
 
 
 def one_page_pdf(content: bytes, *, flate: bool = False) -> bytes:
     """One page whose content stream is `content` (already compressed when `flate`)."""
     filter_ = b" /Filter /FlateDecode" if flate else b""
-    return raw_pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
-        b"<< /Length %d%s >>\nstream\n%s\nendstream" % (len(content), filter_, content),
-    ])
+    return raw_pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+            b"<< /Length %d%s >>\nstream\n%s\nendstream" % (len(content), filter_, content),
+        ]
+    )
 
 
 def bomb_pdf(inflated_mb: int) -> bytes:
@@ -179,11 +189,13 @@ def bomb_pdf(inflated_mb: int) -> bytes:
 def pages_pdf(pages: int) -> bytes:
     """A PDF of `pages` empty pages."""
     kids = b" ".join(b"%d 0 R" % (3 + i) for i in range(pages))
-    return raw_pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
-        *[b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"] * pages,
-    ])
+    return raw_pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+            *[b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"] * pages,
+        ]
+    )
 
 
 SMALL_PDF = one_page_pdf(b"BT /F1 12 Tf 72 720 Td (Hello) Tj ET")

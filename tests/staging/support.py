@@ -37,8 +37,10 @@ def leftovers(*folders: Path) -> list[Path]:
 def batch(*urls: str | None, user_id: str = "alice", batch_id: str = "b1") -> StagingRequested:
     """A staging request with one candidate per URL (None: no PDF URL)."""
     return StagingRequested(
-        turn_id="t1", session_id="s1", user_id=user_id, reply_to="zocrates.reply.g1.staging",
+        turn_id="t1",
+        session_id="s1",
+        user_id=user_id,
+        reply_to="zocrates.reply.g1.staging",
         batch_id=batch_id,
-        candidates=[Candidate(candidate_id=f"c{i}", title=f"Paper {i}", pdf_url=url)
-                    for i, url in enumerate(urls)],
+        candidates=[Candidate(candidate_id=f"c{i}", title=f"Paper {i}", pdf_url=url) for i, url in enumerate(urls)],
     )

@@ -10,7 +10,6 @@ import resource
 import time
 
 import pytest
-
 from staging.loopback import (
     SMALL_PDF,
     chunked,
@@ -21,6 +20,7 @@ from staging.loopback import (
     respond,
 )
 from staging.support import leftovers
+
 from zocrates_staging.adapters.download import CHUNK, Rejected, download_pdf, make_client
 
 MiB = 1024 * 1024
@@ -29,14 +29,17 @@ CAP = 1 * MiB
 
 @pytest.fixture
 async def client(server):
-    async with make_client(allowed_ports=[80, 443, server.port], read_timeout=2, connect_timeout=2,
-                           allow_addresses=[ipaddress.ip_address("127.0.0.1")]) as c:
+    async with make_client(
+        allowed_ports=[80, 443, server.port],
+        read_timeout=2,
+        connect_timeout=2,
+        allow_addresses=[ipaddress.ip_address("127.0.0.1")],
+    ) as c:
         yield c
 
 
 async def fetch(client, url, work_dir, *, max_bytes=CAP, total_timeout=5.0):
-    return await download_pdf(client, url, work_dir, max_bytes=max_bytes, max_redirects=5,
-                              total_timeout=total_timeout)
+    return await download_pdf(client, url, work_dir, max_bytes=max_bytes, max_redirects=5, total_timeout=total_timeout)
 
 
 async def refused(client, url, work_dir, **kw) -> str:
@@ -68,8 +71,7 @@ async def test_a_declared_oversize_is_refused_before_reading(server, client, wor
     assert "Content-Length" in reason and "cap" in reason
 
 
-async def test_a_lying_content_length_does_not_get_past_the_cap(server, client, work_dir,
-                                                                record_property):
+async def test_a_lying_content_length_does_not_get_past_the_cap(server, client, work_dir, record_property):
     # Content-Length says 1 KB; the chunked body goes on for 3 MB.
     body = [b"%PDF-1.7\n"] + [b"\0" * (256 * 1024)] * 12
     server.routes["/lying.pdf"] = chunked(body, declared_length=1024)
@@ -86,14 +88,12 @@ async def test_a_missing_content_length_does_not_get_past_the_cap(server, client
     assert "too large" in await refused(client, server.url("/nolength.pdf"), work_dir)
 
 
-async def test_an_endless_stream_stops_at_the_default_100_mb_cap(server, client, work_dir,
-                                                                 record_property):
+async def test_an_endless_stream_stops_at_the_default_100_mb_cap(server, client, work_dir, record_property):
     """S-PDF-1 at the real cap: streamed to disk, so memory stays flat."""
     server.routes["/endless.pdf"] = chunked(endless_pdf())
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
-    reason = await refused(client, server.url("/endless.pdf"), work_dir,
-                           max_bytes=100 * MiB, total_timeout=60)
+    reason = await refused(client, server.url("/endless.pdf"), work_dir, max_bytes=100 * MiB, total_timeout=60)
     grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
     record_property("abort_s", round(time.perf_counter() - started, 2))
     record_property("peak_rss_growth_mb", round(grew_mb, 1))
@@ -101,15 +101,18 @@ async def test_an_endless_stream_stops_at_the_default_100_mb_cap(server, client,
     assert grew_mb < 64
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    (b"<!DOCTYPE html><html><body>Access denied</body></html>", "HTML"),
-    (b"<html><head><title>Just a moment...</title></head>" + b" " * 2000, "HTML"),
-    (b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image"),
-    (b"", "empty"),
-    (b"x" * 2000 + SMALL_PDF, "after the first 1024 bytes"),
-    (b"\x1f\x8b\x08\x00" + b"\0" * 50, "gzip"),
-    (b"PK\x03\x04" + b"\0" * 3000, "does not start like a PDF"),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"<!DOCTYPE html><html><body>Access denied</body></html>", "HTML"),
+        (b"<html><head><title>Just a moment...</title></head>" + b" " * 2000, "HTML"),
+        (b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image"),
+        (b"", "empty"),
+        (b"x" * 2000 + SMALL_PDF, "after the first 1024 bytes"),
+        (b"\x1f\x8b\x08\x00" + b"\0" * 50, "gzip"),
+        (b"PK\x03\x04" + b"\0" * 3000, "does not start like a PDF"),
+    ],
+)
 async def test_a_body_that_is_not_a_pdf_is_refused(server, client, work_dir, body, expected):
     server.routes["/fake.pdf"] = respond(body)  # served as application/pdf every time
     assert expected in await refused(client, server.url("/fake.pdf"), work_dir)
@@ -169,16 +172,16 @@ async def test_a_redirect_to_another_port_on_loopback_is_blocked(server, client,
     assert "port 22" in await refused(client, server.url("/go"), work_dir)
 
 
-async def test_a_name_is_connected_to_its_checked_address_with_its_own_host_header(server,
-                                                                                   work_dir):
+async def test_a_name_is_connected_to_its_checked_address_with_its_own_host_header(server, work_dir):
     """DNS pinning over a real socket: the name resolves once, the TCP connection goes to the
     checked IP, and the server still sees the name in Host."""
     from staging.support import FakeResolver
 
     server.routes["/p.pdf"] = respond(SMALL_PDF)
     resolver = FakeResolver({"pdfs.test": ["127.0.0.1"]})
-    async with make_client(resolver=resolver, allowed_ports=[server.port],
-                           allow_addresses=[ipaddress.ip_address("127.0.0.1")]) as client:
+    async with make_client(
+        resolver=resolver, allowed_ports=[server.port], allow_addresses=[ipaddress.ip_address("127.0.0.1")]
+    ) as client:
         done = await fetch(client, f"http://pdfs.test:{server.port}/p.pdf", work_dir)
     assert done.path.read_bytes() == SMALL_PDF
     assert done.final_url == f"http://pdfs.test:{server.port}/p.pdf"

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from staging.loopback import SMALL_PDF, bomb_pdf, pages_pdf
+
 from zocrates_staging.adapters.pdfcheck import PARSERS, available_parser, check_pdf
 
 INSTALLED = [p for p in PARSERS if available_parser(p)]
@@ -32,8 +32,9 @@ def encrypted(user_password: str, owner_password: str) -> bytes:
     pypdf = pytest.importorskip("pypdf")
     writer = pypdf.PdfWriter()
     writer.add_blank_page(612, 792)
-    writer.encrypt(user_password=user_password, owner_password=owner_password,
-                   algorithm="RC4-128")  # RC4 needs no optional crypto package
+    writer.encrypt(
+        user_password=user_password, owner_password=owner_password, algorithm="RC4-128"
+    )  # RC4 needs no optional crypto package
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
@@ -74,11 +75,14 @@ async def test_an_owner_password_only_pdf_is_accepted(parser, tmp_path):
     assert await check(write(tmp_path, encrypted("", "owner")), parser) is None
 
 
-@pytest.mark.parametrize("body", [
-    b"%PDF-1.7\n" + b"garbage " * 500,
-    SMALL_PDF[: len(SMALL_PDF) // 3],
-    b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 9 0 R >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"%PDF-1.7\n" + b"garbage " * 500,
+        SMALL_PDF[: len(SMALL_PDF) // 3],
+        b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 9 0 R >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF",
+    ],
+)
 async def test_a_corrupt_pdf_is_refused(parser, tmp_path, body):
     assert await check(write(tmp_path, body), parser)
 

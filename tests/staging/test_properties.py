@@ -19,12 +19,16 @@ pytestmark = pytest.mark.fuzz
 
 v4 = st.integers(0, 2**32 - 1).map(ipaddress.IPv4Address)
 v6 = st.integers(0, 2**128 - 1).map(ipaddress.IPv6Address)
-blocked_v4 = st.sampled_from([n for n, _ in _BLOCKED if n.version == 4]).flatmap(
-    lambda n: st.integers(int(n.network_address), int(n.broadcast_address))
-).map(ipaddress.IPv4Address)
-blocked_v6 = st.sampled_from([n for n, _ in _BLOCKED if n.version == 6]).flatmap(
-    lambda n: st.integers(int(n.network_address), int(n.broadcast_address))
-).map(ipaddress.IPv6Address)
+blocked_v4 = (
+    st.sampled_from([n for n, _ in _BLOCKED if n.version == 4])
+    .flatmap(lambda n: st.integers(int(n.network_address), int(n.broadcast_address)))
+    .map(ipaddress.IPv4Address)
+)
+blocked_v6 = (
+    st.sampled_from([n for n, _ in _BLOCKED if n.version == 6])
+    .flatmap(lambda n: st.integers(int(n.network_address), int(n.broadcast_address)))
+    .map(ipaddress.IPv6Address)
+)
 
 
 @given(st.one_of(v4, v6))
@@ -62,9 +66,11 @@ def _forms(ip: ipaddress.IPv4Address) -> st.SearchStrategy[str]:
         return {"dec": str(n), "oct": "0" + format(n, "o"), "hex": "0x" + format(n, "x")}[style]
 
     splits = [[value], [a, value & 0xFFFFFF], [a, b, value & 0xFFFF], [a, b, c, d]]
-    return st.sampled_from(splits).flatmap(lambda parts: st.lists(
-        st.sampled_from(["dec", "oct", "hex"]), min_size=len(parts), max_size=len(parts)
-    ).map(lambda styles: ".".join(spell(p, s) for p, s in zip(parts, styles))))
+    return st.sampled_from(splits).flatmap(
+        lambda parts: st.lists(st.sampled_from(["dec", "oct", "hex"]), min_size=len(parts), max_size=len(parts)).map(
+            lambda styles: ".".join(spell(p, s) for p, s in zip(parts, styles))
+        )
+    )
 
 
 @given(v4.flatmap(lambda ip: st.tuples(st.just(ip), _forms(ip))))
@@ -111,8 +117,9 @@ def test_the_magic_past_the_window_is_refused(offset):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    body=st.one_of(junk, st.tuples(st.binary(max_size=1100), st.binary(max_size=3000)).map(
-        lambda t: t[0] + PDF_MAGIC + t[1])),
+    body=st.one_of(
+        junk, st.tuples(st.binary(max_size=1100), st.binary(max_size=3000)).map(lambda t: t[0] + PDF_MAGIC + t[1])
+    ),
     cuts=st.lists(st.integers(1, 700), max_size=12),
 )
 def test_a_streamed_download_agrees_with_the_sniffer_whatever_the_chunking(body, cuts):
@@ -131,10 +138,10 @@ def test_a_streamed_download_agrees_with_the_sniffer_whatever_the_chunking(body,
 
     async def fetch(work: Path):
         transport = httpx.MockTransport(lambda request: httpx.Response(200, content=stream()))
-        async with make_client(transport=transport,
-                               resolver=lambda host, port: _answer("93.184.215.14")) as client:
-            return await download_pdf(client, "http://pdfs.example/p.pdf", work,
-                                      max_bytes=1 << 20, max_redirects=0, total_timeout=5)
+        async with make_client(transport=transport, resolver=lambda host, port: _answer("93.184.215.14")) as client:
+            return await download_pdf(
+                client, "http://pdfs.example/p.pdf", work, max_bytes=1 << 20, max_redirects=0, total_timeout=5
+            )
 
     with tempfile.TemporaryDirectory() as tmp:
         try:

@@ -7,14 +7,14 @@ from datetime import timedelta
 
 import nats
 import pytest
-
 from staging.loopback import SMALL_PDF, bomb_pdf, drip, hang_up, redirect, respond
 from staging.support import batch, leftovers
+
 from zocrates_contracts import BatchStaged
+from zocrates_runtime.staged_store import FileStagedStore, NatsStagedStore
 from zocrates_staging.config import StagingSettings
 from zocrates_staging.domain.files import staged_id_for
 from zocrates_staging.service import StagingService
-from zocrates_runtime.staged_store import FileStagedStore, NatsStagedStore
 
 
 def by_id(reply: BatchStaged) -> dict:
@@ -26,9 +26,16 @@ async def test_a_mixed_batch_gets_one_record_per_candidate(service, server, file
     server.routes["/page.pdf"] = respond(b"<html>captcha</html>")
     server.routes["/cut.pdf"] = hang_up(b"%PDF-1.7\n" + b"\0" * 5000, content_length=50_000)
     server.routes["/to-private"] = redirect("http://192.168.1.1/x.pdf")
-    request = batch(server.url("/good.pdf"), None, server.url("/page.pdf"),
-                    server.url("/good.pdf"), "http://169.254.169.254/latest/meta-data/",
-                    server.url("/cut.pdf"), server.url("/to-private"), server.url("/missing.pdf"))
+    request = batch(
+        server.url("/good.pdf"),
+        None,
+        server.url("/page.pdf"),
+        server.url("/good.pdf"),
+        "http://169.254.169.254/latest/meta-data/",
+        server.url("/cut.pdf"),
+        server.url("/to-private"),
+        server.url("/missing.pdf"),
+    )
     reply = await service.stage(request)
 
     assert reply.batch_id == "b1" and reply.error is None
@@ -64,8 +71,7 @@ async def test_a_redelivered_batch_overwrites_instead_of_duplicating(service, se
     assert len(list((file_store.root / "alice").glob("*.pdf"))) == 1
 
 
-async def test_a_bomb_pdf_fails_its_candidate_and_the_service_goes_on(settings, file_store, server,
-                                                                      work_dir):
+async def test_a_bomb_pdf_fails_its_candidate_and_the_service_goes_on(settings, file_store, server, work_dir):
     service = StagingService(settings.model_copy(update={"check_max_inflated_mb": 50}), file_store)
     await service.start()
     try:
@@ -80,8 +86,7 @@ async def test_a_bomb_pdf_fails_its_candidate_and_the_service_goes_on(settings, 
     assert leftovers(work_dir) == []
 
 
-async def test_slow_servers_do_not_hold_up_the_batch_past_the_deadline(settings, file_store,
-                                                                       server):
+async def test_slow_servers_do_not_hold_up_the_batch_past_the_deadline(settings, file_store, server):
     service = StagingService(settings.model_copy(update={"total_timeout_s": 1.0}), file_store)
     await service.start()
     try:
@@ -128,8 +133,7 @@ async def test_stage_before_start_is_a_clear_error(settings, file_store):
         await StagingService(settings, file_store).stage(batch("http://example.org/x.pdf"))
 
 
-async def test_start_clears_stale_downloads_and_close_is_idempotent(settings, file_store,
-                                                                    work_dir):
+async def test_start_clears_stale_downloads_and_close_is_idempotent(settings, file_store, work_dir):
     import os
 
     work_dir.mkdir(parents=True)
@@ -170,9 +174,9 @@ async def test_a_checker_that_cannot_run_fails_the_start(settings, file_store):
     await service.close()
 
 
-async def test_a_failing_store_raises_for_the_bus_to_retry_and_leaves_nothing(settings, server,
-                                                                             file_store, work_dir):
+async def test_a_failing_store_raises_for_the_bus_to_retry_and_leaves_nothing(settings, server, file_store, work_dir):
     """The one error `stage` does not turn into a record: the bus naks and redelivers."""
+
     class DownStore(FileStagedStore):
         async def put(self, *args, **kwargs):
             raise ConnectionError("object store unreachable")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-
 from staging.support import PUBLIC_V4, PUBLIC_V6, FakeResolver, leftovers
+
 from zocrates_staging.adapters.download import Rejected, download_pdf, make_client
 from zocrates_staging.adapters.guard import BlockedRequest, blocked_reason, parse_ip_host
 
@@ -88,8 +88,7 @@ async def test_address_matrix_is_refused_before_any_connection(server, work_dir,
         for template, expected in MATRIX:
             url = template.format(p=server.port)
             with pytest.raises(Rejected) as caught:
-                await download_pdf(client, url, work_dir, max_bytes=1 << 20,
-                                   max_redirects=5, total_timeout=5)
+                await download_pdf(client, url, work_dir, max_bytes=1 << 20, max_redirects=5, total_timeout=5)
             assert expected.lower() in caught.value.reason.lower(), (url, caught.value.reason)
             refused.append(url)
     finally:
@@ -106,40 +105,85 @@ async def test_the_same_server_is_reached_once_allowlisted(server, work_dir):
     from staging.loopback import SMALL_PDF, respond
 
     server.routes["/x.pdf"] = respond(SMALL_PDF)
-    client = make_client(allowed_ports=[server.port],
-                         allow_addresses=[ipaddress.ip_address("127.0.0.1")])
+    client = make_client(allowed_ports=[server.port], allow_addresses=[ipaddress.ip_address("127.0.0.1")])
     try:
-        done = await download_pdf(client, server.url("/x.pdf"), work_dir, max_bytes=1 << 20,
-                                  max_redirects=0, total_timeout=5)
+        done = await download_pdf(
+            client, server.url("/x.pdf"), work_dir, max_bytes=1 << 20, max_redirects=0, total_timeout=5
+        )
     finally:
         await client.aclose()
     assert server.connections == 1
     assert done.path.read_bytes() == SMALL_PDF
 
 
-@pytest.mark.parametrize("address", [
-    "8.8.8.8", "1.1.1.1", PUBLIC_V4, "2606:4700:4700::1111", PUBLIC_V6, "::ffff:8.8.8.8",
-])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "8.8.8.8",
+        "1.1.1.1",
+        PUBLIC_V4,
+        "2606:4700:4700::1111",
+        PUBLIC_V6,
+        "::ffff:8.8.8.8",
+    ],
+)
 def test_public_addresses_pass(address):
     assert blocked_reason(ipaddress.ip_address(address)) is None
 
 
-@pytest.mark.parametrize("address", [
-    "127.0.0.1", "10.1.2.3", "172.20.0.1", "192.168.255.255", "169.254.169.254", "100.64.0.0",
-    "0.0.0.0", "0.1.2.3", "240.0.0.1", "203.0.113.7", "198.51.100.1", "192.0.0.8", "::1", "::",
-    "fc00::", "fe80::1", "fec0::1", "64:ff9b::a00:1", "64:ff9b:1::1", "2002:a00:1::", "2001::1",
-    "2001:db8::", "100::1", "::ffff:10.0.0.1", "::127.0.0.1", "ff0e::1",
-])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "10.1.2.3",
+        "172.20.0.1",
+        "192.168.255.255",
+        "169.254.169.254",
+        "100.64.0.0",
+        "0.0.0.0",
+        "0.1.2.3",
+        "240.0.0.1",
+        "203.0.113.7",
+        "198.51.100.1",
+        "192.0.0.8",
+        "::1",
+        "::",
+        "fc00::",
+        "fe80::1",
+        "fec0::1",
+        "64:ff9b::a00:1",
+        "64:ff9b:1::1",
+        "2002:a00:1::",
+        "2001::1",
+        "2001:db8::",
+        "100::1",
+        "::ffff:10.0.0.1",
+        "::127.0.0.1",
+        "ff0e::1",
+    ],
+)
 def test_non_public_addresses_are_named(address):
     assert blocked_reason(ipaddress.ip_address(address))
 
 
-@pytest.mark.parametrize(("host", "expected"), [
-    ("2130706433", "127.0.0.1"), ("0x7f.1", "127.0.0.1"), ("017700000001", "127.0.0.1"),
-    ("127.1", "127.0.0.1"), ("0x7F000001", "127.0.0.1"), ("0177.0.0.01", "127.0.0.1"),
-    ("10.1", "10.0.0.1"), ("192.168.1", "192.168.0.1"), ("0", "0.0.0.0"),
-    ("8.8.8.8", "8.8.8.8"), ("8.8.8.8.", "8.8.8.8"), ("::1", "::1"), ("[::1]", "::1"),
-])
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("2130706433", "127.0.0.1"),
+        ("0x7f.1", "127.0.0.1"),
+        ("017700000001", "127.0.0.1"),
+        ("127.1", "127.0.0.1"),
+        ("0x7F000001", "127.0.0.1"),
+        ("0177.0.0.01", "127.0.0.1"),
+        ("10.1", "10.0.0.1"),
+        ("192.168.1", "192.168.0.1"),
+        ("0", "0.0.0.0"),
+        ("8.8.8.8", "8.8.8.8"),
+        ("8.8.8.8.", "8.8.8.8"),
+        ("::1", "::1"),
+        ("[::1]", "::1"),
+    ],
+)
 def test_numeric_hosts_are_decoded_like_inet_aton(host, expected):
     assert parse_ip_host(host) == ipaddress.ip_address(expected)
 
@@ -149,8 +193,9 @@ def test_names_are_left_to_dns(host):
     assert parse_ip_host(host) is None
 
 
-@pytest.mark.parametrize("host", ["1.2.3.4.5", "256.1.1.1", "08.1", "1.2.3.0x100", "a.123",
-                                  "4294967296", "0x1.0x2.0x3.0x4.0x5", "1::2::3"])
+@pytest.mark.parametrize(
+    "host", ["1.2.3.4.5", "256.1.1.1", "08.1", "1.2.3.0x100", "a.123", "4294967296", "0x1.0x2.0x3.0x4.0x5", "1::2::3"]
+)
 def test_malformed_numeric_hosts_are_refused(host):
     with pytest.raises(BlockedRequest):
         parse_ip_host(host)

@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 import httpx
 import pytest
-
 from staging.loopback import SMALL_PDF
 from staging.support import PUBLIC_V4, PUBLIC_V6, FakeResolver, leftovers
+
 from zocrates_staging.adapters.download import Rejected, download_pdf, make_client
 
 
@@ -33,6 +33,7 @@ def redirect_to(location: str) -> Callable[[], httpx.Response]:
 
 def pdf(body: bytes = SMALL_PDF) -> Callable[[], httpx.Response]:
     """A streamed body, as the network gives (bytes content would arrive already read)."""
+
     async def stream():
         yield body
 
@@ -40,21 +41,22 @@ def pdf(body: bytes = SMALL_PDF) -> Callable[[], httpx.Response]:
 
 
 async def fetch(client, url, work_dir, max_redirects=5):
-    return await download_pdf(client, url, work_dir, max_bytes=1 << 20,
-                              max_redirects=max_redirects, total_timeout=5)
+    return await download_pdf(client, url, work_dir, max_bytes=1 << 20, max_redirects=max_redirects, total_timeout=5)
 
 
-@pytest.mark.parametrize(("location", "expected"), [
-    ("http://127.0.0.1/x.pdf", "loopback"),
-    ("http://169.254.169.254/latest/meta-data/iam", "link-local"),
-    ("http://[::1]/x.pdf", "loopback"),
-    ("http://internal.example/x.pdf", "RFC 1918"),
-    ("http://2130706433/x.pdf", "loopback"),
-    ("file:///etc/passwd", "scheme"),
-    ("http://public.example:8080/x.pdf", "port 8080"),
-])
-async def test_redirect_to_a_private_address_is_blocked_at_that_hop(location, expected, work_dir,
-                                                                    record_property):
+@pytest.mark.parametrize(
+    ("location", "expected"),
+    [
+        ("http://127.0.0.1/x.pdf", "loopback"),
+        ("http://169.254.169.254/latest/meta-data/iam", "link-local"),
+        ("http://[::1]/x.pdf", "loopback"),
+        ("http://internal.example/x.pdf", "RFC 1918"),
+        ("http://2130706433/x.pdf", "loopback"),
+        ("file:///etc/passwd", "scheme"),
+        ("http://public.example:8080/x.pdf", "port 8080"),
+    ],
+)
+async def test_redirect_to_a_private_address_is_blocked_at_that_hop(location, expected, work_dir, record_property):
     transport, seen = recording_transport({"/paper.pdf": redirect_to(location)})
     resolver = FakeResolver({"public.example": [PUBLIC_V4], "internal.example": ["10.9.8.7"]})
     async with make_client(transport=transport, resolver=resolver) as client:
@@ -68,8 +70,7 @@ async def test_redirect_to_a_private_address_is_blocked_at_that_hop(location, ex
 
 
 async def test_a_chain_through_public_hosts_is_followed(work_dir):
-    routes = {"/a": redirect_to("https://b.example/b"), "/b": redirect_to("/c.pdf"),
-              "/c.pdf": pdf()}
+    routes = {"/a": redirect_to("https://b.example/b"), "/b": redirect_to("/c.pdf"), "/c.pdf": pdf()}
     transport, seen = recording_transport(routes)
     resolver = FakeResolver({"a.example": [PUBLIC_V4], "b.example": ["1.1.1.1"]})
     async with make_client(transport=transport, resolver=resolver) as client:
@@ -77,7 +78,10 @@ async def test_a_chain_through_public_hosts_is_followed(work_dir):
     assert done.redirects == 2 and done.final_url == "https://b.example/c.pdf"
     assert done.path.read_bytes() == SMALL_PDF
     assert [(r.url.host, r.headers["host"]) for r in seen] == [
-        (PUBLIC_V4, "a.example"), ("1.1.1.1", "b.example"), ("1.1.1.1", "b.example")]
+        (PUBLIC_V4, "a.example"),
+        ("1.1.1.1", "b.example"),
+        ("1.1.1.1", "b.example"),
+    ]
     assert resolver.calls == ["a.example", "b.example", "b.example"]  # every hop re-checked
 
 
@@ -117,8 +121,9 @@ async def test_ipv6_answers_are_pinned_too(work_dir):
 
 async def test_mixed_answers_are_refused_whatever_their_order(work_dir):
     transport, seen = recording_transport({"/p.pdf": pdf()})
-    resolver = FakeResolver({"mixed.example": [PUBLIC_V4, "10.0.0.1"],
-                             "mixed2.example": ["169.254.169.254", PUBLIC_V4]})
+    resolver = FakeResolver(
+        {"mixed.example": [PUBLIC_V4, "10.0.0.1"], "mixed2.example": ["169.254.169.254", PUBLIC_V4]}
+    )
     async with make_client(transport=transport, resolver=resolver) as client:
         for host in ("mixed.example", "mixed2.example"):
             with pytest.raises(Rejected, match="blocked"):

@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 
 import nats
 import pytest
-
 from staging.loopback import SMALL_PDF
 from staging.support import leftovers
+
 from zocrates_runtime.staged_store import (
     DEFAULT_BUCKET,
     FileStagedStore,
@@ -84,10 +84,19 @@ async def test_another_users_id_reads_as_absent(store, pdf_file):
     assert await store.get("alice", "nope") is None
 
 
-@pytest.mark.parametrize(("user_id", "staged_id"), [
-    ("alice", "../alice/s1"), ("..", "s1"), ("alice", "s1/../../x"), ("", "s1"), ("alice", ""),
-    ("alice", "s1.json"), ("alice", "*"), ("alice", ">"),
-])
+@pytest.mark.parametrize(
+    ("user_id", "staged_id"),
+    [
+        ("alice", "../alice/s1"),
+        ("..", "s1"),
+        ("alice", "s1/../../x"),
+        ("", "s1"),
+        ("alice", ""),
+        ("alice", "s1.json"),
+        ("alice", "*"),
+        ("alice", ">"),
+    ],
+)
 async def test_malformed_ids_read_as_absent(store, pdf_file, user_id, staged_id):
     await store.put("alice", "s1", pdf_file, META)
     assert await store.get(user_id, staged_id) is None
@@ -159,8 +168,7 @@ async def test_nats_store_refuses_an_object_with_a_missing_chunk(nc, tmp_path):
     await store.put("alice", "s1", big, META)
     obj = await js.object_store(DEFAULT_BUCKET)
     nuid = (await obj.get_info("s1")).nuid
-    first = await js.get_msg(f"OBJ_{DEFAULT_BUCKET}", seq=1, subject=f"$O.{DEFAULT_BUCKET}.C.{nuid}",
-                             next=True)
+    first = await js.get_msg(f"OBJ_{DEFAULT_BUCKET}", seq=1, subject=f"$O.{DEFAULT_BUCKET}.C.{nuid}", next=True)
     await js.delete_msg(f"OBJ_{DEFAULT_BUCKET}", first.seq)
     with pytest.raises(StagedIntegrityError, match="do not match"):
         await store.get("alice", "s1")
@@ -186,7 +194,9 @@ def test_the_store_module_imports_on_its_own():
     import subprocess
     import sys
 
-    code = ("import sys, zocrates_runtime.staged_store; "
-            "bad = [m for m in ('zocrates_staging.service', 'httpx', 'zocrates_staging.adapters.download')"
-            " if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, zocrates_runtime.staged_store; "
+        "bad = [m for m in ('zocrates_staging.service', 'httpx', 'zocrates_staging.adapters.download')"
+        " if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -169,9 +169,7 @@ def cases() -> list[dict]:
         texts.append("".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 25))))
     out = []
     for i, raw in enumerate(texts):
-        probabilities = {
-            n: [rng.choice([0.95, 0.7, 0.3, None]) for _ in range(12)] for n in range(1, len(CHUNKS) + 1)
-        }
+        probabilities = {n: [rng.choice([0.95, 0.7, 0.3, None]) for _ in range(12)] for n in range(1, len(CHUNKS) + 1)}
         resolution = resolve_citations_and_references(
             raw, CHUNKS, support_probabilities=probabilities, considered_disclosure=i % 3 != 0
         )

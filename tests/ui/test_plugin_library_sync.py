@@ -20,9 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.serving import serving
 from harness.system import FakeVerifier
 from zocrates_retrieval.adapters.store import Tenant, count_chunks
-from harness.serving import serving
 from zocrates_runtime.settings import ZocratesSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,10 +69,20 @@ async def test_plugin_sync_module_uploads_a_zotero_pdf_that_the_server_indexes(n
     async with hosted_stack(nats_server.url, tmp_path / "data") as (url, gateway, retrieval):
         token = await gateway.state.gateway.tokens.create("ada")
         proc = await asyncio.create_subprocess_exec(
-            node, str(SCRIPT), cwd=str(ROOT / "plugin"),
-            env={"PATH": "/usr/bin:/bin", "ZOCRATES_URL": url, "ZOCRATES_TOKEN": token, "ZOCRATES_PDF": str(PDF),
-                 "ZOCRATES_GROUP_PDF": str(GROUP_PDF), "ZOCRATES_GROUP_ID": str(GROUP_ID)},
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            node,
+            str(SCRIPT),
+            cwd=str(ROOT / "plugin"),
+            env={
+                "PATH": "/usr/bin:/bin",
+                "ZOCRATES_URL": url,
+                "ZOCRATES_TOKEN": token,
+                "ZOCRATES_PDF": str(PDF),
+                "ZOCRATES_GROUP_PDF": str(GROUP_PDF),
+                "ZOCRATES_GROUP_ID": str(GROUP_ID),
+            },
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
         out, _ = await asyncio.wait_for(proc.communicate(), timeout=180)
         log = out.decode(errors="replace")
         assert proc.returncode == 0, f"the sync script failed:\n{log[-4000:]}"

@@ -14,18 +14,22 @@ from tools.pluginlimits import OUT, render, values
 
 def test_the_plugin_limits_module_matches_the_contracts():
     assert OUT.read_text() == render(), (
-        "the contracts' limits changed: run `make schemas` and commit plugin/content/core/limits.js")
+        "the contracts' limits changed: run `make schemas` and commit plugin/content/core/limits.js"
+    )
 
 
 def test_node_reads_the_limits_as_the_contracts_define_them():
     node = shutil.which("node")
     if node is None:
         pytest.fail("node is not installed: the plugin's limits cannot be checked (install Node 20)")
-    script = (f"const m = await import({json.dumps(OUT.as_uri())});"
-              "console.log(JSON.stringify(Object.fromEntries(Object.entries(m).map(([k, v]) =>"
-              " [k, v instanceof RegExp ? v.source : v]))));")
-    out = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True,
-                         check=True, timeout=30).stdout
+    script = (
+        f"const m = await import({json.dumps(OUT.as_uri())});"
+        "console.log(JSON.stringify(Object.fromEntries(Object.entries(m).map(([k, v]) =>"
+        " [k, v instanceof RegExp ? v.source : v]))));"
+    )
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", script], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
     got = json.loads(out)
     want = values()
     for name, value in want.items():

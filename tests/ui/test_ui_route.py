@@ -14,9 +14,7 @@ from zocrates_gateway.routes import ui
 async def client():
     # The static routes need no bus: no lifespan, so no NATS connection is made.
     app = create_app(GatewaySettings())
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://ui.test"
-    ) as c:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://ui.test") as c:
         yield c
 
 
@@ -26,9 +24,7 @@ async def test_the_page_and_its_modules_are_served_without_a_token(client):
     assert 'src="sidebar/main.js"' in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
     module = await client.get("/ui/sidebar/main.js")
-    assert module.status_code == 200 and module.headers["content-type"].startswith(
-        "text/javascript"
-    )
+    assert module.status_code == 200 and module.headers["content-type"].startswith("text/javascript")
     assert (await client.get("/ui/core/citations.js")).status_code == 200
     assert (await client.get("/ui", follow_redirects=False)).headers["location"] == "/ui/"
 
@@ -52,8 +48,9 @@ async def test_missing_vendored_libraries_say_how_to_build_them(tmp_path, monkey
     (tmp_path / "sidebar.html").write_text("<!doctype html>")
     monkeypatch.setenv("ZOCRATES_UI_DIR", str(tmp_path))
     settings = GatewaySettings()  # the directory is a setting, read when the gateway starts
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(settings)),
-                                 base_url="http://ui.test") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=create_app(settings)), base_url="http://ui.test"
+    ) as client:
         response = await client.get("/ui/vendor/katex.mjs")
     assert response.status_code == 503
     assert "make plugin" in response.json()["error"]["message"]

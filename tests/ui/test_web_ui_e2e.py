@@ -42,14 +42,10 @@ def recorded_discovery(nats_url: str):
     """A discovery service on the bus that answers every request with the recorded candidates."""
     broker = bus.make_broker(ZocratesSettings(nats_url=nats_url))
 
-    @bus.request_consumer(
-        broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER, service="discovery"
-    )
+    @bus.request_consumer(broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER, service="discovery")
     async def on_request(request: DiscoveryRequested):
         """Recorded OpenAlex candidates."""
-        return CandidatesFound(
-            **request.reply_fields(), candidates=[Candidate.model_validate(c) for c in CANDIDATES]
-        )
+        return CandidatesFound(**request.reply_fields(), candidates=[Candidate.model_validate(c) for c in CANDIDATES])
 
     bus.health_responder(broker, "discovery", lambda: {"status": "ok", "capability": "recorded"})
     return service_app(broker)
@@ -57,8 +53,17 @@ def recorded_discovery(nats_url: str):
 
 async def demo_library_status(request: LibraryStatusRequested) -> LibraryStatus:
     """What retrieval answers when it reads the bundled demo library (no Zotero library here)."""
-    return LibraryStatus(**request.reply_fields(), source="demo", state="done", ready=True, items=3,
-                         attachments=3, sources_total=3, sources_done=3, indexed=3)
+    return LibraryStatus(
+        **request.reply_fields(),
+        source="demo",
+        state="done",
+        ready=True,
+        items=3,
+        attachments=3,
+        sources_total=3,
+        sources_done=3,
+        indexed=3,
+    )
 
 
 def _require_tools() -> tuple[str, Path]:
@@ -72,9 +77,7 @@ def _require_tools() -> tuple[str, Path]:
         )
     modules = ROOT / "plugin" / "node_modules" / "playwright-core"
     if not modules.exists() or not (ROOT / "plugin" / "content" / "vendor" / "katex.mjs").exists():
-        pytest.fail(
-            "plugin/node_modules or plugin/content/vendor is missing; run `npm ci` in plugin/"
-        )
+        pytest.fail("plugin/node_modules or plugin/content/vendor is missing; run `npm ci` in plugin/")
     return node, modules
 
 

@@ -9,6 +9,7 @@ import time
 
 import pytest
 import torch
+
 from zocrates_verifier.backends.base import (
     DeadlineExceeded,
     NotAvailable,
@@ -44,8 +45,7 @@ class LinearModel:
 
 
 def make(model, **options) -> MicroBatcher:
-    options = {"max_batch_tokens": 2048, "max_batch_items": 64, "max_wait_s": 0.002,
-               **options}
+    options = {"max_batch_tokens": 2048, "max_batch_items": 64, "max_wait_s": 0.002, **options}
     return MicroBatcher(model.predict, len, **options)
 
 
@@ -54,17 +54,19 @@ async def test_each_caller_gets_its_own_results_in_order_under_concurrency(calle
     model = LinearModel()
     batcher = make(model)
     rng = random.Random(callers)
-    requests = [[[rng.uniform(-1, 1) for _ in range(rng.randint(1, 64))]
-                 for _ in range(rng.randint(1, 6))] for _ in range(callers)]
+    requests = [
+        [[rng.uniform(-1, 1) for _ in range(rng.randint(1, 64))] for _ in range(rng.randint(1, 6))]
+        for _ in range(callers)
+    ]
 
     async def call(items):
         await asyncio.sleep(rng.random() * 0.01)
         return await batcher.submit(items)
 
     results = await asyncio.gather(*(call(r) for r in requests))
-    mismatches = sum(abs(got - model.own(x)) > 1e-5
-                     for request, result in zip(requests, results)
-                     for x, got in zip(request, result))
+    mismatches = sum(
+        abs(got - model.own(x)) > 1e-5 for request, result in zip(requests, results) for x, got in zip(request, result)
+    )
     assert [len(r) for r in results] == [len(r) for r in requests]
     assert mismatches == 0
     if callers >= 64:  # concurrency actually merged callers into shared forward passes
@@ -94,8 +96,7 @@ async def test_poisoned_item_fails_alone_and_every_future_resolves():
     batcher = MicroBatcher(predict, len, max_batch_tokens=4096, max_wait_s=0.02)
     good = [[[0.5 * i]] for i in range(31)]
     requests = good[:15] + [[poison]] + good[15:]
-    results = await asyncio.wait_for(
-        asyncio.gather(*(batcher.submit(r) for r in requests)), timeout=5)
+    results = await asyncio.wait_for(asyncio.gather(*(batcher.submit(r) for r in requests)), timeout=5)
     failed = [r[0] for r in results if not isinstance(r[0], float)]
     assert len(failed) == 1 and isinstance(failed[0], PredictFailed)
     assert "poisoned input" in str(failed[0])
@@ -142,8 +143,7 @@ async def test_simulated_out_of_memory_splits_and_serves_everything():
         return model.predict(items)
 
     emptied = []
-    batcher = MicroBatcher(predict, len, max_wait_s=0.05,
-                           on_out_of_memory=lambda: emptied.append(1))
+    batcher = MicroBatcher(predict, len, max_wait_s=0.05, on_out_of_memory=lambda: emptied.append(1))
     items = [[0.01 * i] for i in range(20)]
     outcomes = await batcher.submit(items)
     assert all(isinstance(o, float) for o in outcomes)
@@ -156,8 +156,9 @@ async def test_simulated_out_of_memory_splits_and_serves_everything():
 async def test_full_queue_is_an_explicit_overload_signal():
     model = LinearModel()
     gate = threading.Event()
-    batcher = MicroBatcher(lambda items: (gate.wait(5), model.predict(items))[1], len,
-                           max_wait_s=0.0, max_queue_items=8)
+    batcher = MicroBatcher(
+        lambda items: (gate.wait(5), model.predict(items))[1], len, max_wait_s=0.0, max_queue_items=8
+    )
     first = asyncio.create_task(batcher.submit([[1.0]]))
     await asyncio.sleep(0.05)
     queued = asyncio.create_task(batcher.submit([[2.0]] * 6))
@@ -172,8 +173,7 @@ async def test_full_queue_is_an_explicit_overload_signal():
 
 
 async def test_non_probability_output_fails_only_that_item():
-    batcher = MicroBatcher(lambda items: [float("nan") if x == [0.0] else 0.5 for x in items],
-                           len, max_wait_s=0.02)
+    batcher = MicroBatcher(lambda items: [float("nan") if x == [0.0] else 0.5 for x in items], len, max_wait_s=0.02)
     outcomes = await asyncio.gather(batcher.submit([[0.0]]), batcher.submit([[1.0]]))
     assert isinstance(outcomes[0][0], PredictFailed) and outcomes[1] == [0.5]
     await batcher.close()
@@ -181,8 +181,7 @@ async def test_non_probability_output_fails_only_that_item():
 
 async def test_close_answers_waiting_callers_and_refuses_new_work():
     gate = threading.Event()
-    batcher = MicroBatcher(lambda items: (gate.wait(5), [0.5] * len(items))[1], len,
-                           max_wait_s=0.0)
+    batcher = MicroBatcher(lambda items: (gate.wait(5), [0.5] * len(items))[1], len, max_wait_s=0.0)
     running = asyncio.create_task(batcher.submit([[1.0]]))
     await asyncio.sleep(0.05)
     waiting = asyncio.create_task(batcher.submit([[2.0]]))
@@ -198,8 +197,7 @@ async def test_close_answers_waiting_callers_and_refuses_new_work():
 async def test_cancelled_caller_does_not_reach_the_model():
     model = LinearModel()
     gate = threading.Event()
-    batcher = MicroBatcher(lambda items: (gate.wait(5), model.predict(items))[1], len,
-                           max_wait_s=0.0)
+    batcher = MicroBatcher(lambda items: (gate.wait(5), model.predict(items))[1], len, max_wait_s=0.0)
     first = asyncio.create_task(batcher.submit([[1.0]]))
     await asyncio.sleep(0.05)
     gone = asyncio.create_task(batcher.submit([[7.0]]))

@@ -42,11 +42,16 @@ async def test_two_replicas_share_the_work_and_every_request_is_answered_once(na
     for app in apps:
         await app.start()
     try:
+
         def request(i: int) -> VerificationRequested:
             claim = "387 pairs of twins were sequenced." if i % 2 else "4,000 pairs of twins were sequenced."
             return VerificationRequested(
-                turn_id=f"t{i}", session_id="s", user_id="u", reply_to=requester.reply_to(VerificationRequested),
-                pairs=[VerificationPair(chunk_index=1, occurrence=1, claim=claim, source_text=PASSAGE)])
+                turn_id=f"t{i}",
+                session_id="s",
+                user_id="u",
+                reply_to=requester.reply_to(VerificationRequested),
+                pairs=[VerificationPair(chunk_index=1, occurrence=1, claim=claim, source_text=PASSAGE)],
+            )
 
         replies = await asyncio.gather(*(requester.request(request(i), timeout=15) for i in range(40)))
         assert [r.turn_id for r in replies] == [f"t{i}" for i in range(40)]
@@ -76,9 +81,13 @@ async def test_the_service_process_also_serves_the_systemone_http_api(nats_serve
                 except httpx.ConnectError:
                     await asyncio.sleep(0.05)
             assert health.json()["status"] == "ok"
-            r = await client.post("/v1/systemone/batch", json={
-                "states": [{"claim": "387 pairs of twins were sequenced.", "source_text": PASSAGE}],
-                "questions": {"q": {"type": "noul", "instructions": SINGLE_QUESTION}}})
+            r = await client.post(
+                "/v1/systemone/batch",
+                json={
+                    "states": [{"claim": "387 pairs of twins were sequenced.", "source_text": PASSAGE}],
+                    "questions": {"q": {"type": "noul", "instructions": SINGLE_QUESTION}},
+                },
+            )
             assert r.status_code == 200, r.text
             assert 0.0 <= r.json()["results"][0]["answers"]["q"]["noul"] <= 1.0
     finally:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from zocrates_verifier import calibration
 from zocrates_verifier.backends.base import Pair
 from zocrates_verifier.backends.heuristic import COEFFICIENTS, FEATURES, features, score_pair
 
-PASSAGE = ("We enrolled 2,000 adults in a randomized trial. Over five years, aspirin reduced "
-           "the risk of myocardial infarction by 32% compared with placebo (95% CI 21-41%). "
-           "Bleeding events were rare.")
+PASSAGE = (
+    "We enrolled 2,000 adults in a randomized trial. Over five years, aspirin reduced "
+    "the risk of myocardial infarction by 32% compared with placebo (95% CI 21-41%). "
+    "Bleeding events were rare."
+)
 THRESHOLD = 0.60
 
 
@@ -30,15 +33,18 @@ def test_rounded_numbers_and_thousands_separators_still_match():
 
 
 def test_names_with_digits_are_not_numbers():
-    assert features("IL-6 and CD4 counts rose in HNF4A carriers.", "IL-6 and CD4 counts rose "
-                    "in HNF4A carriers.")[FEATURES.index("missing_nums")] == 0
+    assert (
+        features("IL-6 and CD4 counts rose in HNF4A carriers.", "IL-6 and CD4 counts rose in HNF4A carriers.")[
+            FEATURES.index("missing_nums")
+        ]
+        == 0
+    )
 
 
 def test_reversed_direction_scores_below_the_supported_claim():
     supported = score_pair(Pair("Aspirin reduced the risk of myocardial infarction.", PASSAGE))
     reversed_ = score_pair(Pair("Aspirin increased the risk of myocardial infarction.", PASSAGE))
-    assert features("Aspirin increased the risk of myocardial infarction.",
-                    PASSAGE)[FEATURES.index("direction")] == 1
+    assert features("Aspirin increased the risk of myocardial infarction.", PASSAGE)[FEATURES.index("direction")] == 1
     assert reversed_ < THRESHOLD <= supported
 
 
@@ -47,8 +53,7 @@ def test_unrelated_claim_scores_low():
 
 
 def test_compound_claim_is_judged_on_its_best_clause():
-    claim = ("Aspirin reduced the risk of myocardial infarction by 32%, while statins "
-             "cured diabetes in laboratory mice")
+    claim = "Aspirin reduced the risk of myocardial infarction by 32%, while statins cured diabetes in laboratory mice"
     single = score_pair(Pair(claim, PASSAGE, compound=False))
     compound = score_pair(Pair(claim, PASSAGE, compound=True))
     assert compound >= THRESHOLD > single

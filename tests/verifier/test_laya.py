@@ -14,6 +14,7 @@ import time
 
 import httpx
 import pytest
+
 from zocrates_contracts import VerificationPair, VerificationRequested
 from zocrates_runtime import bus
 from zocrates_runtime.natsserver import free_port
@@ -30,8 +31,7 @@ laya = pytest.importorskip("laya")
 PASSAGE = "Over five years, aspirin reduced the risk of myocardial infarction by 32% in adults."
 PAIRS = [
     Pair("Aspirin reduced the risk of infarction by 32%.", PASSAGE),
-    Pair("Aspirin cut infarction risk; statins lowered cholesterol in most adults", PASSAGE,
-         compound=True),
+    Pair("Aspirin cut infarction risk; statins lowered cholesterol in most adults", PASSAGE, compound=True),
     Pair("Statins lowered cholesterol.", "Cholesterol fell in the statin arm " * 8),
     Pair("A claim about mice.", "Mice were dosed daily for two weeks."),
 ]
@@ -54,7 +54,8 @@ def reference(tiny_laya_checkpoint) -> list[float]:
 
 
 def test_loader_serves_a_laya_checkpoint_offline_and_asks_each_pair_its_question(
-        tiny_laya_checkpoint, reference, monkeypatch):
+    tiny_laya_checkpoint, reference, monkeypatch
+):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a Hub lookup would fail, not hang
     model = load_model(tiny_laya_checkpoint)
     assert isinstance(model, LayaModel)
@@ -69,15 +70,12 @@ def test_loader_serves_a_laya_checkpoint_offline_and_asks_each_pair_its_question
     assert model.describe()["dtype"] == "float32"
 
 
-async def test_service_reports_laya_and_scores_through_the_micro_batcher(
-        tiny_laya_checkpoint, reference):
-    service = VerifierService(VerifierSettings(provider="local", model_dir=tiny_laya_checkpoint,
-                                               device="cpu"))
+async def test_service_reports_laya_and_scores_through_the_micro_batcher(tiny_laya_checkpoint, reference):
+    service = VerifierService(VerifierSettings(provider="local", model_dir=tiny_laya_checkpoint, device="cpu"))
     await service.start()
     try:
         # Concurrent requests share forward passes; each gets its own scores back, in order.
-        results = await asyncio.gather(*(service.score([PAIRS[i], PAIRS[(i + 1) % 4]], None)
-                                         for i in range(4)))
+        results = await asyncio.gather(*(service.score([PAIRS[i], PAIRS[(i + 1) % 4]], None) for i in range(4)))
         for i, outcomes in enumerate(results):
             assert outcomes == pytest.approx([reference[i], reference[(i + 1) % 4]], abs=2e-4)
         health = service.health()
@@ -88,38 +86,36 @@ async def test_service_reports_laya_and_scores_through_the_micro_batcher(
         await service.close()
 
 
-async def test_our_http_batch_route_answers_with_the_laya_checkpoint(tiny_laya_checkpoint,
-                                                                     reference):
-    service = VerifierService(VerifierSettings(provider="local", model_dir=tiny_laya_checkpoint,
-                                               device="cpu"))
+async def test_our_http_batch_route_answers_with_the_laya_checkpoint(tiny_laya_checkpoint, reference):
+    service = VerifierService(VerifierSettings(provider="local", model_dir=tiny_laya_checkpoint, device="cpu"))
     await service.start()
     try:
         transport = httpx.ASGITransport(app=create_http_app(service))
         async with httpx.AsyncClient(transport=transport, base_url="http://verifier") as client:
-            r = await client.post("/v1/systemone/batch", json={
-                "states": [{"claim": p.claim, "source_text": p.source_text} for p in PAIRS],
-                "questions": {"single": {"type": "noul", "instructions": SINGLE_QUESTION},
-                              "compound": {"type": "noul", "instructions": COMPOUND_QUESTION}}})
+            r = await client.post(
+                "/v1/systemone/batch",
+                json={
+                    "states": [{"claim": p.claim, "source_text": p.source_text} for p in PAIRS],
+                    "questions": {
+                        "single": {"type": "noul", "instructions": SINGLE_QUESTION},
+                        "compound": {"type": "noul", "instructions": COMPOUND_QUESTION},
+                    },
+                },
+            )
         assert r.status_code == 200, r.text
         results = r.json()["results"]
-        expected_single = laya_direct(tiny_laya_checkpoint,
-                                      [Pair(p.claim, p.source_text) for p in PAIRS])
-        expected_compound = laya_direct(tiny_laya_checkpoint,
-                                        [Pair(p.claim, p.source_text, True) for p in PAIRS])
-        assert [x["answers"]["single"]["noul"] for x in results] == pytest.approx(
-            expected_single, abs=2e-4)
-        assert [x["answers"]["compound"]["noul"] for x in results] == pytest.approx(
-            expected_compound, abs=2e-4)
+        expected_single = laya_direct(tiny_laya_checkpoint, [Pair(p.claim, p.source_text) for p in PAIRS])
+        expected_compound = laya_direct(tiny_laya_checkpoint, [Pair(p.claim, p.source_text, True) for p in PAIRS])
+        assert [x["answers"]["single"]["noul"] for x in results] == pytest.approx(expected_single, abs=2e-4)
+        assert [x["answers"]["compound"]["noul"] for x in results] == pytest.approx(expected_compound, abs=2e-4)
     finally:
         await service.close()
 
 
 @pytest.mark.connected
-async def test_a_turn_on_the_bus_is_scored_by_the_laya_checkpoint(nats_server,
-                                                                 tiny_laya_checkpoint, reference):
+async def test_a_turn_on_the_bus_is_scored_by_the_laya_checkpoint(nats_server, tiny_laya_checkpoint, reference):
     settings = ZocratesSettings(nats_url=nats_server.url)
-    service = VerifierService(VerifierSettings(provider="local", model_dir=tiny_laya_checkpoint,
-                                               device="cpu"))
+    service = VerifierService(VerifierSettings(provider="local", model_dir=tiny_laya_checkpoint, device="cpu"))
     app = create_app(settings, service=service)
     gateway = bus.make_broker(settings)
     requester = bus.Requester(gateway, "gw")
@@ -128,11 +124,17 @@ async def test_a_turn_on_the_bus_is_scored_by_the_laya_checkpoint(nats_server,
     await app.start()
     try:
         request = VerificationRequested(
-            turn_id="t1", session_id="s", user_id="u",
+            turn_id="t1",
+            session_id="s",
+            user_id="u",
             reply_to=requester.reply_to(VerificationRequested),
-            pairs=[VerificationPair(chunk_index=i + 1, occurrence=1, claim=p.claim,
-                                    source_text=p.source_text, compound=p.compound)
-                   for i, p in enumerate(PAIRS)])
+            pairs=[
+                VerificationPair(
+                    chunk_index=i + 1, occurrence=1, claim=p.claim, source_text=p.source_text, compound=p.compound
+                )
+                for i, p in enumerate(PAIRS)
+            ],
+        )
         reply = await requester.request(request, timeout=30)
         assert reply.error is None and reply.provider == "local" and reply.device == "cpu"
         assert reply.model == f"laya:{tiny_laya_checkpoint.name}"
@@ -146,13 +148,20 @@ async def test_a_turn_on_the_bus_is_scored_by_the_laya_checkpoint(nats_server,
 def laya_serve(tiny_laya_checkpoint, tmp_path):
     """Laya's own `laya-serve` process on loopback, serving the tiny checkpoint as `tiny`."""
     port = free_port()
-    env = {**os.environ, "LAYA_HOST": "127.0.0.1", "LAYA_PORT": str(port),
-           "LAYA_EXTRA_MODELS": f'{{"tiny": "{tiny_laya_checkpoint}"}}', "LAYA_MODELS": "tiny",
-           "LAYA_DEFAULT_MODEL": "tiny", "LAYA_API_KEY": "laya-secret", "LAYA_DEVICE": "cpu",
-           "LAYA_LOG_LEVEL": "warning", "HF_HUB_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "LAYA_HOST": "127.0.0.1",
+        "LAYA_PORT": str(port),
+        "LAYA_EXTRA_MODELS": f'{{"tiny": "{tiny_laya_checkpoint}"}}',
+        "LAYA_MODELS": "tiny",
+        "LAYA_DEFAULT_MODEL": "tiny",
+        "LAYA_API_KEY": "laya-secret",
+        "LAYA_DEVICE": "cpu",
+        "LAYA_LOG_LEVEL": "warning",
+        "HF_HUB_OFFLINE": "1",
+    }
     log = (tmp_path / "laya-serve.log").open("w")
-    process = subprocess.Popen([sys.executable, "-m", "laya.serve"], env=env, stdout=log,
-                               stderr=subprocess.STDOUT)
+    process = subprocess.Popen([sys.executable, "-m", "laya.serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -179,9 +188,15 @@ def laya_serve(tiny_laya_checkpoint, tmp_path):
 @pytest.mark.slow
 async def test_remote_backend_talks_to_the_real_laya_serve(laya_serve, reference):
     """The wire-format check: our `/v1/systemone/batch` client against Laya's own server."""
-    service = VerifierService(VerifierSettings(
-        provider="remote", remote_url=f"{laya_serve}/v1/systemone", model="tiny",
-        remote_api_key="laya-secret", request_timeout_s=30))
+    service = VerifierService(
+        VerifierSettings(
+            provider="remote",
+            remote_url=f"{laya_serve}/v1/systemone",
+            model="tiny",
+            remote_api_key="laya-secret",
+            request_timeout_s=30,
+        )
+    )
     await service.start()
     try:
         health = service.health()
@@ -191,9 +206,11 @@ async def test_remote_backend_talks_to_the_real_laya_serve(laya_serve, reference
     finally:
         await service.close()
     # A wrong key is laya-serve's 401, which fails open rather than raising.
-    wrong = VerifierService(VerifierSettings(provider="remote", model="tiny",
-                                             remote_url=f"{laya_serve}/v1/systemone",
-                                             remote_api_key="wrong"))
+    wrong = VerifierService(
+        VerifierSettings(
+            provider="remote", model="tiny", remote_url=f"{laya_serve}/v1/systemone", remote_api_key="wrong"
+        )
+    )
     await wrong.start()
     try:
         outcomes = await wrong.score(PAIRS[:1], None)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import itertools
+import json
 
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from zocrates_verifier.backends.base import Pair
 from zocrates_verifier.backends.local_torch import (
     SequenceClassifierModel,
@@ -39,8 +39,10 @@ def test_tiny_checkpoint_scores_match_a_direct_forward_pass(tiny_checkpoint):
     model = load_model(tiny_checkpoint)
     assert isinstance(model, SequenceClassifierModel)
     model.setup("cpu")
-    pairs = [Pair("Aspirin lowers risk.", "A trial found aspirin lowered the risk by 32%."),
-             Pair("Short.", "A much longer passage " * 20)]
+    pairs = [
+        Pair("Aspirin lowers risk.", "A trial found aspirin lowered the risk by 32%."),
+        Pair("Short.", "A much longer passage " * 20),
+    ]
     got = model.predict(pairs)
     net = AutoModelForSequenceClassification.from_pretrained(tiny_checkpoint).eval()
     tok = AutoTokenizer.from_pretrained(tiny_checkpoint)
@@ -57,16 +59,16 @@ def test_compound_pair_takes_its_best_clause(tiny_checkpoint):
     model.setup("cpu")
     claim = "Aspirin lowers the risk of stroke; statins lower cholesterol in most adults"
     passage = "Statins lowered cholesterol in adults."
-    clauses = (claim, "Aspirin lowers the risk of stroke",
-               "statins lower cholesterol in most adults")
+    clauses = (claim, "Aspirin lowers the risk of stroke", "statins lower cholesterol in most adults")
     rows = [model.predict([Pair(c, passage)])[0] for c in clauses]
     compound = model.predict([Pair(claim, passage, compound=True)])[0]
     assert compound == pytest.approx(max(rows), abs=1e-5)
 
 
 async def test_service_serves_a_local_checkpoint_end_to_end(tiny_checkpoint):
-    service = VerifierService(VerifierSettings(provider="local", model_dir=tiny_checkpoint,
-                                               device="cpu", model="tiny-nli"))
+    service = VerifierService(
+        VerifierSettings(provider="local", model_dir=tiny_checkpoint, device="cpu", model="tiny-nli")
+    )
     await service.start()
     try:
         outcomes = await service.score([Pair("a claim", "a passage")] * 3, None)
@@ -107,8 +109,9 @@ def test_unnamed_labels_beyond_two_are_refused_at_load(tmp_path):
 def test_pairs_longer_than_the_model_window_are_truncated_not_failed(tiny_checkpoint):
     model = load_model(tiny_checkpoint, max_seq_len=128)
     model.setup("cpu")
-    scores = model.predict([Pair("a very long claim " * 200, "short passage"),
-                            Pair("short claim", "a very long passage " * 400)])
+    scores = model.predict(
+        [Pair("a very long claim " * 200, "short passage"), Pair("short claim", "a very long passage " * 400)]
+    )
     assert all(0.0 <= p <= 1.0 for p in scores)
     assert model.cost(Pair("x" * 4000, "y" * 32000)) == 128
 
@@ -140,13 +143,13 @@ def test_pass_plan_is_the_cheapest_and_covers_every_row_once(lengths, overhead):
     assert cost == brute_force_cost(lengths, overhead)
 
 
-def test_ragged_batch_runs_in_several_passes_and_scores_like_one_pair_at_a_time(
-        tiny_checkpoint, monkeypatch):
+def test_ragged_batch_runs_in_several_passes_and_scores_like_one_pair_at_a_time(tiny_checkpoint, monkeypatch):
     model = load_model(tiny_checkpoint)
     model.setup("cpu")
-    pairs = [Pair(f"Claim {i} about aspirin and risk, stated plainly", "passage words " * n,
-                  compound=i % 3 == 0)
-             for i, n in enumerate((2, 240, 5, 120, 3, 250, 60, 4, 118, 245))]
+    pairs = [
+        Pair(f"Claim {i} about aspirin and risk, stated plainly", "passage words " * n, compound=i % 3 == 0)
+        for i, n in enumerate((2, 240, 5, 120, 3, 250, 60, 4, 118, 245))
+    ]
     alone = [model.predict([pair])[0] for pair in pairs]
     passes = []
 
@@ -162,8 +165,9 @@ def test_ragged_batch_runs_in_several_passes_and_scores_like_one_pair_at_a_time(
 
 async def test_cpu_threads_setting_pins_torch_intra_op_threads(tiny_checkpoint):
     before = torch.get_num_threads()
-    service = VerifierService(VerifierSettings(provider="local", model_dir=tiny_checkpoint,
-                                               device="cpu", cpu_threads=1))
+    service = VerifierService(
+        VerifierSettings(provider="local", model_dir=tiny_checkpoint, device="cpu", cpu_threads=1)
+    )
     try:
         await service.start()
         assert torch.get_num_threads() == 1

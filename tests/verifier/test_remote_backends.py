@@ -8,6 +8,7 @@ import time
 import httpx
 import pytest
 import respx
+
 from zocrates_verifier.backends.base import (
     COMPOUND_QUESTION,
     SINGLE_QUESTION,
@@ -22,19 +23,27 @@ from zocrates_verifier.backends.remote import RemoteBackend
 REMOTE = "http://127.0.0.1:8005/v1/systemone"
 DECISIONS = "https://openrouter.test/api/alpha/decisions"
 CHAT = "https://openrouter.test/api/v1/chat/completions"
-PAIRS = [Pair("claim one", "passage one"), Pair("claim two", "passage two", compound=True),
-         Pair("claim three", "passage three")]
+PAIRS = [
+    Pair("claim one", "passage one"),
+    Pair("claim two", "passage two", compound=True),
+    Pair("claim three", "passage three"),
+]
 
 
 def laya_batch_answer(request: httpx.Request) -> httpx.Response:
     """What laya-serve answers: one result per state, `noul` per question id."""
     body = json.loads(request.content)
-    results = [{"model": "laya",
-                "answers": {qid: {"type": "noul", "noul": 0.1 * len(s["claim"]) % 1,
-                                  "confidence": 0.9} for qid in body["questions"]},
-                "usage": {"input_tokens": 10, "output_tokens": 0}} for s in body["states"]]
-    return httpx.Response(200, json={"results": results,
-                                     "total_usage": {"input_tokens": 10, "output_tokens": 0}})
+    results = [
+        {
+            "model": "laya",
+            "answers": {
+                qid: {"type": "noul", "noul": 0.1 * len(s["claim"]) % 1, "confidence": 0.9} for qid in body["questions"]
+            },
+            "usage": {"input_tokens": 10, "output_tokens": 0},
+        }
+        for s in body["states"]
+    ]
+    return httpx.Response(200, json={"results": results, "total_usage": {"input_tokens": 10, "output_tokens": 0}})
 
 
 @respx.mock
@@ -48,7 +57,8 @@ async def test_remote_sends_one_round_trip_per_question_in_laya_format():
     by_question = {b["questions"]["support"]["instructions"]: b for b in bodies}
     assert by_question[SINGLE_QUESTION]["states"] == [
         {"source_text": "passage one", "claim": "claim one"},
-        {"source_text": "passage three", "claim": "claim three"}]
+        {"source_text": "passage three", "claim": "claim three"},
+    ]
     assert by_question[COMPOUND_QUESTION]["questions"]["support"]["type"] == "noul"
     assert route.calls[0].request.headers["authorization"] == "Bearer k"
     await backend.close()
@@ -64,13 +74,16 @@ async def test_remote_splits_large_groups_at_max_states():
 
 
 @respx.mock
-@pytest.mark.parametrize("response, error", [
-    (httpx.Response(503, text="busy"), Unreachable),
-    (httpx.Response(500, text="inference failed"), Unreachable),
-    (httpx.ConnectError("connection refused"), Unreachable),
-    (httpx.ReadTimeout("slow"), DeadlineExceeded),
-    (httpx.Response(200, json={"results": []}), Unreachable),
-])
+@pytest.mark.parametrize(
+    "response, error",
+    [
+        (httpx.Response(503, text="busy"), Unreachable),
+        (httpx.Response(500, text="inference failed"), Unreachable),
+        (httpx.ConnectError("connection refused"), Unreachable),
+        (httpx.ReadTimeout("slow"), DeadlineExceeded),
+        (httpx.Response(200, json={"results": []}), Unreachable),
+    ],
+)
 async def test_remote_failures_fail_open(response, error):
     respx.post(f"{REMOTE}/batch").mock(side_effect=[response, response])
     backend = RemoteBackend(REMOTE, timeout_s=1)
@@ -98,8 +111,14 @@ async def test_remote_past_deadline_sends_nothing():
 
 
 def decision(p: float) -> httpx.Response:
-    return httpx.Response(200, json={"model": "typesafe/jev", "answers": {
-        "support": {"type": "noul", "noul": p}}, "usage": {"input_tokens": 5}})
+    return httpx.Response(
+        200,
+        json={
+            "model": "typesafe/jev",
+            "answers": {"support": {"type": "noul", "noul": p}},
+            "usage": {"input_tokens": 5},
+        },
+    )
 
 
 def openrouter(**kw) -> OpenRouterBackend:
@@ -113,10 +132,11 @@ async def test_openrouter_asks_a_noul_question_per_pair():
     assert await backend.score(PAIRS[:2], None) == [0.83, 0.83]
     bodies = [json.loads(c.request.content) for c in route.calls]
     assert bodies[0]["model"] == "~typesafe/jev-latest"
-    assert {b["questions"]["support"]["instructions"] for b in bodies} == {
-        SINGLE_QUESTION, COMPOUND_QUESTION}
-    assert bodies[0]["state"] == {"source_text": "passage one", "claim": "claim one"} or \
-        bodies[1]["state"] == {"source_text": "passage one", "claim": "claim one"}
+    assert {b["questions"]["support"]["instructions"] for b in bodies} == {SINGLE_QUESTION, COMPOUND_QUESTION}
+    assert bodies[0]["state"] == {"source_text": "passage one", "claim": "claim one"} or bodies[1]["state"] == {
+        "source_text": "passage one",
+        "claim": "claim one",
+    }
     assert route.calls[0].request.headers["authorization"] == "Bearer sk-or-test"
     await backend.close()
 
@@ -142,8 +162,11 @@ async def test_openrouter_second_429_fails_open():
 @respx.mock
 async def test_openrouter_404_falls_back_to_chat_completions_with_a_json_schema():
     decisions = respx.post(DECISIONS).mock(return_value=httpx.Response(404))
-    chat = respx.post(CHAT).mock(return_value=httpx.Response(200, json={
-        "choices": [{"message": {"content": json.dumps({"probability": 0.66})}}]}))
+    chat = respx.post(CHAT).mock(
+        return_value=httpx.Response(
+            200, json={"choices": [{"message": {"content": json.dumps({"probability": 0.66})}}]}
+        )
+    )
     backend = openrouter(fallback_model="some/chat-model")
     assert await backend.score(PAIRS[:1], None) == [0.66]
     body = json.loads(chat.calls[0].request.content)
@@ -156,12 +179,15 @@ async def test_openrouter_404_falls_back_to_chat_completions_with_a_json_schema(
 
 
 @respx.mock
-@pytest.mark.parametrize("response, error", [
-    (httpx.Response(502), Unreachable),
-    (httpx.ReadTimeout("slow"), DeadlineExceeded),
-    (httpx.ConnectError("dns"), Unreachable),
-    (httpx.Response(200, json={"answers": {"support": {"type": "noul", "noul": 3}}}), Unreachable),
-])
+@pytest.mark.parametrize(
+    "response, error",
+    [
+        (httpx.Response(502), Unreachable),
+        (httpx.ReadTimeout("slow"), DeadlineExceeded),
+        (httpx.ConnectError("dns"), Unreachable),
+        (httpx.Response(200, json={"answers": {"support": {"type": "noul", "noul": 3}}}), Unreachable),
+    ],
+)
 async def test_openrouter_failures_fail_open(response, error):
     respx.post(DECISIONS).mock(side_effect=[response])
     backend = openrouter()

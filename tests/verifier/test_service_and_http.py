@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+
 from zocrates_contracts.messages import (
     MAX_SOURCE_CHARS,
     VerificationCompleted,
@@ -56,8 +57,9 @@ async def started(model: BatchModel | None = None, **settings) -> VerifierServic
     service = VerifierService(VerifierSettings(**settings))
     if model is not None:
         service.provider = model.provider
-        service.backend = BatchedBackend(model, "cpu", warmup=False, max_wait_s=0.001,
-                                         max_queue_items=settings.get("max_queue_pairs", 4096))
+        service.backend = BatchedBackend(
+            model, "cpu", warmup=False, max_wait_s=0.001, max_queue_items=settings.get("max_queue_pairs", 4096)
+        )
         await service.backend.start()
     else:
         await service.start()
@@ -66,10 +68,16 @@ async def started(model: BatchModel | None = None, **settings) -> VerifierServic
 
 def request(*claims: str, deadline: datetime | None = None) -> VerificationRequested:
     return VerificationRequested(
-        turn_id="turn1", session_id="sess1", user_id="user1", reply_to="zocrates.reply.g.v",
+        turn_id="turn1",
+        session_id="sess1",
+        user_id="user1",
+        reply_to="zocrates.reply.g.v",
         deadline=deadline,
-        pairs=[VerificationPair(chunk_index=i + 1, occurrence=1, claim=c, source_text=PASSAGE,
-                                compound=i % 2 == 1) for i, c in enumerate(claims)])
+        pairs=[
+            VerificationPair(chunk_index=i + 1, occurrence=1, claim=c, source_text=PASSAGE, compound=i % 2 == 1)
+            for i, c in enumerate(claims)
+        ],
+    )
 
 
 async def test_verify_answers_in_request_order_with_the_reply_envelope():
@@ -80,8 +88,11 @@ async def test_verify_answers_in_request_order_with_the_reply_envelope():
     assert isinstance(reply, VerificationCompleted)
     assert [s.probability for s in reply.scores] == [0.1, 0.2, 0.3]
     assert [s.chunk_index for s in reply.scores] == [1, 2, 3]
-    assert [p.compound for p in model.seen] == [False, True, False] or \
-        sorted(p.claim for p in model.seen) == ["a" * 10, "b" * 20, "c" * 30]
+    assert [p.compound for p in model.seen] == [False, True, False] or sorted(p.claim for p in model.seen) == [
+        "a" * 10,
+        "b" * 20,
+        "c" * 30,
+    ]
     assert reply.turn_id == "turn1" and reply.message_id == f"{req.message_id}-r"
     assert (reply.provider, reply.model, reply.device) == ("fake", "counting", "cpu")
     assert reply.error is None and reply.latency_ms > 0
@@ -114,8 +125,7 @@ async def test_overload_fails_open_with_an_overloaded_error():
 
 async def test_heuristic_answers_when_asked_and_disabled_scores_nothing():
     service = await started(provider="heuristic")
-    reply = await service.verify(
-        request("Aspirin reduced the risk of myocardial infarction by 45%."))
+    reply = await service.verify(request("Aspirin reduced the risk of myocardial infarction by 45%."))
     assert reply.provider == "heuristic" and reply.scores[0].probability < 0.6
     assert service.health()["model_source"] == "heuristic"
     await service.close()
@@ -144,7 +154,6 @@ def test_auto_provider_follows_what_is_configured(monkeypatch, tmp_path):
         VerifierSettings(threshold=0.4)
 
 
-
 def test_an_empty_http_port_means_bus_only(monkeypatch):
     # What the image's health check reads as "bus only", and what replicas sharing one network
     # namespace need (each would otherwise bind the same port): the service must start too.
@@ -154,12 +163,12 @@ def test_an_empty_http_port_means_bus_only(monkeypatch):
     monkeypatch.setenv("ZOCRATES_VERIFIER_HTTP_PORT", "8015")
     assert VerifierSettings().http_port == 8015
 
+
 # --- HTTP -----------------------------------------------------------------------------------
 
 
 def client(service: VerifierService) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=create_http_app(service)),
-                             base_url="http://verifier")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=create_http_app(service)), base_url="http://verifier")
 
 
 def noul(question: str = SINGLE_QUESTION) -> dict:
@@ -169,9 +178,13 @@ def noul(question: str = SINGLE_QUESTION) -> dict:
 async def test_single_route_answers_in_jev_format():
     service = await started(CountingModel())
     async with client(service) as http:
-        r = await http.post("/v1/systemone", json={
-            "state": {"source_text": PASSAGE, "claim": "c" * 40},
-            "questions": {"supported": noul("Does the `source_text` support the `claim`?")}})
+        r = await http.post(
+            "/v1/systemone",
+            json={
+                "state": {"source_text": PASSAGE, "claim": "c" * 40},
+                "questions": {"supported": noul("Does the `source_text` support the `claim`?")},
+            },
+        )
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["answers"] == {"supported": {"type": "noul", "noul": 0.4, "confidence": 0.6}}
@@ -185,32 +198,48 @@ async def test_batch_route_answers_states_times_questions_in_order():
     service = await started(model)
     states = [{"source_text": PASSAGE, "claim": "x" * n} for n in (10, 50, 90)]
     async with client(service) as http:
-        r = await http.post("/v1/systemone/batch", json={
-            "states": states, "questions": {"single": noul(), "compound": noul(COMPOUND_QUESTION)}})
+        r = await http.post(
+            "/v1/systemone/batch",
+            json={"states": states, "questions": {"single": noul(), "compound": noul(COMPOUND_QUESTION)}},
+        )
     assert r.status_code == 200, r.text
     results = r.json()["results"]
     assert [res["answers"]["single"]["noul"] for res in results] == [0.1, 0.5, 0.9]
     assert [res["answers"]["compound"]["noul"] for res in results] == [0.1, 0.5, 0.9]
     assert sum(p.compound for p in model.seen) == 3 and len(model.seen) == 6
-    assert r.json()["total_usage"]["input_tokens"] == sum(
-        res["usage"]["input_tokens"] for res in results)
+    assert r.json()["total_usage"]["input_tokens"] == sum(res["usage"]["input_tokens"] for res in results)
     await service.close()
 
 
-@pytest.mark.parametrize("body, status, says", [
-    ({"state": {"source_text": PASSAGE, "claim": ""}, "questions": {"q": noul()}}, 422, "claim"),
-    ({"state": {"source_text": PASSAGE, "claim": "   "}, "questions": {"q": noul()}}, 422, "claim"),
-    ({"state": {"source_text": "x" * (MAX_SOURCE_CHARS + 1), "claim": "c"},
-      "questions": {"q": noul()}}, 413, "source_text"),
-    ({"state": "just text", "questions": {"q": noul()}}, 422, "object"),
-    ({"state": {"source_text": PASSAGE, "claim": "c"},
-      "questions": {"q": {"type": "choice", "instructions": "?", "criteria": {}}}}, 422, "noul"),
-    ({"state": {"source_text": PASSAGE, "claim": "c"},
-      "questions": {"q": noul("Is this spam?")}}, 422, "answers only"),
-    ({"state": {"source_text": PASSAGE, "claim": "c"}}, 400, "questions"),
-    ({"questions": {"q": noul()}}, 400, "state"),
-    ([1, 2], 400, "object"),
-])
+@pytest.mark.parametrize(
+    "body, status, says",
+    [
+        ({"state": {"source_text": PASSAGE, "claim": ""}, "questions": {"q": noul()}}, 422, "claim"),
+        ({"state": {"source_text": PASSAGE, "claim": "   "}, "questions": {"q": noul()}}, 422, "claim"),
+        (
+            {"state": {"source_text": "x" * (MAX_SOURCE_CHARS + 1), "claim": "c"}, "questions": {"q": noul()}},
+            413,
+            "source_text",
+        ),
+        ({"state": "just text", "questions": {"q": noul()}}, 422, "object"),
+        (
+            {
+                "state": {"source_text": PASSAGE, "claim": "c"},
+                "questions": {"q": {"type": "choice", "instructions": "?", "criteria": {}}},
+            },
+            422,
+            "noul",
+        ),
+        (
+            {"state": {"source_text": PASSAGE, "claim": "c"}, "questions": {"q": noul("Is this spam?")}},
+            422,
+            "answers only",
+        ),
+        ({"state": {"source_text": PASSAGE, "claim": "c"}}, 400, "questions"),
+        ({"questions": {"q": noul()}}, 400, "state"),
+        ([1, 2], 400, "object"),
+    ],
+)
 async def test_bad_input_is_rejected_clearly(body, status, says):
     model = CountingModel()
     service = await started(model)
@@ -226,20 +255,20 @@ async def test_batch_bounds_states_pairs_and_body_size():
     service = await started(CountingModel(), http_max_states=4, http_max_body_bytes=4096)
     state = {"source_text": "p", "claim": "c"}
     async with client(service) as http:
-        too_many = await http.post("/v1/systemone/batch",
-                                   json={"states": [state] * 5, "questions": {"q": noul()}})
+        too_many = await http.post("/v1/systemone/batch", json={"states": [state] * 5, "questions": {"q": noul()}})
         too_big = await http.post("/v1/systemone/batch", content=b"{" + b" " * 5000 + b"}")
         not_json = await http.post("/v1/systemone/batch", content=b"{nope")
-        empty = await http.post("/v1/systemone/batch",
-                                json={"states": [], "questions": {"q": noul()}})
+        empty = await http.post("/v1/systemone/batch", json={"states": [], "questions": {"q": noul()}})
     assert too_many.status_code == 413 and "too many states" in too_many.json()["detail"]
     assert too_big.status_code == 413 and "limit" in too_big.json()["detail"]
     assert not_json.status_code == 400 and empty.status_code == 400
     await service.close()
     wide = await started(CountingModel(), http_max_states=512, http_max_questions=2)
     async with client(wide) as http:
-        pairs = await http.post("/v1/systemone/batch", json={
-            "states": [state] * 300, "questions": {"a": noul(), "b": noul(COMPOUND_QUESTION)}})
+        pairs = await http.post(
+            "/v1/systemone/batch",
+            json={"states": [state] * 300, "questions": {"a": noul(), "b": noul(COMPOUND_QUESTION)}},
+        )
     assert pairs.status_code == 413 and "pairs" in pairs.json()["detail"]
     await wide.close()
 
@@ -249,18 +278,19 @@ async def test_bearer_auth_guards_every_route_but_liveness():
     body = {"state": {"source_text": PASSAGE, "claim": "c"}, "questions": {"q": noul()}}
     async with client(service) as http:
         missing = await http.post("/v1/systemone", json=body)
-        wrong = await http.post("/v1/systemone/batch", json=body,
-                                headers={"Authorization": "Bearer s3cre\xe9t".encode("latin-1")})
-        good = await http.post("/v1/systemone", json=body,
-                               headers={"Authorization": "Bearer s3cret"})
+        wrong = await http.post(
+            "/v1/systemone/batch", json=body, headers={"Authorization": "Bearer s3cre\xe9t".encode("latin-1")}
+        )
+        good = await http.post("/v1/systemone", json=body, headers={"Authorization": "Bearer s3cret"})
         live = await http.get("/health")
         full = await http.get("/health", headers={"Authorization": "Bearer s3cret"})
         docs = await http.get("/openapi.json")
     assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
     assert wrong.status_code == 401 and good.status_code == 200
     assert live.json() == {"status": "ok"}
-    assert {"status", "device", "loaded", "checkpoint_devices", "cpu_fallbacks",
-            "provider", "model"} <= set(full.json())
+    assert {"status", "device", "loaded", "checkpoint_devices", "cpu_fallbacks", "provider", "model"} <= set(
+        full.json()
+    )
     assert docs.status_code == 404
     await service.close()
 
@@ -312,6 +342,7 @@ async def test_a_dead_backend_fails_open_on_the_bus_and_500s_over_http():
     assert [s.probability for s in reply.scores] == [None, None]
     assert reply.error.code == "internal"
     async with client(service) as http:
-        r = await http.post("/v1/systemone", json={
-            "state": {"source_text": PASSAGE, "claim": "c"}, "questions": {"q": noul()}})
+        r = await http.post(
+            "/v1/systemone", json={"state": {"source_text": PASSAGE, "claim": "c"}, "questions": {"q": noul()}}
+        )
     assert r.status_code == 500 and "not scored" in r.json()["detail"]

@@ -5,31 +5,41 @@ from __future__ import annotations
 
 import httpx
 import pytest
+
 from zocrates_verifier.backends import local_torch
 from zocrates_verifier.backends.base import Pair
 from zocrates_verifier.config import VerifierSettings
 from zocrates_verifier.http import create_http_app
 from zocrates_verifier.service import VerifierService
 
-PASSAGE = ("In a randomised trial of 400 adults, daily aspirin lowered the risk of a first "
-           "stroke by a third over five years.")
-SUPPORTED = [Pair("Daily aspirin lowers the risk of stroke.", PASSAGE),
-             Pair("A man is playing a guitar.", "A man in a red shirt plays a guitar on stage.")]
-CONTRADICTED = [Pair("Daily aspirin had no effect on the risk of stroke.", PASSAGE),
-                Pair("Nobody is playing an instrument.",
-                     "A man in a red shirt plays a guitar on stage.")]
+PASSAGE = (
+    "In a randomised trial of 400 adults, daily aspirin lowered the risk of a first stroke by a third over five years."
+)
+SUPPORTED = [
+    Pair("Daily aspirin lowers the risk of stroke.", PASSAGE),
+    Pair("A man is playing a guitar.", "A man in a red shirt plays a guitar on stage."),
+]
+CONTRADICTED = [
+    Pair("Daily aspirin had no effect on the risk of stroke.", PASSAGE),
+    Pair("Nobody is playing an instrument.", "A man in a red shirt plays a guitar on stage."),
+]
 #: Contradictions the shipped model misses (docs/verifier-model.md, "Known failures"): a reversed
 #: direction of effect, and a negation on the passage's side.
-MISSED = [Pair("Daily aspirin raises the risk of stroke.", PASSAGE),
-          Pair("Metformin reduces HbA1c levels.", "Metformin did not reduce HbA1c levels compared "
-               "with placebo in the 120 patients studied.")]
+MISSED = [
+    Pair("Daily aspirin raises the risk of stroke.", PASSAGE),
+    Pair(
+        "Metformin reduces HbA1c levels.",
+        "Metformin did not reduce HbA1c levels compared with placebo in the 120 patients studied.",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
 def shipped():
     assert local_torch.shipped_model_present(), (
         f"no trained model at {local_torch.SHIPPED_MODEL_DIR}: it ships with the repository "
-        "(python -m tools.train_verifier --ship ...)")
+        "(python -m tools.train_verifier --ship ...)"
+    )
     model = local_torch.load_model(local_torch.SHIPPED_MODEL_DIR)
     model.setup("cpu")
     return model
@@ -44,8 +54,7 @@ def three_way(pairs):
     net = AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32).eval()
     tokenizer = AutoTokenizer.from_pretrained(path)
     assert [net.config.id2label[i] for i in range(3)] == ["support", "contradict", "neither"]
-    enc = tokenizer([p.source_text for p in pairs], [p.claim for p in pairs], padding=True,
-                    return_tensors="pt")
+    enc = tokenizer([p.source_text for p in pairs], [p.claim for p in pairs], padding=True, return_tensors="pt")
     with torch.inference_mode():
         return torch.softmax(net(**enc).logits, -1).tolist()
 
@@ -77,9 +86,12 @@ def calibrated_threshold() -> float:
     return config["zocrates_verifier"]["threshold"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16: the shipped model reads a reversed direction "
-                   "of effect or a passage-side negation as support; a model that fixes it "
-                   "should drop this mark")
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 16: the shipped model reads a reversed direction "
+    "of effect or a passage-side negation as support; a model that fixes it "
+    "should drop this mark",
+)
 def test_shipped_model_catches_reversed_direction_and_passage_negation(shipped):
     assert max(shipped.predict(MISSED)) < calibrated_threshold()
 
@@ -88,8 +100,7 @@ def test_int8_scores_stay_close_to_float32(shipped):
     int8 = local_torch.load_model(local_torch.SHIPPED_MODEL_DIR, dtype="int8")
     int8.setup("cpu")
     assert int8.describe()["dtype"] == "int8"
-    assert int8.predict(SUPPORTED + CONTRADICTED) == pytest.approx(
-        shipped.predict(SUPPORTED + CONTRADICTED), abs=0.1)
+    assert int8.predict(SUPPORTED + CONTRADICTED) == pytest.approx(shipped.predict(SUPPORTED + CONTRADICTED), abs=0.1)
     with pytest.raises(ValueError, match="CPU only"):
         local_torch.load_model(local_torch.SHIPPED_MODEL_DIR, dtype="int8").setup("cuda")
 

@@ -12,16 +12,24 @@ from tools import train_verifier, verifier_eval
 
 def test_a_small_run_trains_calibrates_ships_and_evaluates(tmp_path):
     splits = train_verifier.load_splits()
-    rows = [r for label in train_verifier.LABELS
-            for r in [r for r in splits["train"] if r["label"] == label][:5]] + splits["train"][:1]
+    rows = [
+        r for label in train_verifier.LABELS for r in [r for r in splits["train"] if r["label"] == label][:5]
+    ] + splits["train"][:1]
     run, ship = tmp_path / "run", tmp_path / "ship"
-    figures = train_verifier.train(rows, run, epochs=1, batch_size=8, max_length=64, lr=5e-5,
-                                   device="cpu", seed=0)
+    figures = train_verifier.train(rows, run, epochs=1, batch_size=8, max_length=64, lr=5e-5, device="cpu", seed=0)
     assert figures["pairs"] == 16 and figures["pairs_per_s"] > 0
     (run / "training_report.json").write_text(json.dumps({"training": figures}))
     report = verifier_eval.calibrate_and_evaluate(
-        run, splits, rows_per_split=8, device="cpu", seed=0, log=lambda line: None,
-        ship_to=ship, diagram=tmp_path / "reliability.png", measure_throughput=False)
+        run,
+        splits,
+        rows_per_split=8,
+        device="cpu",
+        seed=0,
+        log=lambda line: None,
+        ship_to=ship,
+        diagram=tmp_path / "reliability.png",
+        measure_throughput=False,
+    )
 
     calibration = report["calibration"]
     assert calibration["temperature"] > 0 and 0.5 <= calibration["threshold"] <= 0.95
@@ -37,8 +45,9 @@ def test_a_small_run_trains_calibrates_ships_and_evaluates(tmp_path):
         assert 0 <= found["trained"]["ece"] <= 1
     assert (tmp_path / "reliability.png").stat().st_size > 1000
 
-    rates = verifier_eval.throughput(ship, splits["eval_wice"], dtypes=("float32", "int8"),
-                                     threads=(1,), pairs=4, batch=2)
+    rates = verifier_eval.throughput(
+        ship, splits["eval_wice"], dtypes=("float32", "int8"), threads=(1,), pairs=4, batch=2
+    )
     assert [(r["dtype"], r["pairs"]) for r in rates] == [("float32", 4), ("int8", 4)]
     assert all(r["pairs_per_s"] > 0 for r in rates)
 
@@ -63,8 +72,15 @@ def test_threshold_is_chosen_within_the_settings_range():
 
 
 def test_number_swaps_become_contradictions_of_the_same_group():
-    rows = [{"claim": "The trial enrolled 120 adults.", "label": "support", "group": "g1",
-             "passage": "A trial enrolled 120 adults with asthma.", "source": "scifact_train"}]
+    rows = [
+        {
+            "claim": "The trial enrolled 120 adults.",
+            "label": "support",
+            "group": "g1",
+            "passage": "A trial enrolled 120 adults with asthma.",
+            "source": "scifact_train",
+        }
+    ]
     swapped = train_verifier.number_swaps(rows, seed=0)
     assert len(swapped) == 1 and swapped[0]["label"] == "contradict"
     assert swapped[0]["group"] == "g1" and "120" not in swapped[0]["claim"]

@@ -31,7 +31,6 @@ BALANCE_TOLERANCE = 1.02
 EXCLUDED_NAMES = re.compile(r"(^|[^a-z])(sick|anli|healthver|covid|climate)", re.IGNORECASE)
 
 
-
 def needs_shared():
     if not SCIFACT.exists():
         pytest.skip(f"shared fixtures not found at {SCIFACT}")
@@ -76,7 +75,8 @@ def test_a_fresh_build_gives_the_committed_splits(manifest):
     needs_shared()
     fresh, _ = build.build_splits(DATA / "raw", SHARED)
     assert changed_splits(fresh, manifest) == [], (
-        "rebuilding differs from the committed splits; run `python -m tools.verifier_data.build` and commit its output")
+        "rebuilding differs from the committed splits; run `python -m tools.verifier_data.build` and commit its output"
+    )
 
 
 def test_no_group_appears_in_two_splits(splits):
@@ -102,8 +102,7 @@ def test_scifact_dev_is_not_used(manifest, splits):
     needs_shared()
     if not BEIR_QUERIES.exists():
         pytest.skip(f"{BEIR_QUERIES} not found")
-    train_ids = {json.loads(line)["id"] for line in
-                 (SCIFACT / "claims_train.jsonl").read_text().splitlines()}
+    train_ids = {json.loads(line)["id"] for line in (SCIFACT / "claims_train.jsonl").read_text().splitlines()}
     queries = [json.loads(line) for line in BEIR_QUERIES.read_text().splitlines()]
     dev = {sources.norm(q["text"]) for q in queries if int(q["_id"]) not in train_ids}
     assert len(dev) >= 290

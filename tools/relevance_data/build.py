@@ -53,8 +53,7 @@ def dedupe(rows: list[dict]) -> tuple[list[dict], int]:
     return common.dedupe(rows, "question", "sentence")
 
 
-def regroup_qnli(qnli: list[dict], by_question: dict[str, str],
-                 by_sentence: dict[str, str]) -> list[dict]:
+def regroup_qnli(qnli: list[dict], by_question: dict[str, str], by_sentence: dict[str, str]) -> list[dict]:
     """Give every QNLI question tied to an XQuAD paragraph that article's group (all its rows)."""
     article: dict[str, str] = {}
     for r in qnli:
@@ -76,9 +75,11 @@ def build_splits(raw: Path = RAW) -> tuple[dict[str, list[dict]], dict]:
     pubmedqa = src.read_pubmedqa(raw)
     qnli = regroup_qnli(src.read_qnli(raw), by_question, by_sentence)
 
-    evals = {"eval_xquad": [r for r in xquad if held_out("xquad", r["group"])],
-             "eval_covidqa": [r for r in covidqa if held_out("covidqa", r["group"])],
-             "eval_pubmedqa": [r for r in pubmedqa if held_out("pubmedqa", r["group"])]}
+    evals = {
+        "eval_xquad": [r for r in xquad if held_out("xquad", r["group"])],
+        "eval_covidqa": [r for r in covidqa if held_out("covidqa", r["group"])],
+        "eval_pubmedqa": [r for r in pubmedqa if held_out("pubmedqa", r["group"])],
+    }
     for name in EVAL_SPLITS:
         evals[name], n = dedupe(evals[name])
         dropped[f"{name}: repeated pairs"] = n
@@ -88,21 +89,22 @@ def build_splits(raw: Path = RAW) -> tuple[dict[str, list[dict]], dict]:
     n = len(qnli)
     qnli = [r for r in qnli if r["group"] not in eval_groups]
     dropped["qnli rows on a paragraph held out in eval_xquad"] = n - len(qnli)
-    pool = (qnli + [r for r in xquad if not held_out("xquad", r["group"])]
-            + [r for r in covidqa if not held_out("covidqa", r["group"])]
-            + [r for r in pubmedqa if not held_out("pubmedqa", r["group"])])
+    pool = (
+        qnli
+        + [r for r in xquad if not held_out("xquad", r["group"])]
+        + [r for r in covidqa if not held_out("covidqa", r["group"])]
+        + [r for r in pubmedqa if not held_out("pubmedqa", r["group"])]
+    )
     pool, n_dup = dedupe(pool)
     dropped["repeated or conflicting (question, sentence) pairs in the training pool"] = n_dup
     # The same question text can be asked of two papers (COVID-QA) or sit under two groups:
     # a question we evaluate on is never trained on, whatever its group.
     kept = [r for r in pool if src.norm(r["question"]) not in eval_questions]
-    dropped["training pool rows whose question is also an evaluation question"] = (
-        len(pool) - len(kept))
+    dropped["training pool rows whose question is also an evaluation question"] = len(pool) - len(kept)
 
     splits = {
         "train": [r for r in kept if bucket("calibration", r["group"]) >= CALIBRATION_PERCENT],
-        "calibration": [r for r in kept
-                        if bucket("calibration", r["group"]) < CALIBRATION_PERCENT],
+        "calibration": [r for r in kept if bucket("calibration", r["group"]) < CALIBRATION_PERCENT],
     }
     for name in TRAIN_SPLITS:
         random.Random(f"{SEED}:{name}:order").shuffle(splits[name])
@@ -121,8 +123,10 @@ def build(raw: Path = RAW, out: Path = SPLITS) -> dict:
     for name, meta in src.SOURCES.items():
         rows_read[name] = src.ROW_COUNTS[name](raw)
         if rows_read[name] != meta["expected_rows"]:
-            raise SystemExit(f"{name}: {rows_read[name]} rows in the raw files, expected "
-                             f"{meta['expected_rows']}; is the copy complete?")
+            raise SystemExit(
+                f"{name}: {rows_read[name]} rows in the raw files, expected "
+                f"{meta['expected_rows']}; is the copy complete?"
+            )
 
     splits, dropped = build_splits(raw)
     out.mkdir(parents=True, exist_ok=True)
@@ -132,56 +136,86 @@ def build(raw: Path = RAW, out: Path = SPLITS) -> dict:
         path = out / f"{name}.jsonl.gz"
         gz = gzip.compress(data, compresslevel=9, mtime=0)
         path.write_bytes(gz)
-        split_info[name] = {"file": path.name, "rows": len(rows), "labels": label_counts(rows),
-                            "questions": len({r["question"] for r in rows}),
-                            "groups": len({r["group"] for r in rows}),
-                            "sources": sorted({r["source"] for r in rows}),
-                            "bytes": len(gz), "sha256_jsonl": src.sha256_bytes(data)}
+        split_info[name] = {
+            "file": path.name,
+            "rows": len(rows),
+            "labels": label_counts(rows),
+            "questions": len({r["question"] for r in rows}),
+            "groups": len({r["group"] for r in rows}),
+            "sources": sorted({r["source"] for r in rows}),
+            "bytes": len(gz),
+            "sha256_jsonl": src.sha256_bytes(data),
+        }
 
     source_info = common.sources_manifest(src.SOURCES, raw, splits, rows_read, label_counts)
-    return {"seed": SEED, "heldout_percent": HELDOUT_PERCENT,
-            "calibration_percent": CALIBRATION_PERCENT, "labels": list(src.LABELS),
-            "splits": split_info, "sources": source_info, "dropped": dropped,
-            "excluded": src.EXCLUDED, "not_used": src.NOT_USED}
+    return {
+        "seed": SEED,
+        "heldout_percent": HELDOUT_PERCENT,
+        "calibration_percent": CALIBRATION_PERCENT,
+        "labels": list(src.LABELS),
+        "splits": split_info,
+        "sources": source_info,
+        "dropped": dropped,
+        "excluded": src.EXCLUDED,
+        "not_used": src.NOT_USED,
+    }
 
 
 def manifest_markdown(m: dict) -> str:
     """MANIFEST.md: the same facts as manifest.json, for people."""
     held = ", ".join(f"{k} {v} %" for k, v in m["heldout_percent"].items())
-    out = ["# Relevance model training data: manifest", "",
-           "Written by `python -m tools.relevance_data.build` from the raw files beside this "
-           "page; do not edit by hand. Rows are "
-           '`{"question", "sentence", "label", "source", "group"}`; label 1: the sentence '
-           "answers the question, 0: it does not (negatives are other sentences of the same "
-           "paragraph, paper or abstract). `group` never appears in two splits.", "",
-           f"Seed `{m['seed']}`; held out by group: {held}; calibration: "
-           f"{m['calibration_percent']} % of the training pool's groups. Labels are not "
-           "balanced (ranking data): weight or sample per question when training.", "",
-           "## Splits", "",
-           "| split | rows | label 1 | label 0 | share of 1 | questions | groups | sources "
-           "| bytes (.gz) | sha256 of the JSONL |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"]
+    out = [
+        "# Relevance model training data: manifest",
+        "",
+        "Written by `python -m tools.relevance_data.build` from the raw files beside this "
+        "page; do not edit by hand. Rows are "
+        '`{"question", "sentence", "label", "source", "group"}`; label 1: the sentence '
+        "answers the question, 0: it does not (negatives are other sentences of the same "
+        "paragraph, paper or abstract). `group` never appears in two splits.",
+        "",
+        f"Seed `{m['seed']}`; held out by group: {held}; calibration: "
+        f"{m['calibration_percent']} % of the training pool's groups. Labels are not "
+        "balanced (ranking data): weight or sample per question when training.",
+        "",
+        "## Splits",
+        "",
+        "| split | rows | label 1 | label 0 | share of 1 | questions | groups | sources "
+        "| bytes (.gz) | sha256 of the JSONL |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |",
+    ]
     for name, s in m["splits"].items():
         lab = s["labels"]
         share = lab["1"] / s["rows"] if s["rows"] else 0
-        out.append(f"| `splits/{s['file']}` | {s['rows']:,} | {lab['1']:,} | {lab['0']:,} | "
-                   f"{share:.1%} | {s['questions']:,} | {s['groups']:,} | "
-                   f"{', '.join(s['sources'])} | {s['bytes']:,} | `{s['sha256_jsonl']}` |")
-    out += ["", "## Sources", "",
-            "| source | repository @ commit | licence | share-alike "
-            "| rows (QNLI) or questions in raw files |",
-            "| --- | --- | --- | --- | ---: |"]
+        out.append(
+            f"| `splits/{s['file']}` | {s['rows']:,} | {lab['1']:,} | {lab['0']:,} | "
+            f"{share:.1%} | {s['questions']:,} | {s['groups']:,} | "
+            f"{', '.join(s['sources'])} | {s['bytes']:,} | `{s['sha256_jsonl']}` |"
+        )
+    out += [
+        "",
+        "## Sources",
+        "",
+        "| source | repository @ commit | licence | share-alike | rows (QNLI) or questions in raw files |",
+        "| --- | --- | --- | --- | ---: |",
+    ]
     for name, s in m["sources"].items():
-        out.append(f"| {name} | `{s['repo']}` @ `{s['commit'][:12]}` | {s['licence']} | "
-                   f"{'yes' if s['share_alike'] else 'no'} | {s['rows_in_raw_files']:,} |")
+        out.append(
+            f"| {name} | `{s['repo']}` @ `{s['commit'][:12]}` | {s['licence']} | "
+            f"{'yes' if s['share_alike'] else 'no'} | {s['rows_in_raw_files']:,} |"
+        )
     out += common.contributions_markdown(m, ("1", "0"), "label 1 / label 0")
     out += common.provenance_markdown(m)
-    out += ["", "## Share-alike", "",
-            "QNLI and XQuAD are CC BY-SA 4.0 (SQuAD, Wikipedia): that licence passes on to these "
-            "files and to anything adapted from them; a model trained on them is not itself "
-            "adapted text, but redistributing the splits must keep CC BY-SA and the "
-            "attributions above. COVID-QA's paper texts are CC BY (attribution: each paper's "
-            "title and DOI are in the raw file).", ""]
+    out += [
+        "",
+        "## Share-alike",
+        "",
+        "QNLI and XQuAD are CC BY-SA 4.0 (SQuAD, Wikipedia): that licence passes on to these "
+        "files and to anything adapted from them; a model trained on them is not itself "
+        "adapted text, but redistributing the splits must keep CC BY-SA and the "
+        "attributions above. COVID-QA's paper texts are CC BY (attribution: each paper's "
+        "title and DOI are in the raw file).",
+        "",
+    ]
     return "\n".join(out)
 
 

@@ -38,27 +38,27 @@ EXCLUDED = {
     "MS MARCO": "non-commercial research terms",
     "NewsQA": "Microsoft research licence; CNN text under its own terms",
     "COVID-QA papers without a licence line": "the 6 papers of COVID-QA whose text carries no "
-                                              "'License:' line (145 questions) are left out",
+    "'License:' line (145 questions) are left out",
 }
 
 #: Sets the brief names (or that we tried) that were not used, and why.
 NOT_USED = {
     "QNLI train": "train.tsv (104,743 pairs, 25.7 MB) is over 4 MiB: every stored copy found "
-                  "(e.g. thrudgelmir/datas QNLI/train.tsv, jonny-vr/LLMCBench) is absent or a "
-                  "Git LFS pointer",
+    "(e.g. thrudgelmir/datas QNLI/train.tsv, jonny-vr/LLMCBench) is absent or a "
+    "Git LFS pointer",
     "SQuAD v1.1 / v2.0 dev and train": "dev-v1.1.json (4.9 MB), dev-v2.0.json (4.4 MB) and the "
-                  "train files are over 4 MiB; the stored copies found (e.g. salmedina/SQuAD, "
-                  "sdpetrides/safesaph-data, acul3/squad-test) are absent or LFS pointers. "
-                  "SQuAD dev is still used twice over: QNLI dev is built from it, and XQuAD's "
-                  "English file is 240 of its paragraphs with their questions",
+    "train files are over 4 MiB; the stored copies found (e.g. salmedina/SQuAD, "
+    "sdpetrides/safesaph-data, acul3/squad-test) are absent or LFS pointers. "
+    "SQuAD dev is still used twice over: QNLI dev is built from it, and XQuAD's "
+    "English file is 240 of its paragraphs with their questions",
     "QASPER": "qasper-train-v0.3.json, qasper-dev-v0.3.json (11.5 MB) and the test file are over "
-              "4 MiB; the only stored copy found (wideyard/timeaware) is an LFS pointer, and "
-              "allenai/qasper-led-baseline holds only synthetic fixtures",
+    "4 MiB; the only stored copy found (wideyard/timeaware) is an LFS pointer, and "
+    "allenai/qasper-led-baseline holds only synthetic fixtures",
     "COVID-QA final release": "data/question-answering/COVID-QA.json (2,019 questions) is over "
-                              "4 MiB and absent; the 2020-04-23 release (1,380 questions) is "
-                              "used instead",
+    "4 MiB and absent; the 2020-04-23 release (1,380 questions) is "
+    "used instead",
     "PubMedQA PQA-A and PQA-U": "linked from Google Drive, not committed; only the 1,000 "
-                                "expert-labelled PQA-L questions are in the repository",
+    "expert-labelled PQA-L questions are in the repository",
     "XQuAD other languages": "not English; the answer writer's model is English-only",
 }
 
@@ -71,18 +71,17 @@ SOURCES = {
         "commit": "720be179c2492271f61d7a09291ffd003f36f47d",
         "files": {"qnli/dev.tsv.gz": "data/QNLI/dev.tsv"},
         "licence": "CC BY-SA 4.0 (SQuAD text, Wikipedia); GLUE's QNLI packaging; the "
-                   "copying repository's MIT licence covers its code only",
+        "copying repository's MIT licence covers its code only",
         "share_alike": True,
         "expected_rows": 5463,
         "note": "GLUE's QNLI dev, 5,463 pairs over 4,100 questions, checked complete (the copy's "
-                "last row is intact). entailment -> 1, not_entailment -> 0. QNLI pairs a "
-                "question only with sentences of its own paragraph, so its negatives are hard. "
-                "Questions or sentences that belong to an XQuAD paragraph take that article's "
-                "group; the rest are grouped by question.",
+        "last row is intact). entailment -> 1, not_entailment -> 0. QNLI pairs a "
+        "question only with sentences of its own paragraph, so its negatives are hard. "
+        "Questions or sentences that belong to an XQuAD paragraph take that article's "
+        "group; the rest are grouped by question.",
     },
     "xquad": {
-        "title": "XQuAD English (Artetxe et al., 2020): 240 SQuAD v1.1 dev paragraphs, "
-                 "1,190 questions",
+        "title": "XQuAD English (Artetxe et al., 2020): 240 SQuAD v1.1 dev paragraphs, 1,190 questions",
         "repo": "google-deepmind/xquad",
         "commit": "7d30520c717524000f0d9d2f9c10a069acd9d285",
         "files": {"xquad/README.md": "README.md", "xquad/xquad.en.json.gz": "xquad.en.json"},
@@ -90,30 +89,30 @@ SOURCES = {
         "share_alike": True,
         "expected_rows": 1190,
         "note": "Each question against every sentence of its paragraph: the sentence(s) holding "
-                "the answer span -> 1, the others -> 0. Grouped by Wikipedia article; half the "
-                "48 articles (by seeded hash) are held out as eval_xquad.",
+        "the answer span -> 1, the others -> 0. Grouped by Wikipedia article; half the "
+        "48 articles (by seeded hash) are held out as eval_xquad.",
     },
     "covidqa": {
-        "title": "COVID-QA (Möller et al., 2020), SQuAD-style questions on CORD-19 papers, "
-                 "release of 2020-04-23",
+        "title": "COVID-QA (Möller et al., 2020), SQuAD-style questions on CORD-19 papers, release of 2020-04-23",
         "repo": "deepset-ai/COVID-QA",
         "commit": "fb2eb5e249618457e5359806601086c635c8eb8f",
-        "files": {"covidqa/LICENSE": "LICENSE",
-                  "covidqa/200423_covidQA.json.gz": "data/question-answering/200423_covidQA.json"},
+        "files": {
+            "covidqa/LICENSE": "LICENSE",
+            "covidqa/200423_covidQA.json.gz": "data/question-answering/200423_covidQA.json",
+        },
         "licence": "annotations Apache-2.0 (repository); paper texts CC BY, as each paper's own "
-                   "'License: cc-by' line states (papers without that line are left out)",
+        "'License: cc-by' line states (papers without that line are left out)",
         "share_alike": False,
         "expected_rows": 1380,
         "note": "Scientific domain (virology, epidemiology; full papers). The sentence(s) holding "
-                "the answer span -> 1; negatives from the same paper: up to 6 neighbours in the "
-                "answer's paragraph, the 6 other sentences sharing most words with the question, "
-                "and 6 more at random (seeded). Answer offsets off by one (234 questions) are "
-                "re-anchored to the nearest exact occurrence. Grouped by paper; half the papers "
-                "are held out as eval_covidqa.",
+        "the answer span -> 1; negatives from the same paper: up to 6 neighbours in the "
+        "answer's paragraph, the 6 other sentences sharing most words with the question, "
+        "and 6 more at random (seeded). Answer offsets off by one (234 questions) are "
+        "re-anchored to the nearest exact occurrence. Grouped by paper; half the papers "
+        "are held out as eval_covidqa.",
     },
     "pubmedqa": {
-        "title": "PubMedQA PQA-L (Jin et al., 2019), 1,000 expert-labelled questions on "
-                 "PubMed abstracts",
+        "title": "PubMedQA PQA-L (Jin et al., 2019), 1,000 expert-labelled questions on PubMed abstracts",
         "repo": "pubmedqa/pubmedqa",
         "commit": "1cbae8e92f72f20c8d3747cbb3bf5bc53554d997",
         "files": {"pubmedqa/LICENSE": "LICENSE", "pubmedqa/ori_pqal.json.gz": "data/ori_pqal.json"},
@@ -121,10 +120,10 @@ SOURCES = {
         "share_alike": False,
         "expected_rows": 1000,
         "note": "Biomedical. The question (the article's title as a question) against its "
-                "abstract: sentences of the conclusion (LONG_ANSWER) -> 1; sentences of the "
-                "background, objective and methods sections -> 0. Results sections are left out: "
-                "they often answer the question too, so they are neither clean positives nor "
-                "clean negatives. Grouped by PubMed id; a fifth is held out as eval_pubmedqa.",
+        "abstract: sentences of the conclusion (LONG_ANSWER) -> 1; sentences of the "
+        "background, objective and methods sections -> 0. Results sections are left out: "
+        "they often answer the question too, so they are neither clean positives nor "
+        "clean negatives. Grouped by PubMed id; a fifth is held out as eval_pubmedqa.",
     },
 }
 
@@ -142,7 +141,8 @@ _BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _ABBREV = re.compile(
     r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|ca|approx|resp|Fig|Figs|Eq|Eqs|Ref|Refs|No|Nos|Vol|pp|"
     r"Tab|Sect|Suppl|Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Inc|Ltd|Co|Corp|U\.S|U\.K|a\.m|p\.m)|"
-    r"(?:^|[\s(])[A-Z])\.$")
+    r"(?:^|[\s(])[A-Z])\.$"
+)
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -150,7 +150,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     end = len(text) if end is None else end
     spans, s = [], start
     for m in _BOUNDARY.finditer(text, start, end):
-        if text[m.start()] == "." and _ABBREV.search(text[max(s, m.start() - 12):m.start() + 1]):
+        if text[m.start()] == "." and _ABBREV.search(text[max(s, m.start() - 12) : m.start() + 1]):
             continue
         spans.append((s, m.end()))
         s = m.end()
@@ -170,10 +170,12 @@ def sentences(text: str) -> list[str]:
     return [text[a:b] for a, b in sentence_spans(text)]
 
 
-_STOP = frozenset("the and for are was were with that this from what which who whom whose when "
-                  "where why how does did has have had not but its into than then they their "
-                  "there these those can could would should may might will been being also any "
-                  "all one two our out use used using".split())
+_STOP = frozenset(
+    "the and for are was were with that this from what which who whom whose when "
+    "where why how does did has have had not but its into than then they their "
+    "there these those can could would should may might will been being also any "
+    "all one two our out use used using".split()
+)
 
 
 def content_words(text: str) -> set[str]:
@@ -190,7 +192,7 @@ def contains_answer(sentence: str, answer: str) -> bool:
 
 def anchor(context: str, text: str, start: int) -> int | None:
     """The answer's start: as annotated if the text is there, else its nearest exact occurrence."""
-    if context[start:start + len(text)] == text:
+    if context[start : start + len(text)] == text:
         return start
     hits = [m.start() for m in re.finditer(re.escape(text), context)]
     return min(hits, key=lambda h: abs(h - start)) if hits else None
@@ -203,11 +205,17 @@ def overlaps(span: tuple[int, int], answer: tuple[int, int]) -> bool:
 
 
 def row(question: str, sentence: str, label: int, source: str, group: str) -> dict:
-    return {"question": " ".join(question.split()), "sentence": " ".join(sentence.split()),
-            "label": label, "source": source, "group": group}
+    return {
+        "question": " ".join(question.split()),
+        "sentence": " ".join(sentence.split()),
+        "label": label,
+        "source": source,
+        "group": group,
+    }
 
 
 # --- readers ------------------------------------------------------------------------------------
+
 
 def read_qnli(raw: Path) -> list[dict]:
     """QNLI dev as rows; `group` is the question, `build` re-groups rows tied to XQuAD."""
@@ -218,8 +226,7 @@ def read_qnli(raw: Path) -> list[dict]:
     out = []
     for idx, question, sentence, label in reader:
         assert label in ("entailment", "not_entailment"), (idx, label)
-        out.append(row(question, sentence, int(label == "entailment"), "qnli",
-                       f"squad-question:{norm(question)}"))
+        out.append(row(question, sentence, int(label == "entailment"), "qnli", f"squad-question:{norm(question)}"))
     return out
 
 
@@ -268,8 +275,7 @@ COVIDQA_NEGATIVES = {"paragraph": 6, "overlap": 6, "random": 6}
 
 
 def covidqa_papers(raw: Path) -> list[dict]:
-    return [p for a in json.loads(read_raw(raw, "covidqa/200423_covidQA.json.gz"))["data"]
-            for p in a["paragraphs"]]
+    return [p for a in json.loads(read_raw(raw, "covidqa/200423_covidQA.json.gz"))["data"] for p in a["paragraphs"]]
 
 
 def covidqa_paper_sentences(context: str) -> list[tuple[int, int, int]]:
@@ -297,9 +303,11 @@ def covidqa_paper_sentences(context: str) -> list[tuple[int, int, int]]:
 def read_covidqa(raw: Path, seed: str) -> tuple[list[dict], dict[str, int]]:
     """COVID-QA rows from the CC BY papers, and the counts left out (by reason)."""
     out: list[dict] = []
-    skipped = {"questions on papers without a licence line": 0,
-               "questions whose answer no body sentence holds": 0,
-               "ambiguous negatives (a non-answer sentence holding the answer text)": 0}
+    skipped = {
+        "questions on papers without a licence line": 0,
+        "questions whose answer no body sentence holds": 0,
+        "ambiguous negatives (a non-answer sentence holding the answer text)": 0,
+    }
     for paper in covidqa_papers(raw):
         context = paper["context"]
         m = _LICENCE_LINE.search(context)
@@ -322,21 +330,19 @@ def read_covidqa(raw: Path, seed: str) -> tuple[list[dict], dict[str, int]]:
                 if i in pos:
                     continue
                 if contains_answer(context[s:e], ans["text"]):
-                    skipped["ambiguous negatives (a non-answer sentence holding the answer "
-                            "text)"] += 1
+                    skipped["ambiguous negatives (a non-answer sentence holding the answer text)"] += 1
                     continue
                 rest.append(i)
             paras = {spans[i][2] for i in pos}
-            near = sorted((i for i in rest if spans[i][2] in paras),
-                          key=lambda i: (min(abs(i - p) for p in pos), i))
-            chosen = near[:COVIDQA_NEGATIVES["paragraph"]]
+            near = sorted((i for i in rest if spans[i][2] in paras), key=lambda i: (min(abs(i - p) for p in pos), i))
+            chosen = near[: COVIDQA_NEGATIVES["paragraph"]]
             left = [i for i in rest if i not in chosen]
             q_words = content_words(qa["question"])
             by_overlap = sorted(left, key=lambda i: (-len(words[i] & q_words), i))
-            chosen += by_overlap[:COVIDQA_NEGATIVES["overlap"]]
+            chosen += by_overlap[: COVIDQA_NEGATIVES["overlap"]]
             left = [i for i in left if i not in chosen]
             random.Random(f"{seed}:covidqa:{qa['id']}").shuffle(left)
-            chosen += left[:COVIDQA_NEGATIVES["random"]]
+            chosen += left[: COVIDQA_NEGATIVES["random"]]
             for i in pos:
                 s, e, _ = spans[i]
                 out.append(row(qa["question"], context[s:e], 1, "covidqa", group))
@@ -355,7 +361,8 @@ def covidqa_question_count(raw: Path) -> int:
 _NON_ANSWER_SECTION_WORDS = frozenset(
     "BACKGROUND BACKGROUNDS OBJECTIVE OBJECTIVES PURPOSE PURPOSES AIM AIMS INTRODUCTION CONTEXT "
     "METHOD METHODS METHODOLOGY DESIGN STUDY SETTING SETTINGS PATIENTS PARTICIPANTS SUBJECTS "
-    "MATERIAL MATERIALS AND INTERVENTION INTERVENTIONS".split())
+    "MATERIAL MATERIALS AND INTERVENTION INTERVENTIONS".split()
+)
 
 
 def is_non_answer_section(label: str) -> bool:
@@ -382,5 +389,9 @@ def pubmedqa_question_count(raw: Path) -> int:
     return len(json.loads(read_raw(raw, "pubmedqa/ori_pqal.json.gz")))
 
 
-ROW_COUNTS = {"qnli": qnli_row_count, "xquad": xquad_question_count,
-              "covidqa": covidqa_question_count, "pubmedqa": pubmedqa_question_count}
+ROW_COUNTS = {
+    "qnli": qnli_row_count,
+    "xquad": xquad_question_count,
+    "covidqa": covidqa_question_count,
+    "pubmedqa": pubmedqa_question_count,
+}

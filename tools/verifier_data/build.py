@@ -90,26 +90,30 @@ def read_all(raw: Path, shared: Path) -> tuple[dict[str, list[dict]], dict]:
     scifact = [r for r in scifact if src.norm(r["claim"]) not in dev_claims]
     dropped["scifact_train rows whose claim text is also a SciFact dev claim"] = n - len(scifact)
     held = [r for r in scifact if bucket("scifact-heldout", r["group"]) < SCIFACT_HELDOUT_PERCENT]
-    scifact_pool = [r for r in scifact
-                    if bucket("scifact-heldout", r["group"]) >= SCIFACT_HELDOUT_PERCENT]
+    scifact_pool = [r for r in scifact if bucket("scifact-heldout", r["group"]) >= SCIFACT_HELDOUT_PERCENT]
 
     fever_test = src.read_fever_symmetric(raw, ("fever_symmetric_test",))
     test_groups = {r["group"] for r in fever_test}
     fever_all = src.read_fever_symmetric(raw, ("fever_symmetric_full", "fever_symmetric_dev"))
     fever_train = [r for r in fever_all if r["group"] not in test_groups]
-    dropped["fever_symmetric rows whose FEVER claim is in v0.2 test"] = (
-        len(fever_all) - len(fever_train))
+    dropped["fever_symmetric rows whose FEVER claim is in v0.2 test"] = len(fever_all) - len(fever_train)
 
     wice, wice_skipped = src.read_wice(raw)
     for label, n in wice_skipped.items():
         dropped[f"wice rows labelled {label}"] = n
 
-    evals = {"eval_scifact_heldout": dedupe(held)[0], "eval_wice": wice,
-             "eval_fever_symmetric": dedupe(fever_test)[0]}
+    evals = {"eval_scifact_heldout": dedupe(held)[0], "eval_wice": wice, "eval_fever_symmetric": dedupe(fever_test)[0]}
     eval_claims = {src.norm(r["claim"]) for rows in evals.values() for r in rows}
 
-    pool = (src.read_snli_esnli(raw) + src.read_cad_nli(raw) + src.read_breaking_nli(raw)
-            + src.read_med(raw) + src.read_fm2(raw, SEED) + fever_train + scifact_pool)
+    pool = (
+        src.read_snli_esnli(raw)
+        + src.read_cad_nli(raw)
+        + src.read_breaking_nli(raw)
+        + src.read_med(raw)
+        + src.read_fm2(raw, SEED)
+        + fever_train
+        + scifact_pool
+    )
     pool, n_dup = dedupe(pool)
     dropped["repeated or conflicting (claim, passage) pairs in the training pool"] = n_dup
     # The same claim can sit under two groups (FEVER-Symmetric files one claim under two FEVER
@@ -142,12 +146,16 @@ def build(raw: Path = RAW, shared: Path = SHARED, out: Path = SPLITS) -> dict:
     """Write every split under `out` and return the manifest (sources, files, counts)."""
     rows_read = {}
     for name, meta in src.SOURCES.items():
-        rows_read[name] = (raw_row_count(raw, name) if meta["files"] else
-                           len((shared / src.SCIFACT_DIR / "claims_train.jsonl")
-                               .read_text().splitlines()))
+        rows_read[name] = (
+            raw_row_count(raw, name)
+            if meta["files"]
+            else len((shared / src.SCIFACT_DIR / "claims_train.jsonl").read_text().splitlines())
+        )
         if rows_read[name] != meta["expected_rows"]:
-            raise SystemExit(f"{name}: {rows_read[name]} rows in the raw files, expected "
-                             f"{meta['expected_rows']}; is the copy complete?")
+            raise SystemExit(
+                f"{name}: {rows_read[name]} rows in the raw files, expected "
+                f"{meta['expected_rows']}; is the copy complete?"
+            )
 
     splits, dropped = build_splits(raw, shared)
     out.mkdir(parents=True, exist_ok=True)
@@ -156,53 +164,84 @@ def build(raw: Path = RAW, shared: Path = SHARED, out: Path = SPLITS) -> dict:
         data = common.jsonl_bytes(rows)
         path = out / f"{name}.jsonl.gz"
         path.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
-        split_info[name] = {"file": path.name, "rows": len(rows), "labels": label_counts(rows),
-                            "sha256_jsonl": src.sha256_bytes(data),
-                            "groups": len({r["group"] for r in rows})}
+        split_info[name] = {
+            "file": path.name,
+            "rows": len(rows),
+            "labels": label_counts(rows),
+            "sha256_jsonl": src.sha256_bytes(data),
+            "groups": len({r["group"] for r in rows}),
+        }
 
     source_info = common.sources_manifest(src.SOURCES, raw, splits, rows_read, label_counts)
-    return {"seed": SEED, "scifact_heldout_percent": SCIFACT_HELDOUT_PERCENT,
-            "calibration_percent": CALIBRATION_PERCENT, "labels": list(src.LABELS),
-            "splits": split_info, "sources": source_info, "dropped": dropped,
-            "excluded": src.EXCLUDED, "not_used": src.NOT_USED}
+    return {
+        "seed": SEED,
+        "scifact_heldout_percent": SCIFACT_HELDOUT_PERCENT,
+        "calibration_percent": CALIBRATION_PERCENT,
+        "labels": list(src.LABELS),
+        "splits": split_info,
+        "sources": source_info,
+        "dropped": dropped,
+        "excluded": src.EXCLUDED,
+        "not_used": src.NOT_USED,
+    }
 
 
 def manifest_markdown(m: dict) -> str:
     """MANIFEST.md: the same facts as manifest.json, for people."""
-    out = ["# Verifier training data: manifest", "",
-           "Written by `python -m tools.verifier_data.build` from the raw files beside this page "
-           "and `../shared/fixtures/claims/scifact/`; do not edit by hand. Rows are "
-           '`{"claim", "passage", "label", "source", "group"}`, labels '
-           "`support`, `contradict`, `neither`; the passage is the NLI premise, the claim the "
-           "hypothesis. `group` never appears in two splits.", "",
-           "A checkpoint trained on these names its labels the same way in `config.id2label` "
-           f"(in this order: {', '.join(m['labels'])}); the verifier's local-torch backend "
-           "reads the label named `support` as the support probability.", "",
-           f"Seed `{m['seed']}`; SciFact train held out by claim group: "
-           f"{m['scifact_heldout_percent']} %; calibration: {m['calibration_percent']} % of the "
-           "training pool's groups. Train and calibration are balanced over the three labels.",
-           "", "## Splits", "",
-           "| split | rows | support | contradict | neither | groups | sha256 of the JSONL |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    out = [
+        "# Verifier training data: manifest",
+        "",
+        "Written by `python -m tools.verifier_data.build` from the raw files beside this page "
+        "and `../shared/fixtures/claims/scifact/`; do not edit by hand. Rows are "
+        '`{"claim", "passage", "label", "source", "group"}`, labels '
+        "`support`, `contradict`, `neither`; the passage is the NLI premise, the claim the "
+        "hypothesis. `group` never appears in two splits.",
+        "",
+        "A checkpoint trained on these names its labels the same way in `config.id2label` "
+        f"(in this order: {', '.join(m['labels'])}); the verifier's local-torch backend "
+        "reads the label named `support` as the support probability.",
+        "",
+        f"Seed `{m['seed']}`; SciFact train held out by claim group: "
+        f"{m['scifact_heldout_percent']} %; calibration: {m['calibration_percent']} % of the "
+        "training pool's groups. Train and calibration are balanced over the three labels.",
+        "",
+        "## Splits",
+        "",
+        "| split | rows | support | contradict | neither | groups | sha256 of the JSONL |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
     for name, s in m["splits"].items():
         lab = s["labels"]
-        out.append(f"| `splits/{s['file']}` | {s['rows']:,} | {lab['support']:,} | "
-                   f"{lab['contradict']:,} | {lab['neither']:,} | {s['groups']:,} | "
-                   f"`{s['sha256_jsonl']}` |")
-    out += ["", "## Sources", "",
-            "| source | repository @ commit | licence | share-alike | rows in raw files | role |",
-            "| --- | --- | --- | --- | ---: | --- |"]
+        out.append(
+            f"| `splits/{s['file']}` | {s['rows']:,} | {lab['support']:,} | "
+            f"{lab['contradict']:,} | {lab['neither']:,} | {s['groups']:,} | "
+            f"`{s['sha256_jsonl']}` |"
+        )
+    out += [
+        "",
+        "## Sources",
+        "",
+        "| source | repository @ commit | licence | share-alike | rows in raw files | role |",
+        "| --- | --- | --- | --- | ---: | --- |",
+    ]
     for name, s in m["sources"].items():
         at = f"`{s['repo']}` @ `{s['commit'][:12]}`" if s["commit"] else f"`{s['repo']}`"
-        out.append(f"| {name} | {at} | {s['licence']} | {'yes' if s['share_alike'] else 'no'} "
-                   f"| {s['rows_in_raw_files']:,} | {s['role']} |")
+        out.append(
+            f"| {name} | {at} | {s['licence']} | {'yes' if s['share_alike'] else 'no'} "
+            f"| {s['rows_in_raw_files']:,} | {s['role']} |"
+        )
     out += common.contributions_markdown(m, ("support", "contradict", "neither"), "support / contradict / neither")
     out += common.provenance_markdown(m)
-    out += ["", "## Share-alike", "",
-            "Every source marked share-alike above (CC BY-SA) passes that licence on to these "
-            "files and to anything adapted from them; a model trained on them is not itself "
-            "adapted text, but redistributing the splits must keep CC BY-SA and the "
-            "attributions above.", ""]
+    out += [
+        "",
+        "## Share-alike",
+        "",
+        "Every source marked share-alike above (CC BY-SA) passes that licence on to these "
+        "files and to anything adapted from them; a model trained on them is not itself "
+        "adapted text, but redistributing the splits must keep CC BY-SA and the "
+        "attributions above.",
+        "",
+    ]
     return "\n".join(out)
 
 

@@ -39,27 +39,27 @@ EXCLUDED = {
     "COVID-Fact": "no licence stated by its authors",
     "Climate-FEVER": "no licence stated by its authors",
     "SciFact dev": "kept for an independent check: its labels and evidence are never read; "
-                   "its claim texts are used only to leave out the train claims worded "
-                   "exactly like a dev claim",
+    "its claim texts are used only to leave out the train claims worded "
+    "exactly like a dev claim",
 }
 
 #: Sets the issue names that we looked for and did not use, and why (reported in MANIFEST.md).
 NOT_USED = {
     "MultiNLI dev-matched": "no copy under 4 MiB was found in the stored repositories: the "
-                            "GLUE-format copies (e.g. ju-resplande/PLUE datasets/MNLI) are over "
-                            "4 MiB and absent, and nyu-mll/multiNLI holds code only",
+    "GLUE-format copies (e.g. ju-resplande/PLUE datasets/MNLI) are over "
+    "4 MiB and absent, and nyu-mll/multiNLI holds code only",
     "SciTail test": "the only stored copy found (ju-resplande/PLUE datasets/SciTail) is a "
-                    "Portuguese machine translation; allenai/scitail holds code only",
+    "Portuguese machine translation; allenai/scitail holds code only",
     "FEVER claim-evidence dev pairs (beyond FEVER-Symmetric)": "no stored copy found; FEVER's "
-                    "own files hold evidence ids, not sentences, and the processed dev pairs "
-                    "are linked from Dropbox, not committed",
+    "own files hold evidence ids, not sentences, and the processed dev pairs "
+    "are linked from Dropbox, not committed",
     "e-SNLI csv files": "esnli_dev.csv and esnli_test.csv are over 4 MiB and absent; the "
-                        "same pairs are read from e-SNLI's s1/s2/labels files instead",
+    "same pairs are read from e-SNLI's s1/s2/labels files instead",
     "Fool Me Twice train": "dataset/train.jsonl is over 4 MiB and absent",
     "MED_ver_1.tsv": "an earlier version of MED.tsv (the README describes MED.tsv)",
     "VitaminC, SciFact-Open": "their repositories link the data for download; none is committed",
     "WiCE train and sub-claim files": "over 4 MiB and absent; only the claim-level oracle "
-                                      "chunks (dev, test) are used, for evaluation",
+    "chunks (dev, test) are used, for evaluation",
 }
 
 #: One entry per public set. `files` maps the committed path (under raw/) to the upstream path
@@ -69,38 +69,49 @@ SOURCES = {
         "title": "SNLI 1.0 dev and test (the pairs with a gold label), as split out by e-SNLI",
         "repo": "OanaMariaCamburu/e-SNLI",
         "commit": "7b585a3f077fdea899780eb0473940522ae44a2e",
-        "files": {"esnli/LICENSE": "LICENSE",
-                  **{f"esnli/{kind}.{split}.gz": f"dataset/eSNLI/{kind}.{split}"
-                     for split in ("dev", "test") for kind in ("s1", "s2", "labels")}},
+        "files": {
+            "esnli/LICENSE": "LICENSE",
+            **{
+                f"esnli/{kind}.{split}.gz": f"dataset/eSNLI/{kind}.{split}"
+                for split in ("dev", "test")
+                for kind in ("s1", "s2", "labels")
+            },
+        },
         "licence": "SNLI text CC BY-SA 4.0 (Stanford NLP); e-SNLI repository MIT",
         "share_alike": True,
         "role": "train",
         "expected_rows": 9842 + 9824,
         "note": "SNLI dev 10,000 less 158 without a gold label; test 10,000 less 176. "
-                "Text is tokenised (space before punctuation); the reader joins it back.",
+        "Text is tokenised (space before punctuation); the reader joins it back.",
     },
     "cad_nli": {
         "title": "Counterfactually-augmented SNLI (Kaushik et al., 2020), original and revised",
         "repo": "acmi-lab/counterfactually-augmented-data",
         "commit": "6f232a1d2a11462a30ce08fb4825b734ab30828e",
-        "files": {"cad/LICENSE": "LICENSE",
-                  **{f"cad/{kind}/{split}.tsv.gz": f"NLI/{kind}/{split}.tsv"
-                     for kind in ("original", "revised_premise", "revised_hypothesis")
-                     for split in ("train", "dev", "test")}},
+        "files": {
+            "cad/LICENSE": "LICENSE",
+            **{
+                f"cad/{kind}/{split}.tsv.gz": f"NLI/{kind}/{split}.tsv"
+                for kind in ("original", "revised_premise", "revised_hypothesis")
+                for split in ("train", "dev", "test")
+            },
+        },
         "licence": "Apache-2.0 (repository); premises from SNLI, CC BY-SA 4.0",
         "share_alike": True,
         "role": "train",
         "expected_rows": 2266 * 5,
         "note": "Each original pair has two revised premises and two revised hypotheses "
-                "(rows 2i and 2i+1 of the revised files); all five share the original premise's "
-                "group.",
+        "(rows 2i and 2i+1 of the revised files); all five share the original premise's "
+        "group.",
     },
     "breaking_nli": {
         "title": "Breaking NLI (Glockner et al., 2018)",
         "repo": "BIU-NLP/Breaking_NLI",
         "commit": "8a7658c1ce6b732f4e8af3b06560f1a13b8b18b0",
-        "files": {"breaking_nli/README.md": "README.md",
-                  "breaking_nli/breaking_nli_dataset.zip": "breaking_nli_dataset.zip"},
+        "files": {
+            "breaking_nli/README.md": "README.md",
+            "breaking_nli/breaking_nli_dataset.zip": "breaking_nli_dataset.zip",
+        },
         "licence": "CC BY-SA 4.0",
         "share_alike": True,
         "role": "train",
@@ -117,60 +128,62 @@ SOURCES = {
         "role": "train",
         "expected_rows": 5382,
         "note": "MED's 'neutral' folds neutral and contradiction together, so only its 2,705 "
-                "entailment rows are used (as support).",
+        "entailment rows are used (as support).",
     },
     "fm2": {
         "title": "Fool Me Twice (Eisenschlos et al., 2021) dev and test",
         "repo": "google-research/fool-me-twice",
         "commit": "d9db753e5acf91c0d9bf543db327ab655661eb94",
-        "files": {"fm2/LICENSE": "LICENSE", "fm2/dev.jsonl.gz": "dataset/dev.jsonl",
-                  "fm2/test.jsonl.gz": "dataset/test.jsonl"},
-        "licence": "Apache-2.0 (repository, data included); evidence text from Wikipedia, "
-                   "CC BY-SA 3.0",
+        "files": {
+            "fm2/LICENSE": "LICENSE",
+            "fm2/dev.jsonl.gz": "dataset/dev.jsonl",
+            "fm2/test.jsonl.gz": "dataset/test.jsonl",
+        },
+        "licence": "Apache-2.0 (repository, data included); evidence text from Wikipedia, CC BY-SA 3.0",
         "share_alike": True,
         "role": "train",
         "expected_rows": 1169 + 1380,
         "note": "Claims with gold evidence sentences; 'neither' is the claim with a sentence "
-                "of the same Wikipedia page that the game retrieved but that is not gold "
-                "evidence. train.jsonl (10,419 claims) is over 4 MiB and absent from the copy.",
+        "of the same Wikipedia page that the game retrieved but that is not gold "
+        "evidence. train.jsonl (10,419 claims) is over 4 MiB and absent from the copy.",
     },
     "fever_symmetric": {
-        "title": "FEVER-Symmetric (Schuster et al., 2019): v0.1 full and v0.2 dev for "
-                 "training, v0.2 test held out",
+        "title": "FEVER-Symmetric (Schuster et al., 2019): v0.1 full and v0.2 dev for training, v0.2 test held out",
         "repo": "TalSchuster/FeverSymmetric",
         "commit": "fa25d17e73ea0694edc78133ec654b9f32f6db73",
-        "files": {"fever_symmetric/DATA_LICENSE": "DATA_LICENSE",
-                  "fever_symmetric/fever_symmetric_full.jsonl.gz":
-                  "symmetric_v0.1/fever_symmetric_full.jsonl",
-                  "fever_symmetric/fever_symmetric_dev.jsonl.gz":
-                  "symmetric_v0.2/fever_symmetric_dev.jsonl",
-                  "fever_symmetric/fever_symmetric_test.jsonl.gz":
-                  "symmetric_v0.2/fever_symmetric_test.jsonl"},
+        "files": {
+            "fever_symmetric/DATA_LICENSE": "DATA_LICENSE",
+            "fever_symmetric/fever_symmetric_full.jsonl.gz": "symmetric_v0.1/fever_symmetric_full.jsonl",
+            "fever_symmetric/fever_symmetric_dev.jsonl.gz": "symmetric_v0.2/fever_symmetric_dev.jsonl",
+            "fever_symmetric/fever_symmetric_test.jsonl.gz": "symmetric_v0.2/fever_symmetric_test.jsonl",
+        },
         "licence": "CC BY-SA 3.0 (DATA_LICENSE; Wikipedia and FEVER); code MIT",
         "share_alike": True,
         "role": "train",
         "expected_rows": 956 + 708 + 712,
         "note": "Built from FEVER dev claim-evidence pairs. Group = FEVER claim id (synthetic "
-                "pairs carry a 000000{2,3,4} suffix). v0.1 rows whose FEVER id is in v0.2 test "
-                "are left out of training. No document context, so no 'neither' is built.",
+        "pairs carry a 000000{2,3,4} suffix). v0.1 rows whose FEVER id is in v0.2 test "
+        "are left out of training. No document context, so no 'neither' is built.",
     },
     "wice": {
         "title": "WiCE (Kamoi et al., 2023), claim-level oracle chunks, dev and test",
         "repo": "ryokamoi/wice",
         "commit": "ddeb6c183665e2a20c5f03c5aa07f03888b9870f",
-        "files": {"wice/LICENSE.md": "LICENSE.md",
-                  **{f"wice/oracle_chunks_claim_{split}{suffix}":
-                     f"code_and_resources/entailment_inputs/oracle_chunks/claim/{split}{upstream}"
-                     for split in ("dev", "test")
-                     for suffix, upstream in ((".jsonl.gz", ".jsonl"),
-                                              ("_stats.json", "_stats.json"))}},
+        "files": {
+            "wice/LICENSE.md": "LICENSE.md",
+            **{
+                f"wice/oracle_chunks_claim_{split}{suffix}": f"code_and_resources/entailment_inputs/oracle_chunks/claim/{split}{upstream}"
+                for split in ("dev", "test")
+                for suffix, upstream in ((".jsonl.gz", ".jsonl"), ("_stats.json", "_stats.json"))
+            },
+        },
         "licence": "annotations ODC-BY 1.0; claims from Wikipedia (CC BY-SA 4.0); evidence "
-                   "from cited web pages archived by Common Crawl (its terms of use apply)",
+        "from cited web pages archived by Common Crawl (its terms of use apply)",
         "share_alike": True,
         "role": "eval",
         "expected_rows": 1043 + 1070,
         "note": "Evaluation only, never trained on. supported -> support, not_supported -> "
-                "neither (WiCE does not separate refuted), partially_supported left out.",
+        "neither (WiCE does not separate refuted), partially_supported left out.",
     },
     "scifact_train": {
         "title": "SciFact train claims and their cited abstracts (Wadden et al., 2020)",
@@ -182,9 +195,9 @@ SOURCES = {
         "role": "train",
         "expected_rows": 809,
         "note": "Claims are grouped with every claim that cites one of the same abstracts; a "
-                "fifth of the groups (by seeded hash) is held out as eval_scifact_heldout. "
-                "Train claims worded exactly like a SciFact dev claim are left out (dev claim "
-                "texts from ../shared's BEIR queries; no dev label or evidence is read).",
+        "fifth of the groups (by seeded hash) is held out as eval_scifact_heldout. "
+        "Train claims worded exactly like a SciFact dev claim are left out (dev claim "
+        "texts from ../shared's BEIR queries; no dev label or evidence is read).",
     },
 }
 
@@ -210,8 +223,17 @@ def tsv(raw: Path, name: str) -> list[dict]:
     return list(csv.DictReader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE))
 
 
-_PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}",
-        "-COLON-": ":", "``": '"', "''": '"'}
+_PTB = {
+    "-LRB-": "(",
+    "-RRB-": ")",
+    "-LSB-": "[",
+    "-RSB-": "]",
+    "-LCB-": "{",
+    "-RCB-": "}",
+    "-COLON-": ":",
+    "``": '"',
+    "''": '"',
+}
 
 
 def detokenize(text: str) -> str:
@@ -235,8 +257,7 @@ def nli_group(premise: str) -> str:
 
 def row(claim: str, passage: str, label: str, source: str, group: str) -> dict:
     assert label in LABELS, label
-    return {"claim": claim.strip(), "passage": passage.strip(), "label": label,
-            "source": source, "group": group}
+    return {"claim": claim.strip(), "passage": passage.strip(), "label": label, "source": source, "group": group}
 
 
 def words(text: str) -> set[str]:
@@ -244,6 +265,7 @@ def words(text: str) -> set[str]:
 
 
 # ---- NLI sets -----------------------------------------------------------------------------
+
 
 def read_snli_esnli(raw: Path) -> list[dict]:
     rows = []
@@ -254,8 +276,7 @@ def read_snli_esnli(raw: Path) -> list[dict]:
         assert len(premises) == len(hypotheses) == len(labels), split
         for p, h, lab in zip(premises, hypotheses, labels):
             premise = detokenize(p)
-            rows.append(row(detokenize(h), premise, NLI_LABELS[lab.strip()], "snli_esnli",
-                            nli_group(premise)))
+            rows.append(row(detokenize(h), premise, NLI_LABELS[lab.strip()], "snli_esnli", nli_group(premise)))
     return rows
 
 
@@ -267,8 +288,7 @@ def read_cad_nli(raw: Path) -> list[dict]:
             per_original = 1 if kind == "original" else 2
             for i, r in enumerate(tsv(raw, f"cad/{kind}/{split}.tsv.gz")):
                 group = nli_group(original[i // per_original]["sentence1"])
-                rows.append(row(r["sentence2"], r["sentence1"], NLI_LABELS[r["gold_label"]],
-                                "cad_nli", group))
+                rows.append(row(r["sentence2"], r["sentence1"], NLI_LABELS[r["gold_label"]], "cad_nli", group))
     return rows
 
 
@@ -278,20 +298,23 @@ def read_breaking_nli(raw: Path) -> list[dict]:
     rows = []
     for line in lines:
         r = json.loads(line)
-        rows.append(row(r["sentence2"], r["sentence1"], NLI_LABELS[r["gold_label"]],
-                        "breaking_nli", nli_group(r["sentence1"])))
+        rows.append(
+            row(r["sentence2"], r["sentence1"], NLI_LABELS[r["gold_label"]], "breaking_nli", nli_group(r["sentence1"]))
+        )
     return rows
 
 
 def read_med(raw: Path) -> list[dict]:
-    return [row(r["sentence2"], r["sentence1"], "support", "med", nli_group(r["sentence1"]))
-            for r in tsv(raw, "med/MED.tsv.gz") if r["gold_label"] == "entailment"]
+    return [
+        row(r["sentence2"], r["sentence1"], "support", "med", nli_group(r["sentence1"]))
+        for r in tsv(raw, "med/MED.tsv.gz")
+        if r["gold_label"] == "entailment"
+    ]
 
 
 # ---- claim sets ---------------------------------------------------------------------------
 
-CLAIM_LABELS = {"SUPPORTS": "support", "SUPPORT": "support",
-                "REFUTES": "contradict", "CONTRADICT": "contradict"}
+CLAIM_LABELS = {"SUPPORTS": "support", "SUPPORT": "support", "REFUTES": "contradict", "CONTRADICT": "contradict"}
 
 
 def read_fm2(raw: Path, seed: str) -> list[dict]:
@@ -304,8 +327,13 @@ def read_fm2(raw: Path, seed: str) -> list[dict]:
             gold = [e["text"] for e in r["gold_evidence"]]
             rows.append(row(r["text"], " ".join(gold), CLAIM_LABELS[r["label"]], "fm2", group))
             gold_norm = {norm(g) for g in gold}
-            others = sorted({e["text"] for e in r["retrieved_evidence"]
-                             if norm(e["text"]) not in gold_norm and len(words(e["text"])) >= 5})
+            others = sorted(
+                {
+                    e["text"]
+                    for e in r["retrieved_evidence"]
+                    if norm(e["text"]) not in gold_norm and len(words(e["text"])) >= 5
+                }
+            )
             if others:
                 pick = random.Random(f"{seed}:fm2:{r['id']}").choice(others)
                 rows.append(row(r["text"], pick, "neither", "fm2", group))
@@ -323,9 +351,15 @@ def read_fever_symmetric(raw: Path, files: tuple[str, ...]) -> list[dict]:
     for name in files:
         for r in jsonl(raw, f"fever_symmetric/{name}.jsonl.gz"):
             evidence = r.get("evidence_sentence") or r["evidence"]
-            rows.append(row(detokenize(r["claim"]), detokenize(evidence),
-                            CLAIM_LABELS[r["label"]], "fever_symmetric",
-                            "fever:" + fever_base_id(r["id"])))
+            rows.append(
+                row(
+                    detokenize(r["claim"]),
+                    detokenize(evidence),
+                    CLAIM_LABELS[r["label"]],
+                    "fever_symmetric",
+                    "fever:" + fever_base_id(r["id"]),
+                )
+            )
     return rows
 
 
@@ -338,12 +372,14 @@ def read_wice(raw: Path) -> tuple[list[dict], dict]:
             if r["label"] not in mapping:
                 skipped[r["label"]] = skipped.get(r["label"], 0) + 1
                 continue
-            rows.append(row(r["claim"], " ".join(r["evidence"]), mapping[r["label"]], "wice",
-                            "wice:" + r["meta"]["id"]))
+            rows.append(
+                row(r["claim"], " ".join(r["evidence"]), mapping[r["label"]], "wice", "wice:" + r["meta"]["id"])
+            )
     return rows, skipped
 
 
 # ---- SciFact train ------------------------------------------------------------------------
+
 
 def scifact_groups(claims: list[dict]) -> dict[int, str]:
     """Claims that cite a common abstract form one group (SciFact writes negated twins of a
@@ -368,8 +404,9 @@ def scifact_dev_claim_texts(shared: Path) -> set[str]:
     """The text of SciFact dev's claims, only so that the few train claims worded exactly like a
     dev claim stay out of training: the BEIR SciFact queries are train and dev claims, and
     those that are not train claims are dev. No dev label or evidence is read."""
-    train_ids = {json.loads(line)["id"] for line in
-                 (shared / SCIFACT_DIR / "claims_train.jsonl").read_text().splitlines()}
+    train_ids = {
+        json.loads(line)["id"] for line in (shared / SCIFACT_DIR / "claims_train.jsonl").read_text().splitlines()
+    }
     queries = [json.loads(line) for line in (shared / BEIR_QUERIES).read_text().splitlines()]
     return {norm(q["text"]) for q in queries if int(q["_id"]) not in train_ids}
 
@@ -395,10 +432,8 @@ def read_scifact_train(shared: Path, seed: str) -> list[dict]:
             used = {i for s in sets for i in s["sentences"]}
             for s in sets:
                 passage = " ".join(sentences[i] for i in s["sentences"])
-                rows.append(row(c["claim"], passage, CLAIM_LABELS[s["label"]], "scifact_train",
-                                group))
-            others = [i for i in range(len(sentences)) if i not in used
-                      and len(words(sentences[i])) >= 5]
+                rows.append(row(c["claim"], passage, CLAIM_LABELS[s["label"]], "scifact_train", group))
+            others = [i for i in range(len(sentences)) if i not in used and len(words(sentences[i])) >= 5]
             if not others:
                 continue
             if sets:

@@ -25,8 +25,9 @@ def main() -> None:
     print("features:", ", ".join(("intercept",) + heuristic.FEATURES))
     print(calibration.format_coefficients(coefficients))
     for name, result in calibration.evaluate(coefficients, data_dir=args.data).items():
-        print(f"{name}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
-                                      for k, v in result.items()))
+        print(
+            f"{name}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items())
+        )
 
 
 if __name__ == "__main__":

@@ -50,15 +50,24 @@ async def main(url: str, db_path: str, phase: str, kill_after: int) -> None:
     handled = 0
     broker = bus.make_broker(ZocratesSettings(nats_url=url))
 
-    @bus.request_consumer(broker, RetrievalRequested, durable=DURABLE, ack_wait=ACK_WAIT_S,
-                          max_deliver=MAX_DELIVER, max_workers=4, retry_delay=0.2, service="rjs1")
+    @bus.request_consumer(
+        broker,
+        RetrievalRequested,
+        durable=DURABLE,
+        ack_wait=ACK_WAIT_S,
+        max_deliver=MAX_DELIVER,
+        max_workers=4,
+        retry_delay=0.2,
+        service="rjs1",
+    )
     async def handle(request: RetrievalRequested) -> EvidenceRetrieved:
         nonlocal handled
         db.execute("INSERT INTO deliveries VALUES (?, ?, ?)", (request.message_id, pid, time.time()))
         if phase == "before_effect" and handled >= kill_after:
             die()
-        applied = db.execute("INSERT OR IGNORE INTO effects VALUES (?, ?, ?)",
-                             (request.message_id, pid, time.time())).rowcount
+        applied = db.execute(
+            "INSERT OR IGNORE INTO effects VALUES (?, ?, ?)", (request.message_id, pid, time.time())
+        ).rowcount
         if not applied:
             db.execute("INSERT INTO suppressed VALUES (?, ?, ?)", (request.message_id, pid, time.time()))
         handled += 1

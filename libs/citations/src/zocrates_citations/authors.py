@@ -37,4 +37,3 @@ def author_year(chunk: EvidenceChunk) -> str:
     """`Smith et al., 2020` for in-text citations, falling back to title and `n.d.`."""
     head = format_authors(chunk.creators) or chunk.title.strip() or "Untitled source"
     return f"{head}, {chunk.year if chunk.year is not None else 'n.d.'}"
-

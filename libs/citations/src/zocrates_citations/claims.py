@@ -57,9 +57,7 @@ _LINK_RE = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _STAR_EMPHASIS_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _UNDERSCORE_EMPHASIS_RE = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
 _QUOTE_MARKER_RE = re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE)
-_SYMBOLS = str.maketrans(
-    {"≈": " about ", "≥": " at least ", "≤": " at most ", "→": " to ", "—": " - ", FILLER: None}
-)
+_SYMBOLS = str.maketrans({"≈": " about ", "≥": " at least ", "≤": " at most ", "→": " to ", "—": " - ", FILLER: None})
 _LEADING_RE = re.compile(r"^(?:[.,;:!?*\-+#>|)\]\s]|\d+[.)](?!\d)\s*)+")
 _LEADING_CHARS = frozenset(".,;:!?*-+#>|)]0123456789")
 _TRAILING_RE = re.compile(r"[\s,;:(\[|\-–—]+$")

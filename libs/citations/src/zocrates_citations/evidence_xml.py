@@ -6,9 +6,8 @@ import re
 from collections.abc import Sequence
 from html import escape
 
-from zocrates_contracts import EvidenceChunk
-
 from zocrates_citations.authors import format_authors
+from zocrates_contracts import EvidenceChunk
 
 # A passage that happens to contain our own tags must not close or open a chunk early.
 _STRUCTURAL_TAG_RE = re.compile(r"<(?=/?\s*(?:chunk|retrieved_evidence)\b)", re.IGNORECASE)

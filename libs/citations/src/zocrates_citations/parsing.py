@@ -180,9 +180,7 @@ def format_token(indices: tuple[int, ...] | list[int]) -> str:
 _CLOSERS = frozenset(".,;:!?)")
 
 
-def splice_tokens(
-    text: str, tokens: list[Token], replace: Callable[[Token], str | None]
-) -> str:
+def splice_tokens(text: str, tokens: list[Token], replace: Callable[[Token], str | None]) -> str:
     """Rewrite tokens in the original text; positions come from its masked view.
 
     `replace(token)` returns the new text for a token, or `None` to remove it. A removed

@@ -17,6 +17,10 @@ from collections.abc import Mapping, Sequence
 from html import escape
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from zocrates_citations.authors import format_authors
+from zocrates_citations.claims import ParsedAnswer, parse_answer
+from zocrates_citations.parsing import Token, format_token, mask, splice_tokens
 from zocrates_contracts import (
     Citation,
     CitationOccurrence,
@@ -26,10 +30,6 @@ from zocrates_contracts import (
     TurnRecord,
     Verdict,
 )
-
-from zocrates_citations.authors import format_authors
-from zocrates_citations.claims import ParsedAnswer, parse_answer
-from zocrates_citations.parsing import Token, format_token, mask, splice_tokens
 
 CITED_HEADING = "# Cited Sources"
 CONSIDERED_HEADING = "## Other Considered Sources"
@@ -86,9 +86,7 @@ class Resolution(BaseModel):
     citations: list[Citation] = Field(
         default_factory=list, description="Every chunk referenced by a valid token, by index"
     )
-    references: References = Field(
-        default_factory=References, description="The disclosed tiers (empty when disabled)"
-    )
+    references: References = Field(default_factory=References, description="The disclosed tiers (empty when disabled)")
     cited_item_keys: list[str] = Field(default_factory=list, description="Tier C, in text order")
     considered_item_keys: list[str] = Field(
         default_factory=list, description="Tier R, in rank order (always the full complement)"
@@ -97,9 +95,7 @@ class Resolution(BaseModel):
         default_factory=list, description="Chunks with at least one surviving occurrence"
     )
     counts: VerificationCounts = Field(default_factory=VerificationCounts)
-    zero_citation_fallback: bool = Field(
-        default=False, description="Every item was cited because the text cited none"
-    )
+    zero_citation_fallback: bool = Field(default=False, description="Every item was cited because the text cited none")
 
 
 def _probabilities(
@@ -258,13 +254,9 @@ def resolve_citations_and_references(
     claim extraction used it): its tokens and claims are then reused, not computed again.
     """
     if not 0.0 <= verification_threshold <= 1.0:
-        raise ValueError(
-            f"verification_threshold must be within [0, 1], got {verification_threshold!r}"
-        )
+        raise ValueError(f"verification_threshold must be within [0, 1], got {verification_threshold!r}")
     if max_quote_chars is not None and max_quote_chars < 1:
-        raise ValueError(
-            f"max_quote_chars must be None (no limit) or at least 1, got {max_quote_chars!r}"
-        )
+        raise ValueError(f"max_quote_chars must be None (no limit) or at least 1, got {max_quote_chars!r}")
     chunks = list(ranked_chunks)
     probabilities = _probabilities(support_probabilities)
     quoted_by_index = {int(k): list(v) for k, v in (quotes or {}).items()}
@@ -320,8 +312,7 @@ def resolve_citations_and_references(
     prose = splice_tokens(text, tokens, replace) if tokens else text
 
     citations = [
-        _citation(index, chunks[index - 1], occurrences[index], max_quote_chars)
-        for index in sorted(occurrences)
+        _citation(index, chunks[index - 1], occurrences[index], max_quote_chars) for index in sorted(occurrences)
     ]
     best_chunk: dict[str, EvidenceChunk] = {}
     for chunk in chunks:
@@ -336,9 +327,7 @@ def resolve_citations_and_references(
         references = References(
             considered_summary=searched,
             cited=[source_ref(best_chunk[k]) for k in cited_keys],
-            considered=[source_ref(best_chunk[k]) for k in considered_keys]
-            if considered_disclosure
-            else [],
+            considered=[source_ref(best_chunk[k]) for k in considered_keys] if considered_disclosure else [],
         )
     sections = render_source_sections(references)
     if sections and prose.strip():

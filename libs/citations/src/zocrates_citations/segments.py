@@ -114,10 +114,7 @@ def segment_source_text(text: str) -> list[Span]:
             paragraph[1] = e
         i += 1
     flush()
-    return [
-        Span(index, start, end, text[start:end], kind)
-        for index, (start, end, kind) in enumerate(found, start=1)
-    ]
+    return [Span(index, start, end, text[start:end], kind) for index, (start, end, kind) in enumerate(found, start=1)]
 
 
 def _sentences(text: str, view: str, start: int, end: int) -> list[tuple[int, int, SpanKind]]:

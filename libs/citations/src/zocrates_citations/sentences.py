@@ -10,8 +10,7 @@ _TERMINATOR_RE = re.compile(r"[.!?][.!?]*[\"'”’)\]]*(?=\s|\Z)")
 
 # Words whose trailing period does not end a sentence (compared lowercased, without the dot).
 _ABBREVIATIONS = frozenset(
-    "al e.g i.e etc vs cf fig figs eq eqs no sec approx ca dr prof mr mrs ms jr sr ref refs "
-    "vol pp ch".split()
+    "al e.g i.e etc vs cf fig figs eq eqs no sec approx ca dr prof mr mrs ms jr sr ref refs vol pp ch".split()
 )
 _LONGEST = max(map(len, _ABBREVIATIONS))
 _WORD_BREAKS = frozenset(" \t\r\n([{\"'“‘")

@@ -11,8 +11,6 @@ import re
 from collections.abc import Sequence
 from html import unescape
 
-from zocrates_contracts import EvidenceChunk, SourceRef
-
 from zocrates_citations.authors import author_year
 from zocrates_citations.parsing import Token, find_tokens, mask, splice_tokens
 from zocrates_citations.resolve import (
@@ -24,6 +22,7 @@ from zocrates_citations.resolve import (
     source_ref,
     split_sources,
 )
+from zocrates_contracts import EvidenceChunk, SourceRef
 
 __all__ = ["build_coordinator_view", "split_sources", "strip_citations", "to_author_year"]
 
@@ -102,9 +101,7 @@ def build_coordinator_view(resolution: Resolution, ranked_chunks: Sequence[Evide
     chunks = list(ranked_chunks)
     prose, sources = split_sources(resolution.prose)
     best = _best_chunks(chunks)
-    bibliography = _bibliography(
-        _refs(resolution.cited_item_keys, best), _refs(resolution.considered_item_keys, best)
-    )
+    bibliography = _bibliography(_refs(resolution.cited_item_keys, best), _refs(resolution.considered_item_keys, best))
     return _join(_author_year_prose(prose, chunks), bibliography, bool(sources))
 
 

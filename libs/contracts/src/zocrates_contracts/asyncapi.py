@@ -94,8 +94,9 @@ def routes() -> list[tuple[type[Message], str, str, str]]:
 
 def document() -> dict:
     """The AsyncAPI 3.0 document of the bus."""
-    _, definitions = models_json_schema([(m, "serialization") for m in ALL_MESSAGES],
-                                        ref_template="#/components/schemas/{model}")
+    _, definitions = models_json_schema(
+        [(m, "serialization") for m in ALL_MESSAGES], ref_template="#/components/schemas/{model}"
+    )
     channels: dict[str, dict] = {}
     operations: dict[str, dict] = {}
     messages: dict[str, dict] = {}
@@ -121,16 +122,21 @@ def document() -> dict:
         for service, action in ((sender, "send"), (receiver, "receive")):
             if not service:
                 continue
-            operation = {"action": action, "channel": {"$ref": f"#/channels/{channel_id}"},
-                         "messages": [ref], "tags": [{"name": service}],
-                         "summary": f"{service} {action}s {name}"}
+            operation = {
+                "action": action,
+                "channel": {"$ref": f"#/channels/{channel_id}"},
+                "messages": [ref],
+                "tags": [{"name": service}],
+                "summary": f"{service} {action}s {name}",
+            }
             if action == "receive" and message in CONSUMERS:
                 operation["x-durable-consumer"] = CONSUMERS[message][1]
                 reply = REPLY_OF[message]
                 reply_channel = _channel_id(reply_subject(INSTANCE, reply.SUBJECT))
                 operation["reply"] = {
                     "channel": {"$ref": f"#/channels/{reply_channel}"},
-                    "messages": [{"$ref": f"#/channels/{reply_channel}/messages/{reply.__name__}"}]}
+                    "messages": [{"$ref": f"#/channels/{reply_channel}/messages/{reply.__name__}"}],
+                }
             operations[f"{service}-{action}s-{name}"] = operation
     return {
         "asyncapi": "3.0.0",
@@ -143,11 +149,11 @@ def document() -> dict:
                 "each names in `reply_to` the reply subject of the gateway replica that sent it. "
                 "Generated from libs/contracts by `make schemas`. Not described here: the turn "
                 "events (`events.<turn_id>`, the SSE stream of docs/api.md) and the readiness "
-                "probes (`health.<service>`)."),
+                "probes (`health.<service>`)."
+            ),
         },
         "defaultContentType": "application/json",
-        "servers": {"nats": {"host": "localhost:4222", "protocol": "nats",
-                             "description": "ZOCRATES_NATS_URL"}},
+        "servers": {"nats": {"host": "localhost:4222", "protocol": "nats", "description": "ZOCRATES_NATS_URL"}},
         "channels": channels,
         "operations": operations,
         "components": {"messages": messages, "schemas": definitions["$defs"]},

@@ -27,13 +27,23 @@ class Creator(BaseModel):
 #: `table_header`, a `footnote` (correspondence, licence, copyright lines), a `title_block`
 #: (article type, title, author list), an `affiliation` line, and a `fragment` (a piece cut at
 #: a page, column or chunk boundary, or figure text, which is no whole statement).
-UnitKind = Literal["sentence", "list_item", "table_row", "caption", "table_header", "footnote",
-                   "title_block", "affiliation", "fragment"]
+UnitKind = Literal[
+    "sentence",
+    "list_item",
+    "table_row",
+    "caption",
+    "table_header",
+    "footnote",
+    "title_block",
+    "affiliation",
+    "fragment",
+]
 QUOTABLE_UNITS: frozenset[str] = frozenset({"sentence", "list_item", "table_row"})
 #: The units retrieval scores against the query: all an answer may quote when the question asks
 #: for them (a caption, a funding footnote), not fragments or header rows.
 SCORED_UNITS: frozenset[str] = frozenset(
-    {"sentence", "list_item", "table_row", "caption", "footnote", "title_block", "affiliation"})
+    {"sentence", "list_item", "table_row", "caption", "footnote", "title_block", "affiliation"}
+)
 
 #: Where a passage sits in its document: the `abstract`, the `body`, the `back_matter`
 #: (acknowledgements, funding, declarations, author details, ...), the `front_matter` (title and
@@ -53,12 +63,14 @@ class AnswerUnit(BaseModel):
     start: int = Field(ge=0)
     end: int = Field(ge=0)
     text: str = ""
-    similarity: float | None = Field(default=None, description="Cosine similarity of the unit and the "
-                                     "query (the retrieval embedding model), set at search time")
+    similarity: float | None = Field(
+        default=None,
+        description="Cosine similarity of the unit and the query (the retrieval embedding model), set at search time",
+    )
 
     def shown(self, passage: str) -> str:
         """The unit as it reads on its own."""
-        return self.text or passage[self.start:self.end]
+        return self.text or passage[self.start : self.end]
 
 
 class EvidenceChunk(BaseModel):
@@ -72,9 +84,13 @@ class EvidenceChunk(BaseModel):
 
     chunk_id: str = Field(min_length=1)
     item_key: str = Field(min_length=1)
-    library_id: str = Field(default="user", max_length=40, pattern=r"^(user|group-[0-9]{1,20})$",
-                            description="The Zotero library of the item: `user` (My Library) or "
-                            "`group-<groupID>`; item keys are unique only within one library")
+    library_id: str = Field(
+        default="user",
+        max_length=40,
+        pattern=r"^(user|group-[0-9]{1,20})$",
+        description="The Zotero library of the item: `user` (My Library) or "
+        "`group-<groupID>`; item keys are unique only within one library",
+    )
     attachment_key: str | None = None
     title: str = ""
     creators: list[Creator] = Field(default_factory=list)
@@ -85,5 +101,6 @@ class EvidenceChunk(BaseModel):
     score: float | None = None
     kind: Literal["text", "table", "abstract", "note", "figure"] | str = "text"
     role: SectionRole | str = "body"
-    units: list[AnswerUnit] = Field(default_factory=list, max_length=2_000,
-                                    description="The passage's units in reading order (see AnswerUnit)")
+    units: list[AnswerUnit] = Field(
+        default_factory=list, max_length=2_000, description="The passage's units in reading order (see AnswerUnit)"
+    )

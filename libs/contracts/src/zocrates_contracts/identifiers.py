@@ -157,14 +157,19 @@ class ItemIdentifiers:
     pmids: tuple[str, ...] = ()
 
 
-def item_identifiers(doi: str | None = None, urls: Iterable[str | None] = (), extra: str | None = None) -> ItemIdentifiers:
+def item_identifiers(
+    doi: str | None = None, urls: Iterable[str | None] = (), extra: str | None = None
+) -> ItemIdentifiers:
     """An item's identifiers where Zotero users keep them: the DOI field, a `DOI: ...` line in
     Extra (item types without a DOI field), doi.org URLs; arXiv ids in Extra (`arXiv:2203.00130 [cs]`),
     in arxiv.org URLs (the item's and its attachments') and in arXiv DOIs; PMIDs in Extra."""
     urls = [u for u in urls if u]
     dois = [d for d in (normalize_doi(doi), doi_in_extra(extra), *map(doi_in_url, urls)) if d]
-    arxiv = [*find_arxiv_ids(extra), *(a for u in urls for a in find_arxiv_ids(u)),
-             *filter(None, map(arxiv_of_doi, dois))]
+    arxiv = [
+        *find_arxiv_ids(extra),
+        *(a for u in urls for a in find_arxiv_ids(u)),
+        *filter(None, map(arxiv_of_doi, dois)),
+    ]
     return ItemIdentifiers(tuple(dict.fromkeys(dois)), tuple(dict.fromkeys(arxiv)), tuple(find_pmids(extra)))
 
 

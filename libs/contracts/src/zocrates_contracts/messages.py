@@ -115,8 +115,7 @@ class RetrievalRequested(Request):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     top_k: int = Field(default=12, ge=1, le=100)
     library_id: Id | None = None
-    scope: RetrievalScope | None = Field(default=None, description="Search only these items; None: "
-                                         "the whole library")
+    scope: RetrievalScope | None = Field(default=None, description="Search only these items; None: the whole library")
 
 
 class EvidenceRetrieved(Message):
@@ -190,8 +189,9 @@ class DroppedCandidate(BaseModel):
 
 
 #: A plain, bounded email address (the polite pools of Crossref, Unpaywall and NCBI want one).
-ContactEmail = Annotated[str, StringConstraints(strip_whitespace=True, max_length=254,
-                                                pattern=r"^[^\s@]+@[^\s@]+\.[^\s@]+$")]
+ContactEmail = Annotated[
+    str, StringConstraints(strip_whitespace=True, max_length=254, pattern=r"^[^\s@]+@[^\s@]+\.[^\s@]+$")
+]
 
 
 class DiscoveryRequested(Request):
@@ -203,8 +203,9 @@ class DiscoveryRequested(Request):
     limit: int = Field(default=10, ge=1, le=50)
     library_id: Id | None = None
     contact_email: ContactEmail | None = Field(
-        default=None, description="The user's contact for the providers' polite pools; "
-        "None: the deployment's configured contact")
+        default=None,
+        description="The user's contact for the providers' polite pools; None: the deployment's configured contact",
+    )
 
 
 class CandidatesFound(Message):
@@ -212,8 +213,9 @@ class CandidatesFound(Message):
 
     candidates: list[Candidate] = Field(default_factory=list, max_length=MAX_CANDIDATES)
     dropped: list[DroppedCandidate] = Field(default_factory=list, max_length=MAX_CANDIDATES)
-    notes: list[str] = Field(default_factory=list, max_length=20,
-                             description="What the user should know: demo mode, budget spent, fallbacks")
+    notes: list[str] = Field(
+        default_factory=list, max_length=20, description="What the user should know: demo mode, budget spent, fallbacks"
+    )
     error: ServiceError | None = None
 
 
@@ -277,8 +279,9 @@ MAX_STATUS_FAILURES = 100
 #: (NATS max_payload is 1 MB) with its envelope.
 MAX_SYNC_BODY = 768 * 1024
 #: The attachment content types that are indexed; the gateway refuses an upload of any other.
-UPLOAD_TYPES = frozenset({"application/pdf", "text/html", "application/xhtml+xml", "text/plain",
-                          "text/markdown", "text/x-markdown"})
+UPLOAD_TYPES = frozenset(
+    {"application/pdf", "text/html", "application/xhtml+xml", "text/plain", "text/markdown", "text/x-markdown"}
+)
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 Text = Annotated[str, StringConstraints(max_length=2_000)]
@@ -295,7 +298,9 @@ class SyncedItem(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     key: ItemKey
-    item_type: str = Field(pattern=r"^[A-Za-z]{1,64}$", description="Zotero item type, e.g. journalArticle, attachment, note")
+    item_type: str = Field(
+        pattern=r"^[A-Za-z]{1,64}$", description="Zotero item type, e.g. journalArticle, attachment, note"
+    )
     title: Text = ""
     creators: list[Creator] = Field(default_factory=list, max_length=100)
     date: str | None = Field(default=None, max_length=100, description="Zotero's date field as entered")
@@ -372,8 +377,10 @@ class LibrarySynced(Message):
     stored: int = 0
     deleted: int = 0
     needs_upload: list[ItemKey] = Field(default_factory=list, max_length=MAX_SYNC_ITEMS)
-    complete: bool = Field(default=False, description="Every page of this sync has arrived (and, for a full sync, "
-                           "the items it did not list are removed)")
+    complete: bool = Field(
+        default=False,
+        description="Every page of this sync has arrived (and, for a full sync, the items it did not list are removed)",
+    )
     error: ServiceError | None = None
 
 
@@ -410,8 +417,11 @@ class LibraryStatusRequested(Request):
     SCHEMA_VERSION = 2  # 2: rescan
     schema_version: int = 2
 
-    rescan: bool = Field(default=False, description="Re-index the library now (incremental: only "
-                         "what changed), e.g. right after the plugin imported papers into it")
+    rescan: bool = Field(
+        default=False,
+        description="Re-index the library now (incremental: only "
+        "what changed), e.g. right after the plugin imported papers into it",
+    )
 
 
 class IngestFailure(BaseModel):
@@ -524,8 +534,11 @@ class LibraryItemMatch(BaseModel):
     doi: str | None = Field(default=None, max_length=256, description="Canonical (lower case, no resolver)")
     arxiv_id: str | None = Field(default=None, max_length=64)
     pmid: str | None = Field(default=None, max_length=16)
-    collections: list[str] = Field(default_factory=list, max_length=100, description=(
-        'Collection paths ("Parent/Child"); a lab-hosted library\'s sync carries none yet'))
+    collections: list[str] = Field(
+        default_factory=list,
+        max_length=100,
+        description=('Collection paths ("Parent/Child"); a lab-hosted library\'s sync carries none yet'),
+    )
     matched_by: Literal["doi", "arxiv", "pmid", "title"]
     matched: str = Field(max_length=500, description="The requested identifier or title it matched")
 
@@ -536,8 +549,11 @@ class LibraryItemsFound(Message):
     SUBJECT = LIBRARY_LOOKUP_COMPLETED
 
     items: list[LibraryItemMatch] = Field(default_factory=list, max_length=MAX_LOOKUP_MATCHES)
-    searched_items: int = Field(default=0, ge=0, description="Regular items of the user's library that "
-                                "were checked (0: no library of this user is here)")
+    searched_items: int = Field(
+        default=0,
+        ge=0,
+        description="Regular items of the user's library that were checked (0: no library of this user is here)",
+    )
     error: ServiceError | None = None
 
 

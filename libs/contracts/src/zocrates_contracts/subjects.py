@@ -105,6 +105,7 @@ def catalog_synced_key(user_id: str) -> str:
     its revision says whether the synced items changed since it was last read."""
     return f"l.{user_id}"
 
+
 #: Readiness probes: core request/reply on `health.<service>`, outside `zocrates.>` so the
 #: audit stream does not capture them (a captured request would be answered by a PubAck).
 HEALTH_PREFIX = "health"

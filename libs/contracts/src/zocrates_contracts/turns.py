@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from zocrates_contracts.candidates import Candidate
 from zocrates_contracts.evidence import Creator
 
-
 Verdict = Literal["KEPT", "DEMOTED", "FAIL_OPEN"]
 
 
@@ -33,10 +32,16 @@ class CitationOccurrence(BaseModel):
     compound: bool = Field(default=False, description="The bracket held more than one valid index")
     probability: float | None = Field(default=None, ge=0.0, le=1.0)
     verdict: Verdict
-    quoted: bool = Field(default=False, description="The claim is a verbatim quote of the cited passage (one "
-                         "of its answer units), not a claim written about it: the verifier's score says little")
-    relevance: float | None = Field(default=None, description="For a quote: the question-relevance score that "
-                                    "chose it (not a probability; higher is more relevant)")
+    quoted: bool = Field(
+        default=False,
+        description="The claim is a verbatim quote of the cited passage (one "
+        "of its answer units), not a claim written about it: the verifier's score says little",
+    )
+    relevance: float | None = Field(
+        default=None,
+        description="For a quote: the question-relevance score that "
+        "chose it (not a probability; higher is more relevant)",
+    )
 
 
 class Citation(BaseModel):
@@ -47,9 +52,13 @@ class Citation(BaseModel):
     index: int = Field(ge=1)
     chunk_id: str
     item_key: str
-    library_id: str = Field(default="user", max_length=40, pattern=r"^(user|group-[0-9]{1,20})$",
-                            description="The Zotero library of the item: `user` (My Library) or "
-                            "`group-<groupID>`; item keys are unique only within one library")
+    library_id: str = Field(
+        default="user",
+        max_length=40,
+        pattern=r"^(user|group-[0-9]{1,20})$",
+        description="The Zotero library of the item: `user` (My Library) or "
+        "`group-<groupID>`; item keys are unique only within one library",
+    )
     attachment_key: str | None = None
     title: str = ""
     authors: str = Field(default="", description="APA label: Smith / Smith & Jones / Smith et al.")
@@ -69,9 +78,13 @@ class SourceRef(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     item_key: str
-    library_id: str = Field(default="user", max_length=40, pattern=r"^(user|group-[0-9]{1,20})$",
-                            description="The Zotero library of the item: `user` (My Library) or "
-                            "`group-<groupID>`; item keys are unique only within one library")
+    library_id: str = Field(
+        default="user",
+        max_length=40,
+        pattern=r"^(user|group-[0-9]{1,20})$",
+        description="The Zotero library of the item: `user` (My Library) or "
+        "`group-<groupID>`; item keys are unique only within one library",
+    )
     title: str = ""
     authors: str = ""
     year: int | None = None
@@ -83,9 +96,14 @@ class References(BaseModel):
 
     cited: list[SourceRef] = Field(default_factory=list)
     considered: list[SourceRef] = Field(default_factory=list)
-    considered_summary: str | None = Field(default=None, max_length=200, description=(
-        "The considered tier's summary line when it is not the usual count, e.g. \"Searched 12 "
-        "passages from 5 items\" under an answer that found nothing"))
+    considered_summary: str | None = Field(
+        default=None,
+        max_length=200,
+        description=(
+            "The considered tier's summary line when it is not the usual count, e.g. \"Searched 12 "
+            "passages from 5 items\" under an answer that found nothing"
+        ),
+    )
 
 
 class VerificationSummary(BaseModel):
@@ -123,17 +141,29 @@ class TurnRecord(BaseModel):
     session_id: str
     intent: Literal["library", "discovery", "chat"]
     question: str
-    text: str = Field(default="", description="Enriched markdown, exactly `prose + sources` (kept for "
-                      "clients before version 2); derived from them when not given")
-    prose: str = Field(default="", description="The answer without its source sections: markdown with "
-                       "the surviving [n] tokens (empty in a version 1 record: split `text`)")
-    sources: str = Field(default="", description="The source sections that end `text` (`# Cited Sources`, "
-                         "`## Other Considered Sources`, with data-item-key hooks); empty when none")
+    text: str = Field(
+        default="",
+        description="Enriched markdown, exactly `prose + sources` (kept for "
+        "clients before version 2); derived from them when not given",
+    )
+    prose: str = Field(
+        default="",
+        description="The answer without its source sections: markdown with "
+        "the surviving [n] tokens (empty in a version 1 record: split `text`)",
+    )
+    sources: str = Field(
+        default="",
+        description="The source sections that end `text` (`# Cited Sources`, "
+        "`## Other Considered Sources`, with data-item-key hooks); empty when none",
+    )
     citations: list[Citation] = Field(default_factory=list)
     references: References = Field(default_factory=References)
     verification: VerificationSummary | None = None
-    candidates: list[Candidate] = Field(default_factory=list, description="Discovery candidates, numbered "
-                                        "[1]..[n] in the prose (a version 1 record's plain dicts decode as these)")
+    candidates: list[Candidate] = Field(
+        default_factory=list,
+        description="Discovery candidates, numbered "
+        "[1]..[n] in the prose (a version 1 record's plain dicts decode as these)",
+    )
     notes: list[str] = Field(default_factory=list, description="Caveats shown with the answer (e.g. demo mode)")
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     completed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))

@@ -52,12 +52,17 @@ AUDIT_MAX_AGE_S = 30 * 24 * 3600.0
 EVENTS_MAX_AGE_S = 24 * 3600.0
 
 STREAM_CONFIGS: tuple[StreamConfig, ...] = (
-    StreamConfig(name=AUDIT_STREAM, subjects=AUDIT_SUBJECTS, max_age=AUDIT_MAX_AGE_S,
-                 duplicate_window=DUPLICATE_WINDOW_S, max_msg_size=1024 * 1024),
-    StreamConfig(name=DLQ_STREAM, subjects=DLQ_SUBJECTS, max_age=AUDIT_MAX_AGE_S,
-                 duplicate_window=DUPLICATE_WINDOW_S),
-    StreamConfig(name=EVENTS_STREAM, subjects=EVENTS_SUBJECTS, max_age=EVENTS_MAX_AGE_S,
-                 duplicate_window=DUPLICATE_WINDOW_S),
+    StreamConfig(
+        name=AUDIT_STREAM,
+        subjects=AUDIT_SUBJECTS,
+        max_age=AUDIT_MAX_AGE_S,
+        duplicate_window=DUPLICATE_WINDOW_S,
+        max_msg_size=1024 * 1024,
+    ),
+    StreamConfig(name=DLQ_STREAM, subjects=DLQ_SUBJECTS, max_age=AUDIT_MAX_AGE_S, duplicate_window=DUPLICATE_WINDOW_S),
+    StreamConfig(
+        name=EVENTS_STREAM, subjects=EVENTS_SUBJECTS, max_age=EVENTS_MAX_AGE_S, duplicate_window=DUPLICATE_WINDOW_S
+    ),
 )
 
 #: faststream's view of the audit stream; `declare=False` because `ensure_streams` owns it.
@@ -78,7 +83,6 @@ class TransientError(Exception):
 def make_broker(settings: ZocratesSettings, **kwargs: Any) -> NatsBroker:
     """A broker for `settings.nats_url` with credentials and trace propagation in headers."""
     from faststream.nats.opentelemetry import NatsTelemetryMiddleware
-
     from faststream.security import SASLPlaintext
 
     auth: dict[str, Any] = {}
@@ -132,8 +136,9 @@ async def ensure_ack_waits(broker: NatsBroker) -> None:
             continue  # the subscriber creates it with `wanted`
         if current.ack_wait != wanted.ack_wait:
             await js.add_consumer(stream.name, dataclasses.replace(current, ack_wait=wanted.ack_wait))
-            log.info("consumer AckWait updated", consumer=wanted.durable_name, was=current.ack_wait,
-                     now=wanted.ack_wait)
+            log.info(
+                "consumer AckWait updated", consumer=wanted.durable_name, was=current.ack_wait, now=wanted.ack_wait
+            )
 
 
 def message_headers(message: Message) -> dict[str, str]:
@@ -150,8 +155,9 @@ def message_headers(message: Message) -> dict[str, str]:
 PUBLISH_RETRY_S = 15.0
 
 
-async def publish(broker: NatsBroker, message: Message, subject: str | None = None,
-                  *, retry_for: float = PUBLISH_RETRY_S) -> Any:
+async def publish(
+    broker: NatsBroker, message: Message, subject: str | None = None, *, retry_for: float = PUBLISH_RETRY_S
+) -> Any:
     """Publish to JetStream and wait for the PubAck.
 
     Retried with the same message id (so the stream keeps one copy) and a growing backoff
@@ -162,7 +168,9 @@ async def publish(broker: NatsBroker, message: Message, subject: str | None = No
     headers = message_headers(message)
     return await retrying(
         lambda: broker.publish(payload, target, headers=headers, stream=AUDIT_STREAM, timeout=2.0),
-        retry_for=retry_for, what=f"publish to {target}")
+        retry_for=retry_for,
+        what=f"publish to {target}",
+    )
 
 
 #: What a JetStream call raises while the server reconnects or a stream elects a leader
@@ -170,8 +178,9 @@ async def publish(broker: NatsBroker, message: Message, subject: str | None = No
 RETRYABLE = (TimeoutError, nats.errors.Error, ValueError)
 
 
-async def retrying(call: Callable[[], Awaitable[Any]], *, retry_for: float = PUBLISH_RETRY_S,
-                   what: str = "JetStream call") -> Any:
+async def retrying(
+    call: Callable[[], Awaitable[Any]], *, retry_for: float = PUBLISH_RETRY_S, what: str = "JetStream call"
+) -> Any:
     """Run an idempotent JetStream call, retrying with a growing backoff for `retry_for` s."""
     loop = asyncio.get_running_loop()
     give_up = loop.time() + retry_for
@@ -202,8 +211,7 @@ async def dead_letter(broker: NatsBroker, msg: NatsMessage, reason: str) -> None
         "Zocrates-Original-Subject": raw.subject,
         "Zocrates-Stream-Seq": str(seq),
     }
-    await broker.publish(msg.body, f"{DLQ_PREFIX}.{raw.subject}", headers=headers,
-                         stream=DLQ_STREAM, timeout=2.0)
+    await broker.publish(msg.body, f"{DLQ_PREFIX}.{raw.subject}", headers=headers, stream=DLQ_STREAM, timeout=2.0)
     log.error("dead-lettered", subject=raw.subject, stream_seq=seq, reason=reason)
 
 
@@ -256,21 +264,33 @@ def request_consumer(
             pull_sub=PullSub(batch_size=FETCH_BATCH, timeout=FETCH_TIMEOUT_S),
             max_workers=max_workers,
             deliver_policy=DeliverPolicy.NEW,
-            config=ConsumerConfig(ack_wait=ack_wait, max_deliver=max_deliver,
-                                  max_ack_pending=max(64, max_workers * 16)),
+            config=ConsumerConfig(
+                ack_wait=ack_wait, max_deliver=max_deliver, max_ack_pending=max(64, max_workers * 16)
+            ),
             ack_policy=AckPolicy.MANUAL,
             title=f"{durable}:{request_cls.__name__}",
             description=(handler.__doc__ or "").strip(),
         )
         async def consume(msg: NatsMessage) -> None:
-            await _consume(broker, msg, request_cls, handler, ack_wait=ack_wait,
-                           max_deliver=max_deliver, retry_delay=retry_delay, service=service)
+            await _consume(
+                broker,
+                msg,
+                request_cls,
+                handler,
+                ack_wait=ack_wait,
+                max_deliver=max_deliver,
+                retry_delay=retry_delay,
+                service=service,
+            )
 
         # A message whose every delivery timed out (the worker crashed or hung each time)
         # stays in the stream with only an advisory to say so: dead-letter it from there.
-        @broker.subscriber(f"{MAX_DELIVERIES_ADVISORY}.{AUDIT_STREAM}.{durable}",
-                           queue=f"{durable}-advisories", ack_policy=AckPolicy.MANUAL,
-                           title=f"{durable}:max-deliveries")
+        @broker.subscriber(
+            f"{MAX_DELIVERIES_ADVISORY}.{AUDIT_STREAM}.{durable}",
+            queue=f"{durable}-advisories",
+            ack_policy=AckPolicy.MANUAL,
+            title=f"{durable}:max-deliveries",
+        )
         async def exhausted(msg: NatsMessage) -> None:
             await _dead_letter_exhausted(broker, msg, request_cls, service)
 
@@ -279,16 +299,26 @@ def request_consumer(
     return decorator
 
 
-async def _consume(broker: NatsBroker, msg: NatsMessage, request_cls: type[R], handler: Handler[R],
-                   *, ack_wait: float, max_deliver: int, retry_delay: float, service: str) -> None:
+async def _consume(
+    broker: NatsBroker,
+    msg: NatsMessage,
+    request_cls: type[R],
+    handler: Handler[R],
+    *,
+    ack_wait: float,
+    max_deliver: int,
+    retry_delay: float,
+    service: str,
+) -> None:
     try:
         request = request_cls.model_validate_json(msg.body)
     except ValidationError as exc:
         await dead_letter(broker, msg, f"invalid {request_cls.__name__}: {exc.errors()[:3]}")
         await msg.reject()
         return
-    structlog.contextvars.bind_contextvars(turn_id=request.turn_id, session_id=request.session_id,
-                                           message_id=request.message_id, subject=request.SUBJECT)
+    structlog.contextvars.bind_contextvars(
+        turn_id=request.turn_id, session_id=request.session_id, message_id=request.message_id, subject=request.SUBJECT
+    )
     try:
         if request.deadline and request.deadline < datetime.now(UTC):
             log.info("request expired before processing; dropped")
@@ -321,14 +351,23 @@ async def _consume(broker: NatsBroker, msg: NatsMessage, request_cls: type[R], h
         structlog.contextvars.unbind_contextvars("turn_id", "session_id", "message_id", "subject")
 
 
-async def _retry_or_give_up(broker: NatsBroker, msg: NatsMessage, request: Request, exc: Exception,
-                            delay: float, delivered: int, max_deliver: int, service: str) -> None:
+async def _retry_or_give_up(
+    broker: NatsBroker,
+    msg: NatsMessage,
+    request: Request,
+    exc: Exception,
+    delay: float,
+    delivered: int,
+    max_deliver: int,
+    service: str,
+) -> None:
     if delivered < max_deliver:
         await msg.nack(delay=delay)
         return
     await dead_letter(broker, msg, f"failed {delivered} deliveries: {exc!r}")
-    reply = error_reply(request, ServiceError(code="internal", service=service,
-                                              message=f"{service or 'service'} failed: {exc}"))
+    reply = error_reply(
+        request, ServiceError(code="internal", service=service, message=f"{service or 'service'} failed: {exc}")
+    )
     if reply is not None:
         with contextlib.suppress(Exception):
             await publish(broker, reply, request.reply_to)
@@ -338,8 +377,9 @@ async def _retry_or_give_up(broker: NatsBroker, msg: NatsMessage, request: Reque
 MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
 
 
-async def _dead_letter_exhausted(broker: NatsBroker, advisory: NatsMessage, request_cls: type[Request],
-                                 service: str) -> None:
+async def _dead_letter_exhausted(
+    broker: NatsBroker, advisory: NatsMessage, request_cls: type[Request], service: str
+) -> None:
     import json
 
     info = json.loads(advisory.body)
@@ -349,23 +389,27 @@ async def _dead_letter_exhausted(broker: NatsBroker, advisory: NatsMessage, requ
     except nats.errors.Error:
         log.error("max deliveries exceeded; message already gone", **info)
         return
-    reason = (f"no ack after {info.get('deliveries', '?')} deliveries "
-              "(the worker crashed or hung each time)")
+    reason = f"no ack after {info.get('deliveries', '?')} deliveries (the worker crashed or hung each time)"
     headers = {
         "Nats-Msg-Id": f"dlq-{original.subject}-{info['stream_seq']}",
         "Zocrates-Dlq-Reason": reason,
         "Zocrates-Original-Subject": original.subject,
         "Zocrates-Stream-Seq": str(info["stream_seq"]),
     }
-    await broker.publish(original.data, f"{DLQ_PREFIX}.{original.subject}", headers=headers,
-                         stream=DLQ_STREAM, timeout=2.0)
+    await broker.publish(
+        original.data, f"{DLQ_PREFIX}.{original.subject}", headers=headers, stream=DLQ_STREAM, timeout=2.0
+    )
     log.error("dead-lettered", subject=original.subject, stream_seq=info["stream_seq"], reason=reason)
     try:
         request = request_cls.model_validate_json(original.data)
     except ValidationError:
         return
-    reply = error_reply(request, ServiceError(code="internal", service=service,
-                                              message=f"{service or 'service'} could not process the request: {reason}"))
+    reply = error_reply(
+        request,
+        ServiceError(
+            code="internal", service=service, message=f"{service or 'service'} could not process the request: {reason}"
+        ),
+    )
     if reply is not None:
         with contextlib.suppress(Exception):
             await publish(broker, reply, request.reply_to)
@@ -413,8 +457,7 @@ class Requester:
         self.instance_id = instance_id
         self._pending: dict[str, tuple[asyncio.Future[Message], type[Message]]] = {}
 
-        @broker.subscriber(reply_wildcard(instance_id), ack_policy=AckPolicy.MANUAL,
-                           title=f"replies:{instance_id}")
+        @broker.subscriber(reply_wildcard(instance_id), ack_policy=AckPolicy.MANUAL, title=f"replies:{instance_id}")
         async def on_reply(msg: NatsMessage) -> None:
             waiting = self._pending.get((msg.headers or {}).get("Nats-Msg-Id", ""))
             if waiting is None or waiting[0].done():
@@ -423,8 +466,9 @@ class Requester:
             try:
                 future.set_result(reply_cls.model_validate_json(msg.body))
             except ValidationError as exc:
-                future.set_exception(MalformedReply(f"{reply_cls.__name__} failed validation: "
-                                                    f"{exc.error_count()} errors"))
+                future.set_exception(
+                    MalformedReply(f"{reply_cls.__name__} failed validation: {exc.error_count()} errors")
+                )
 
     def reply_to(self, request_cls: type[Request]) -> str:
         from zocrates_contracts.subjects import reply_subject
@@ -435,8 +479,9 @@ class Requester:
         """Send a `request_cls` request built from `fields`, with this replica's reply subject
         and a deadline `timeout` seconds from now, and return its reply (which may carry the
         service's `error`). `NoReply` when none came in time."""
-        request = request_cls(**fields, reply_to=self.reply_to(request_cls),
-                              deadline=datetime.now(UTC) + timedelta(seconds=timeout))
+        request = request_cls(
+            **fields, reply_to=self.reply_to(request_cls), deadline=datetime.now(UTC) + timedelta(seconds=timeout)
+        )
         try:
             return await self.request(request, timeout)
         except TimeoutError:
@@ -462,9 +507,9 @@ def health_responder(broker: NatsBroker, service: str, status: Callable[[], dict
 
     from zocrates_contracts.subjects import health_subject
 
-    @broker.subscriber(health_subject(service), queue=f"health-{service}",
-                       ack_policy=AckPolicy.MANUAL, title=f"health:{service}")
+    @broker.subscriber(
+        health_subject(service), queue=f"health-{service}", ack_policy=AckPolicy.MANUAL, title=f"health:{service}"
+    )
     async def on_health(msg: NatsMessage) -> None:
         if msg.reply_to:
-            await broker.publish(json.dumps({"service": service, **status()}).encode(),
-                                 msg.reply_to)
+            await broker.publish(json.dumps({"service": service, **status()}).encode(), msg.reply_to)

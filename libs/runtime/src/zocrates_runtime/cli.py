@@ -25,8 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in {"-h", "--help"} or argv[0] not in COMMANDS:
         print(__doc__.strip())
         if argv and argv[0] not in {"-h", "--help"}:
-            print(f"\nerror: unknown command {argv[0]!r}; expected one of: {', '.join(COMMANDS)}",
-                  file=sys.stderr)
+            print(f"\nerror: unknown command {argv[0]!r}; expected one of: {', '.join(COMMANDS)}", file=sys.stderr)
             return 2
         return 0
     name, rest = argv[0], argv[1:]
@@ -34,8 +33,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        print(f"error: `zocrates {name}` needs {module_name.split('.')[0]}, which is not installed "
-              f"({exc}). Hint: run `make test` or `make run` once to install everything.", file=sys.stderr)
+        print(
+            f"error: `zocrates {name}` needs {module_name.split('.')[0]}, which is not installed "
+            f"({exc}). Hint: run `make test` or `make run` once to install everything.",
+            file=sys.stderr,
+        )
         return 2
     entry = getattr(module, function)
     if name == "run":

@@ -29,10 +29,17 @@ async def latest_entries(kv: KeyValue, pattern: str, *, timeout: float = 10.0) -
     # nats-py's KeyValue keeps its JetStream context, stream and subject prefix privately;
     # these names are stable across nats-py 2.x (they follow the KV protocol, ADR-8).
     js, stream, prefix = kv._js, kv._stream, kv._pre
-    consumer = await js.add_consumer(stream, api.ConsumerConfig(
-        deliver_policy=api.DeliverPolicy.LAST_PER_SUBJECT, ack_policy=api.AckPolicy.NONE,
-        filter_subject=f"{prefix}{pattern}", inactive_threshold=ABANDONED_AFTER_S,
-        mem_storage=True, num_replicas=1))
+    consumer = await js.add_consumer(
+        stream,
+        api.ConsumerConfig(
+            deliver_policy=api.DeliverPolicy.LAST_PER_SUBJECT,
+            ack_policy=api.AckPolicy.NONE,
+            filter_subject=f"{prefix}{pattern}",
+            inactive_threshold=ABANDONED_AFTER_S,
+            mem_storage=True,
+            num_replicas=1,
+        ),
+    )
     found: list[KeyValue.Entry] = []
     try:
         remaining = consumer.num_pending
@@ -42,13 +49,21 @@ async def latest_entries(kv: KeyValue, pattern: str, *, timeout: float = 10.0) -
                 while remaining > 0:
                     for msg in await sub.fetch(min(remaining, FETCH_BATCH), timeout=timeout):
                         remaining = msg.metadata.num_pending
-                        if msg.headers and (msg.headers.get(KV_OP) in (KV_DEL, KV_PURGE)
-                                            or "Nats-Marker-Reason" in msg.headers):  # a TTL marker
+                        if msg.headers and (
+                            msg.headers.get(KV_OP) in (KV_DEL, KV_PURGE) or "Nats-Marker-Reason" in msg.headers
+                        ):  # a TTL marker
                             continue
-                        found.append(KeyValue.Entry(
-                            bucket=kv._name, key=msg.subject[len(prefix):], value=msg.data,
-                            revision=msg.metadata.sequence.stream, delta=msg.metadata.num_pending,
-                            created=None, operation=None))
+                        found.append(
+                            KeyValue.Entry(
+                                bucket=kv._name,
+                                key=msg.subject[len(prefix) :],
+                                value=msg.data,
+                                revision=msg.metadata.sequence.stream,
+                                delta=msg.metadata.num_pending,
+                                created=None,
+                                operation=None,
+                            )
+                        )
             finally:
                 await sub.unsubscribe()
     finally:

@@ -42,7 +42,11 @@ _URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]+:)[^@\s/]+@", re.IG
 # Libraries whose loggers do not propagate to the root (faststream sets propagate=False and
 # adds its own handler unless one to stdout already exists) or that uvicorn configures.
 _FOREIGN_LOGGERS = (
-    "faststream", "faststream.access.nats", "uvicorn", "uvicorn.error", "uvicorn.access",
+    "faststream",
+    "faststream.access.nats",
+    "uvicorn",
+    "uvicorn.error",
+    "uvicorn.access",
 )
 
 # Fields faststream's access logger puts on each record; lifted into the event dict.
@@ -136,9 +140,7 @@ def configure_logging(
     renderer: Processor = (
         structlog.processors.JSONRenderer()
         if as_json
-        else structlog.dev.ConsoleRenderer(
-            colors=stream.isatty(), exception_formatter=structlog.dev.plain_traceback
-        )
+        else structlog.dev.ConsoleRenderer(colors=stream.isatty(), exception_formatter=structlog.dev.plain_traceback)
     )
     structlog.configure(
         processors=[

@@ -76,8 +76,14 @@ class NatsServer:
 
     def command(self) -> list[str]:
         cmd = [
-            nats_server_binary(), "-js", "-a", self.host, "-p", str(self.port),
-            "-sd", str(self.store_dir),
+            nats_server_binary(),
+            "-js",
+            "-a",
+            self.host,
+            "-p",
+            str(self.port),
+            "-sd",
+            str(self.store_dir),
         ]
         if self.http_port:
             cmd += ["-m", str(self.http_port)]
@@ -92,7 +98,9 @@ class NatsServer:
         self._ready.clear()
         self._output = []
         self.process = subprocess.Popen(
-            self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            self.command(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         threading.Thread(target=self._pump, args=(self.process,), daemon=True).start()

@@ -16,8 +16,9 @@ from zocrates_runtime.tracing import configure_tracing
 Hook = Callable[[], Awaitable[None]]
 
 
-def service_app(broker: NatsBroker, *, on_start: Hook | None = None, on_stop: Hook | None = None,
-                replicas: int = 1) -> FastStream:
+def service_app(
+    broker: NatsBroker, *, on_start: Hook | None = None, on_stop: Hook | None = None, replicas: int = 1
+) -> FastStream:
     app = FastStream(broker)
 
     @app.on_startup

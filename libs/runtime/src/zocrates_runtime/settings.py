@@ -54,7 +54,10 @@ class ZocratesSettings(BaseSettings):
     """Base for each service's settings; subclasses add fields and their own env prefix."""
 
     model_config = SettingsConfigDict(
-        env_prefix=PREFIX, env_file=".env", extra="ignore", validate_default=True,
+        env_prefix=PREFIX,
+        env_file=".env",
+        extra="ignore",
+        validate_default=True,
         populate_by_name=True,
     )
 
@@ -64,27 +67,45 @@ class ZocratesSettings(BaseSettings):
         description="`local`: one user on a laptop, loopback only. `hosted`: a lab deployment; "
         "refuses to start without NATS credentials.",
     )
-    nats_url: str = Field(default="nats://127.0.0.1:4222", validation_alias=shared_env("nats_url"),
-                          description="NATS server URL(s), comma-separated")
-    nats_user: str | None = Field(default=None, validation_alias=shared_env("nats_user"),
-                                  description="NATS user (hosted mode)")
-    nats_password: SecretStr | None = Field(default=None, validation_alias=shared_env("nats_password"),
-                                            description="NATS password")
-    nats_creds_file: Path | None = Field(default=None, validation_alias=shared_env("nats_creds_file"),
-                                         description="NATS .creds file (hosted mode)")
-    stream_replicas: int = Field(default=1, ge=1, le=5, validation_alias=shared_env("stream_replicas"),
-                                 description="JetStream replicas of every stream and bucket (3 on a NATS cluster)")
+    nats_url: str = Field(
+        default="nats://127.0.0.1:4222",
+        validation_alias=shared_env("nats_url"),
+        description="NATS server URL(s), comma-separated",
+    )
+    nats_user: str | None = Field(
+        default=None, validation_alias=shared_env("nats_user"), description="NATS user (hosted mode)"
+    )
+    nats_password: SecretStr | None = Field(
+        default=None, validation_alias=shared_env("nats_password"), description="NATS password"
+    )
+    nats_creds_file: Path | None = Field(
+        default=None, validation_alias=shared_env("nats_creds_file"), description="NATS .creds file (hosted mode)"
+    )
+    stream_replicas: int = Field(
+        default=1,
+        ge=1,
+        le=5,
+        validation_alias=shared_env("stream_replicas"),
+        description="JetStream replicas of every stream and bucket (3 on a NATS cluster)",
+    )
     data_dir: Path = Field(
         default=Path("data"),
         validation_alias=shared_env("data_dir", "ZOCRATES_RETRIEVAL_DATA_DIR"),
         description="Where local state lives (retrieval's index in <data_dir>/retrieval)",
     )
-    log_level: str = Field(default="INFO", validation_alias=shared_env("log_level"),
-                           description="DEBUG, INFO, WARNING or ERROR")
-    log_json: bool | None = Field(default=None, validation_alias=shared_env("log_json"),
-                                  description="JSON logs; default: JSON unless on a terminal")
-    otlp_endpoint: str | None = Field(default=None, validation_alias=shared_env("otlp_endpoint"),
-                                      description="OTLP/HTTP endpoint for traces, e.g. Phoenix")
+    log_level: str = Field(
+        default="INFO", validation_alias=shared_env("log_level"), description="DEBUG, INFO, WARNING or ERROR"
+    )
+    log_json: bool | None = Field(
+        default=None,
+        validation_alias=shared_env("log_json"),
+        description="JSON logs; default: JSON unless on a terminal",
+    )
+    otlp_endpoint: str | None = Field(
+        default=None,
+        validation_alias=shared_env("otlp_endpoint"),
+        description="OTLP/HTTP endpoint for traces, e.g. Phoenix",
+    )
     instance_id: str = Field(
         default_factory=lambda: os.urandom(6).hex(),
         pattern=r"^[A-Za-z0-9_-]{1,32}$",
@@ -94,15 +115,15 @@ class ZocratesSettings(BaseSettings):
     local_user_id: str = Field(
         default="local",
         pattern=r"^[A-Za-z0-9_-]{1,64}$",
-        validation_alias=shared_env("local_user_id", "ZOCRATES_RETRIEVAL_LOCAL_USER_ID",
-                                    "ZOCRATES_DISCOVERY_LOCAL_USER_ID"),
+        validation_alias=shared_env(
+            "local_user_id", "ZOCRATES_RETRIEVAL_LOCAL_USER_ID", "ZOCRATES_DISCOVERY_LOCAL_USER_ID"
+        ),
         description="The local user: `make run` creates a token for it, and the local Zotero "
         "library (zotero_dir) belongs to it",
     )
     zotero_dir: Path | None = Field(
         default_factory=lambda data: default_zotero_dir(mode=data.get("mode", "local")),
-        validation_alias=shared_env("zotero_dir", "ZOCRATES_RETRIEVAL_ZOTERO_DIR",
-                                    "ZOCRATES_DISCOVERY_ZOTERO_DIR"),
+        validation_alias=shared_env("zotero_dir", "ZOCRATES_RETRIEVAL_ZOTERO_DIR", "ZOCRATES_DISCOVERY_ZOTERO_DIR"),
         description="Local Zotero data directory (holds zotero.sqlite and storage/): the library "
         "retrieval indexes and discovery's novelty filter reads (both from a snapshot copy, never "
         "written). Defaults to ~/Zotero when that exists, else (local mode) to the bundled demo "
@@ -155,6 +176,8 @@ def toml_values(cls: type[ZocratesSettings], path: Path) -> dict[str, Any]:
     if not isinstance(own, dict):
         raise ValueError(f"{path}: `{table}` must be a table ([{table}]) of {cls.__name__} keys, got {own!r}")
     if misplaced := sorted(set(own) & set(ZocratesSettings.model_fields)):
-        raise ValueError(f"{path}: {', '.join(misplaced)} in [{table}] is shared by every service; "
-                         "hint: move it to the top of the file, above the first table")
+        raise ValueError(
+            f"{path}: {', '.join(misplaced)} in [{table}] is shared by every service; "
+            "hint: move it to the top of the file, above the first table"
+        )
     return shared | own

@@ -131,8 +131,7 @@ def ensure_local_token(env: Mapping[str, str], timeout: float = 120.0) -> str:
     return lines[-1]
 
 
-def banner(gateway_url: str, token: str, not_ready: list[str] | None = None,
-           health: dict | None = None) -> str:
+def banner(gateway_url: str, token: str, not_ready: list[str] | None = None, health: dict | None = None) -> str:
     """What the person who ran `make run` needs: URL, token, a request to paste, which library
     is read, how answers are written and citations checked (from the gateway's `/health`)."""
     auth = shlex.quote(f"Authorization: Bearer {token}")
@@ -162,13 +161,17 @@ def _library(health: dict) -> list[str]:
     source = library.get("source")
     if source == "demo":
         papers = f"{library['papers']} " if library.get("papers") else ""
-        return [f"  Library: the demo library, {papers}open-access papers (demo/README.md); "
-                "set ZOCRATES_ZOTERO_DIR to your Zotero data directory to use your own"]
+        return [
+            f"  Library: the demo library, {papers}open-access papers (demo/README.md); "
+            "set ZOCRATES_ZOTERO_DIR to your Zotero data directory to use your own"
+        ]
     if source == "zotero_dir":
         return [f"  Library: your Zotero library in {library.get('zotero_dir')}"]
     if source == "none":
-        return ["  Library: none found on this machine; set ZOCRATES_ZOTERO_DIR to your Zotero "
-                "data directory (the folder holding zotero.sqlite)"]
+        return [
+            "  Library: none found on this machine; set ZOCRATES_ZOTERO_DIR to your Zotero "
+            "data directory (the folder holding zotero.sqlite)"
+        ]
     return []
 
 
@@ -177,34 +180,38 @@ def _modes(health: dict) -> list[str]:
     lines = []
     gateway = health.get("gateway") or {}
     if gateway.get("answers") == "extractive":
-        lines.append("  Answers: sentences quoted from your library (no LLM is set; "
-                     "ZOCRATES_LLM_URL, ZOCRATES_LLM_API_KEY and ZOCRATES_LLM_MODEL give "
-                     "written answers)")
+        lines.append(
+            "  Answers: sentences quoted from your library (no LLM is set; "
+            "ZOCRATES_LLM_URL, ZOCRATES_LLM_API_KEY and ZOCRATES_LLM_MODEL give "
+            "written answers)"
+        )
     elif gateway.get("answers") == "llm":
         lines.append(f"  Answers: written by {gateway.get('llm_model') or 'the configured LLM'}")
     verifier = (health.get("services") or {}).get("verifier") or {}
     if verifier.get("status") == "ok" and verifier.get("provider"):
         where = f" on {verifier['device']}" if verifier.get("device") else ""
         kind = _VERIFIER_SOURCES.get(verifier.get("model_source") or "", "")
-        lines.append(f"  Citation checks: {verifier['provider']} ({verifier.get('model') or '-'}"
-                     f"{', ' + kind if kind else ''}){where}, threshold "
-                     f"{verifier.get('threshold', '-')}")
+        lines.append(
+            f"  Citation checks: {verifier['provider']} ({verifier.get('model') or '-'}"
+            f"{', ' + kind if kind else ''}){where}, threshold "
+            f"{verifier.get('threshold', '-')}"
+        )
         if verifier.get("model_source") == "heuristic-fallback" and verifier.get("fallback_reason"):
             lines.append(f"    the heuristic answers because {verifier['fallback_reason']}")
     return lines
 
 
 #: How the banner names the verifier's `model_source` (its /health).
-_VERIFIER_SOURCES = {"trained": "the trained model that ships with Zocrates",
-                     "heuristic-fallback": "fallback: the trained model did not load",
-                     "checkpoint": "your checkpoint"}
+_VERIFIER_SOURCES = {
+    "trained": "the trained model that ships with Zocrates",
+    "heuristic-fallback": "fallback: the trained model did not load",
+    "checkpoint": "your checkpoint",
+}
 
 
 def probe_health(gateway_url: str, token: str) -> dict | None:
     """The gateway's `/health` body as seen with the token; None while it does not answer."""
-    request = urllib.request.Request(
-        f"{gateway_url}/health", headers={"Authorization": f"Bearer {token}"}
-    )
+    request = urllib.request.Request(f"{gateway_url}/health", headers={"Authorization": f"Bearer {token}"})
     try:
         with urllib.request.urlopen(request, timeout=2.0) as response:
             raw = response.read()
@@ -221,8 +228,9 @@ def _not_ready(health: dict) -> list[str]:
     services = health.get("services")
     if not isinstance(services, dict):
         return []
-    return sorted(name for name, state in services.items()
-                  if not isinstance(state, dict) or state.get("status") != "ok")
+    return sorted(
+        name for name, state in services.items() if not isinstance(state, dict) or state.get("status") != "ok"
+    )
 
 
 async def _announce_when_ready(config: StackConfig, token: str, running: asyncio.Task) -> None:
@@ -242,15 +250,16 @@ async def _announce_when_ready(config: StackConfig, token: str, running: asyncio
             return
         if health is None and patience_over and not warned:
             warned = True
-            log.warning("the gateway has not answered %s/health after %.0f s; still waiting "
-                        "(its output is prefixed [gateway])", config.gateway_url, PATIENCE)
+            log.warning(
+                "the gateway has not answered %s/health after %.0f s; still waiting (its output is prefixed [gateway])",
+                config.gateway_url,
+                PATIENCE,
+            )
         # Re-check a few times a second, but wake at once if the supervisor finishes.
         await asyncio.wait({running}, timeout=0.25)
 
 
-async def _supervise(
-    supervisor: Supervisor, nats: NatsServer, config: StackConfig, token: str
-) -> int:
+async def _supervise(supervisor: Supervisor, nats: NatsServer, config: StackConfig, token: str) -> int:
     supervisor.stop_on_signals()
     running = asyncio.create_task(supervisor.run())
     nats_exit = asyncio.create_task(asyncio.to_thread(nats.process.wait))
@@ -259,8 +268,11 @@ async def _supervise(
         await asyncio.wait({running, nats_exit}, return_when=asyncio.FIRST_COMPLETED)
         nats_died = nats_exit.done()
         if nats_died:
-            log.error("nats-server exited unexpectedly (code %s); stopping the stack. Its log: %s",
-                      nats_exit.result(), nats.log_file)
+            log.error(
+                "nats-server exited unexpectedly (code %s); stopping the stack. Its log: %s",
+                nats_exit.result(),
+                nats.log_file,
+            )
             supervisor.stop()
         code = await running
     finally:
@@ -279,8 +291,9 @@ def run_stack(config: StackConfig) -> int:
     config.data_dir.mkdir(parents=True, exist_ok=True)
     # Started from the main thread on purpose: the parent-death signal follows the thread
     # that spawned the child, and the main thread lives as long as the stack.
-    nats = _StackNatsServer(config.data_dir / "nats", port=config.nats_port, host=HOST,
-                            log_file=config.data_dir / "nats.log")
+    nats = _StackNatsServer(
+        config.data_dir / "nats", port=config.nats_port, host=HOST, log_file=config.data_dir / "nats.log"
+    )
     try:
         nats.start()
     except NatsServerError as exc:

@@ -85,8 +85,7 @@ class StagedIntegrityError(Exception):
 class StagedStore(Protocol):
     """Staged files, each owned by the user who staged it."""
 
-    async def put(self, user_id: str, staged_id: str, path: Path,
-                  meta: Mapping[str, str]) -> StagedInfo:
+    async def put(self, user_id: str, staged_id: str, path: Path, meta: Mapping[str, str]) -> StagedInfo:
         """Store the file at `path` (left in place) as `staged_id`, owned by `user_id`."""
 
     async def info(self, user_id: str, staged_id: str) -> StagedInfo | None:
@@ -112,8 +111,9 @@ def _ids_ok(user_id: str, staged_id: str) -> bool:
 
 def _require_ids(user_id: str, staged_id: str) -> None:
     if not _ids_ok(user_id, staged_id):
-        raise ValueError(f"invalid user or staged id ({user_id!r}, {staged_id!r}): expected "
-                         "1-64 characters of A-Z a-z 0-9 _ -")
+        raise ValueError(
+            f"invalid user or staged id ({user_id!r}, {staged_id!r}): expected 1-64 characters of A-Z a-z 0-9 _ -"
+        )
 
 
 # --- NATS JetStream Object Store -------------------------------------------------------------
@@ -127,9 +127,16 @@ class NatsStagedStore:
     none and uses the bucket as it is (creating it with the default if it does not exist yet).
     """
 
-    def __init__(self, js: JetStreamContext, *, bucket: str = DEFAULT_BUCKET,
-                 ttl: timedelta | None = None, read_timeout: float = 120.0,
-                 clock: Clock = utcnow, replicas: int = 1) -> None:
+    def __init__(
+        self,
+        js: JetStreamContext,
+        *,
+        bucket: str = DEFAULT_BUCKET,
+        ttl: timedelta | None = None,
+        read_timeout: float = 120.0,
+        clock: Clock = utcnow,
+        replicas: int = 1,
+    ) -> None:
         self._js = js
         self._replicas = replicas
         self._bucket = bucket
@@ -149,9 +156,15 @@ class NatsStagedStore:
 
     async def _ensure_bucket(self) -> ObjectStore:
         stream = f"OBJ_{self._bucket}"
-        obj = await object_store(self._js, self._bucket, config=api.ObjectStoreConfig(
-            description="Zocrates staged PDFs awaiting import", ttl=self._max_age.total_seconds(),
-            replicas=self._replicas))
+        obj = await object_store(
+            self._js,
+            self._bucket,
+            config=api.ObjectStoreConfig(
+                description="Zocrates staged PDFs awaiting import",
+                ttl=self._max_age.total_seconds(),
+                replicas=self._replicas,
+            ),
+        )
         config = (await self._js.stream_info(stream)).config
         if self._ttl is not None and abs((config.max_age or 0) - self._ttl.total_seconds()) > 1e-3:
             config.max_age = self._ttl.total_seconds()
@@ -160,8 +173,7 @@ class NatsStagedStore:
             self._max_age = timedelta(seconds=config.max_age)
         return obj
 
-    async def put(self, user_id: str, staged_id: str, path: Path,
-                  meta: Mapping[str, str]) -> StagedInfo:
+    async def put(self, user_id: str, staged_id: str, path: Path, meta: Mapping[str, str]) -> StagedInfo:
         _require_ids(user_id, staged_id)
         obj = await self._store()
         with contextlib.suppress(ObjectNotFoundError):
@@ -176,8 +188,9 @@ class NatsStagedStore:
             META: [json.dumps(dict(meta), separators=(",", ":"))],
         }
         with open(path, "rb") as data:
-            raw = await obj.put(staged_id, data, meta=api.ObjectMeta(
-                name=staged_id, description="staged PDF", headers=headers))
+            raw = await obj.put(
+                staged_id, data, meta=api.ObjectMeta(name=staged_id, description="staged PDF", headers=headers)
+            )
         info = _decode(raw)
         assert info is not None
         return info
@@ -223,8 +236,7 @@ class NatsStagedStore:
         digest, size, seq = hashlib.sha256(), 0, 1
         for _ in range(raw.chunks or 0):
             try:
-                msg = await self._js.get_msg(stream, seq=seq, subject=subject, next=True,
-                                             direct=True)
+                msg = await self._js.get_msg(stream, seq=seq, subject=subject, next=True, direct=True)
             except NotFoundError:
                 break
             data = msg.data or b""
@@ -237,7 +249,8 @@ class NatsStagedStore:
         if size != (raw.size or 0) or actual.rstrip("=") != expected.rstrip("="):
             raise StagedIntegrityError(
                 f"staged file {raw.name}: its bytes do not match the stored SHA-256 digest "
-                f"({size} of {raw.size} bytes read)")
+                f"({size} of {raw.size} bytes read)"
+            )
 
     async def delete(self, user_id: str, staged_id: str) -> bool:
         if await self.info(user_id, staged_id) is None:
@@ -289,8 +302,9 @@ def _decode(raw: api.ObjectInfo) -> StagedInfo | None:
     try:
         sha = base64.urlsafe_b64decode(digest + "=" * (-len(digest) % 4)).hex()
         meta = json.loads(_header(headers, META) or "{}")
-        return StagedInfo(raw.name, owner, raw.size or 0, sha, datetime.fromisoformat(created),
-                          datetime.fromisoformat(expires), meta)
+        return StagedInfo(
+            raw.name, owner, raw.size or 0, sha, datetime.fromisoformat(created), datetime.fromisoformat(expires), meta
+        )
     except ValueError:
         return None
 
@@ -310,8 +324,7 @@ class FileStagedStore:
         self._ttl = ttl
         self._clock = clock
 
-    async def put(self, user_id: str, staged_id: str, path: Path,
-                  meta: Mapping[str, str]) -> StagedInfo:
+    async def put(self, user_id: str, staged_id: str, path: Path, meta: Mapping[str, str]) -> StagedInfo:
         _require_ids(user_id, staged_id)
         return await asyncio.to_thread(self._put, user_id, staged_id, Path(path), dict(meta))
 
@@ -338,9 +351,16 @@ class FileStagedStore:
         previous = self._read_record(user_id, staged_id)
         now = self._clock()
         info = StagedInfo(staged_id, user_id, size, sha, now, now + self._ttl, meta)
-        record = {"staged_id": staged_id, "user_id": user_id, "size": size, "sha256": sha,
-                  "created_at": now.isoformat(), "expires_at": info.expires_at.isoformat(),
-                  "meta": meta, "file": data_name}
+        record = {
+            "staged_id": staged_id,
+            "user_id": user_id,
+            "size": size,
+            "sha256": sha,
+            "created_at": now.isoformat(),
+            "expires_at": info.expires_at.isoformat(),
+            "meta": meta,
+            "file": data_name,
+        }
         _write_atomically(folder / f"{staged_id}.json", json.dumps(record).encode())
         fsync_dir(folder)
         if previous and previous.get("file") != data_name:
@@ -365,9 +385,15 @@ class FileStagedStore:
         record = self._read_record(user_id, staged_id)
         if record is None:
             return None
-        info = StagedInfo(staged_id, user_id, record["size"], record["sha256"],
-                          datetime.fromisoformat(record["created_at"]),
-                          datetime.fromisoformat(record["expires_at"]), record.get("meta", {}))
+        info = StagedInfo(
+            staged_id,
+            user_id,
+            record["size"],
+            record["sha256"],
+            datetime.fromisoformat(record["created_at"]),
+            datetime.fromisoformat(record["expires_at"]),
+            record.get("meta", {}),
+        )
         if info.expires_at <= self._clock():
             return None
         return info, self.root / user_id / record["file"]
@@ -398,8 +424,7 @@ class FileStagedStore:
         except FileNotFoundError:
             return None  # expired and removed while we looked
         if digest.hexdigest() != info.sha256:
-            raise StagedIntegrityError(
-                f"staged file {staged_id}: its bytes do not match the stored SHA-256 digest")
+            raise StagedIntegrityError(f"staged file {staged_id}: its bytes do not match the stored SHA-256 digest")
         return info
 
     async def delete(self, user_id: str, staged_id: str) -> bool:
@@ -434,9 +459,12 @@ class FileStagedStore:
                 else:
                     referenced.add(record["file"])
             for leftover in folder.iterdir():
-                if (leftover.is_file() and leftover.suffix in (".pdf", ".part")
-                        and leftover.name not in referenced
-                        and leftover.stat().st_mtime < stale_before):
+                if (
+                    leftover.is_file()
+                    and leftover.suffix in (".pdf", ".part")
+                    and leftover.name not in referenced
+                    and leftover.stat().st_mtime < stale_before
+                ):
                     leftover.unlink(missing_ok=True)
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only when empty

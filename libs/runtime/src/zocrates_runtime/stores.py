@@ -14,6 +14,7 @@ import nats.js.errors
 from nats.js import JetStreamContext, api
 from nats.js.kv import KeyValue
 from nats.js.object_store import ObjectStore
+
 from zocrates_contracts.subjects import (
     LIBRARY_BUCKET,
     LIBRARY_CATALOG_BUCKET,
@@ -46,8 +47,9 @@ async def key_value(js: JetStreamContext, bucket: str, replicas: int = 1) -> Key
         return await js.key_value(bucket)
 
 
-async def object_store(js: JetStreamContext, bucket: str, replicas: int = 1,
-                       config: api.ObjectStoreConfig | None = None) -> ObjectStore:
+async def object_store(
+    js: JetStreamContext, bucket: str, replicas: int = 1, config: api.ObjectStoreConfig | None = None
+) -> ObjectStore:
     """The object store `bucket`, created on first use with `config` (by default its entry in
     OBJECT_STORES)."""
     try:

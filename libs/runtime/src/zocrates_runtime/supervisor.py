@@ -131,9 +131,7 @@ class Supervisor:
         """Ask for an orderly stop of every child; `run()` returns when they are gone."""
         self._stopping.set()
 
-    def stop_on_signals(
-        self, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    ) -> None:
+    def stop_on_signals(self, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)) -> None:
         """Turn these signals into `stop()`; call from inside the running event loop."""
         loop = asyncio.get_running_loop()
         for sig in signals:
@@ -179,8 +177,7 @@ class Supervisor:
                     start_new_session=True,
                 )
             except OSError as exc:
-                log.error("cannot start %s (%s): %s; stopping all children", child.name,
-                          " ".join(child.argv), exc)
+                log.error("cannot start %s (%s): %s; stopping all children", child.name, " ".join(child.argv), exc)
                 self._give_up(child.name)
                 return
             state.pid, state.starts = proc.pid, state.starts + 1
@@ -215,7 +212,11 @@ class Supervisor:
             log.error(
                 "%s %s and has crashed %d times within %.0f s; giving up and stopping all "
                 "children (its output above, prefixed [%s], says why)",
-                name, how, len(state.crashes), self.policy.window, name,
+                name,
+                how,
+                len(state.crashes),
+                self.policy.window,
+                name,
             )
             self._give_up(name)
             return
@@ -235,8 +236,7 @@ class Supervisor:
         try:
             await asyncio.wait_for(proc.wait(), self.stop_timeout)
         except TimeoutError:
-            log.warning("%s did not stop within %.1f s of SIGTERM; killing it",
-                        name, self.stop_timeout)
+            log.warning("%s did not stop within %.1f s of SIGTERM; killing it", name, self.stop_timeout)
             _signal_group(proc.pid, signal.SIGKILL)
 
     async def _pump(self, name: str, stream: asyncio.StreamReader | None) -> None:

@@ -53,7 +53,8 @@ def configure_tracing(service: str, otlp_endpoint: str | None = None) -> TracerP
             log.warning(
                 "ZOCRATES_OTLP_ENDPOINT is set to %s but opentelemetry-exporter-otlp-proto-http "
                 "is not installed, so traces are not exported. Hint: pip install "
-                "opentelemetry-exporter-otlp-proto-http", endpoint,
+                "opentelemetry-exporter-otlp-proto-http",
+                endpoint,
             )
         else:
             url = endpoint.rstrip("/")
@@ -89,8 +90,6 @@ def extract_trace(carrier: Mapping[str, Any] | Any | None) -> Context:
         headers = {str(k).lower(): v for k, v in carrier.items() if isinstance(v, str)}
     else:
         headers = {
-            key: value
-            for key in ("traceparent", "tracestate")
-            if isinstance(value := getattr(carrier, key, None), str)
+            key: value for key in ("traceparent", "tracestate") if isinstance(value := getattr(carrier, key, None), str)
         }
     return _PROPAGATOR.extract(headers)

@@ -34,8 +34,9 @@ def database_signature(db_path: Path) -> tuple:
     return tuple(out)
 
 
-def snapshot_database(db_path: Path, target_dir: Path, attempts: int = 5, *,
-                      error: type[Exception] = ZoteroSnapshotError) -> Path:
+def snapshot_database(
+    db_path: Path, target_dir: Path, attempts: int = 5, *, error: type[Exception] = ZoteroSnapshotError
+) -> Path:
     """Copy a live `zotero.sqlite` into `target_dir` consistently and return the copy's path.
 
     `error` is the exception class raised on failure, so each caller keeps its own.

@@ -6,9 +6,8 @@ pages of discovery's own: any replica sees the whole library (see `DiscoveryServ
 
 from __future__ import annotations
 
-from faststream import FastStream
-
 import nats.js.errors
+from faststream import FastStream
 
 from zocrates_contracts import DiscoveryRequested, RecheckRequested
 from zocrates_contracts.subjects import (
@@ -32,14 +31,16 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
 
     # AckWait is at most half the gateway's deadline (discovery 45 s, recheck 10 s): a job of
     # a killed replica is redelivered while its caller still waits; heartbeats cover slow ones.
-    @bus.request_consumer(broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER,
-                          service="discovery", max_workers=8, ack_wait=15.0)
+    @bus.request_consumer(
+        broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER, service="discovery", max_workers=8, ack_wait=15.0
+    )
     async def on_discovery(request: DiscoveryRequested):
         """Search OpenAlex (and fallbacks), drop what the user owns."""
         return await service.discover(request)
 
-    @bus.request_consumer(broker, RecheckRequested, durable=RECHECK_CONSUMER,
-                          service="discovery", max_workers=4, ack_wait=5.0)
+    @bus.request_consumer(
+        broker, RecheckRequested, durable=RECHECK_CONSUMER, service="discovery", max_workers=4, ack_wait=5.0
+    )
     async def on_recheck(request: RecheckRequested):
         """Which of these candidates does the user own by now?"""
         return await service.answer_recheck(request)
@@ -55,5 +56,4 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         await service.start()
 
     bus.health_responder(broker, "discovery", service.health)
-    return service_app(broker, on_start=start, on_stop=service.close,
-                       replicas=settings.stream_replicas)
+    return service_app(broker, on_start=start, on_stop=service.close, replicas=settings.stream_replicas)

@@ -40,22 +40,31 @@ class DiscoverySettings(ZocratesSettings):
     abstract_timeout_s: float = Field(
         default=2.0, gt=0, description="Budget of each abstract backfill source (Semantic Scholar, PubMed)."
     )
-    retries: int = Field(default=3, ge=1, le=10, description="Attempts per request on 429 throttles, 5xx and dropped connections.")
+    retries: int = Field(
+        default=3, ge=1, le=10, description="Attempts per request on 429 throttles, 5xx and dropped connections."
+    )
     retry_wait_initial_s: float = Field(default=0.5, ge=0)
     retry_wait_max_s: float = Field(default=8.0, ge=0)
     max_retry_after_s: float = Field(
-        default=20.0, ge=0,
+        default=20.0,
+        ge=0,
         description="A throttle asking to wait longer than this is reported instead of waited out.",
     )
-    cache_ttl_s: float = Field(default=3600.0, ge=0, description="How long an API answer is reused; 0 disables the cache.")
+    cache_ttl_s: float = Field(
+        default=3600.0, ge=0, description="How long an API answer is reused; 0 disables the cache."
+    )
     cache_size: int = Field(default=2048, ge=1)
 
     title_similarity: float = Field(
-        default=0.88, gt=0, le=1,
+        default=0.88,
+        gt=0,
+        le=1,
         description="Normalised Levenshtein similarity of normalised titles at which a candidate counts as owned.",
     )
     per_query_results: int = Field(
-        default=25, ge=1, le=200,
+        default=25,
+        ge=1,
+        le=200,
         description="Works asked per search query; more than `limit` so that owned papers can be dropped.",
     )
 

@@ -38,9 +38,14 @@ from zocrates_contracts import (
     RecheckRequested,
     ServiceError,
 )
+from zocrates_contracts.identifiers import (
+    QueryIdentifiers,
+    arxiv_doi,
+    arxiv_of_doi,
+    identifiers_in_query,
+)
 from zocrates_contracts.messages import MAX_CANDIDATES
-from zocrates_discovery.config import DiscoverySettings
-from zocrates_discovery.domain.contact import requester_contact
+from zocrates_discovery.adapters.catalog import Catalog
 from zocrates_discovery.adapters.http import (
     BudgetExhausted,
     HostPolicy,
@@ -50,21 +55,16 @@ from zocrates_discovery.adapters.http import (
     Unreachable,
     UpstreamTimeout,
 )
-from zocrates_contracts.identifiers import (
-    QueryIdentifiers,
-    arxiv_doi,
-    arxiv_of_doi,
-    identifiers_in_query,
-)
-from zocrates_discovery.adapters.catalog import Catalog
-from zocrates_discovery.adapters.zotero_library import LibraryReadError, database_path, read_library_items
-from zocrates_discovery.domain.novelty import LibraryIndex, LibraryItem, filter_novel, synced_identity
 from zocrates_discovery.adapters.providers.abstracts import AbstractBackfill
 from zocrates_discovery.adapters.providers.crossref import Crossref
 from zocrates_discovery.adapters.providers.openalex import OpenAlex
 from zocrates_discovery.adapters.providers.pubmed import PubMed
 from zocrates_discovery.adapters.providers.semanticscholar import SemanticScholar, paper_key
 from zocrates_discovery.adapters.providers.unpaywall import Unpaywall
+from zocrates_discovery.adapters.zotero_library import LibraryReadError, database_path, read_library_items
+from zocrates_discovery.config import DiscoverySettings
+from zocrates_discovery.domain.contact import requester_contact
+from zocrates_discovery.domain.novelty import LibraryIndex, LibraryItem, filter_novel, synced_identity
 from zocrates_discovery.domain.works import Work, interleave, merge
 
 log = structlog.get_logger("zocrates.discovery")
@@ -109,8 +109,11 @@ def _policies(settings: DiscoverySettings) -> dict[str, HostPolicy]:
 
 def _as_service_error(exc: ProviderError, what: str = "OpenAlex") -> ServiceError:
     if isinstance(exc, Unreachable):
-        return ServiceError(code="unreachable", service="discovery", message=(
-            f"{what} is unreachable from this machine: {exc.reason}. Online discovery needs internet access."))
+        return ServiceError(
+            code="unreachable",
+            service="discovery",
+            message=(f"{what} is unreachable from this machine: {exc.reason}. Online discovery needs internet access."),
+        )
     message = str(exc)
     if getattr(exc, "__notes__", None):  # what the fallback searches answered
         message += f"; the fallback searches failed too ({'; '.join(exc.__notes__)})"
@@ -143,13 +146,19 @@ class DiscoveryService:
         s = self.settings
         if self._client is None:
             self._client = httpx.AsyncClient(
-                headers={"User-Agent": s.user_agent}, timeout=httpx.Timeout(s.timeout_s, connect=5.0),
+                headers={"User-Agent": s.user_agent},
+                timeout=httpx.Timeout(s.timeout_s, connect=5.0),
                 follow_redirects=True,
             )
         self.http = Http(
-            self._client, policies=_policies(s), attempts=s.retries, wait_initial=s.retry_wait_initial_s,
-            wait_max=s.retry_wait_max_s, max_retry_after=s.max_retry_after_s,
-            cache_ttl=s.cache_ttl_s, cache_size=s.cache_size,
+            self._client,
+            policies=_policies(s),
+            attempts=s.retries,
+            wait_initial=s.retry_wait_initial_s,
+            wait_max=s.retry_wait_max_s,
+            max_retry_after=s.max_retry_after_s,
+            cache_ttl=s.cache_ttl_s,
+            cache_size=s.cache_size,
         )
         self.openalex = OpenAlex(self.http, s)
         self.crossref = Crossref(self.http, s)
@@ -261,8 +270,9 @@ class DiscoveryService:
             error=result.error,
         )
 
-    async def find(self, queries: list[str], limit: int, user_id: str,
-                   deadline: datetime | None = None) -> DiscoveryResult:
+    async def find(
+        self, queries: list[str], limit: int, user_id: str, deadline: datetime | None = None
+    ) -> DiscoveryResult:
         """Search `queries`, drop what `user_id` owns, enrich the first `limit` new works."""
         if not self._started:
             raise RuntimeError("DiscoveryService.start() must be awaited before find()")
@@ -271,22 +281,28 @@ class DiscoveryService:
             result.notes.append(DEMO_NOTE)
         queries = [q.strip() for q in queries if q and q.strip()]
         if not queries:
-            result.error = ServiceError(code="invalid", service="discovery", message="The discovery request has no query text.")
+            result.error = ServiceError(
+                code="invalid", service="discovery", message="The discovery request has no query text."
+            )
             return result
         budget = None
         if deadline is not None:
             budget = (deadline - datetime.now(UTC)).total_seconds() - DEADLINE_MARGIN_S
             if budget <= 0:
-                result.error = ServiceError(code="timeout", service="discovery", message="The discovery request arrived after its deadline.")
+                result.error = ServiceError(
+                    code="timeout", service="discovery", message="The discovery request arrived after its deadline."
+                )
                 return result
         started = time.monotonic()
         try:
             async with asyncio.timeout(budget):
-                outcomes = await asyncio.gather(*(self._works_for(q, result.notes) for q in queries),
-                                                return_exceptions=True)
+                outcomes = await asyncio.gather(
+                    *(self._works_for(q, result.notes) for q in queries), return_exceptions=True
+                )
         except TimeoutError:
-            result.error = ServiceError(code="timeout", service="discovery",
-                                        message=f"The online search did not finish within {budget:.0f} s.")
+            result.error = ServiceError(
+                code="timeout", service="discovery", message=f"The online search did not finish within {budget:.0f} s."
+            )
             return result
         found = [o for o in outcomes if isinstance(o, list)]
         failures = [o for o in outcomes if isinstance(o, BaseException)]
@@ -302,8 +318,9 @@ class DiscoveryService:
         works = merge(interleave(found))
         library = await self._library_for(user_id)
         if library is None:
-            result.notes.append("Your library is not known to the discovery service, so papers you already "
-                                "own could not be left out.")
+            result.notes.append(
+                "Your library is not known to the discovery service, so papers you already own could not be left out."
+            )
         by_id = {w.candidate_id(): w for w in works}
         novel, result.dropped = filter_novel((w.to_candidate() for w in works), library)
         chosen = [by_id[c.candidate_id] for c in novel[:limit]]
@@ -336,7 +353,9 @@ class DiscoveryService:
             return await self._lookup(ids, notes)
         per_query = self.settings.per_query_results
         if self.openalex.budget_exhausted():
-            primary: ProviderError = BudgetExhausted(urlsplit(self.settings.openalex_url).hostname or "OpenAlex", self.openalex.exhausted_until)
+            primary: ProviderError = BudgetExhausted(
+                urlsplit(self.settings.openalex_url).hostname or "OpenAlex", self.openalex.exhausted_until
+            )
         else:
             try:
                 return await self.openalex.search(query, per_query)
@@ -410,8 +429,9 @@ class DiscoveryService:
             return
         try:
             async with asyncio.timeout(budget):
-                await asyncio.gather(*(self._open_access(w) for w in works),
-                                     *(self._crossref_backfill(w) for w in works))
+                await asyncio.gather(
+                    *(self._open_access(w) for w in works), *(self._crossref_backfill(w) for w in works)
+                )
                 await self.abstracts.fill(works)
         except TimeoutError:
             log.info("enrichment cut short by the deadline", works=len(works))
@@ -430,8 +450,12 @@ class DiscoveryService:
             work.oa_status = work.oa_status or oa.oa_status
 
     async def _crossref_backfill(self, work: Work) -> None:
-        if (not work.doi or work.source == "crossref" or arxiv_of_doi(work.doi)
-                or (work.year and work.venue and work.abstract)):
+        if (
+            not work.doi
+            or work.source == "crossref"
+            or arxiv_of_doi(work.doi)
+            or (work.year and work.venue and work.abstract)
+        ):
             return
         try:
             record = await self.crossref.work(work.doi)

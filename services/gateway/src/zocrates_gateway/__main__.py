@@ -16,8 +16,15 @@ def main() -> None:
     configure_logging("gateway", json=settings.log_json, level=settings.log_level)
     configure_tracing("gateway", settings.otlp_endpoint)
     app = create_app(settings)
-    uvicorn.run(app, host=settings.gateway_host, port=settings.gateway_port, log_config=None,
-                proxy_headers=True, timeout_graceful_shutdown=5, http=AbortingH11Protocol)
+    uvicorn.run(
+        app,
+        host=settings.gateway_host,
+        port=settings.gateway_port,
+        log_config=None,
+        proxy_headers=True,
+        timeout_graceful_shutdown=5,
+        http=AbortingH11Protocol,
+    )
 
 
 if __name__ == "__main__":

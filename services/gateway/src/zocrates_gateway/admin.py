@@ -1,10 +1,10 @@
 """Token administration: `python -m zocrates_gateway.admin <command>`.
 
-  ensure-local-token              print the local user's token (created on first use; kept in
-                                  <data_dir>/local-token, mode 0600, for `make run`'s banner)
-  token create --user ID [--label TEXT] [--days N]   create a token; it is shown once
-  token revoke TOKEN_ID           revoke a token (it stops working at once)
-  token list                      list tokens (ids, users, labels, state; never secrets)
+ensure-local-token              print the local user's token (created on first use; kept in
+                                <data_dir>/local-token, mode 0600, for `make run`'s banner)
+token create --user ID [--label TEXT] [--days N]   create a token; it is shown once
+token revoke TOKEN_ID           revoke a token (it stops working at once)
+token list                      list tokens (ids, users, labels, state; never secrets)
 """
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ async def open_store(settings: GatewaySettings) -> tuple[nats.NATS, TokenStore]:
         options["user"] = settings.nats_user
         options["password"] = settings.nats_password.get_secret_value() if settings.nats_password else ""
     try:
-        nc = await nats.connect(settings.nats_url.split(","), connect_timeout=3,
-                                max_reconnect_attempts=1, **options)
+        nc = await nats.connect(settings.nats_url.split(","), connect_timeout=3, max_reconnect_attempts=1, **options)
     except Exception as exc:  # noqa: BLE001
-        raise SystemExit(f"error: cannot reach NATS at {settings.nats_url} ({exc}). "
-                         "Hint: start the stack with `make run`, or set ZOCRATES_NATS_URL.") from None
+        raise SystemExit(
+            f"error: cannot reach NATS at {settings.nats_url} ({exc}). "
+            "Hint: start the stack with `make run`, or set ZOCRATES_NATS_URL."
+        ) from None
     js = nc.jetstream()
     kv = await stores.key_value(js, TOKENS_BUCKET, settings.stream_replicas)
     return nc, TokenStore(kv, settings.token_pepper.get_secret_value())
@@ -85,16 +86,21 @@ async def run(args: argparse.Namespace) -> int:
         else:
             for row in await store.list():
                 state = "revoked" if row.get("revoked") else "active"
-                print(f"{row['token_id']}  {row['user_id']:<20} {state:<8} {row.get('label', '')}  "
-                      f"created {row['created_at'][:19]}  expires {(row.get('expires_at') or 'never')[:19]}")
+                print(
+                    f"{row['token_id']}  {row['user_id']:<20} {state:<8} {row.get('label', '')}  "
+                    f"created {row['created_at'][:19]}  expires {(row.get('expires_at') or 'never')[:19]}"
+                )
     finally:
         await nc.close()
     return 0
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m zocrates_gateway.admin", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m zocrates_gateway.admin",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("ensure-local-token", help="print (creating if needed) the local user's token")
     token = sub.add_parser("token", help="create, revoke or list tokens")

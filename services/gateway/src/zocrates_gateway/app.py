@@ -29,9 +29,12 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     app.state.gateway = gateway
     handlers.install(app)
     if gateway.settings.cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=gateway.settings.cors_origins,
-                           allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
-                           allow_methods=["GET", "POST", "PUT", "DELETE"])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=gateway.settings.cors_origins,
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
+        )
     app.include_router(health.router)
     app.include_router(chat.router)
     app.include_router(sessions.router)

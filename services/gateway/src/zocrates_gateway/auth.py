@@ -16,8 +16,9 @@ async def require_principal(request: Request) -> Principal:
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise ApiError(401, "unauthorized", "Missing bearer token: send 'Authorization: Bearer <token>'.",
-                       UNAUTHORIZED_HEADERS)
+        raise ApiError(
+            401, "unauthorized", "Missing bearer token: send 'Authorization: Bearer <token>'.", UNAUTHORIZED_HEADERS
+        )
     store: TokenStore = request.app.state.gateway.tokens
     principal = await store.verify(token.strip())
     if principal is None:

@@ -21,9 +21,13 @@ class GatewaySettings(ZocratesSettings):
         default=SecretStr(LOCAL_PEPPER),
         description="HMAC key for stored token digests; required (and secret) in hosted mode",
     )
-    cors_origins: list[str] = Field(default_factory=list, description='Browser origins allowed (JSON list); none by default')
-    ui_dir: Path | None = Field(default=None, description="The plugin's content directory served "
-                                "at /ui/; unset = plugin/content of this checkout")
+    cors_origins: list[str] = Field(
+        default_factory=list, description='Browser origins allowed (JSON list); none by default'
+    )
+    ui_dir: Path | None = Field(
+        default=None,
+        description="The plugin's content directory served at /ui/; unset = plugin/content of this checkout",
+    )
 
     # synthesis: any OpenAI-compatible chat-completions endpoint; extractive when unset
     llm_url: str | None = Field(default=None, description="e.g. https://openrouter.ai/api/v1")
@@ -31,12 +35,20 @@ class GatewaySettings(ZocratesSettings):
     llm_model: str = Field(default="gpt-4o-mini", description="Model name sent to the LLM endpoint")
 
     # the turn
-    top_k: int = Field(default=12, ge=1, le=50, description="Evidence chunks per library turn (all of them compete for the offline answer)")
+    top_k: int = Field(
+        default=12,
+        ge=1,
+        le=50,
+        description="Evidence chunks per library turn (all of them compete for the offline answer)",
+    )
     max_message_bytes: int = Field(default=32 * 1024, description="Largest accepted question (UTF-8 bytes)")
-    citations_enabled: bool = Field(default=True, description="In-text citations on; off = every retrieved item listed as cited")
+    citations_enabled: bool = Field(
+        default=True, description="In-text citations on; off = every retrieved item listed as cited"
+    )
     verification_enabled: bool = Field(default=True, description="Check every citation occurrence with the verifier")
-    verification_threshold: float = Field(default=0.60, ge=0.50, le=0.95,
-                                          description="Support probability an occurrence needs to be kept")
+    verification_threshold: float = Field(
+        default=0.60, ge=0.50, le=0.95, description="Support probability an occurrence needs to be kept"
+    )
     retrieval_timeout_s: float = Field(default=20.0, gt=0, description="Deadline of the retrieval stage")
     discovery_timeout_s: float = Field(default=45.0, gt=0, description="Deadline of the discovery stage")
     synthesis_timeout_s: float = Field(default=120.0, gt=0, description="Deadline of the LLM answer")
@@ -46,8 +58,12 @@ class GatewaySettings(ZocratesSettings):
     keepalive_s: float = Field(default=15.0, gt=0, description="SSE comment ping interval")
 
     # the lab-hosted library
-    library_max_upload_mb: int = Field(default=100, ge=1, le=2048, description="Largest accepted attachment upload (MB)")
-    library_timeout_s: float = Field(default=30.0, gt=0, description="Deadline of a library sync page, upload record or status")
+    library_max_upload_mb: int = Field(
+        default=100, ge=1, le=2048, description="Largest accepted attachment upload (MB)"
+    )
+    library_timeout_s: float = Field(
+        default=30.0, gt=0, description="Deadline of a library sync page, upload record or status"
+    )
 
     @model_validator(mode="after")
     def _refuse_default_pepper(self) -> GatewaySettings:

@@ -10,10 +10,10 @@ from faststream.nats import NatsBroker
 from nats.js.object_store import ObjectStore
 
 from zocrates_contracts.subjects import LIBRARY_BUCKET, SESSIONS_BUCKET, TOKENS_BUCKET
+from zocrates_gateway.adapters.sessions import SessionStore
 from zocrates_gateway.adapters.tokens import TokenStore
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.events import TurnLog
-from zocrates_gateway.adapters.sessions import SessionStore
 from zocrates_runtime import bus, stores
 from zocrates_runtime.staged_store import NatsStagedStore
 
@@ -44,8 +44,9 @@ class Gateway:
         await self.broker.start()
         replicas = self.settings.stream_replicas
         await bus.ensure_streams(self.broker, replicas)
-        self.tokens = TokenStore(await stores.key_value(self.js, TOKENS_BUCKET, replicas),
-                                 self.settings.token_pepper.get_secret_value())
+        self.tokens = TokenStore(
+            await stores.key_value(self.js, TOKENS_BUCKET, replicas), self.settings.token_pepper.get_secret_value()
+        )
         self.sessions = SessionStore(await stores.key_value(self.js, SESSIONS_BUCKET, replicas))
         self.staged = NatsStagedStore(self.js)
 

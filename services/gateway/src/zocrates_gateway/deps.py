@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from zocrates_gateway.adapters.sessions import SessionStore
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.context import Gateway
-from zocrates_gateway.adapters.sessions import SessionStore
 
 
 def gateway(request: Request) -> Gateway:

@@ -32,8 +32,7 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 400 and (denied := await _unauthenticated(request)) is not None:
             return await _api_error(request, denied)  # an unparsable body, sent without a token
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return JSONResponse(error_body(code, str(exc.detail)), exc.status_code,
-                            headers=getattr(exc, "headers", None))
+        return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=getattr(exc, "headers", None))
 
 
 async def _unauthenticated(request: Request) -> ApiError | None:

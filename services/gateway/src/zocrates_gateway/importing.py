@@ -27,7 +27,8 @@ async def prepare_batch(gateway: Gateway, user_id: str, session_id: str, chosen:
     notes, owned = [], []
     try:
         rechecked: CandidatesRechecked = await gateway.requester.ask(
-            RecheckRequested, RECHECK_TIMEOUT_S, **ids, candidates=chosen)
+            RecheckRequested, RECHECK_TIMEOUT_S, **ids, candidates=chosen
+        )
         if rechecked.error is None:
             owned = list(rechecked.dropped)
             chosen = list(rechecked.candidates)
@@ -36,17 +37,23 @@ async def prepare_batch(gateway: Gateway, user_id: str, session_id: str, chosen:
     except bus.NoReply:
         notes.append("Not re-checked against your library: the discovery service did not answer.")
 
-    files = [StagedFile(candidate_id=d.candidate.candidate_id, status="duplicate",
-                        reason=f"already in your library ({d.reason})") for d in owned]
+    files = [
+        StagedFile(
+            candidate_id=d.candidate.candidate_id, status="duplicate", reason=f"already in your library ({d.reason})"
+        )
+        for d in owned
+    ]
     batch_id = new_id()
     if chosen:
         timeout = gateway.settings.staging_timeout_s
         try:
-            staged: BatchStaged = await gateway.requester.ask(StagingRequested, timeout, **ids, batch_id=batch_id,
-                                                              candidates=chosen)
+            staged: BatchStaged = await gateway.requester.ask(
+                StagingRequested, timeout, **ids, batch_id=batch_id, candidates=chosen
+            )
         except bus.NoReply:
-            raise ApiError(504, "staging_timeout",
-                           f"The staging service did not finish within {timeout:.0f} s; try fewer papers.") from None
+            raise ApiError(
+                504, "staging_timeout", f"The staging service did not finish within {timeout:.0f} s; try fewer papers."
+            ) from None
         if staged.error is not None:
             raise ApiError(502, f"staging_{staged.error.code}", staged.error.message)
         files = list(staged.files) + files

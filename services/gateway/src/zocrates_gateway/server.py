@@ -40,4 +40,3 @@ class _AbortUnfinished:
 
     def __getattr__(self, name: str):
         return getattr(self._transport, name)
-

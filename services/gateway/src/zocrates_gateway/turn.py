@@ -35,8 +35,11 @@ from zocrates_contracts import (
     VerificationSummary,
 )
 from zocrates_contracts.messages import MAX_SCOPE_ITEMS
+from zocrates_gateway.adapters.llm import LLMError, stream_chat
+from zocrates_gateway.adapters.sessions import TurnAudit
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.context import Gateway
+from zocrates_gateway.domain import verification
 from zocrates_gateway.domain.intent import route_intent
 from zocrates_gateway.domain.lookup import (
     Asked,
@@ -50,7 +53,6 @@ from zocrates_gateway.domain.lookup import (
     record_chunk,
     sort_out,
 )
-from zocrates_gateway.domain import verification
 from zocrates_gateway.domain.query import search_text
 from zocrates_gateway.domain.synthesis import (
     CHAT_REPLY,
@@ -61,8 +63,6 @@ from zocrates_gateway.domain.synthesis import (
     system_prompt,
 )
 from zocrates_gateway.events import TurnLog
-from zocrates_gateway.adapters.llm import LLMError, stream_chat
-from zocrates_gateway.adapters.sessions import TurnAudit
 from zocrates_runtime import bus
 from zocrates_runtime.tracing import inject_trace
 
@@ -96,16 +96,20 @@ async def run_turn(gateway: Gateway, turn: TurnLog, message: str, session_title:
         # Independent writes go out together: each is a round trip to the server.
         await asyncio.gather(
             gateway.sessions.ensure(turn.user_id, turn.session_id, session_title),
-            bus.publish(gateway.requester.broker, TurnRequested(**ids, trace=inject_trace(),
-                                                             message=message, intent=intent)))
+            bus.publish(
+                gateway.requester.broker, TurnRequested(**ids, trace=inject_trace(), message=message, intent=intent)
+            ),
+        )
         if intent == "chat":
             record = await chat_turn(turn, message)
         elif intent == "discovery":
             record = await discovery_turn(gateway, turn, message, ids)
         else:
             record = await library_turn(gateway, turn, message, ids)
-        await asyncio.gather(gateway.sessions.add_turn(turn.user_id, record),
-                             bus.publish(gateway.requester.broker, TurnResolved(**ids, record=record)))
+        await asyncio.gather(
+            gateway.sessions.add_turn(turn.user_id, record),
+            bus.publish(gateway.requester.broker, TurnResolved(**ids, record=record)),
+        )
         await turn.append("done", record.model_dump(mode="json"))
         log.info("turn done", intent=intent, ms=round((time.perf_counter() - started) * 1000, 1))
     except TurnFailed as exc:
@@ -128,8 +132,9 @@ async def status(turn: TurnLog, stage: str) -> None:
 
 async def chat_turn(turn: TurnLog, message: str) -> TurnRecord:
     await turn.append("delta", {"text": CHAT_REPLY})
-    return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="chat",
-                      question=message, prose=CHAT_REPLY)
+    return TurnRecord(
+        turn_id=turn.turn_id, session_id=turn.session_id, intent="chat", question=message, prose=CHAT_REPLY
+    )
 
 
 async def _ask(gateway: Gateway, what: str, request_cls, timeout: float, **fields):
@@ -137,8 +142,11 @@ async def _ask(gateway: Gateway, what: str, request_cls, timeout: float, **field
     try:
         reply = await gateway.requester.ask(request_cls, timeout, **fields)
     except bus.NoReply:
-        raise TurnFailed("timeout", f"The {what} service did not answer within {timeout:.0f} s. "
-                         "It may be down or overloaded; try again in a moment.") from None
+        raise TurnFailed(
+            "timeout",
+            f"The {what} service did not answer within {timeout:.0f} s. "
+            "It may be down or overloaded; try again in a moment.",
+        ) from None
     if reply.error is not None:
         raise TurnFailed(f"{what}_{reply.error.code}", reply.error.message)
     return reply
@@ -158,8 +166,9 @@ async def search_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict) 
     answer then says how it was cut)."""
     search = search_text(message)
     chunks = await retrieve(gateway, turn, ids, search.text)
-    return await answer_turn(gateway, turn, message, ids, chunks, question=search.question,
-                             notes=[search.note] if search.note else [])
+    return await answer_turn(
+        gateway, turn, message, ids, chunks, question=search.question, notes=[search.note] if search.note else []
+    )
 
 
 #: Queries one discovery request takes (DiscoveryRequested.queries).
@@ -174,16 +183,32 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
     s = gateway.settings
     await status(turn, "lookup")
     reply: LibraryItemsFound = await _ask(
-        gateway, "retrieval", LibraryLookupRequested, s.retrieval_timeout_s, **ids, trace=inject_trace(),
-        dois=asked.of("doi"), arxiv_ids=asked.of("arxiv"), pmids=asked.of("pmid"), titles=asked.of("title"))
+        gateway,
+        "retrieval",
+        LibraryLookupRequested,
+        s.retrieval_timeout_s,
+        **ids,
+        trace=inject_trace(),
+        dois=asked.of("doi"),
+        arxiv_ids=asked.of("arxiv"),
+        pmids=asked.of("pmid"),
+        titles=asked.of("title"),
+    )
     found = sort_out(asked, list(reply.items), reply.searched_items)
     if not found.items:
         if goes_online(asked, found):
-            return await discovery_turn(gateway, turn, message, ids, checked=not_in_library(found.missing, found.searched),
-                                        queries=[n.query() for n in found.missing][:MAX_DISCOVERY_QUERIES])
+            return await discovery_turn(
+                gateway,
+                turn,
+                message,
+                ids,
+                checked=not_in_library(found.missing, found.searched),
+                queries=[n.query() for n in found.missing][:MAX_DISCOVERY_QUERIES],
+            )
         return await search_turn(gateway, turn, message, ids)  # a quoted phrase that is no title here
-    scope = RetrievalScope(items=[ItemRef(library_id=i.library_id, item_key=i.item_key)
-                                  for i in found.items[:MAX_SCOPE_ITEMS]])
+    scope = RetrievalScope(
+        items=[ItemRef(library_id=i.library_id, item_key=i.item_key) for i in found.items[:MAX_SCOPE_ITEMS]]
+    )
     notes = [missing_line(found)] if found.missing else []
     if asked.kind == "question":
         search = search_text(asked.question)
@@ -191,28 +216,50 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
         chunks = await retrieve_items(gateway, turn, ids, search.text, scope)
         if not chunks:
             records = [record_chunk(i) for i in found.items]
-            return await answer_turn(gateway, turn, message, ids, records, question=search.question,
-                                     written=no_text_answer(found, records), notes=notes)
-        return await answer_turn(gateway, turn, message, ids, chunks, question=search.question,
-                                 lead=lead_for_question(found), notes=notes)
+            return await answer_turn(
+                gateway,
+                turn,
+                message,
+                ids,
+                records,
+                question=search.question,
+                written=no_text_answer(found, records),
+                notes=notes,
+            )
+        return await answer_turn(
+            gateway, turn, message, ids, chunks, question=search.question, lead=lead_for_question(found), notes=notes
+        )
     # Is it there, or what is it: each item's library record, then its own opening passages,
     # found by their titles.
     titles = search_text(" ".join(i.title for i in found.items if i.title) or "abstract").text
     chunks = [record_chunk(i) for i in found.items] + await retrieve_items(gateway, turn, ids, titles, scope)
-    return await answer_turn(gateway, turn, message, ids, chunks, question=titles,
-                             written=item_answer(asked, found, chunks), notes=notes)
+    return await answer_turn(
+        gateway, turn, message, ids, chunks, question=titles, written=item_answer(asked, found, chunks), notes=notes
+    )
 
 
-async def retrieve(gateway: Gateway, turn: TurnLog, ids: dict, query: str,
-                   scope: RetrievalScope | None = None) -> list[EvidenceChunk]:
+async def retrieve(
+    gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope | None = None
+) -> list[EvidenceChunk]:
     s = gateway.settings
     await status(turn, "retrieval")
-    evidence: EvidenceRetrieved = await _ask(gateway, "retrieval", RetrievalRequested, s.retrieval_timeout_s,
-                                             **ids, trace=inject_trace(), query=query, top_k=s.top_k, scope=scope)
+    evidence: EvidenceRetrieved = await _ask(
+        gateway,
+        "retrieval",
+        RetrievalRequested,
+        s.retrieval_timeout_s,
+        **ids,
+        trace=inject_trace(),
+        query=query,
+        top_k=s.top_k,
+        scope=scope,
+    )
     return list(evidence.chunks)
 
 
-async def retrieve_items(gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope) -> list[EvidenceChunk]:
+async def retrieve_items(
+    gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope
+) -> list[EvidenceChunk]:
     """The passages of items the lookup found; none when nothing of the library is indexed yet
     (the items are in the library all the same, and the answer says their text is not read)."""
     try:
@@ -223,8 +270,18 @@ async def retrieve_items(gateway: Gateway, turn: TurnLog, ids: dict, query: str,
         return []
 
 
-async def answer_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict, chunks: list[EvidenceChunk], *,
-                      question: str, lead: str = "", written=None, notes=()) -> TurnRecord:
+async def answer_turn(
+    gateway: Gateway,
+    turn: TurnLog,
+    message: str,
+    ids: dict,
+    chunks: list[EvidenceChunk],
+    *,
+    question: str,
+    lead: str = "",
+    written=None,
+    notes=(),
+) -> TurnRecord:
     """Write the answer from `chunks` (a language model reads the whole message, the offline
     writer the search question), or stream the one `written` for the turn; after a `lead` line,
     with `notes` at the end. Then verify its citations and resolve them."""
@@ -258,12 +315,24 @@ async def answer_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict, 
             probabilities, summary = await verify(gateway, ids, chunks, occurrences)
 
         await status(turn, "resolution")
-        audit = TurnAudit(raw_text=text, chunks=chunks, support_probabilities=probabilities,
-                          threshold=s.verification_threshold, refused=refused, quotes=quotes)
+        audit = TurnAudit(
+            raw_text=text,
+            chunks=chunks,
+            support_probabilities=probabilities,
+            threshold=s.verification_threshold,
+            refused=refused,
+            quotes=quotes,
+        )
         storing = asyncio.create_task(gateway.sessions.put_audit(turn.user_id, turn.session_id, turn.turn_id, audit))
-        record = resolve_record(s, TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id,
-                                              intent="library", question=message, notes=list(notes)),
-                                   audit, summary, answer)
+        record = resolve_record(
+            s,
+            TurnRecord(
+                turn_id=turn.turn_id, session_id=turn.session_id, intent="library", question=message, notes=list(notes)
+            ),
+            audit,
+            summary,
+            answer,
+        )
         await storing  # the write's round trip overlapped the resolution's CPU work
         if verifying:
             record_verification(span, record, occurrences, chunks)
@@ -274,54 +343,84 @@ def record_verification(span, record: TurnRecord, occurrences, chunks: list[Evid
     """The seed's telemetry: one span (an OpenInference GUARDRAIL) and one summary log line."""
     v = record.verification
     span.set_attribute("openinference.span.kind", "GUARDRAIL")
-    inputs = [{"chunk_index": o.chunk_index, "occurrence": o.occurrence, "claim": o.claim,
-               "title": chunks[o.chunk_index - 1].title, "section": chunks[o.chunk_index - 1].section}
-              for o in occurrences]
-    results = [{"chunk_index": c.index, "occurrence": o.occurrence, "probability": o.probability,
-                "verdict": o.verdict} for c in record.citations for o in c.occurrences]
+    inputs = [
+        {
+            "chunk_index": o.chunk_index,
+            "occurrence": o.occurrence,
+            "claim": o.claim,
+            "title": chunks[o.chunk_index - 1].title,
+            "section": chunks[o.chunk_index - 1].section,
+        }
+        for o in occurrences
+    ]
+    results = [
+        {"chunk_index": c.index, "occurrence": o.occurrence, "probability": o.probability, "verdict": o.verdict}
+        for c in record.citations
+        for o in c.occurrences
+    ]
     span.set_attribute("input.value", json.dumps(inputs)[:32_000])
     span.set_attribute("output.value", json.dumps({"summary": v.model_dump(), "results": results})[:32_000])
     for key in ("provider", "model", "threshold", "kept", "demoted", "fail_open", "latency_ms"):
         span.set_attribute(f"citation_verification.{key}", getattr(v, key))
     span.set_attribute("citation_verification.batch_size", v.total)
-    log.info(f"Citation verification complete: {v.total} assessments in {v.latency_ms:.1f}ms "
-             f"(provider={v.provider or 'none'}, model={v.model or 'none'}, mode=batch, "
-             f"threshold={v.threshold:.2f}, kept={v.kept}, demoted={v.demoted}, fail_open={v.fail_open})")
+    log.info(
+        f"Citation verification complete: {v.total} assessments in {v.latency_ms:.1f}ms "
+        f"(provider={v.provider or 'none'}, model={v.model or 'none'}, mode=batch, "
+        f"threshold={v.threshold:.2f}, kept={v.kept}, demoted={v.demoted}, fail_open={v.fail_open})"
+    )
 
 
-def resolve_record(s: GatewaySettings, base: TurnRecord, audit: TurnAudit,
-                   summary: VerificationSummary, answer: ParsedAnswer | None = None) -> TurnRecord:
+def resolve_record(
+    s: GatewaySettings,
+    base: TurnRecord,
+    audit: TurnAudit,
+    summary: VerificationSummary,
+    answer: ParsedAnswer | None = None,
+) -> TurnRecord:
     """The pure last step of a library turn, shared with re-verification (same inputs, same output).
     `answer`: `audit.raw_text` as the caller already parsed it for claim extraction."""
     answer = answer or parse_answer(audit.raw_text, len(audit.chunks))
     resolution = resolve_citations_and_references(
-        answer, audit.chunks, citations_enabled=s.citations_enabled,
-        support_probabilities=audit.support_probabilities, verification_threshold=audit.threshold,
-        refused=audit.refused, quotes=audit.quotes)
-    return base.model_copy(update={
-        "schema_version": TurnRecord.SCHEMA_VERSION, "text": resolution.text,
-        "prose": resolution.text.removesuffix(resolution.sources), "sources": resolution.sources,
-        "citations": list(resolution.citations),
-        "references": resolution.references if audit.chunks else References(),
-        "verification": summary.model_copy(update=resolution.counts.model_dump())})
+        answer,
+        audit.chunks,
+        citations_enabled=s.citations_enabled,
+        support_probabilities=audit.support_probabilities,
+        verification_threshold=audit.threshold,
+        refused=audit.refused,
+        quotes=audit.quotes,
+    )
+    return base.model_copy(
+        update={
+            "schema_version": TurnRecord.SCHEMA_VERSION,
+            "text": resolution.text,
+            "prose": resolution.text.removesuffix(resolution.sources),
+            "sources": resolution.sources,
+            "citations": list(resolution.citations),
+            "references": resolution.references if audit.chunks else References(),
+            "verification": summary.model_copy(update=resolution.counts.model_dump()),
+        }
+    )
 
 
 async def synthesize(s: GatewaySettings, question: str, chunks: list[EvidenceChunk]) -> AsyncIterator[str]:
     """The configured language model's answer from `chunks`, streamed (the offline answer is
     `extractive_answer`'s, written in `answer_turn`)."""
-    messages = [{"role": "system", "content": system_prompt(chunks)},
-                {"role": "user", "content": question}]
+    messages = [{"role": "system", "content": system_prompt(chunks)}, {"role": "user", "content": question}]
     try:
         async with asyncio.timeout(s.synthesis_timeout_s):
             async for piece in stream_chat(s, messages):
                 yield piece
     except TimeoutError:
-        raise TurnFailed("timeout", f"The language model did not finish within {s.synthesis_timeout_s:.0f} s.") from None
+        raise TurnFailed(
+            "timeout", f"The language model did not finish within {s.synthesis_timeout_s:.0f} s."
+        ) from None
     except LLMError as exc:
         raise TurnFailed("synthesis_failed", str(exc)) from None
 
 
-async def verify(gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occurrences) -> tuple[dict, VerificationSummary]:
+async def verify(
+    gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occurrences
+) -> tuple[dict, VerificationSummary]:
     """Score every occurrence, in as many requests as its pairs need, all within the verification
     budget. A request that fails (no reply, an error, a malformed reply, the bus) leaves its
     pairs unverified (`None`: fail open) with a note; the others keep their scores."""
@@ -332,41 +431,53 @@ async def verify(gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occur
     if not pairs:
         return verification.unverified(occurrences), summary
     started = time.perf_counter()
-    replies = await asyncio.gather(*(_verify_batch(gateway, ids, batch, timeout)
-                                     for batch in verification.batches(pairs)))
+    replies = await asyncio.gather(
+        *(_verify_batch(gateway, ids, batch, timeout) for batch in verification.batches(pairs))
+    )
     latency = (time.perf_counter() - started) * 1000
     scores = [score for reply, _ in replies if reply is not None for score in reply.scores]
     notes = list(dict.fromkeys(note for _, note in replies if note))
     if notes:
         log.warning("verification failed open", note="; ".join(notes))
     for score in scores:
-        log.info(f"Citation verification [{score.chunk_index}] occ#{score.occurrence}: "
-                 f"p={'None' if score.probability is None else f'{score.probability:.4f}'} "
-                 f"(threshold={s.verification_threshold:.2f})")
+        log.info(
+            f"Citation verification [{score.chunk_index}] occ#{score.occurrence}: "
+            f"p={'None' if score.probability is None else f'{score.probability:.4f}'} "
+            f"(threshold={s.verification_threshold:.2f})"
+        )
     scorer = next((reply for reply, _ in replies if reply is not None and reply.scores), None)
-    return verification.merged(occurrences, scores), summary.model_copy(update={
-        "provider": scorer.provider if scorer else "", "model": scorer.model if scorer else "",
-        "latency_ms": latency, "note": "; ".join(notes) or None})
+    return verification.merged(occurrences, scores), summary.model_copy(
+        update={
+            "provider": scorer.provider if scorer else "",
+            "model": scorer.model if scorer else "",
+            "latency_ms": latency,
+            "note": "; ".join(notes) or None,
+        }
+    )
 
 
-async def _verify_batch(gateway: Gateway, ids: dict, pairs: list, timeout: float
-                        ) -> tuple[VerificationCompleted | None, str | None]:
+async def _verify_batch(
+    gateway: Gateway, ids: dict, pairs: list, timeout: float
+) -> tuple[VerificationCompleted | None, str | None]:
     """One verification request: its reply and, when it failed, a note saying how."""
     try:
-        reply: VerificationCompleted = await gateway.requester.ask(VerificationRequested, timeout, **ids,
-                                                                   trace=inject_trace(), pairs=pairs)
+        reply: VerificationCompleted = await gateway.requester.ask(
+            VerificationRequested, timeout, **ids, trace=inject_trace(), pairs=pairs
+        )
     except bus.NoReply:
         return None, f"verifier did not answer within {timeout:.0f} s; citations kept unverified"
     except Exception as exc:  # noqa: BLE001 - a malformed reply or a bus error: fail open, never end the turn
         return None, f"verifier reply unusable ({type(exc).__name__}); citations kept unverified"
     if reply.error is not None:
-        return reply, (f"verifier error ({reply.error.code}): {reply.error.message}; "
-                       "citations without a score kept unverified")
+        return reply, (
+            f"verifier error ({reply.error.code}): {reply.error.message}; citations without a score kept unverified"
+        )
     return reply, None
 
 
-async def discovery_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict, *, checked: str = "",
-                         queries: list[str] | None = None) -> TurnRecord:
+async def discovery_turn(
+    gateway: Gateway, turn: TurnLog, message: str, ids: dict, *, checked: str = "", queries: list[str] | None = None
+) -> TurnRecord:
     """New literature online. After a library lookup found nothing, `checked` says so (first in
     the answer, and in an error) and `queries` are the identifiers or titles to look up."""
     s = gateway.settings
@@ -374,9 +485,16 @@ async def discovery_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dic
     search = search_text(message)
     profile = await gateway.sessions.get_profile(turn.user_id)
     try:
-        found: CandidatesFound = await _ask(gateway, "discovery", DiscoveryRequested, s.discovery_timeout_s,
-                                            **ids, trace=inject_trace(), queries=queries or [search.text],
-                                            contact_email=profile.contact_email)
+        found: CandidatesFound = await _ask(
+            gateway,
+            "discovery",
+            DiscoveryRequested,
+            s.discovery_timeout_s,
+            **ids,
+            trace=inject_trace(),
+            queries=queries or [search.text],
+            contact_email=profile.contact_email,
+        )
     except TurnFailed as exc:
         if not checked:
             raise
@@ -388,8 +506,10 @@ async def discovery_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dic
     if checked:
         await say(turn, parts, f"{checked}\n\n")
     if s.llm_url and candidates:
-        messages = [{"role": "system", "content": ONLINE_PROMPT.format(candidates=format_candidates(candidates))},
-                    {"role": "user", "content": message}]
+        messages = [
+            {"role": "system", "content": ONLINE_PROMPT.format(candidates=format_candidates(candidates))},
+            {"role": "user", "content": message},
+        ]
         pieces = stream_chat(s, messages)
     else:
         pieces = _aiter(candidates_answer(candidates, len(found.dropped)))
@@ -400,9 +520,15 @@ async def discovery_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dic
         raise TurnFailed("synthesis_failed", str(exc)) from None
     for note in notes:
         await say(turn, parts, note_piece(note))
-    return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="discovery",
-                      question=message, prose="".join(parts), notes=notes,
-                      candidates=candidates)
+    return TurnRecord(
+        turn_id=turn.turn_id,
+        session_id=turn.session_id,
+        intent="discovery",
+        question=message,
+        prose="".join(parts),
+        notes=notes,
+        candidates=candidates,
+    )
 
 
 async def say(turn: TurnLog, parts: list[str], piece: str) -> None:

@@ -28,21 +28,26 @@ def start_turn(gateway: Gateway, user_id: str, session_id: str, message: str) ->
 
     async def publish_event(event: TurnEvent) -> None:
         headers = {"Nats-Msg-Id": f"{turn.turn_id}-{event.id}", "Zocrates-User": user_id}
-        await broker.publish(json.dumps(event.sse()).encode(), f"{EVENTS_PREFIX}.{turn.turn_id}",
-                             headers=headers)
+        await broker.publish(json.dumps(event.sse()).encode(), f"{EVENTS_PREFIX}.{turn.turn_id}", headers=headers)
 
     turn.on_append = publish_event
     task = asyncio.create_task(run_turn(gateway, turn, message, session_title=message))
     gateway.turns[turn.turn_id] = (turn, task)
-    task.add_done_callback(lambda _: asyncio.get_running_loop().call_later(
-        KEEP_FINISHED_S, gateway.turns.pop, turn.turn_id, None))
+    task.add_done_callback(
+        lambda _: asyncio.get_running_loop().call_later(KEEP_FINISHED_S, gateway.turns.pop, turn.turn_id, None)
+    )
     return turn
 
 
 def turn_budget_s(settings) -> float:
     """The longest a turn can run: the sum of its stage deadlines."""
-    return (settings.retrieval_timeout_s + settings.discovery_timeout_s + settings.synthesis_timeout_s
-            + settings.verification_budget_s + 30.0)
+    return (
+        settings.retrieval_timeout_s
+        + settings.discovery_timeout_s
+        + settings.synthesis_timeout_s
+        + settings.verification_budget_s
+        + 30.0
+    )
 
 
 # The server deletes an ordered consumer this long after its subscriber went away: a backstop
@@ -50,8 +55,9 @@ def turn_budget_s(settings) -> float:
 REPLAY_INACTIVE_S = 2.0
 
 
-async def replay(broker, turn_id: str, user_id: str, *, follow_for: float,
-                 first_wait: float = 0.5) -> tuple[TurnLog, asyncio.Task] | None:
+async def replay(
+    broker, turn_id: str, user_id: str, *, follow_for: float, first_wait: float = 0.5
+) -> tuple[TurnLog, asyncio.Task] | None:
     """A turn's log rebuilt from the events stream: a finished turn (another replica, or a
     restart), or one still running elsewhere, followed live until its terminal event or its
     deadline. None when the stream has no event of this turn for this user.
@@ -60,9 +66,12 @@ async def replay(broker, turn_id: str, user_id: str, *, follow_for: float,
     (done, error, cancelled, deadline) it deletes its consumer, and a turn it could not
     follow to the end gets an `error` event so that its readers end too."""
     js = broker.config.connection_state.stream
-    sub = await js.subscribe(f"{EVENTS_PREFIX}.{turn_id}", ordered_consumer=True,
-                             deliver_policy=nats.js.api.DeliverPolicy.ALL,
-                             inactive_threshold=REPLAY_INACTIVE_S)
+    sub = await js.subscribe(
+        f"{EVENTS_PREFIX}.{turn_id}",
+        ordered_consumer=True,
+        deliver_policy=nats.js.api.DeliverPolicy.ALL,
+        inactive_threshold=REPLAY_INACTIVE_S,
+    )
     turn = TurnLog(turn_id=turn_id, user_id=user_id, session_id="")
 
     async def take(msg) -> bool:
@@ -90,8 +99,7 @@ async def replay(broker, turn_id: str, user_id: str, *, follow_for: float,
             while not turn.finished:
                 remaining = deadline - asyncio.get_running_loop().time()
                 if remaining <= 0:
-                    await turn.append("error", {"code": "timeout",
-                                                "message": "The turn did not finish in time."})
+                    await turn.append("error", {"code": "timeout", "message": "The turn did not finish in time."})
                     return
                 try:
                     msg = await sub.next_msg(timeout=min(remaining, 5.0))
@@ -101,8 +109,9 @@ async def replay(broker, turn_id: str, user_id: str, *, follow_for: float,
                     break
         finally:
             if not turn.finished:
-                await turn.append("error", {"code": "replay_failed",
-                                            "message": "The turn's events could not be followed to its end."})
+                await turn.append(
+                    "error", {"code": "replay_failed", "message": "The turn's events could not be followed to its end."}
+                )
             # Shielded: the client may leave (and cancel this task) while it cleans up.
             await asyncio.shield(delete_subscription(js, sub))
 

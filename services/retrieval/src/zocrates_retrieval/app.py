@@ -38,33 +38,48 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
     # AckWait is at most half the gateway's deadline for each request (retrieval 20 s, library
     # 30 s), so a job of a killed replica is redelivered while its caller still waits; the
     # in-progress heartbeats keep slower jobs from being redelivered.
-    @bus.request_consumer(broker, RetrievalRequested, durable=RETRIEVAL_CONSUMER,
-                          service="retrieval", max_workers=4, ack_wait=5.0)
+    @bus.request_consumer(
+        broker, RetrievalRequested, durable=RETRIEVAL_CONSUMER, service="retrieval", max_workers=4, ack_wait=5.0
+    )
     async def on_retrieval(request: RetrievalRequested):
         """Hybrid search of the caller's library (tenant = user, library)."""
         return await service.search(request)
 
     # One worker: pages of a sync are applied in the order they were published.
-    @bus.request_consumer(broker, LibrarySyncRequested, durable=LIBRARY_SYNC_CONSUMER,
-                          service="retrieval", max_workers=1, ack_wait=10.0)
+    @bus.request_consumer(
+        broker, LibrarySyncRequested, durable=LIBRARY_SYNC_CONSUMER, service="retrieval", max_workers=1, ack_wait=10.0
+    )
     async def on_library_sync(request: LibrarySyncRequested):
         """Store a page of a hosted library's metadata; answer which files to upload."""
         return await service.sync_library(request)
 
-    @bus.request_consumer(broker, AttachmentUploaded, durable=LIBRARY_UPLOAD_CONSUMER,
-                          service="retrieval", max_workers=4, ack_wait=10.0)
+    @bus.request_consumer(
+        broker, AttachmentUploaded, durable=LIBRARY_UPLOAD_CONSUMER, service="retrieval", max_workers=4, ack_wait=10.0
+    )
     async def on_upload(request: AttachmentUploaded):
         """Record an uploaded attachment file and queue it for indexing."""
         return await service.accept_upload(request)
 
-    @bus.request_consumer(broker, LibraryStatusRequested, durable=LIBRARY_STATUS_CONSUMER,
-                          service="retrieval", max_workers=4, ack_wait=10.0)
+    @bus.request_consumer(
+        broker,
+        LibraryStatusRequested,
+        durable=LIBRARY_STATUS_CONSUMER,
+        service="retrieval",
+        max_workers=4,
+        ack_wait=10.0,
+    )
     async def on_status(request: LibraryStatusRequested):
         """Ingest progress of the caller's library."""
         return await service.library_status(request)
 
-    @bus.request_consumer(broker, LibraryLookupRequested, durable=LIBRARY_LOOKUP_CONSUMER,
-                          service="retrieval", max_workers=4, ack_wait=5.0)
+    @bus.request_consumer(
+        broker,
+        LibraryLookupRequested,
+        durable=LIBRARY_LOOKUP_CONSUMER,
+        service="retrieval",
+        max_workers=4,
+        ack_wait=5.0,
+    )
     async def on_lookup(request: LibraryLookupRequested):
         """Which items of the caller's own library carry these identifiers or this title."""
         return await service.lookup(request)
@@ -82,5 +97,4 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         await service.start()
 
     bus.health_responder(broker, "retrieval", service.health)
-    return service_app(broker, on_start=start, on_stop=service.close,
-                       replicas=settings.stream_replicas)
+    return service_app(broker, on_start=start, on_stop=service.close, replicas=settings.stream_replicas)

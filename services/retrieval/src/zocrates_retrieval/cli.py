@@ -59,10 +59,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         bar.refresh()
 
     try:
-        ingestor = Ingestor(store, embedder, chunk_tokens=settings.chunk_tokens,
-                            convert_timeout_s=settings.convert_timeout_s,
-                            convert_memory_mb=settings.convert_memory_mb, max_pages=settings.max_pages,
-                            linked_base_dir=settings.zotero_base_dir)
+        ingestor = Ingestor(
+            store,
+            embedder,
+            chunk_tokens=settings.chunk_tokens,
+            convert_timeout_s=settings.convert_timeout_s,
+            convert_memory_mb=settings.convert_memory_mb,
+            max_pages=settings.max_pages,
+            linked_base_dir=settings.zotero_base_dir,
+        )
         progress = ingestor.ingest_zotero(settings.zotero_dir, user, on_progress=on_progress)
     finally:
         bar.close()
@@ -94,15 +99,16 @@ def summary(p) -> str:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from zocrates_retrieval.search import Searcher, to_evidence
     from zocrates_retrieval.adapters.store import Tenant
+    from zocrates_retrieval.search import Searcher, to_evidence
 
     settings = _settings(args)
     embedder, store = _open(settings)
     try:
         started = time.perf_counter()
         hits = Searcher(store, embedder, candidates=settings.candidates).search(
-            Tenant(args.user or settings.local_user_id, args.library), args.query, args.k, args.mode)
+            Tenant(args.user or settings.local_user_id, args.library), args.query, args.k, args.mode
+        )
         took = (time.perf_counter() - started) * 1000
     finally:
         store.close()
@@ -114,8 +120,12 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 1
     for rank, hit in enumerate(hits, start=1):
         ev = to_evidence(hit)
-        authors = ", ".join(c.last_name or c.name for c in ev.creators[:3]) + (" et al." if len(ev.creators) > 3 else "")
-        where = " | ".join(x for x in (ev.section, f"p. {hit.payload.get('page')}" if hit.payload.get("page") else None) if x)
+        authors = ", ".join(c.last_name or c.name for c in ev.creators[:3]) + (
+            " et al." if len(ev.creators) > 3 else ""
+        )
+        where = " | ".join(
+            x for x in (ev.section, f"p. {hit.payload.get('page')}" if hit.payload.get("page") else None) if x
+        )
         print(f"[{rank}] {ev.title} ({authors or 'n.a.'}, {ev.year or 'n.d.'}) {where}")
         print(f"    {ev.text[:400]}{'...' if len(ev.text) > 400 else ''}\n")
     print(f"{len(hits)} passages in {took:.0f} ms ({args.mode})")
@@ -131,25 +141,38 @@ def cmd_status(args: argparse.Namespace) -> int:
         user = args.user or settings.local_user_id
         versions = indexed_versions(store, Tenant(user))
         libraries = sorted({lib for lib, _ in versions})
-        print(json.dumps({"user_id": user, "chunks": count_chunks(store, Tenant(user)),
-                          "sources": len(versions), "libraries": libraries,
-                          "zotero_dir": str(settings.zotero_dir) if settings.zotero_dir else None}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "user_id": user,
+                    "chunks": count_chunks(store, Tenant(user)),
+                    "sources": len(versions),
+                    "libraries": libraries,
+                    "zotero_dir": str(settings.zotero_dir) if settings.zotero_dir else None,
+                },
+                indent=2,
+            )
+        )
     finally:
         store.close()
     return 0
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=prog or "python -m zocrates_retrieval.cli",
-                                     description="Zocrates library ingest and search")
+    parser = argparse.ArgumentParser(
+        prog=prog or "python -m zocrates_retrieval.cli", description="Zocrates library ingest and search"
+    )
     parser.add_argument("--data-dir", help="Zocrates data directory (default: $ZOCRATES_DATA_DIR or ./data)")
     parser.add_argument("--user", help="the user whose library this is (default: the local user)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("ingest", help="index a Zotero data directory (incremental)")
     p.add_argument("--zotero-dir", help="Zotero's data directory, holding zotero.sqlite and storage/")
-    p.add_argument("--zotero-base-dir", help="Zotero's Linked Attachment Base Directory (default: from "
-                   "Zotero's prefs.js), for linked files stored relative to it")
+    p.add_argument(
+        "--zotero-base-dir",
+        help="Zotero's Linked Attachment Base Directory (default: from "
+        "Zotero's prefs.js), for linked files stored relative to it",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_ingest)
 

@@ -40,9 +40,7 @@ class RetrievalSettings(ZocratesSettings):
         default_factory=default_embedding_model,
         description="A sentence-transformers model name or local directory; loaded offline.",
     )
-    embedding_device: str = Field(
-        default="auto", description="cpu, cuda, mps, ... or auto (the best one present)."
-    )
+    embedding_device: str = Field(default="auto", description="cpu, cuda, mps, ... or auto (the best one present).")
     embedding_batch_size: int = Field(default=32, ge=1, le=1024)
 
     qdrant_mode: Literal["embedded", "server"] = "embedded"
@@ -57,9 +55,7 @@ class RetrievalSettings(ZocratesSettings):
         description="Upper bound of a chunk's body in embedding-model tokens. all-MiniLM-L6-v2 "
         "reads 256; the rest is left for the title and section prefix the chunk is embedded with.",
     )
-    candidates: int = Field(
-        default=50, ge=1, le=500, description="Candidates each signal (dense, BM25) proposes."
-    )
+    candidates: int = Field(default=50, ge=1, le=500, description="Candidates each signal (dense, BM25) proposes.")
     reranker_dir: Path | None = Field(
         default=None, description="A local cross-encoder directory; reranking is off without one."
     )
@@ -68,11 +64,14 @@ class RetrievalSettings(ZocratesSettings):
     convert_memory_mb: int = Field(default=2048, ge=256, description="Address-space cap of the converter.")
     max_pages: int = Field(default=2000, ge=1, description="Pages read per PDF; the rest is ignored.")
     rescan_interval_s: float = Field(
-        default=60.0, ge=0,
+        default=60.0,
+        ge=0,
         description="How often the local Zotero database is checked for changes (new imports, edits, "
-        "trash); a change starts an incremental re-ingest. 0 = only at start.")
+        "trash); a change starts an incremental re-ingest. 0 = only at start.",
+    )
     optimize_after_chunks: int = Field(
-        default=20_000, ge=1,
+        default=20_000,
+        ge=1,
         description="Build the HNSW index of the embedded index (on a copy, in a child process: "
         "searches go on meanwhile; it takes a CPU core and the index's size on disk for up to a "
         "minute) only once this many chunks were written or sources removed since the last build; "

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from zocrates_retrieval.adapters.pdf import convert_pdf
 from zocrates_retrieval.domain.document import CORRUPT, MISSING, UNSUPPORTED, ConversionError, Document
 from zocrates_retrieval.domain.markup import convert_html, convert_text, decode_text
-from zocrates_retrieval.adapters.pdf import convert_pdf
+
 
 def convert_file(path: Path, content_type: str, max_pages: int = 2000) -> Document:
     """Convert one file by its content type (as Zotero recorded it, checked against its bytes)."""

@@ -23,9 +23,9 @@ import structlog
 
 from zocrates_retrieval.adapters.catalog import Catalog, Lease
 from zocrates_retrieval.adapters.files import LibraryFiles
-from zocrates_retrieval.ingest import IngestProgress, Ingestor
-from zocrates_retrieval.status import shown
 from zocrates_retrieval.adapters.zotero import Source
+from zocrates_retrieval.ingest import Ingestor, IngestProgress
+from zocrates_retrieval.status import shown
 
 log = structlog.get_logger(__name__)
 
@@ -47,8 +47,7 @@ class HostedIndexer:
     `ingestor` is read when a run starts (it is None until the service has started), and
     `ingest_lock` is the service's: one ingest at a time per replica, local or hosted."""
 
-    def __init__(self, ingest_lock: asyncio.Lock, closing: asyncio.Event,
-                 ingestor: Callable[[], Ingestor | None]):
+    def __init__(self, ingest_lock: asyncio.Lock, closing: asyncio.Event, ingestor: Callable[[], Ingestor | None]):
         self.instance = replica_name()
         self.lease_s, self.heartbeat_s, self.sweep_s = LEASE_S, HEARTBEAT_S, SWEEP_S
         self.catalog: Catalog | None = None
@@ -127,9 +126,17 @@ class HostedIndexer:
                 else:
                     sources, libraries, items = await self.catalog.sources(user_id)
                     known = await self.catalog.failures(user_id)
-                    await asyncio.to_thread(ingestor.ingest_sources, sources, user_id, progress,
-                                            label="hosted", libraries=libraries, items=items, fetch=fetch,
-                                            known_failures=known)
+                    await asyncio.to_thread(
+                        ingestor.ingest_sources,
+                        sources,
+                        user_id,
+                        progress,
+                        label="hosted",
+                        libraries=libraries,
+                        items=items,
+                        fetch=fetch,
+                        known_failures=known,
+                    )
                     if progress.state == "done":  # a stopped run saw only part of the library
                         # Conversion failures are kept with their content hash; a missing file is retried.
                         await self.catalog.set_failures(user_id, [f for f in progress.failures if f.content_hash])
@@ -138,8 +145,7 @@ class HostedIndexer:
             await heartbeat
             # Stopped: not indexed through this version, so another replica's sweep takes over.
             finished = progress.state in ("done", "failed")
-            await self.catalog.beat(lease, shown(progress), release=True,
-                                    indexed_through=version if finished else None)
+            await self.catalog.beat(lease, shown(progress), release=True, indexed_through=version if finished else None)
 
     async def _beat_while_running(self, lease: Lease, progress: IngestProgress, ended: asyncio.Event) -> None:
         while True:
@@ -159,5 +165,4 @@ class HostedIndexer:
         """Copy an uploaded file out of the object store and check it is the one recorded."""
         if self.files is None:
             raise RuntimeError("no object store is connected")
-        return await self.files.download_checked(src.object_name, scratch / f"{src.library_id}-{src.key}",
-                                                 src.sha256)
+        return await self.files.download_checked(src.object_name, scratch / f"{src.library_id}-{src.key}", src.sha256)

@@ -25,11 +25,8 @@ import numpy as np
 import structlog
 
 from zocrates_contracts import SCORED_UNITS, Creator
-from zocrates_retrieval.domain.chunking import Chunk, chunk_blocks
-from zocrates_retrieval.domain.document import MISSING, UNSUPPORTED, Block, ConversionError, Document
 from zocrates_retrieval.adapters.embed import Embedder
 from zocrates_retrieval.adapters.isolation import ConverterPool, ConvertJob
-from zocrates_retrieval.domain.markup import convert_html
 from zocrates_retrieval.adapters.store import (
     ChunkPoint,
     ChunkStore,
@@ -41,6 +38,9 @@ from zocrates_retrieval.adapters.store import (
     point_id,
 )
 from zocrates_retrieval.adapters.zotero import ItemMeta, Source, read_library
+from zocrates_retrieval.domain.chunking import Chunk, chunk_blocks
+from zocrates_retrieval.domain.document import MISSING, UNSUPPORTED, Block, ConversionError, Document
+from zocrates_retrieval.domain.markup import convert_html
 
 log = structlog.get_logger(__name__)
 
@@ -57,8 +57,14 @@ FETCH_BATCH = 16
 Fetch = Callable[[Source, Path], Path]
 
 #: Content types we convert; other attachments (images, audio, ...) are counted as unsupported.
-SUPPORTED_TYPES = ("application/pdf", "text/html", "application/xhtml+xml", "text/plain",
-                   "text/markdown", "text/x-markdown")
+SUPPORTED_TYPES = (
+    "application/pdf",
+    "text/html",
+    "application/xhtml+xml",
+    "text/plain",
+    "text/markdown",
+    "text/x-markdown",
+)
 
 
 @dataclass
@@ -107,9 +113,18 @@ class IngestProgress:
 class Ingestor:
     """Turns Zotero sources into indexed chunks for one store and one embedding model."""
 
-    def __init__(self, store: ChunkStore, embedder: Embedder, sparse: SparseEncoder | None = None,
-                 chunk_tokens: int = 200, convert_timeout_s: float = 120.0, convert_memory_mb: int = 2048,
-                 max_pages: int = 2000, optimize_after: int = 1, linked_base_dir: Path | None = None):
+    def __init__(
+        self,
+        store: ChunkStore,
+        embedder: Embedder,
+        sparse: SparseEncoder | None = None,
+        chunk_tokens: int = 200,
+        convert_timeout_s: float = 120.0,
+        convert_memory_mb: int = 2048,
+        max_pages: int = 2000,
+        optimize_after: int = 1,
+        linked_base_dir: Path | None = None,
+    ):
         self.store = store
         self.embedder = embedder
         self.sparse = sparse or SparseEncoder()
@@ -122,19 +137,34 @@ class Ingestor:
         self._written = 0  # chunks written or sources removed since the last optimize()
         self.stop = threading.Event()
 
-    def ingest_zotero(self, zotero_dir: Path, user_id: str, progress: IngestProgress | None = None,
-                      on_progress: Callable[[IngestProgress], None] | None = None) -> IngestProgress:
+    def ingest_zotero(
+        self,
+        zotero_dir: Path,
+        user_id: str,
+        progress: IngestProgress | None = None,
+        on_progress: Callable[[IngestProgress], None] | None = None,
+    ) -> IngestProgress:
         """Bring `user_id`'s part of the index in line with the Zotero data directory."""
+
         def load() -> tuple[list[Source], int, int]:
             snap = read_library(Path(zotero_dir), self.linked_base_dir)
             return snap.sources, len(snap.libraries), len(snap.items)
 
         return self._run(str(zotero_dir), user_id, load, progress, on_progress)
 
-    def ingest_sources(self, sources: list[Source], user_id: str, progress: IngestProgress | None = None,
-                       on_progress: Callable[[IngestProgress], None] | None = None, *, label: str = "",
-                       libraries: int = 0, items: int = 0, fetch: Fetch | None = None,
-                       known_failures: Iterable[Failure] = ()) -> IngestProgress:
+    def ingest_sources(
+        self,
+        sources: list[Source],
+        user_id: str,
+        progress: IngestProgress | None = None,
+        on_progress: Callable[[IngestProgress], None] | None = None,
+        *,
+        label: str = "",
+        libraries: int = 0,
+        items: int = 0,
+        fetch: Fetch | None = None,
+        known_failures: Iterable[Failure] = (),
+    ) -> IngestProgress:
         """Bring `user_id`'s part of the index in line with `sources`, the whole of their library
         (anything indexed for the user that is not among them is deleted).
 
@@ -143,12 +173,25 @@ class Ingestor:
         A source whose content hash matches one of `known_failures` is reported failed again
         without being converted again.
         """
-        return self._run(label, user_id, lambda: (sources, libraries, items), progress, on_progress,
-                         fetch=fetch, known_failures=known_failures)
+        return self._run(
+            label,
+            user_id,
+            lambda: (sources, libraries, items),
+            progress,
+            on_progress,
+            fetch=fetch,
+            known_failures=known_failures,
+        )
 
-    def _run(self, label: str, user_id: str, load: Callable[[], tuple[list[Source], int, int]],
-             progress: IngestProgress | None, on_progress: Callable[[IngestProgress], None] | None,
-             **options) -> IngestProgress:
+    def _run(
+        self,
+        label: str,
+        user_id: str,
+        load: Callable[[], tuple[list[Source], int, int]],
+        progress: IngestProgress | None,
+        on_progress: Callable[[IngestProgress], None] | None,
+        **options,
+    ) -> IngestProgress:
         progress = progress or IngestProgress(user_id=user_id)
         progress.source, progress.state, progress.started_at = label, "running", time.time()
         notify = on_progress or (lambda p: None)
@@ -164,9 +207,16 @@ class Ingestor:
             notify(progress)
         return progress
 
-    def _ingest(self, sources: list[Source], user_id: str, progress: IngestProgress,
-                notify: Callable[[IngestProgress], None], *, fetch: Fetch | None = None,
-                known_failures: Iterable[Failure] = ()) -> None:
+    def _ingest(
+        self,
+        sources: list[Source],
+        user_id: str,
+        progress: IngestProgress,
+        notify: Callable[[IngestProgress], None],
+        *,
+        fetch: Fetch | None = None,
+        known_failures: Iterable[Failure] = (),
+    ) -> None:
         known = {(f.library_id, f.source_key): f for f in known_failures}
         indexed = indexed_versions(self.store, Tenant(user_id))
         keep: set[tuple[str, str]] = set()
@@ -203,13 +253,15 @@ class Ingestor:
             if self._index(user_id, src, digest, result, progress):
                 keep.add((src.library_id, src.key))
             notify(progress)
-        with (ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages, stop=self.stop) as pool,
-              tempfile.TemporaryDirectory(prefix="zocrates-ingest-") as scratch):
+        with (
+            ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages, stop=self.stop) as pool,
+            tempfile.TemporaryDirectory(prefix="zocrates-ingest-") as scratch,
+        ):
             for start in range(0, len(files), FETCH_BATCH):
                 if self.stop.is_set():
                     return
                 batch: list[tuple[Source, str]] = []  # a list: two attachments may link one file
-                for src, digest in files[start:start + FETCH_BATCH]:
+                for src, digest in files[start : start + FETCH_BATCH]:
                     if src.path is None:
                         try:
                             if fetch is None:
@@ -244,8 +296,13 @@ class Ingestor:
 
     def _content_hash(self, src: Source) -> str:
         h = hashlib.sha256()
-        shape = {"v": INDEX_VERSION, "tokens": self.chunk_tokens, "model": self.embedder.name,
-                 "kind": src.kind, "item": src.item.payload()}
+        shape = {
+            "v": INDEX_VERSION,
+            "tokens": self.chunk_tokens,
+            "model": self.embedder.name,
+            "kind": src.kind,
+            "item": src.item.payload(),
+        }
         h.update(json.dumps(shape, sort_keys=True, default=str).encode())
         if src.note_html is not None:
             h.update(src.note_html.encode())
@@ -260,12 +317,12 @@ class Ingestor:
         return h.hexdigest()[:32]
 
     def _fail(self, progress: IngestProgress, src: Source, reason: str, detail: str, digest: str = "") -> None:
-        progress.failures.append(Failure(src.library_id, src.key, src.item.key, src.item.title, reason, detail,
-                                         digest))
+        progress.failures.append(Failure(src.library_id, src.key, src.item.key, src.item.title, reason, detail, digest))
         progress.sources_done += 1
 
-    def _index(self, user_id: str, src: Source, digest: str, result: Document | ConversionError,
-               progress: IngestProgress) -> bool:
+    def _index(
+        self, user_id: str, src: Source, digest: str, result: Document | ConversionError, progress: IngestProgress
+    ) -> bool:
         """Index one converted source; False (and a reported failure) when it has no text."""
         if isinstance(result, ConversionError):
             self._fail(progress, src, result.reason, result.detail, digest)
@@ -291,7 +348,7 @@ class Ingestor:
             for no, c in enumerate(chunks)
         ]
         for start in range(0, len(points), 256):
-            self.store.upsert(points[start:start + 256])
+            self.store.upsert(points[start : start + 256])
         delete_source(self.store, Tenant(user_id, src.library_id), src.key, keep_hash=digest)
         progress.indexed += 1
         progress.sources_done += 1
@@ -304,14 +361,17 @@ class Ingestor:
         picks what to quote), from one pass of the model over the chunk in its context
         (`texts`: `_embedding_text`, which ends with the chunk's text); a slice at a time, so
         that a long file stops promptly on shutdown (None when it was asked to stop)."""
-        spans = [[(len(t) - len(c.text) + u.start, len(t) - len(c.text) + u.end) for u in c.units
-                  if u.kind in SCORED_UNITS] for t, c in zip(texts, chunks)]
+        spans = [
+            [(len(t) - len(c.text) + u.start, len(t) - len(c.text) + u.end) for u in c.units if u.kind in SCORED_UNITS]
+            for t, c in zip(texts, chunks)
+        ]
         vectors, unit_vectors = [np.zeros((0, self.embedder.dim), dtype=np.float32)], []
         for start in range(0, len(texts), EMBED_SLICE):
             if self.stop.is_set():
                 return None
-            dense, per_chunk = self.embedder.embed_with_spans(texts[start:start + EMBED_SLICE],
-                                                              spans[start:start + EMBED_SLICE])
+            dense, per_chunk = self.embedder.embed_with_spans(
+                texts[start : start + EMBED_SLICE], spans[start : start + EMBED_SLICE]
+            )
             vectors.append(dense)
             unit_vectors += per_chunk
         return np.concatenate(vectors), unit_vectors
@@ -374,8 +434,9 @@ def _embedding_text(meta: ItemMeta, chunk: Chunk) -> str:
     return f"{head}\n{chunk.text}" if head else chunk.text
 
 
-def _payload(user_id: str, src: Source, meta: ItemMeta, chunk: Chunk, no: int, digest: str, kind: str,
-             unit_vectors: np.ndarray) -> dict:
+def _payload(
+    user_id: str, src: Source, meta: ItemMeta, chunk: Chunk, no: int, digest: str, kind: str, unit_vectors: np.ndarray
+) -> dict:
     return {
         "user_id": user_id,
         "library_id": src.library_id,

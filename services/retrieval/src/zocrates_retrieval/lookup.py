@@ -50,12 +50,20 @@ class LibraryItem:
     def match(self, matched_by: str, matched: str) -> LibraryItemMatch:
         m = self.meta
         return LibraryItemMatch(
-            item_key=m.key, library_id=m.library_id, library_name=self.library_name[:2_000],
-            title=m.title[:2_000], creators=list(m.creators[:100]), year=m.year,
+            item_key=m.key,
+            library_id=m.library_id,
+            library_name=self.library_name[:2_000],
+            title=m.title[:2_000],
+            creators=list(m.creators[:100]),
+            year=m.year,
             publication=(m.publication or "")[:2_000] or None,
-            doi=self.dois[0] if self.dois else None, arxiv_id=self.arxiv_ids[0] if self.arxiv_ids else None,
-            pmid=self.pmids[0] if self.pmids else None, collections=list(m.collections[:100]),
-            matched_by=matched_by, matched=matched[:500])
+            doi=self.dois[0] if self.dois else None,
+            arxiv_id=self.arxiv_ids[0] if self.arxiv_ids else None,
+            pmid=self.pmids[0] if self.pmids else None,
+            collections=list(m.collections[:100]),
+            matched_by=matched_by,
+            matched=matched[:500],
+        )
 
 
 def library_item(meta: ItemMeta, library_name: str, attachment_urls: Iterable[str] = ()) -> LibraryItem:
@@ -77,8 +85,12 @@ class ItemIndex:
     def find(self, request: LibraryLookupRequested) -> list[LibraryItemMatch]:
         """Every item matching a requested identifier or title, in the order asked; an item
         found by two of them is listed once per identifier (the answer names each)."""
-        wanted = [*(("doi", d) for d in request.dois), *(("arxiv", a) for a in request.arxiv_ids),
-                  *(("pmid", p) for p in request.pmids), *(("title", t) for t in request.titles)]
+        wanted = [
+            *(("doi", d) for d in request.dois),
+            *(("arxiv", a) for a in request.arxiv_ids),
+            *(("pmid", p) for p in request.pmids),
+            *(("title", t) for t in request.titles),
+        ]
         found: list[LibraryItemMatch] = []
         for kind, value in wanted:
             key = normalize_title(value) if kind == "title" else value
@@ -89,8 +101,11 @@ class ItemIndex:
 def snapshot_index(snap: LibrarySnapshot) -> ItemIndex:
     """The index of a local Zotero data directory's snapshot (My Library and group libraries)."""
     names = {lib.library_id: lib.name for lib in snap.libraries}
-    return ItemIndex(library_item(meta, names.get(meta.library_id, meta.library_id), snap.attachment_urls.get(ref, ()))
-                     for ref, meta in snap.items.items() if ref not in snap.trashed)
+    return ItemIndex(
+        library_item(meta, names.get(meta.library_id, meta.library_id), snap.attachment_urls.get(ref, ()))
+        for ref, meta in snap.items.items()
+        if ref not in snap.trashed
+    )
 
 
 def synced_index(items: dict[tuple[str, str], SyncedItem]) -> ItemIndex:
@@ -104,8 +119,11 @@ def synced_index(items: dict[tuple[str, str], SyncedItem]) -> ItemIndex:
     def name(library_id: str) -> str:
         return MY_LIBRARY if library_id == "user" else f"group {library_id.removeprefix('group-')}"
 
-    return ItemIndex(library_item(synced_item_meta(item, lib), name(lib), urls.get((lib, key), ()))
-                     for (lib, key), item in items.items() if item.item_type not in NOT_ITEMS)
+    return ItemIndex(
+        library_item(synced_item_meta(item, lib), name(lib), urls.get((lib, key), ()))
+        for (lib, key), item in items.items()
+        if item.item_type not in NOT_ITEMS
+    )
 
 
 class IndexCache:

@@ -9,9 +9,9 @@ import re
 import numpy as np
 
 from zocrates_contracts import SCORED_UNITS, AnswerUnit, Creator, EvidenceChunk
-from zocrates_retrieval.domain.structure import is_back_matter
 from zocrates_retrieval.adapters.embed import Embedder, Reranker
 from zocrates_retrieval.adapters.store import ChunkStore, Hit, Mode, SparseEncoder, Tenant, decode_vectors, query_chunks
+from zocrates_retrieval.domain.structure import is_back_matter
 
 #: Citation tokens a follow-up question may carry over from an answer: [3], [1, 2], [2-4], [ 5 ].
 _CITATION_TOKEN = re.compile(r"\[\s*\d+(?:\s*(?:[,;]|[-\u2013\u2014])\s*\d+)*\s*\]")
@@ -24,19 +24,27 @@ DUPLICATE_JACCARD = 0.8
 #: Questions about a paper's back matter (who funded it, who wrote what, ethics, data), each
 #: with the headings that answer it: `is_back_matter` sections are ranked last, unless the
 #: question is about such matter; then the ones that answer it come first.
-_BACK_MATTER_TOPICS = [(re.compile(rf"\b(?:{asked})\b", re.IGNORECASE), re.compile(answers, re.IGNORECASE))
-                       for asked, answers in [
-    (r"fund\w*|grants?|sponsor\w*|financial (?:support|assistance)", r"fund|financ|grant|acknowledg|declaration"),
-    (r"acknowledg\w*|thank\w*", r"acknowledg"),
-    (r"competing|conflicts? of interests?", r"competing|conflict|interest|declaration|disclosure"),
-    (r"authors?'?s?\W+contribut\w*|who contributed|contributions? of (?:the|each) authors?", r"contribution"),
-    (r"affiliat\w*", r"affiliation|author details|author information"),
-    (r"ethics? (?:approval|committee|board|review)|ethical (?:approval|clearance|review)|institutional review board"
-     r"|consent\w*", r"ethic|consent|declaration"),
-    (r"data availab\w*|availab\w+ of (?:the )?data|data (?:is|are) available|data sharing", r"availab|data sharing"),
-    (r"abbreviations?", r"abbreviation"),
-    (r"supplementary (?:material|information|file)s?|additional files?", r"supplementary|additional file"),
-]]
+_BACK_MATTER_TOPICS = [
+    (re.compile(rf"\b(?:{asked})\b", re.IGNORECASE), re.compile(answers, re.IGNORECASE))
+    for asked, answers in [
+        (r"fund\w*|grants?|sponsor\w*|financial (?:support|assistance)", r"fund|financ|grant|acknowledg|declaration"),
+        (r"acknowledg\w*|thank\w*", r"acknowledg"),
+        (r"competing|conflicts? of interests?", r"competing|conflict|interest|declaration|disclosure"),
+        (r"authors?'?s?\W+contribut\w*|who contributed|contributions? of (?:the|each) authors?", r"contribution"),
+        (r"affiliat\w*", r"affiliation|author details|author information"),
+        (
+            r"ethics? (?:approval|committee|board|review)|ethical (?:approval|clearance|review)|institutional review board"
+            r"|consent\w*",
+            r"ethic|consent|declaration",
+        ),
+        (
+            r"data availab\w*|availab\w+ of (?:the )?data|data (?:is|are) available|data sharing",
+            r"availab|data sharing",
+        ),
+        (r"abbreviations?", r"abbreviation"),
+        (r"supplementary (?:material|information|file)s?|additional files?", r"supplementary|additional file"),
+    ]
+]
 
 
 def sanitize_query(text: str) -> str:
@@ -67,7 +75,7 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
     words = _WORD.findall(text.lower())
     if len(words) < 3:
         return {tuple(words)}
-    return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
 
 
 def collapse_near_duplicates(hits: list[Hit], threshold: float = DUPLICATE_JACCARD) -> list[Hit]:
@@ -76,8 +84,11 @@ def collapse_near_duplicates(hits: list[Hit], threshold: float = DUPLICATE_JACCA
     for hit in hits:
         sh = _shingles(hit.payload.get("text", ""))
         # Jaccard >= t needs sizes within a factor t of each other: skip the rest unexamined
-        if any(threshold * len(other) <= len(sh) <= len(other) / threshold
-               and len(sh & other) / max(len(sh | other), 1) >= threshold for _, other in kept):
+        if any(
+            threshold * len(other) <= len(sh) <= len(other) / threshold
+            and len(sh & other) / max(len(sh | other), 1) >= threshold
+            for _, other in kept
+        ):
             continue
         kept.append((hit, sh))
     return [h for h, _ in kept]
@@ -86,8 +97,14 @@ def collapse_near_duplicates(hits: list[Hit], threshold: float = DUPLICATE_JACCA
 class Searcher:
     """Finds a tenant's most relevant chunks for a question."""
 
-    def __init__(self, store: ChunkStore, embedder: Embedder, sparse: SparseEncoder | None = None,
-                 reranker: Reranker | None = None, candidates: int = 50):
+    def __init__(
+        self,
+        store: ChunkStore,
+        embedder: Embedder,
+        sparse: SparseEncoder | None = None,
+        reranker: Reranker | None = None,
+        candidates: int = 50,
+    ):
         self.store = store
         self.embedder = embedder
         self.sparse = sparse or SparseEncoder()
@@ -115,8 +132,9 @@ class Searcher:
     def _ranked(self, tenant: Tenant, text: str, dense: np.ndarray | None, top_k: int, mode: Mode) -> list[Hit]:
         sparse = self.sparse.query(text) if mode != "dense" else None
         pool = max(top_k * 3, 30)  # room for duplicates to drop out and the reranker to choose
-        hits = query_chunks(self.store, tenant, dense=dense, sparse=sparse, limit=pool,
-                            candidates=self.candidates, mode=mode)
+        hits = query_chunks(
+            self.store, tenant, dense=dense, sparse=sparse, limit=pool, candidates=self.candidates, mode=mode
+        )
         if self.reranker is not None and hits:
             scores = self.reranker.scores(text, [h.payload.get("text", "") for h in hits])
             hits = [Hit(h.id, s, h.payload) for h, s in sorted(zip(hits, scores), key=lambda x: -x[1])]
@@ -129,8 +147,10 @@ def answer_units(payload: dict, query: np.ndarray | None) -> list[AnswerUnit]:
     if query is None or not payload.get("unit_vectors"):
         return units
     similarities = iter(decode_vectors(payload["unit_vectors"], len(query)) @ query)
-    return [u.model_copy(update={"similarity": round(float(next(similarities)), 4)})
-            if u.kind in SCORED_UNITS else u for u in units]
+    return [
+        u.model_copy(update={"similarity": round(float(next(similarities)), 4)}) if u.kind in SCORED_UNITS else u
+        for u in units
+    ]
 
 
 def to_evidence(hit: Hit, query: np.ndarray | None = None) -> EvidenceChunk:

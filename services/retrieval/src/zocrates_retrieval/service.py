@@ -32,19 +32,19 @@ from zocrates_contracts import (
     RetrievalRequested,
     ServiceError,
 )
-from zocrates_runtime.zotero_dir import demo_papers
-from zocrates_runtime.zotero_snapshot import database_signature
 from zocrates_retrieval import status
 from zocrates_retrieval.adapters.catalog import Catalog
-from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.adapters.embed import Embedder, Reranker
 from zocrates_retrieval.adapters.files import LibraryFiles
-from zocrates_retrieval.indexing import HostedIndexer
-from zocrates_retrieval.ingest import IngestProgress, Ingestor
-from zocrates_retrieval.lookup import IndexCache, ItemIndex, snapshot_index, synced_index
-from zocrates_retrieval.search import Searcher
 from zocrates_retrieval.adapters.store import ChunkStore, EdgeStore, ServerStore, SparseEncoder, Tenant, count_chunks
 from zocrates_retrieval.adapters.zotero import read_library
+from zocrates_retrieval.config import RetrievalSettings
+from zocrates_retrieval.indexing import HostedIndexer
+from zocrates_retrieval.ingest import Ingestor, IngestProgress
+from zocrates_retrieval.lookup import IndexCache, ItemIndex, snapshot_index, synced_index
+from zocrates_retrieval.search import Searcher
+from zocrates_runtime.zotero_dir import demo_papers
+from zocrates_runtime.zotero_snapshot import database_signature
 
 log = structlog.get_logger(__name__)
 SERVICE = status.SERVICE
@@ -61,8 +61,7 @@ def open_store(settings: RetrievalSettings, dim: int) -> ChunkStore:
 class RetrievalService:
     """Library ingest and hybrid search for every user; one instance per process."""
 
-    def __init__(self, settings: RetrievalSettings, files: LibraryFiles | None = None,
-                 catalog: Catalog | None = None):
+    def __init__(self, settings: RetrievalSettings, files: LibraryFiles | None = None, catalog: Catalog | None = None):
         self.settings = settings
         self.files = files  # the uploaded files of hosted libraries (set by the bus wiring)
         self.catalog = catalog  # the hosted libraries' catalog in KV (set by the bus wiring)
@@ -84,12 +83,11 @@ class RetrievalService:
 
     # This replica's name in the indexing leases and their timing (tests shorten it).
     instance = property(lambda self: self.indexer.instance)
-    lease_s = property(lambda self: self.indexer.lease_s,
-                       lambda self, value: setattr(self.indexer, "lease_s", value))
-    heartbeat_s = property(lambda self: self.indexer.heartbeat_s,
-                           lambda self, value: setattr(self.indexer, "heartbeat_s", value))
-    sweep_s = property(lambda self: self.indexer.sweep_s,
-                       lambda self, value: setattr(self.indexer, "sweep_s", value))
+    lease_s = property(lambda self: self.indexer.lease_s, lambda self, value: setattr(self.indexer, "lease_s", value))
+    heartbeat_s = property(
+        lambda self: self.indexer.heartbeat_s, lambda self, value: setattr(self.indexer, "heartbeat_s", value)
+    )
+    sweep_s = property(lambda self: self.indexer.sweep_s, lambda self, value: setattr(self.indexer, "sweep_s", value))
     _hosted_runs = property(lambda self: self.indexer.runs)  # this replica's runs, by user
 
     # --- life cycle -------------------------------------------------------------------------
@@ -99,8 +97,9 @@ class RetrievalService:
         (if configured) in the background. A failure is kept and reported by `search`."""
         s = self.settings
         try:
-            self.embedder = await asyncio.to_thread(Embedder.shared, s.embedding_model, s.embedding_device,
-                                                    s.embedding_batch_size)
+            self.embedder = await asyncio.to_thread(
+                Embedder.shared, s.embedding_model, s.embedding_device, s.embedding_batch_size
+            )
             self.store = await asyncio.to_thread(open_store, s, self.embedder.dim)
         except Exception as exc:
             self.startup_error = str(exc)
@@ -115,9 +114,17 @@ class RetrievalService:
                 log.error("reranker not loaded, searching without it", error=str(exc))
         sparse = SparseEncoder()
         self.searcher = Searcher(self.store, self.embedder, sparse, reranker, s.candidates)
-        self.ingestor = Ingestor(self.store, self.embedder, sparse, s.chunk_tokens, s.convert_timeout_s,
-                                 s.convert_memory_mb, s.max_pages, optimize_after=s.optimize_after_chunks,
-                                 linked_base_dir=s.zotero_base_dir)
+        self.ingestor = Ingestor(
+            self.store,
+            self.embedder,
+            sparse,
+            s.chunk_tokens,
+            s.convert_timeout_s,
+            s.convert_memory_mb,
+            s.max_pages,
+            optimize_after=s.optimize_after_chunks,
+            linked_base_dir=s.zotero_base_dir,
+        )
         if s.zotero_dir is not None:
             seen = database_signature(s.zotero_dir / "zotero.sqlite")
             self._ingest_task = asyncio.create_task(self.ingest_zotero(s.zotero_dir, s.local_user_id))
@@ -133,8 +140,13 @@ class RetrievalService:
         self._closing.set()
         if self.ingestor is not None:
             self.ingestor.stop.set()
-        for task in [self._ingest_task, self._rescan_task, self._local_rescan, self._sweep_task,
-                     *self.indexer.runs.values()]:
+        for task in [
+            self._ingest_task,
+            self._rescan_task,
+            self._local_rescan,
+            self._sweep_task,
+            *self.indexer.runs.values(),
+        ]:
             if task is None:
                 continue
             try:
@@ -159,9 +171,11 @@ class RetrievalService:
 
     async def search(self, request: RetrievalRequested) -> EvidenceRetrieved:
         """Ranked evidence for the request's user (and library, when it names one)."""
+
         def refuse(message: str) -> EvidenceRetrieved:
-            return EvidenceRetrieved(**request.reply_fields(), error=ServiceError(
-                code="not_available", message=message, service=SERVICE))
+            return EvidenceRetrieved(
+                **request.reply_fields(), error=ServiceError(code="not_available", message=message, service=SERVICE)
+            )
 
         if self.searcher is None:
             return refuse(f"Library search is not available: {self.startup_error or 'the service is still starting'}")
@@ -170,8 +184,7 @@ class RetrievalService:
             chunks = await asyncio.to_thread(self._evidence, tenant, request)
             if not chunks and await asyncio.to_thread(count_chunks, self.store, tenant) == 0:
                 progress, state = await self._progress_of(request.user_id)
-                no_local_library = (request.user_id == self.settings.local_user_id
-                                    and self.settings.zotero_dir is None)
+                no_local_library = request.user_id == self.settings.local_user_id and self.settings.zotero_dir is None
                 return refuse(status.not_indexed_message(progress, state, no_local_library))
         except Exception as exc:
             log.exception("search failed")
@@ -187,9 +200,10 @@ class RetrievalService:
         found: list[EvidenceChunk] = []
         for ref in request.scope.items:
             if tenant.library_id in (None, ref.library_id):
-                found += self.searcher.evidence(Tenant(tenant.user_id, ref.library_id, ref.item_key),
-                                                request.query, request.top_k)
-        return sorted(found, key=lambda c: -(c.score or 0.0))[:request.top_k]
+                found += self.searcher.evidence(
+                    Tenant(tenant.user_id, ref.library_id, ref.item_key), request.query, request.top_k
+                )
+        return sorted(found, key=lambda c: -(c.score or 0.0))[: request.top_k]
 
     async def lookup(self, request: LibraryLookupRequested) -> LibraryItemsFound:
         """The items of the requesting user's own library that carry the requested identifiers
@@ -199,8 +213,12 @@ class RetrievalService:
             index = await self._item_index(request.user_id)
         except Exception as exc:  # noqa: BLE001 - an unreadable library is reported, not raised
             log.warning("library lookup failed", error=str(exc))
-            return LibraryItemsFound(**request.reply_fields(), error=ServiceError(
-                code="not_available", service=SERVICE, message=f"Your library could not be read: {exc}"))
+            return LibraryItemsFound(
+                **request.reply_fields(),
+                error=ServiceError(
+                    code="not_available", service=SERVICE, message=f"Your library could not be read: {exc}"
+                ),
+            )
         if index is None:
             return LibraryItemsFound(**request.reply_fields())
         return LibraryItemsFound(**request.reply_fields(), items=index.find(request), searched_items=index.size)
@@ -217,6 +235,7 @@ class RetrievalService:
 
             stamp = database_signature(zotero_dir / "zotero.sqlite")
         elif self.catalog is not None and (stamp := await self.catalog.synced_revision(user_id)):
+
             async def build() -> ItemIndex:
                 return await asyncio.to_thread(synced_index, await self.catalog.synced_items(user_id))
         else:
@@ -259,9 +278,16 @@ class RetrievalService:
         if await self._is_hosted(user_id):
             source, counts = "hosted", await self.catalog.counts(user_id)
             progress, state = await status.hosted_progress(self.catalog, user_id, self.indexer.lease_s)
-        return status.library_status(request, source=source, state=state, ready=here["ready"],
-                                     error=here["error"], progress=progress, counts=counts,
-                                     chunks_indexed=here["chunks_indexed"])
+        return status.library_status(
+            request,
+            source=source,
+            state=state,
+            ready=here["ready"],
+            error=here["error"],
+            progress=progress,
+            counts=counts,
+            chunks_indexed=here["chunks_indexed"],
+        )
 
     async def _progress_of(self, user_id: str) -> tuple[dict | None, str]:
         """The user's last ingest progress (`status.shown` form) and state: the local library's
@@ -276,8 +302,7 @@ class RetrievalService:
 
     async def _is_hosted(self, user_id: str) -> bool:
         """Whether the user ever synced a library here (not the local account)."""
-        return (not self._is_local(user_id) and self.catalog is not None
-                and await self.catalog.has_library(user_id))
+        return not self._is_local(user_id) and self.catalog is not None and await self.catalog.has_library(user_id)
 
     # --- the local library ------------------------------------------------------------------
 
@@ -333,8 +358,9 @@ class RetrievalService:
 
     async def sync_library(self, request: LibrarySyncRequested) -> LibrarySynced:
         """Store one page of a hosted library's metadata; re-index what it changed."""
-        fields = dict(**request.reply_fields(), library_id=request.library_id, sync_id=request.sync_id,
-                      page=request.page)
+        fields = dict(
+            **request.reply_fields(), library_id=request.library_id, sync_id=request.sync_id, page=request.page
+        )
         if (refusal := self._hosted_refusal(request.user_id)) is not None:
             return LibrarySynced(**fields, error=refusal)
         outcome = await self.catalog.apply_sync(request.user_id, request)
@@ -342,22 +368,34 @@ class RetrievalService:
             await self._delete_object(name)
         if outcome.stored or outcome.deleted:
             await self._kick(request.user_id)
-        return LibrarySynced(**fields, stored=outcome.stored, deleted=outcome.deleted,
-                             needs_upload=outcome.needs_upload, complete=outcome.complete)
+        return LibrarySynced(
+            **fields,
+            stored=outcome.stored,
+            deleted=outcome.deleted,
+            needs_upload=outcome.needs_upload,
+            complete=outcome.complete,
+        )
 
     async def accept_upload(self, request: AttachmentUploaded) -> AttachmentAccepted:
         """Record an uploaded file (claim-check) of a synced attachment and queue it for indexing."""
         fields = dict(**request.reply_fields(), library_id=request.library_id, key=request.key)
         if (refusal := self._hosted_refusal(request.user_id)) is not None:
             return AttachmentAccepted(**fields, error=refusal)
-        outcome = await self.catalog.record_upload(request.user_id, request.library_id, request.key,
-                                                   request.sha256, request.object_name, request.content_type,
-                                                   request.size)
+        outcome = await self.catalog.record_upload(
+            request.user_id,
+            request.library_id,
+            request.key,
+            request.sha256,
+            request.object_name,
+            request.content_type,
+            request.size,
+        )
         if not outcome.accepted:
             if outcome.orphaned_object:
                 await self._delete_object(outcome.orphaned_object)
-            return AttachmentAccepted(**fields, error=ServiceError(code="invalid", service=SERVICE,
-                                                                   message=outcome.reason))
+            return AttachmentAccepted(
+                **fields, error=ServiceError(code="invalid", service=SERVICE, message=outcome.reason)
+            )
         if outcome.replaced_object:
             await self._delete_object(outcome.replaced_object)
         if outcome.unchanged:
@@ -367,12 +405,20 @@ class RetrievalService:
 
     def _hosted_refusal(self, user_id: str) -> ServiceError | None:
         if self.catalog is None or self.ingestor is None:
-            return ServiceError(code="not_available", service=SERVICE, message=(
-                f"The library service is not available: {self.startup_error or 'it is still starting'}"))
+            return ServiceError(
+                code="not_available",
+                service=SERVICE,
+                message=(f"The library service is not available: {self.startup_error or 'it is still starting'}"),
+            )
         if self._is_local(user_id):
-            return ServiceError(code="not_available", service=SERVICE, message=(
-                f"This account's library is read from the Zotero data directory {self.settings.zotero_dir}; "
-                "uploads are for lab-hosted accounts"))
+            return ServiceError(
+                code="not_available",
+                service=SERVICE,
+                message=(
+                    f"This account's library is read from the Zotero data directory {self.settings.zotero_dir}; "
+                    "uploads are for lab-hosted accounts"
+                ),
+            )
         return None
 
     async def _kick(self, user_id: str) -> None:

@@ -29,11 +29,13 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         async def start() -> None:
             # The store needs the broker's JetStream connection, which exists only once started.
             js = broker.config.connection_state.stream
-            store = NatsStagedStore(js, bucket=staging_settings.bucket, ttl=staging_settings.expire_after,
-                                    replicas=settings.stream_replicas)
+            store = NatsStagedStore(
+                js, bucket=staging_settings.bucket, ttl=staging_settings.expire_after, replicas=settings.stream_replicas
+            )
             holder["service"] = StagingService(staging_settings, store)
             await holder["service"].start()
     else:
+
         async def start() -> None:
             await service.start()
 
@@ -42,12 +44,14 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
             await holder["service"].close()
 
     # AckWait at most half the gateway's staging deadline (120 s); heartbeats cover long batches.
-    @bus.request_consumer(broker, StagingRequested, durable=STAGING_CONSUMER, service="staging",
-                          max_workers=4, ack_wait=30.0)
+    @bus.request_consumer(
+        broker, StagingRequested, durable=STAGING_CONSUMER, service="staging", max_workers=4, ack_wait=30.0
+    )
     async def on_staging(request: StagingRequested):
         """Download, check and store the selected candidates' open-access PDFs."""
         return await holder["service"].stage(request)
 
-    bus.health_responder(broker, "staging", lambda: holder["service"].health() if holder["service"]
-                         else {"status": "starting"})
+    bus.health_responder(
+        broker, "staging", lambda: holder["service"].health() if holder["service"] else {"status": "starting"}
+    )
     return service_app(broker, on_start=start, on_stop=stop, replicas=settings.stream_replicas)

@@ -28,41 +28,51 @@ class StagingSettings(ZocratesSettings):
     model_config = SettingsConfigDict(env_prefix="ZOCRATES_STAGING_")
 
     # --- downloads ------------------------------------------------------------------------
-    max_bytes: int = Field(100 * MiB, ge=1024, description="Largest PDF accepted; the download "
-                           "is aborted one chunk past it whatever Content-Length says.")
-    total_timeout_s: float = Field(15.0, gt=0, description="Deadline for one whole download, "
-                                   "redirects included (stops slow-drip servers).")
+    max_bytes: int = Field(
+        100 * MiB,
+        ge=1024,
+        description="Largest PDF accepted; the download is aborted one chunk past it whatever Content-Length says.",
+    )
+    total_timeout_s: float = Field(
+        15.0, gt=0, description="Deadline for one whole download, redirects included (stops slow-drip servers)."
+    )
     connect_timeout_s: float = Field(5.0, gt=0, description="DNS resolution and TCP/TLS connect.")
     read_timeout_s: float = Field(10.0, gt=0, description="Longest wait for the next bytes.")
     max_redirects: int = Field(5, ge=0, le=20, description="Redirect hops followed, each checked.")
-    allowed_ports: list[int] = Field([80, 443], min_length=1,
-                                     description="Destination ports the guard lets through.")
+    allowed_ports: list[int] = Field([80, 443], min_length=1, description="Destination ports the guard lets through.")
     concurrency: int = Field(4, ge=1, le=64, description="Downloads in flight, all batches.")
-    user_agent: str = Field("Zocrates-staging/0.1",
-                            description="User-Agent of every download.")
+    user_agent: str = Field("Zocrates-staging/0.1", description="User-Agent of every download.")
     unsafe_allow_addresses: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = Field(
-        [], description="TESTS ONLY: loopback addresses the SSRF guard lets through, so a test "
-        "can serve PDFs from 127.0.0.1. Only loopback addresses are accepted.")
+        [],
+        description="TESTS ONLY: loopback addresses the SSRF guard lets through, so a test "
+        "can serve PDFs from 127.0.0.1. Only loopback addresses are accepted.",
+    )
 
     # --- the deeper PDF check, in a resource-limited subprocess ------------------------------
     pdf_check: Literal["auto", "pymupdf", "pypdf", "off"] = Field(
-        "auto", description="Parser for the deeper check: auto = pymupdf if installed, else "
-        "pypdf; off = only the %PDF- magic check.")
+        "auto",
+        description="Parser for the deeper check: auto = pymupdf if installed, else "
+        "pypdf; off = only the %PDF- magic check.",
+    )
     check_timeout_s: float = Field(20.0, gt=0, description="Wall-clock limit of one check.")
     check_cpu_s: int = Field(15, ge=1, description="RLIMIT_CPU of the check process.")
-    check_memory_mb: int = Field(1536, ge=16, description="RLIMIT_AS of the check process "
-                                 "(importing pymupdf alone maps about 540 MB).")
+    check_memory_mb: int = Field(
+        1536, ge=16, description="RLIMIT_AS of the check process (importing pymupdf alone maps about 540 MB)."
+    )
     check_max_pages: int = Field(5000, ge=1, description="More pages than this is refused.")
     check_max_inflated_mb: int = Field(
-        300, ge=1, description="Refused when the decompressed streams add up to more (bombs).")
+        300, ge=1, description="Refused when the decompressed streams add up to more (bombs)."
+    )
     check_concurrency: int = Field(2, ge=1, le=32, description="Checks running at once.")
 
     # --- storage --------------------------------------------------------------------------
     expire_after: timedelta = Field(DEFAULT_TTL, description="How long a staged file is kept.")
     expire_every_s: float = Field(300.0, gt=0, description="How often expired files are removed.")
     bucket: str = Field(DEFAULT_BUCKET, description="NATS Object Store bucket of staged files.")
-    work_dir: Path = Field(Path(tempfile.gettempdir()) / "zocrates-staging",
-                           description="Where downloads are written before they are stored.")
+    work_dir: Path = Field(
+        Path(tempfile.gettempdir()) / "zocrates-staging",
+        description="Where downloads are written before they are stored.",
+    )
 
     @field_validator("unsafe_allow_addresses")
     @classmethod

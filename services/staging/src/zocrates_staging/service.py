@@ -22,12 +22,12 @@ import httpx
 import structlog
 
 from zocrates_contracts import BatchStaged, Candidate, StagedFile, StagingRequested
-from zocrates_staging.config import StagingSettings
-from zocrates_staging.domain.files import duplicate, failed, staged_id_for, suggested_filename, url_key
+from zocrates_runtime.staged_store import StagedStore
 from zocrates_staging.adapters.download import Rejected, download_pdf, make_client
 from zocrates_staging.adapters.guard import Resolver
 from zocrates_staging.adapters.pdfcheck import available_parser, check_pdf, minimal_pdf
-from zocrates_runtime.staged_store import StagedStore
+from zocrates_staging.config import StagingSettings
+from zocrates_staging.domain.files import duplicate, failed, staged_id_for, suggested_filename, url_key
 
 log = structlog.get_logger("zocrates.staging")
 
@@ -38,9 +38,14 @@ STALE_DOWNLOAD_S = 3600
 class StagingService:
     """Stages PDFs for import; `transport` and `resolver` are for tests (the guard wraps both)."""
 
-    def __init__(self, settings: StagingSettings, store: StagedStore, *,
-                 resolver: Resolver | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        settings: StagingSettings,
+        store: StagedStore,
+        *,
+        resolver: Resolver | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store
         self._resolver = resolver
@@ -57,8 +62,10 @@ class StagingService:
         """Prepare the work directory and the guarded client; bind the store; start expiry."""
         s = self.settings
         if s.pdf_check not in ("auto", "off") and self._parser is None:
-            raise RuntimeError(f"ZOCRATES_STAGING_PDF_CHECK={s.pdf_check} but {s.pdf_check} is "
-                               "not installed; install it, or use auto or off")
+            raise RuntimeError(
+                f"ZOCRATES_STAGING_PDF_CHECK={s.pdf_check} but {s.pdf_check} is "
+                "not installed; install it, or use auto or off"
+            )
         s.work_dir.mkdir(parents=True, exist_ok=True)
         stale = time.time() - STALE_DOWNLOAD_S
         for leftover in s.work_dir.glob(".download-*.part"):
@@ -68,12 +75,19 @@ class StagingService:
             await self._self_test()
         await self.store.expire()  # also creates or binds the bucket: fail at start, not later
         if s.unsafe_allow_addresses:
-            log.warning("SSRF guard lets these loopback addresses through (tests only)",
-                        addresses=[str(a) for a in s.unsafe_allow_addresses])
+            log.warning(
+                "SSRF guard lets these loopback addresses through (tests only)",
+                addresses=[str(a) for a in s.unsafe_allow_addresses],
+            )
         self._client = make_client(
-            transport=self._transport, resolver=self._resolver, allowed_ports=s.allowed_ports,
-            allow_addresses=s.unsafe_allow_addresses, connect_timeout=s.connect_timeout_s,
-            read_timeout=s.read_timeout_s, user_agent=s.user_agent)
+            transport=self._transport,
+            resolver=self._resolver,
+            allowed_ports=s.allowed_ports,
+            allow_addresses=s.unsafe_allow_addresses,
+            connect_timeout=s.connect_timeout_s,
+            read_timeout=s.read_timeout_s,
+            user_agent=s.user_agent,
+        )
         self._expiry = asyncio.create_task(self._expire_forever(), name="staging-expiry")
 
     async def _self_test(self) -> None:
@@ -84,15 +98,21 @@ class StagingService:
         probe.write_bytes(minimal_pdf())
         try:
             reason = await check_pdf(
-                probe, parser=self._parser, timeout=max(s.check_timeout_s, 30.0),
-                cpu_s=s.check_cpu_s, memory_mb=s.check_memory_mb, max_pages=s.check_max_pages,
-                max_inflated_mb=s.check_max_inflated_mb)
+                probe,
+                parser=self._parser,
+                timeout=max(s.check_timeout_s, 30.0),
+                cpu_s=s.check_cpu_s,
+                memory_mb=s.check_memory_mb,
+                max_pages=s.check_max_pages,
+                max_inflated_mb=s.check_max_inflated_mb,
+            )
         finally:
             probe.unlink(missing_ok=True)
         if reason:
             raise RuntimeError(
                 f"the {self._parser} PDF check fails on a valid PDF ({reason}); raise "
-                "ZOCRATES_STAGING_CHECK_MEMORY_MB or set ZOCRATES_STAGING_PDF_CHECK=off")
+                "ZOCRATES_STAGING_CHECK_MEMORY_MB or set ZOCRATES_STAGING_PDF_CHECK=off"
+            )
 
     async def stage(self, request: StagingRequested) -> BatchStaged:
         """Stage every candidate of the batch; one `StagedFile` per candidate, in order.
@@ -110,13 +130,18 @@ class StagingService:
             if candidate.pdf_url and candidate.pdf_url.strip():
                 groups.setdefault(url_key(candidate.pdf_url), []).append(i)
             else:
-                files[i] = StagedFile(candidate_id=candidate.candidate_id, status="no_pdf",
-                                      reason="no open-access PDF URL is known for this paper")
+                files[i] = StagedFile(
+                    candidate_id=candidate.candidate_id,
+                    status="no_pdf",
+                    reason="no open-access PDF URL is known for this paper",
+                )
         self._in_flight += 1
         try:
             async with asyncio.TaskGroup() as group:
-                tasks = {key: group.create_task(self._stage_one(request, candidates[idx[0]], key))
-                         for key, idx in groups.items()}
+                tasks = {
+                    key: group.create_task(self._stage_one(request, candidates[idx[0]], key))
+                    for key, idx in groups.items()
+                }
         except ExceptionGroup as failed:  # a store failure: the first one is the story
             raise failed.exceptions[0] from failed
         finally:
@@ -128,19 +153,22 @@ class StagingService:
                 files[i] = duplicate(first, candidates[i].candidate_id)
         done = [f for f in files if f is not None]
         self._counts.update(f.status for f in done)
-        log.info("batch staged", batch_id=request.batch_id,
-                 **Counter(f.status for f in done))
+        log.info("batch staged", batch_id=request.batch_id, **Counter(f.status for f in done))
         return BatchStaged(**request.reply_fields(), batch_id=request.batch_id, files=done)
 
-    async def _stage_one(self, request: StagingRequested, candidate: Candidate,
-                         url: str) -> StagedFile:
+    async def _stage_one(self, request: StagingRequested, candidate: Candidate, url: str) -> StagedFile:
         s = self.settings
         assert self._client is not None
         async with self._downloads:
             try:
                 download = await download_pdf(
-                    self._client, url, s.work_dir, max_bytes=s.max_bytes,
-                    max_redirects=s.max_redirects, total_timeout=s.total_timeout_s)
+                    self._client,
+                    url,
+                    s.work_dir,
+                    max_bytes=s.max_bytes,
+                    max_redirects=s.max_redirects,
+                    total_timeout=s.total_timeout_s,
+                )
             except Rejected as exc:
                 return failed(candidate, exc.reason)
             except Exception as exc:  # noqa: BLE001 - a bug here fails one file, not the batch
@@ -150,23 +178,38 @@ class StagingService:
             if self._parser:
                 async with self._checks:
                     reason = await check_pdf(
-                        download.path, parser=self._parser, timeout=s.check_timeout_s,
-                        cpu_s=s.check_cpu_s, memory_mb=s.check_memory_mb,
-                        max_pages=s.check_max_pages, max_inflated_mb=s.check_max_inflated_mb)
+                        download.path,
+                        parser=self._parser,
+                        timeout=s.check_timeout_s,
+                        cpu_s=s.check_cpu_s,
+                        memory_mb=s.check_memory_mb,
+                        max_pages=s.check_max_pages,
+                        max_inflated_mb=s.check_max_inflated_mb,
+                    )
                 if reason:
                     return failed(candidate, reason)
             staged_id = staged_id_for(request.user_id, request.batch_id, candidate.candidate_id)
-            info = await self.store.put(request.user_id, staged_id, download.path, {
-                "candidate_id": candidate.candidate_id,
-                "batch_id": request.batch_id,
-                "filename": suggested_filename(candidate),
-                "content_type": "application/pdf",
-                "source": download.final_url[:1000],
-            })
+            info = await self.store.put(
+                request.user_id,
+                staged_id,
+                download.path,
+                {
+                    "candidate_id": candidate.candidate_id,
+                    "batch_id": request.batch_id,
+                    "filename": suggested_filename(candidate),
+                    "content_type": "application/pdf",
+                    "source": download.final_url[:1000],
+                },
+            )
             if info.sha256 != download.sha256:
                 raise RuntimeError(f"staged file {staged_id} changed between download and store")
-            return StagedFile(candidate_id=candidate.candidate_id, status="staged",
-                              object_name=staged_id, sha256=info.sha256, size=info.size)
+            return StagedFile(
+                candidate_id=candidate.candidate_id,
+                status="staged",
+                object_name=staged_id,
+                sha256=info.sha256,
+                size=info.size,
+            )
         finally:
             download.path.unlink(missing_ok=True)
 

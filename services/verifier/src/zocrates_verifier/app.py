@@ -37,8 +37,9 @@ def create_app(settings: ZocratesSettings, service=None, *, http_port: int | Non
     # AckWait well under the gateway's 10 s per-request verification timeout, so the jobs of a
     # replica that dies mid-batch are redelivered while their turns still wait (R-GPU-5);
     # in-progress heartbeats every AckWait/3 keep a long batch from being redelivered.
-    @bus.request_consumer(broker, VerificationRequested, durable=VERIFIER_CONSUMER,
-                          service="verifier", max_workers=32, ack_wait=5.0)
+    @bus.request_consumer(
+        broker, VerificationRequested, durable=VERIFIER_CONSUMER, service="verifier", max_workers=32, ack_wait=5.0
+    )
     async def on_verification(request: VerificationRequested):
         """Score every occurrence of one turn."""
         return await service.verify(request)
@@ -65,14 +66,18 @@ async def serve_http(service, port: int) -> None:
     from zocrates_verifier.http import create_http_app
 
     host = service.settings.http_host
-    config = uvicorn.Config(create_http_app(service), host=host, port=port, log_config=None,
-                            lifespan="off")
+    config = uvicorn.Config(create_http_app(service), host=host, port=port, log_config=None, lifespan="off")
     server = uvicorn.Server(config)
     try:
         await server.serve()
     except (OSError, SystemExit) as exc:
-        log.error("verifier HTTP API not started", host=host, port=port, error=str(exc),
-                  hint="set ZOCRATES_VERIFIER_HTTP_PORT to a free port, or unset it")
+        log.error(
+            "verifier HTTP API not started",
+            host=host,
+            port=port,
+            error=str(exc),
+            hint="set ZOCRATES_VERIFIER_HTTP_PORT to a free port, or unset it",
+        )
     except asyncio.CancelledError:
         server.should_exit = True
         raise

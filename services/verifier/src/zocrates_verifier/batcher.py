@@ -175,15 +175,16 @@ class MicroBatcher(Generic[T]):
             self.start()
         if len(self._queue) + len(items) > self.max_queue_items:
             self.stats.rejected += len(items)
-            raise Overloaded(f"{len(self._queue)} pairs queued (limit {self.max_queue_items}); "
-                             "retry later", retry_after_s=self.retry_after_s())
+            raise Overloaded(
+                f"{len(self._queue)} pairs queued (limit {self.max_queue_items}); retry later",
+                retry_after_s=self.retry_after_s(),
+            )
         loop = asyncio.get_running_loop()
         now = time.monotonic()
         if deadline is not None and now >= deadline:  # answered at once, never queued
             self.stats.expired += len(items)
             return [DeadlineExceeded("the deadline had passed on submission")] * len(items)
-        queued = [_Item(item, max(1, int(self._cost(item))), deadline, loop.create_future(), now)
-                  for item in items]
+        queued = [_Item(item, max(1, int(self._cost(item))), deadline, loop.create_future(), now) for item in items]
         self._queue.extend(queued)
         self.stats.submitted += len(queued)
         self._arrived.set()
@@ -264,17 +265,16 @@ class MicroBatcher(Generic[T]):
         started = time.monotonic()
         self.stats.forward_passes += 1
         try:
-            outputs = await loop.run_in_executor(
-                self._executor, self._predict, [item.payload for item in live])
+            outputs = await loop.run_in_executor(self._executor, self._predict, [item.payload for item in live])
             if len(outputs) != len(live):
-                raise PredictFailed(f"predict returned {len(outputs)} results for "
-                                    f"{len(live)} pairs")
+                raise PredictFailed(f"predict returned {len(outputs)} results for {len(live)} pairs")
         except Exception as exc:  # noqa: BLE001 -- every item must still get an answer
             await self._recover(live, exc)
             return
         took = max(time.monotonic() - started, 1e-6)
-        self.stats.recent_rate = 0.8 * self.stats.recent_rate + 0.2 * len(live) / took \
-            if self.stats.recent_rate else len(live) / took
+        self.stats.recent_rate = (
+            0.8 * self.stats.recent_rate + 0.2 * len(live) / took if self.stats.recent_rate else len(live) / took
+        )
         self.stats.items_predicted += len(live)
         self.stats.largest_batch = max(self.stats.largest_batch, len(live))
         if len(self.stats.batch_sizes) < 10_000:

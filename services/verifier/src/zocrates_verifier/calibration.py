@@ -45,8 +45,10 @@ def default_data_dir() -> Path:
         candidate = parent.parent / "shared" / "fixtures" / "claims" / "scifact"
         if candidate.exists():
             return candidate
-    raise FileNotFoundError("SciFact fixtures not found: expected shared/fixtures/claims/"
-                            "scifact beside the repository; pass the directory explicitly")
+    raise FileNotFoundError(
+        "SciFact fixtures not found: expected shared/fixtures/claims/"
+        "scifact beside the repository; pass the directory explicitly"
+    )
 
 
 def load_pairs(data_dir: Path | None = None) -> list[LabeledPair]:
@@ -66,8 +68,7 @@ def load_pairs(data_dir: Path | None = None) -> list[LabeledPair]:
                 if int(doc_id) not in docs:
                     continue
                 labels = {e["label"] for e in evidence.get(int(doc_id), [])}
-                pairs.append(LabeledPair(row["id"], row["claim"], docs[int(doc_id)],
-                                         int(labels == {"SUPPORT"})))
+                pairs.append(LabeledPair(row["id"], row["claim"], docs[int(doc_id)], int(labels == {"SUPPORT"})))
     return pairs
 
 
@@ -98,7 +99,7 @@ def number_swaps(pairs: Sequence[LabeledPair], seed: int = 13) -> list[LabeledPa
                     break
             else:
                 continue
-            claim = p.claim[: match.start(1)] + text + p.claim[match.end(1):]
+            claim = p.claim[: match.start(1)] + text + p.claim[match.end(1) :]
             out.append(LabeledPair(p.claim_id, claim, p.passage, 0))
             break
     return out
@@ -123,8 +124,7 @@ def design(pairs: Sequence[LabeledPair]) -> list[list[float]]:
     return [heuristic.features(p.claim, p.passage) for p in pairs]
 
 
-def fit_logistic(x: Sequence[Sequence[float]], y: Sequence[int], l2: float = 1.0,
-                 iterations: int = 50) -> list[float]:
+def fit_logistic(x: Sequence[Sequence[float]], y: Sequence[int], l2: float = 1.0, iterations: int = 50) -> list[float]:
     """L2-regularised logistic regression by Newton's method (intercept unpenalised)."""
     import numpy as np
 
@@ -162,14 +162,12 @@ def auroc(scores: Sequence[float], labels: Sequence[int]) -> float:
     return (rank_sum - positives * (positives + 1) / 2.0) / (positives * negatives)
 
 
-def expected_calibration_error(scores: Sequence[float], labels: Sequence[int],
-                               bins: int = 10) -> float:
+def expected_calibration_error(scores: Sequence[float], labels: Sequence[int], bins: int = 10) -> float:
     """ECE over `bins` equal-width probability bins."""
     total, n = 0.0, len(scores)
     for b in range(bins):
         lo, hi = b / bins, (b + 1) / bins
-        members = [(s, y) for s, y in zip(scores, labels)
-                   if lo <= s < hi or (b == bins - 1 and s == 1.0)]
+        members = [(s, y) for s, y in zip(scores, labels) if lo <= s < hi or (b == bins - 1 and s == 1.0)]
         if members:
             confidence = sum(s for s, _ in members) / len(members)
             accuracy = sum(y for _, y in members) / len(members)
@@ -179,14 +177,19 @@ def expected_calibration_error(scores: Sequence[float], labels: Sequence[int],
 
 def metrics(scores: Sequence[float], labels: Sequence[int], threshold: float) -> dict:
     accuracy = sum((s >= threshold) == bool(y) for s, y in zip(scores, labels)) / len(labels)
-    return {"n": len(labels), "positives": int(sum(labels)), "auroc": auroc(scores, labels),
-            f"accuracy@{threshold:.2f}": accuracy,
-            "ece": expected_calibration_error(scores, labels),
-            "base_rate_accuracy": max(sum(labels), len(labels) - sum(labels)) / len(labels)}
+    return {
+        "n": len(labels),
+        "positives": int(sum(labels)),
+        "auroc": auroc(scores, labels),
+        f"accuracy@{threshold:.2f}": accuracy,
+        "ece": expected_calibration_error(scores, labels),
+        "base_rate_accuracy": max(sum(labels), len(labels) - sum(labels)) / len(labels),
+    }
 
 
-def evaluate(coefficients: Sequence[float] = heuristic.COEFFICIENTS, threshold: float = 0.60,
-             data_dir: Path | None = None) -> dict[str, dict]:
+def evaluate(
+    coefficients: Sequence[float] = heuristic.COEFFICIENTS, threshold: float = 0.60, data_dir: Path | None = None
+) -> dict[str, dict]:
     """Held-out metrics of the heuristic: natural pairs, and held-out number swaps."""
     _, held = split(load_pairs(data_dir))
     probe = number_probe(held)
@@ -195,8 +198,10 @@ def evaluate(coefficients: Sequence[float] = heuristic.COEFFICIENTS, threshold: 
         scores = [heuristic.probability(x, coefficients) for x in design(pairs)]
         return metrics(scores, [p.label for p in pairs], threshold)
 
-    return {"held-out SciFact pairs": scored(held),
-            "number probe (held-out sentences, one number changed)": scored(probe)}
+    return {
+        "held-out SciFact pairs": scored(held),
+        "number probe (held-out sentences, one number changed)": scored(probe),
+    }
 
 
 def refit(data_dir: Path | None = None, l2: float = 1.0) -> list[float]:

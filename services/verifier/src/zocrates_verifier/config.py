@@ -18,7 +18,6 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import SettingsConfigDict
 
 from zocrates_runtime.settings import ZocratesSettings
-
 from zocrates_verifier.backends import local_torch
 
 Provider = Literal["auto", "heuristic", "local", "remote", "openrouter"]
@@ -36,74 +35,95 @@ class VerifierSettings(ZocratesSettings):
     enabled: bool = Field(True, description="Verification on; off makes every score None.")
     provider: Provider = Field("auto", description="Which backend answers; auto picks one.")
     model_dir: Path | None = Field(
-        None, description="Local checkpoint: a Hugging Face sequence-classification (NLI or "
+        None,
+        description="Local checkpoint: a Hugging Face sequence-classification (NLI or "
         "cross-encoder) directory, or a Laya checkpoint (has rl_agent_config.json; needs "
         "the laya package: pip install 'zocrates-verifier[laya]'). Unset with provider=local: "
         "the trained model that ships in the package (zocrates_verifier/model), or the "
-        "heuristic when it is absent or fails to load.")
+        "heuristic when it is absent or fails to load.",
+    )
     model: str = Field(
-        "", description="Model name: reported for local checkpoints, sent to a remote server "
-        f"(empty = its default), the OpenRouter model (empty = {DEFAULT_OPENROUTER_MODEL}).")
-    threshold: float = Field(0.60, ge=0.50, le=0.95,
-                             description="Support threshold the gateway applies (reported).")
-    device: str = Field("auto", description="auto (cuda, mps, xpu, cpu by probe) or a torch "
-                        "device such as cuda:0; pin a GPU with CUDA_VISIBLE_DEVICES.")
+        "",
+        description="Model name: reported for local checkpoints, sent to a remote server "
+        f"(empty = its default), the OpenRouter model (empty = {DEFAULT_OPENROUTER_MODEL}).",
+    )
+    threshold: float = Field(0.60, ge=0.50, le=0.95, description="Support threshold the gateway applies (reported).")
+    device: str = Field(
+        "auto",
+        description="auto (cuda, mps, xpu, cpu by probe) or a torch "
+        "device such as cuda:0; pin a GPU with CUDA_VISIBLE_DEVICES.",
+    )
     dtype: Literal["auto", "float32", "float16", "bfloat16", "int8"] = Field(
-        "auto", description="auto = float16 on a GPU, float32 on CPU; int8 = dynamic "
+        "auto",
+        description="auto = float16 on a GPU, float32 on CPU; int8 = dynamic "
         "quantisation of the linear layers, CPU only. Hugging Face checkpoints only: Laya picks "
-        "its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).")
+        "its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).",
+    )
 
-    cpu_threads: int = Field(0, ge=0, le=256, description="Torch intra-op threads when the "
-                             "model runs on CPU; 0 = torch's default (one per core). Fewer "
-                             "than the cores avoids fork-join stalls when other processes "
-                             "share them (docs/benchmarks.md, Verifier).")
+    cpu_threads: int = Field(
+        0,
+        ge=0,
+        le=256,
+        description="Torch intra-op threads when the "
+        "model runs on CPU; 0 = torch's default (one per core). Fewer "
+        "than the cores avoids fork-join stalls when other processes "
+        "share them (docs/benchmarks.md, Verifier).",
+    )
 
     # --- micro-batching (local and heuristic backends) ---------------------------------------
-    max_batch_tokens: int = Field(16_384, ge=64, description="Padded tokens per forward pass "
-                                  "(pairs x longest pair); a batch closes when full.")
+    max_batch_tokens: int = Field(
+        16_384, ge=64, description="Padded tokens per forward pass (pairs x longest pair); a batch closes when full."
+    )
     max_batch_pairs: int = Field(128, ge=1, le=4096, description="Pairs per forward pass.")
-    max_wait_ms: float = Field(5.0, ge=0.0, le=1000.0, description="How long the oldest queued "
-                               "pair waits for batch-mates before its batch closes anyway.")
-    max_queue_pairs: int = Field(4096, ge=1, description="Queued pairs beyond which new work "
-                                 "is refused as overloaded (503 / nak) instead of queued.")
+    max_wait_ms: float = Field(
+        5.0,
+        ge=0.0,
+        le=1000.0,
+        description="How long the oldest queued pair waits for batch-mates before its batch closes anyway.",
+    )
+    max_queue_pairs: int = Field(
+        4096,
+        ge=1,
+        description="Queued pairs beyond which new work is refused as overloaded (503 / nak) instead of queued.",
+    )
     max_seq_len: int = Field(512, ge=16, le=8192, description="Tokens per pair (truncated).")
-    warmup: bool = Field(True, description="Run one tiny batch at start so the first request "
-                         "does not pay for lazy initialisation.")
+    warmup: bool = Field(
+        True, description="Run one tiny batch at start so the first request does not pay for lazy initialisation."
+    )
 
     # --- remote /v1/systemone server ------------------------------------------------------
-    remote_url: str = Field("http://127.0.0.1:8005/v1/systemone",
-                            description="A Laya or Jev-compatible server; /batch is appended.")
+    remote_url: str = Field(
+        "http://127.0.0.1:8005/v1/systemone", description="A Laya or Jev-compatible server; /batch is appended."
+    )
     remote_api_key: SecretStr | None = None
-    remote_max_states: int = Field(64, ge=1, le=512,
-                                   description="States per batch request (laya-serve caps 64).")
+    remote_max_states: int = Field(64, ge=1, le=512, description="States per batch request (laya-serve caps 64).")
 
     # --- OpenRouter decisions -------------------------------------------------------------
     openrouter_api_key: SecretStr | None = Field(
-        None, validation_alias=AliasChoices("ZOCRATES_VERIFIER_OPENROUTER_API_KEY",
-                                            "OPENROUTER_API_KEY"))
+        None, validation_alias=AliasChoices("ZOCRATES_VERIFIER_OPENROUTER_API_KEY", "OPENROUTER_API_KEY")
+    )
     openrouter_url: str = "https://openrouter.ai/api/alpha/decisions"
     openrouter_chat_url: str = "https://openrouter.ai/api/v1/chat/completions"
     openrouter_fallback_model: str = Field(
-        "", description="Model for the chat-completions fallback (empty = the same model).")
-    openrouter_concurrency: int = Field(8, ge=1, le=64,
-                                        description="Decision requests in flight at once.")
+        "", description="Model for the chat-completions fallback (empty = the same model)."
+    )
+    openrouter_concurrency: int = Field(8, ge=1, le=64, description="Decision requests in flight at once.")
 
     # --- deadlines ------------------------------------------------------------------------
-    request_timeout_s: float = Field(10.0, gt=0, le=120,
-                                     description="Per backend call, and per HTTP request.")
+    request_timeout_s: float = Field(10.0, gt=0, le=120, description="Per backend call, and per HTTP request.")
 
     # --- HTTP API -------------------------------------------------------------------------
     http_host: str = Field("127.0.0.1", description="Address of the /v1/systemone HTTP API.")
     http_port: int | None = Field(
-        8005, ge=1, le=65535,
-        description="Port of the /v1/systemone HTTP API; empty = bus only (no HTTP API).")
+        8005, ge=1, le=65535, description="Port of the /v1/systemone HTTP API; empty = bus only (no HTTP API)."
+    )
     http_api_key: SecretStr | None = Field(
-        None, description="When set, every route but /health's liveness needs this bearer.")
+        None, description="When set, every route but /health's liveness needs this bearer."
+    )
     http_max_body_bytes: int = Field(2 * 1024 * 1024, ge=1024)
     http_max_states: int = Field(64, ge=1, le=512)
     http_max_questions: int = Field(8, ge=1, le=64)
-    http_max_concurrent: int = Field(16, ge=1, le=1024,
-                                     description="Requests admitted at once; more get 503.")
+    http_max_concurrent: int = Field(16, ge=1, le=1024, description="Requests admitted at once; more get 503.")
 
     @field_validator("http_port", mode="before")
     @classmethod
@@ -114,12 +134,13 @@ class VerifierSettings(ZocratesSettings):
 
     @model_validator(mode="after")
     def _explicit_provider_is_configured(self) -> VerifierSettings:
-        if (self.provider == "local" and self.model_dir is None
-                and not local_torch.shipped_model_present()):
-            raise ValueError("provider=local needs ZOCRATES_VERIFIER_MODEL_DIR (a checkpoint "
-                             "directory), and the shipped model is not at "
-                             f"{local_torch.SHIPPED_MODEL_DIR}; unset the provider to use the "
-                             "offline heuristic")
+        if self.provider == "local" and self.model_dir is None and not local_torch.shipped_model_present():
+            raise ValueError(
+                "provider=local needs ZOCRATES_VERIFIER_MODEL_DIR (a checkpoint "
+                "directory), and the shipped model is not at "
+                f"{local_torch.SHIPPED_MODEL_DIR}; unset the provider to use the "
+                "offline heuristic"
+            )
         return self
 
     def resolved_provider(self) -> str:

@@ -56,11 +56,11 @@ def probe(candidates: list[str], timeout_s: float = 60.0) -> tuple[str | None, d
     remaining = list(candidates)
     while remaining:
         try:
-            done = subprocess.run([sys.executable, "-c", _PROBE, *remaining],
-                                  capture_output=True, text=True, timeout=timeout_s)
+            done = subprocess.run(
+                [sys.executable, "-c", _PROBE, *remaining], capture_output=True, text=True, timeout=timeout_s
+            )
             lines, crashed = done.stdout.splitlines(), done.returncode != 0
-            tail = ("probe process crashed: "
-                    + (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1])
+            tail = "probe process crashed: " + (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
         except subprocess.TimeoutExpired as exc:
             out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
             lines, crashed, tail = out.splitlines(), True, f"probe hung for {timeout_s:g} s"
@@ -70,7 +70,7 @@ def probe(candidates: list[str], timeout_s: float = 60.0) -> tuple[str | None, d
                 return None, {c: reason for c in candidates}
             if name not in remaining:
                 continue
-            remaining = remaining[remaining.index(name) + 1:]
+            remaining = remaining[remaining.index(name) + 1 :]
             if verdict == "ok":
                 return name, rejected
             rejected[name] = reason

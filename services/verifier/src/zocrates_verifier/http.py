@@ -48,8 +48,8 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from zocrates_contracts.messages import MAX_CLAIM_CHARS, MAX_PAIRS, MAX_SOURCE_CHARS
 
+from zocrates_contracts.messages import MAX_CLAIM_CHARS, MAX_PAIRS, MAX_SOURCE_CHARS
 from zocrates_verifier.backends.base import (
     COMPOUND_QUESTION,
     SINGLE_QUESTION,
@@ -99,8 +99,9 @@ def _questions(body: dict, limit: int) -> list[tuple[str, bool]]:
             raise _Refusal(422, f"question {qid!r}: only 'noul' questions are answered here")
         compound = compound_for_question(str(question.get("instructions", "")))
         if compound is None:
-            raise _Refusal(422, f"question {qid!r}: this verifier answers only "
-                           f"{SINGLE_QUESTION!r} or {COMPOUND_QUESTION!r}")
+            raise _Refusal(
+                422, f"question {qid!r}: this verifier answers only {SINGLE_QUESTION!r} or {COMPOUND_QUESTION!r}"
+            )
         parsed.append((qid, compound))
     return parsed
 
@@ -109,13 +110,14 @@ def _state(state: Any, where: str) -> tuple[str, str]:
     if not isinstance(state, dict):
         raise _Refusal(422, f"{where} must be an object with 'claim' and 'source_text' strings")
     claim, source = state.get("claim"), state.get("source_text")
-    for name, value, limit in (("claim", claim, MAX_CLAIM_CHARS),
-                               ("source_text", source, MAX_SOURCE_CHARS)):
+    for name, value, limit in (("claim", claim, MAX_CLAIM_CHARS), ("source_text", source, MAX_SOURCE_CHARS)):
         if not isinstance(value, str) or not value.strip():
             raise _Refusal(422, f"{where}.{name} must be a non-empty string")
         if len(value) > limit:
-            raise _Refusal(413, f"{where}.{name} is {len(value)} characters "
-                           f"(limit {limit}); send the cited passage, not the document")
+            raise _Refusal(
+                413,
+                f"{where}.{name} is {len(value)} characters (limit {limit}); send the cited passage, not the document",
+            )
     return claim, source
 
 
@@ -125,11 +127,17 @@ def _raise_for(outcomes: list[Outcome]) -> None:
     if not errors:
         return
     codes = {e.code for e in errors}
-    status = (504 if "timeout" in codes else 502 if "unreachable" in codes
-              else 503 if codes & {"overloaded", "not_available"} else 500)
+    status = (
+        504
+        if "timeout" in codes
+        else 502
+        if "unreachable" in codes
+        else 503
+        if codes & {"overloaded", "not_available"}
+        else 500
+    )
     headers = {"Retry-After": "1"} if status == 503 else None
-    raise _Refusal(status, f"{len(errors)} of {len(outcomes)} pairs not scored: {errors[0]}",
-                   headers)
+    raise _Refusal(status, f"{len(errors)} of {len(outcomes)} pairs not scored: {errors[0]}", headers)
 
 
 def create_http_app(service: VerifierService) -> FastAPI:
@@ -138,10 +146,13 @@ def create_http_app(service: VerifierService) -> FastAPI:
     key = settings.http_api_key.get_secret_value() if settings.http_api_key else None
     expected = f"Bearer {key}".encode("utf-8", "surrogateescape") if key else b""
     admission = asyncio.Semaphore(settings.http_max_concurrent)
-    app = FastAPI(title="Zocrates verifier",
-                  summary="Citation support probabilities over the /v1/systemone protocol",
-                  docs_url=None if key else "/docs", redoc_url=None,
-                  openapi_url=None if key else "/openapi.json")
+    app = FastAPI(
+        title="Zocrates verifier",
+        summary="Citation support probabilities over the /v1/systemone protocol",
+        docs_url=None if key else "/docs",
+        redoc_url=None,
+        openapi_url=None if key else "/openapi.json",
+    )
 
     def authorized(request: Request) -> bool:
         if key is None:
@@ -151,8 +162,7 @@ def create_http_app(service: VerifierService) -> FastAPI:
 
     async def answer(request: Request, batch: bool) -> JSONResponse:
         if not authorized(request):
-            return _error(401, "invalid or missing bearer token",
-                          {"WWW-Authenticate": "Bearer"})
+            return _error(401, "invalid or missing bearer token", {"WWW-Authenticate": "Bearer"})
         if admission.locked():
             return _error(503, "verifier busy, try again later", {"Retry-After": "1"})
         async with admission:
@@ -173,18 +183,15 @@ def create_http_app(service: VerifierService) -> FastAPI:
             if not isinstance(states, list) or not states:
                 raise _Refusal(400, "'states' must be a non-empty list")
             if len(states) > settings.http_max_states:
-                raise _Refusal(413, f"too many states ({len(states)} > "
-                               f"{settings.http_max_states})")
+                raise _Refusal(413, f"too many states ({len(states)} > {settings.http_max_states})")
         else:
             if "state" not in body:
                 raise _Refusal(400, "'state' is required")
             states = [body["state"]]
         if len(states) * len(questions) > MAX_PAIRS:
-            raise _Refusal(413, f"states x questions = {len(states) * len(questions)} "
-                           f"pairs (limit {MAX_PAIRS})")
+            raise _Refusal(413, f"states x questions = {len(states) * len(questions)} pairs (limit {MAX_PAIRS})")
         parsed = [_state(s, f"states[{i}]" if batch else "state") for i, s in enumerate(states)]
-        pairs = [Pair(claim, source, compound)
-                 for claim, source in parsed for _, compound in questions]
+        pairs = [Pair(claim, source, compound) for claim, source in parsed for _, compound in questions]
         started = time.perf_counter()
         outcomes = await service.score(pairs, time.monotonic() + settings.request_timeout_s)
         took_ms = (time.perf_counter() - started) * 1000.0
@@ -194,15 +201,15 @@ def create_http_app(service: VerifierService) -> FastAPI:
             answers = {}
             for j, (qid, _) in enumerate(questions):
                 p = float(outcomes[i * len(questions) + j])
-                answers[qid] = {"type": "noul", "noul": round(p, 4),
-                                "confidence": round(max(p, 1.0 - p), 4)}
+                answers[qid] = {"type": "noul", "noul": round(p, 4), "confidence": round(max(p, 1.0 - p), 4)}
             tokens = (len(claim) + len(source)) // 4 * len(questions)
             total += tokens
-            results.append({"model": service.model, "answers": answers,
-                            "usage": {"input_tokens": tokens, "output_tokens": 0}})
-        payload = ({"results": results,
-                    "total_usage": {"input_tokens": total, "output_tokens": 0}}
-                   if batch else results[0])
+            results.append(
+                {"model": service.model, "answers": answers, "usage": {"input_tokens": tokens, "output_tokens": 0}}
+            )
+        payload = (
+            {"results": results, "total_usage": {"input_tokens": total, "output_tokens": 0}} if batch else results[0]
+        )
         return JSONResponse(payload, headers={"Server-Timing": f"inference;dur={took_ms:.2f}"})
 
     @app.post("/v1/systemone")

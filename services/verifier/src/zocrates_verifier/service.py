@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import structlog
+
 from zocrates_contracts import ServiceError
 from zocrates_contracts.messages import PairScore, VerificationCompleted, VerificationRequested
-
 from zocrates_verifier.backends import build_backend, local_torch
 from zocrates_verifier.backends.base import (
     Backend,
@@ -54,8 +54,9 @@ def first_error(outcomes: Sequence[Outcome]) -> ServiceError | None:
     if not errors:
         return None
     head = errors[0]
-    return ServiceError(code=head.code, service=SERVICE,
-                        message=f"{len(errors)} of {len(outcomes)} pairs not scored: {head}")
+    return ServiceError(
+        code=head.code, service=SERVICE, message=f"{len(errors)} of {len(outcomes)} pairs not scored: {head}"
+    )
 
 
 class VerifierService:
@@ -92,8 +93,10 @@ class VerifierService:
             choice = await asyncio.to_thread(resolve_device, self.settings.device)
             self.device = choice.device
             if self.settings.device not in ("auto", "cpu") and choice.device == "cpu":
-                self.cpu_fallbacks = {"count": 1, "last_reason": "; ".join(
-                    f"{d}: {why}" for d, why in choice.rejected.items())}
+                self.cpu_fallbacks = {
+                    "count": 1,
+                    "last_reason": "; ".join(f"{d}: {why}" for d, why in choice.rejected.items()),
+                }
             log.info("verifier device resolved", device=self.device, rejected=choice.rejected)
         elif self.provider in ("remote", "openrouter"):
             self.device = "remote"
@@ -103,22 +106,30 @@ class VerifierService:
         except Exception as exc:
             if not (self.provider == "local" and self.settings.uses_shipped_model()):
                 raise  # a configured checkpoint that does not load is the operator's to fix
-            self.fallback_reason = (f"the trained model at {local_torch.SHIPPED_MODEL_DIR} failed "
-                                    f"to load ({type(exc).__name__}: {exc})")
-            log.warning("trained verifier model not loaded; the heuristic answers",
-                        reason=self.fallback_reason)
+            self.fallback_reason = (
+                f"the trained model at {local_torch.SHIPPED_MODEL_DIR} failed to load ({type(exc).__name__}: {exc})"
+            )
+            log.warning("trained verifier model not loaded; the heuristic answers", reason=self.fallback_reason)
             self.provider, self.device = "heuristic", "cpu"
             self.cpu_fallbacks = {"count": 0, "last_reason": None}
             backend = await self._started_backend("heuristic", "cpu")
         if self.provider == "local" and backend.device != self.device:
-            self.cpu_fallbacks = {"count": 1, "last_reason": f"the model could not be placed "
-                                  f"on {self.device}; it runs on {backend.device}"}
+            self.cpu_fallbacks = {
+                "count": 1,
+                "last_reason": f"the model could not be placed on {self.device}; it runs on {backend.device}",
+            }
             self.device = backend.device
         self.backend = backend
         self._started = True
-        log.info("verifier ready", provider=backend.provider, model=backend.model,
-                 model_source=self.model_source, fallback_reason=self.fallback_reason,
-                 device=self.device, load_ms=round((time.perf_counter() - started) * 1000, 1))
+        log.info(
+            "verifier ready",
+            provider=backend.provider,
+            model=backend.model,
+            model_source=self.model_source,
+            fallback_reason=self.fallback_reason,
+            device=self.device,
+            load_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
 
     async def _started_backend(self, provider: str, device: str) -> Backend:
         backend = build_backend(self.settings, provider, device)
@@ -137,13 +148,11 @@ class VerifierService:
     async def score(self, pairs: Sequence[Pair], deadline: float | None) -> list[Outcome]:
         """One outcome per pair; raises `Overloaded` to refuse, never for a pair's failure."""
         if self.backend is None:
-            why = ("verification is disabled" if not self.settings.enabled
-                   else "the verifier has not started")
+            why = "verification is disabled" if not self.settings.enabled else "the verifier has not started"
             return [NotAvailable(why)] * len(pairs)
         if deadline is not None and time.monotonic() >= deadline:
             # Past its deadline: answered without touching the model.
-            return [DeadlineExceeded("the request's deadline had passed on arrival")] \
-                * len(pairs)
+            return [DeadlineExceeded("the request's deadline had passed on arrival")] * len(pairs)
         try:
             return await self.backend.score(pairs, deadline)
         except Overloaded:
@@ -162,18 +171,34 @@ class VerifierService:
             outcomes = await self.score(pairs, monotonic_deadline(request.deadline))
         except Overloaded as exc:
             outcomes = [exc] * len(pairs)
-        scores = [PairScore(chunk_index=p.chunk_index, occurrence=p.occurrence,
-                            probability=o if isinstance(o, float) else None)
-                  for p, o in zip(request.pairs, outcomes)]
+        scores = [
+            PairScore(
+                chunk_index=p.chunk_index, occurrence=p.occurrence, probability=o if isinstance(o, float) else None
+            )
+            for p, o in zip(request.pairs, outcomes)
+        ]
         latency_ms = (time.perf_counter() - started) * 1000.0
         error = first_error(outcomes)
-        log.info("verification scored", turn_id=request.turn_id, pairs=len(pairs),
-                 failed=sum(s.probability is None for s in scores), provider=self.provider,
-                 model=self.model, device=self.device, latency_ms=round(latency_ms, 1),
-                 error=error.code if error else None)
-        return VerificationCompleted(**request.reply_fields(), scores=scores,
-                                     provider=self.provider, model=self.model,
-                                     device=self.device, latency_ms=latency_ms, error=error)
+        log.info(
+            "verification scored",
+            turn_id=request.turn_id,
+            pairs=len(pairs),
+            failed=sum(s.probability is None for s in scores),
+            provider=self.provider,
+            model=self.model,
+            device=self.device,
+            latency_ms=round(latency_ms, 1),
+            error=error.code if error else None,
+        )
+        return VerificationCompleted(
+            **request.reply_fields(),
+            scores=scores,
+            provider=self.provider,
+            model=self.model,
+            device=self.device,
+            latency_ms=latency_ms,
+            error=error,
+        )
 
     def health(self) -> dict[str, Any]:
         """Readiness in Laya's /health shape, plus provider and model."""

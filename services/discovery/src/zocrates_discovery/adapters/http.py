@@ -237,29 +237,51 @@ class Http:
         def on(exc: Exception) -> bool | float:
             if isinstance(exc, _Retry):
                 return True if exc.wait is None else exc.wait
-            return isinstance(exc, (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout,
-                                    httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError))
+            return isinstance(
+                exc,
+                (
+                    httpx.ReadTimeout,
+                    httpx.WriteTimeout,
+                    httpx.PoolTimeout,
+                    httpx.RemoteProtocolError,
+                    httpx.ReadError,
+                    httpx.WriteError,
+                ),
+            )
 
         response: httpx.Response | None = None
         try:
             async for attempt in stamina.retry_context(
-                on=on, attempts=self._attempts, timeout=None,
-                wait_initial=self._wait_initial, wait_max=self._wait_max,
+                on=on,
+                attempts=self._attempts,
+                timeout=None,
+                wait_initial=self._wait_initial,
+                wait_max=self._wait_max,
             ):
                 with attempt:
                     async with limiter:
                         response = await self.client.request(
-                            method, url, params=params, headers=headers, json=json_body,
-                            timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT)
+                            method,
+                            url,
+                            params=params,
+                            headers=headers,
+                            json=json_body,
+                            timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+                        )
                     self._check(response, host, limiter, budgeted)
         except _Retry as exc:
             response = exc.response
             status = response.status_code
             if status == 429:
-                raise Throttled(host, 429, f"{host} kept refusing with 429 (too many requests); try again in a minute",
-                                _body(response)) from None
-            raise UpstreamError(host, status, f"{host} answered HTTP {status} {_reason(response)}",
-                                _body(response)) from None
+                raise Throttled(
+                    host,
+                    429,
+                    f"{host} kept refusing with 429 (too many requests); try again in a minute",
+                    _body(response),
+                ) from None
+            raise UpstreamError(
+                host, status, f"{host} answered HTTP {status} {_reason(response)}", _body(response)
+            ) from None
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol) as exc:
             reason = _describe(exc)
             raise Unreachable(host, f"{host} is unreachable from this machine: {reason}", reason) from None
@@ -276,8 +298,11 @@ class Http:
             try:
                 data = response.json() if parse == "json" else response.text
             except (json.JSONDecodeError, UnicodeDecodeError):
-                raise UpstreamError(host, response.status_code,
-                                    f"{host} answered with something that is not JSON ({response.headers.get('content-type')})") from None
+                raise UpstreamError(
+                    host,
+                    response.status_code,
+                    f"{host} answered with something that is not JSON ({response.headers.get('content-type')})",
+                ) from None
             fetched = Fetched(response.status_code, data, dict(response.headers))
         if self._cache is not None:
             self._cache[key] = fetched
@@ -293,8 +318,12 @@ class Http:
                 raise BudgetExhausted(host, resets, _body(response))
             wait = retry_after(response)
             if wait is not None and wait > self._max_retry_after:
-                raise Throttled(host, 429, f"{host} asks to wait {wait:.0f} s before the next request "
-                                "(rate limit); try again later", _body(response))
+                raise Throttled(
+                    host,
+                    429,
+                    f"{host} asks to wait {wait:.0f} s before the next request (rate limit); try again later",
+                    _body(response),
+                )
             limiter.slow_down()
             log.info("throttled", host=host, retry_after=wait)
             raise _Retry(response, wait)

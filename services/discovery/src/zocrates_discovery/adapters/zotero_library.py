@@ -75,8 +75,9 @@ def _read_items(con: sqlite3.Connection) -> list[LibraryItem]:
     for name in ("DOI", "url", "extra"):
         if name in field_ids:
             kind_of[field_ids[name]] = name
-    skipped_types = [tid for tid, name in con.execute(f"SELECT itemTypeID, typeName FROM {item_types}")
-                     if name in _NOT_ITEMS]
+    skipped_types = [
+        tid for tid, name in con.execute(f"SELECT itemTypeID, typeName FROM {item_types}") if name in _NOT_ITEMS
+    ]
 
     marks = ",".join("?" * len(kind_of))
     type_marks = ",".join("?" * len(skipped_types)) or "NULL"
@@ -139,5 +140,7 @@ def _read_items(con: sqlite3.Connection) -> list[LibraryItem]:
             return ()
         return (values[0],) if len(values) == 1 else tuple(dict.fromkeys(values))
 
-    return [LibraryItem(key, titles.get(item_id, ""), unique(dois.get(item_id)), unique(arxiv.get(item_id)))
-            for item_id, key in keys.items()]
+    return [
+        LibraryItem(key, titles.get(item_id, ""), unique(dois.get(item_id)), unique(arxiv.get(item_id)))
+        for item_id, key in keys.items()
+    ]

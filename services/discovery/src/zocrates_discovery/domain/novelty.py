@@ -77,7 +77,9 @@ class TitleIndex:
     def __len__(self) -> int:
         return len(self._norm)
 
-    def match(self, title: str, dois: Iterable[str] = (), threshold: float = DEFAULT_TITLE_SIMILARITY) -> TitleMatch | None:
+    def match(
+        self, title: str, dois: Iterable[str] = (), threshold: float = DEFAULT_TITLE_SIMILARITY
+    ) -> TitleMatch | None:
         """The most similar owned title at or above `threshold` that no DOI vetoes, else None."""
         norm = normalize_title(title)
         if not norm:
@@ -90,8 +92,9 @@ class TitleIndex:
         if not block:
             return None
         choices = [self._norm[i] for i in block]
-        for _, score, pos in process.extract(norm, choices, scorer=Levenshtein.normalized_similarity,
-                                             score_cutoff=threshold, limit=5):
+        for _, score, pos in process.extract(
+            norm, choices, scorer=Levenshtein.normalized_similarity, score_cutoff=threshold, limit=5
+        ):
             i = block[pos]
             if not _vetoed(dois, self._dois[i]):
                 return TitleMatch(self._key[i], self._title[i], score)
@@ -171,7 +174,9 @@ def _drop(candidate: Candidate, reason: str, key: str) -> DroppedCandidate:
     return DroppedCandidate(candidate=candidate, reason=reason, matched_item_key=key)
 
 
-def filter_novel(candidates: Iterable[Candidate], library: LibraryIndex | None) -> tuple[list[Candidate], list[DroppedCandidate]]:
+def filter_novel(
+    candidates: Iterable[Candidate], library: LibraryIndex | None
+) -> tuple[list[Candidate], list[DroppedCandidate]]:
     """Split `candidates` into those the user does not own yet and those dropped (with the reason)."""
     if library is None:
         return list(candidates), []

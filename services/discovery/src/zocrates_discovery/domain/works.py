@@ -56,10 +56,20 @@ class Work:
 
     def to_candidate(self) -> Candidate:
         return Candidate(
-            candidate_id=self.candidate_id(), title=self.title, authors=self.authors, year=self.year,
-            venue=self.venue, doi=self.doi, arxiv_id=self.arxiv_id, openalex_id=self.openalex_id,
-            abstract=self.abstract, keywords=self.keywords, cited_by_count=self.cited_by_count,
-            pdf_url=self.pdf_url, oa_status=self.oa_status, license=self.license,
+            candidate_id=self.candidate_id(),
+            title=self.title,
+            authors=self.authors,
+            year=self.year,
+            venue=self.venue,
+            doi=self.doi,
+            arxiv_id=self.arxiv_id,
+            openalex_id=self.openalex_id,
+            abstract=self.abstract,
+            keywords=self.keywords,
+            cited_by_count=self.cited_by_count,
+            pdf_url=self.pdf_url,
+            oa_status=self.oa_status,
+            license=self.license,
         )
 
 

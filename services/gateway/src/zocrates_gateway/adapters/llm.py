@@ -14,8 +14,9 @@ class LLMError(Exception):
     pass
 
 
-async def stream_chat(settings: GatewaySettings, messages: list[dict], *,
-                      client: httpx.AsyncClient | None = None) -> AsyncIterator[str]:
+async def stream_chat(
+    settings: GatewaySettings, messages: list[dict], *, client: httpx.AsyncClient | None = None
+) -> AsyncIterator[str]:
     """Yield text deltas of one streamed completion; `LLMError` with a readable reason."""
     assert settings.llm_url
     headers = {"Content-Type": "application/json"}

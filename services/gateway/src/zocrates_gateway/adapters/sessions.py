@@ -75,8 +75,7 @@ class SessionStore:
         return Profile.model_validate_json(entry.value)
 
     async def put_profile(self, user_id: str, profile: Profile) -> None:
-        await retrying(lambda: self.kv.put(f"p.{user_id}", profile.model_dump_json().encode()),
-                       what="store profile")
+        await retrying(lambda: self.kv.put(f"p.{user_id}", profile.model_dump_json().encode()), what="store profile")
 
     async def get_meta(self, user_id: str, session_id: str) -> SessionMeta | None:
         try:
@@ -88,8 +87,10 @@ class SessionStore:
     async def ensure(self, user_id: str, session_id: str, title: str) -> SessionMeta:
         meta = SessionMeta(session_id=session_id, title=title[:120])
         try:
-            await retrying(lambda: self.kv.create(f"s.{user_id}.{session_id}", meta.model_dump_json().encode()),
-                           what="create session")
+            await retrying(
+                lambda: self.kv.create(f"s.{user_id}.{session_id}", meta.model_dump_json().encode()),
+                what="create session",
+            )
             return meta
         except nats.js.errors.KeyWrongLastSequenceError:
             existing = await self.get_meta(user_id, session_id)
@@ -104,7 +105,8 @@ class SessionStore:
         key = f"t.{user_id}.{record.session_id}.{record.turn_id}"
         await asyncio.gather(
             retrying(lambda: self.kv.put(key, record.model_dump_json().encode()), what="store turn"),
-            retrying(lambda: self._append_turn_id(user_id, record), what="append turn id"))
+            retrying(lambda: self._append_turn_id(user_id, record), what="append turn id"),
+        )
 
     async def _append_turn_id(self, user_id: str, record: TurnRecord) -> None:
         key = f"s.{user_id}.{record.session_id}"
@@ -125,8 +127,10 @@ class SessionStore:
                 # by time, not by a count (N concurrent appends need up to N rounds), and
                 # jitter the retry so the losers do not collide again in lockstep.
                 if loop.time() > give_up:
-                    raise RuntimeError(f"could not append turn {record.turn_id}: session "
-                                       f"{record.session_id} stayed contended for {APPEND_DEADLINE_S:.0f} s") from None
+                    raise RuntimeError(
+                        f"could not append turn {record.turn_id}: session "
+                        f"{record.session_id} stayed contended for {APPEND_DEADLINE_S:.0f} s"
+                    ) from None
                 await asyncio.sleep(random.uniform(0, backoff))
                 backoff = min(backoff * 2, 0.05)
 
@@ -150,8 +154,7 @@ class SessionStore:
 
     async def replace_turn(self, user_id: str, record: TurnRecord) -> None:
         """Overwrite a stored turn (re-verification); its place in the session is unchanged."""
-        await self.kv.put(f"t.{user_id}.{record.session_id}.{record.turn_id}",
-                          record.model_dump_json().encode())
+        await self.kv.put(f"t.{user_id}.{record.session_id}.{record.turn_id}", record.model_dump_json().encode())
 
     async def turns(self, user_id: str, meta: SessionMeta) -> list[TurnRecord]:
         records = []
@@ -164,8 +167,9 @@ class SessionStore:
         return records
 
     async def list(self, user_id: str) -> list[SessionMeta]:
-        metas = [SessionMeta.model_validate_json(entry.value)
-                 for entry in await latest_entries(self.kv, f"s.{user_id}.*")]
+        metas = [
+            SessionMeta.model_validate_json(entry.value) for entry in await latest_entries(self.kv, f"s.{user_id}.*")
+        ]
         return sorted(metas, key=lambda m: m.updated_at, reverse=True)
 
     async def delete(self, user_id: str, session_id: str) -> bool:

@@ -46,8 +46,11 @@ class TokenStore:
         token_id = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
         record = {
-            "user_id": user_id, "digest": digest(self.pepper, secret), "label": label,
-            "created_at": datetime.now(UTC).isoformat(), "revoked": False,
+            "user_id": user_id,
+            "digest": digest(self.pepper, secret),
+            "label": label,
+            "created_at": datetime.now(UTC).isoformat(),
+            "revoked": False,
             "expires_at": expires_at.isoformat() if expires_at else None,
         }
         await self.kv.create(f"tok.{token_id}", json.dumps(record).encode())

@@ -34,11 +34,14 @@ Kind = Literal["membership", "summary", "question"]
 
 #: Bare arXiv ids, which need no `arXiv:` in a message: new style (2203.00130v1) and old style
 #: with a real archive name (hep-th/9901001).
-_OLD_ARCHIVES = ("hep-th|hep-ph|hep-ex|hep-lat|astro-ph|cond-mat|gr-qc|math-ph|math|nucl-th|nucl-ex|"
-                 "quant-ph|physics|nlin|q-bio|q-fin|stat|cs|chao-dyn|solv-int|patt-sol|adap-org|cmp-lg")
+_OLD_ARCHIVES = (
+    "hep-th|hep-ph|hep-ex|hep-lat|astro-ph|cond-mat|gr-qc|math-ph|math|nucl-th|nucl-ex|"
+    "quant-ph|physics|nlin|q-bio|q-fin|stat|cs|chao-dyn|solv-int|patt-sol|adap-org|cmp-lg"
+)
 _BARE_ARXIV_RE = re.compile(
     rf"(?<![\w./])(?:\d{{2}}(?:0[1-9]|1[0-2])\.\d{{4,5}}|(?:{_OLD_ARCHIVES})(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)?(?![\w/])",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _ARXIV_WORD_RE = re.compile(r"\b(?:arxiv|preprints?)\b", re.IGNORECASE)
 SHORT_MESSAGE_WORDS = 12
 #: The written forms of identifiers, removed from the message to leave its question.
@@ -49,37 +52,50 @@ _IDENTIFIER_TEXT_RE = re.compile(
     rf"|(?:https?://)?(?:pubmed\.ncbi\.nlm\.nih\.gov/|www\.ncbi\.nlm\.nih\.gov/pubmed/)\d+/?"
     rf"|\bPMID\s*:?\s*\d+"
     rf"|{_BARE_ARXIV_RE.pattern}",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
-_QUOTED_RE = re.compile(r"“([^”]{8,500})”|\"([^\"]{8,500})\"|«\s*([^»]{8,500}?)\s*»|‘([^’]{8,500})’"
-                        r"|(?<![\w'])'([^']{8,500})'(?![\w'])")
+_QUOTED_RE = re.compile(
+    r"“([^”]{8,500})”|\"([^\"]{8,500})\"|«\s*([^»]{8,500}?)\s*»|‘([^’]{8,500})’"
+    r"|(?<![\w'])'([^']{8,500})'(?![\w'])"
+)
 _EMPTY_BRACKETS_RE = re.compile(r"\(\s*\)|\[\s*\]")
 _LIBRARY = r"(?:my|our)\s+(?:zotero\s+)?(?:library|collection|zotero|papers)"
 _MEMBERSHIP_RE = re.compile(
     rf"^\s*(?:is|are|was)\b.*\b(?:in|part\s+of|inside)\s+{_LIBRARY}"
     rf"|^\s*(?:do|did|have)\s+(?:i|we)\s+(?:already\s+)?(?:have|own|got|saved|imported|added|kept)\b"
     rf"|\balready\s+in\s+{_LIBRARY}|\bin\s+{_LIBRARY}\s+already\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 #: The phrase a membership question names its item by, when it is not quoted.
 _NAMED_RE = [
-    re.compile(rf"^\s*(?:is|are|was)\s+(?P<name>.+?)\s+(?:already\s+)?(?:in|part\s+of|inside)\s+{_LIBRARY}\b",
-               re.IGNORECASE),
-    re.compile(rf"^\s*(?:do|did|have)\s+(?:i|we)\s+(?:already\s+)?(?:have|own|got|saved|imported|added|kept)\s+"
-               rf"(?P<name>.+?)(?:\s+(?:already|in\s+{_LIBRARY}))*\s*[?.!]*\s*$", re.IGNORECASE),
+    re.compile(
+        rf"^\s*(?:is|are|was)\s+(?P<name>.+?)\s+(?:already\s+)?(?:in|part\s+of|inside)\s+{_LIBRARY}\b", re.IGNORECASE
+    ),
+    re.compile(
+        rf"^\s*(?:do|did|have)\s+(?:i|we)\s+(?:already\s+)?(?:have|own|got|saved|imported|added|kept)\s+"
+        rf"(?P<name>.+?)(?:\s+(?:already|in\s+{_LIBRARY}))*\s*[?.!]*\s*$",
+        re.IGNORECASE,
+    ),
 ]
-_ARTICLE_RE = re.compile(r"^(?:the\s+)?(?:paper|article|preprint|study|book|review|chapter|report|thesis)\s+"
-                         r"(?:called\s+|titled\s+|entitled\s+)?", re.IGNORECASE)
+_ARTICLE_RE = re.compile(
+    r"^(?:the\s+)?(?:paper|article|preprint|study|book|review|chapter|report|thesis)\s+"
+    r"(?:called\s+|titled\s+|entitled\s+)?",
+    re.IGNORECASE,
+)
 #: A membership question about a topic, not a title: "is anything on CRISPR in my library?".
 _TOPICAL_RE = re.compile(
     r"^(?:any|anything|something|everything|some|papers?|articles?|works?|research|literature|studies|"
     r"stuff|material|a\s+(?:paper|study|review|book)|an\s+article|there|it|this|that|they|these|those)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z-]+")
 #: Words of a message that ask nothing beyond the item itself ("what is 10.x about?").
 _NO_QUESTION = frozenset(
     "what whats is are was it its this that the a an about tell me us summarise summarize summary of "
     "paper article preprint study item please can could you give overview explain describe doi arxiv "
-    "pmid pubmed show on for and in my library zotero say says does do quick brief short".split())
+    "pmid pubmed show on for and in my library zotero say says does do quick brief short".split()
+)
 
 #: A title longer than this is no title (and more than a lookup request takes: LookupTitle).
 MAX_TITLE_CHARS = 300
@@ -97,13 +113,18 @@ class Named:
     value: str  # canonical identifier, or the title as written
 
     def shown(self) -> str:
-        return {"doi": f"DOI {self.value}", "arxiv": f"arXiv:{self.value}", "pmid": f"PMID {self.value}",
-                "title": f"“{self.value}”"}[self.kind]
+        return {
+            "doi": f"DOI {self.value}",
+            "arxiv": f"arXiv:{self.value}",
+            "pmid": f"PMID {self.value}",
+            "title": f"“{self.value}”",
+        }[self.kind]
 
     def query(self) -> str:
         """What online discovery searches for it (it looks DOIs and arXiv ids up directly)."""
-        return {"doi": self.value, "arxiv": f"arXiv:{self.value}", "pmid": f"PMID {self.value}",
-                "title": self.value}[self.kind]
+        return {"doi": self.value, "arxiv": f"arXiv:{self.value}", "pmid": f"PMID {self.value}", "title": self.value}[
+            self.kind
+        ]
 
 
 @dataclass(frozen=True)
@@ -133,11 +154,14 @@ def read_message(message: str) -> Asked:
             arxiv_ids.append(normalize_arxiv(doi))
         else:
             dois.append(doi)
-    arxiv_ids += find_arxiv_ids(message) + [normalize_arxiv(m.group(0)) for m in _BARE_ARXIV_RE.finditer(message)
-                                            if _looks_like_arxiv(m.group(0), message)]
-    names = [*(Named("doi", d) for d in dois[:MAX_LOOKUP_IDS]),
-             *(Named("arxiv", a) for a in list(dict.fromkeys(filter(None, arxiv_ids)))[:MAX_LOOKUP_IDS]),
-             *(Named("pmid", p) for p in find_pmids(message)[:MAX_LOOKUP_IDS])]
+    arxiv_ids += find_arxiv_ids(message) + [
+        normalize_arxiv(m.group(0)) for m in _BARE_ARXIV_RE.finditer(message) if _looks_like_arxiv(m.group(0), message)
+    ]
+    names = [
+        *(Named("doi", d) for d in dois[:MAX_LOOKUP_IDS]),
+        *(Named("arxiv", a) for a in list(dict.fromkeys(filter(None, arxiv_ids)))[:MAX_LOOKUP_IDS]),
+        *(Named("pmid", p) for p in find_pmids(message)[:MAX_LOOKUP_IDS]),
+    ]
     question = _EMPTY_BRACKETS_RE.sub(" ", _QUOTED_RE.sub(" ", _IDENTIFIER_TEXT_RE.sub(" ", message)))
     question = " ".join(question.split()).strip(" :;,-–—")
     # "are these in my library?" after a list of DOIs asks it of the list
@@ -158,8 +182,12 @@ def read_message(message: str) -> Asked:
 def _looks_like_arxiv(found: str, message: str) -> bool:
     """A bare new-style id (2203.00130) could be a measurement in a long question: it counts
     with a version (v1), beside the word arXiv or preprint, or in a short message."""
-    return ("/" in found or bool(re.search(r"v\d+$", found)) or bool(_ARXIV_WORD_RE.search(message))
-            or len(message.split()) <= SHORT_MESSAGE_WORDS)
+    return (
+        "/" in found
+        or bool(re.search(r"v\d+$", found))
+        or bool(_ARXIV_WORD_RE.search(message))
+        or len(message.split()) <= SHORT_MESSAGE_WORDS
+    )
 
 
 def _quoted(message: str) -> list[str]:
@@ -241,7 +269,9 @@ def where(item: LibraryItemMatch) -> str:
     place = "in your library" if item.library_id == "user" else f"in your group library {item.library_name}"
     if not item.collections:
         return place
-    shown = ", ".join(item.collections[:5]) + (f" and {len(item.collections) - 5} more" if len(item.collections) > 5 else "")
+    shown = ", ".join(item.collections[:5]) + (
+        f" and {len(item.collections) - 5} more" if len(item.collections) > 5 else ""
+    )
     return f"{place}, in the collection{'s' if len(item.collections) > 1 else ''} {shown}"
 
 
@@ -259,8 +289,10 @@ def lead_for_question(found: Found) -> str:
 def missing_line(found: Found) -> str:
     """The note on names the library does not hold, when others were found."""
     names = _join([n.shown() for n in found.missing])
-    return (f"{names} {'is' if len(found.missing) == 1 else 'are'} not in your library "
-            f"({found.searched:,} items checked); ask me to search online for it to look it up.")
+    return (
+        f"{names} {'is' if len(found.missing) == 1 else 'are'} not in your library "
+        f"({found.searched:,} items checked); ask me to search online for it to look it up."
+    )
 
 
 def item_answer(asked: Asked, found: Found, chunks: list[EvidenceChunk]) -> Iterator[str]:
@@ -287,7 +319,8 @@ def no_text_answer(found: Found, chunks: list[EvidenceChunk]) -> Iterator[str]:
     for number, item in enumerate(found.items):
         yield ("\n\n" if number else "") + (
             f"{describe(item)} is {where(item)}{_cite(record_index(item, chunks))}, but none of its text is "
-            "indexed (no PDF or note of it has been read), so I cannot answer from it.")
+            "indexed (no PDF or note of it has been read), so I cannot answer from it."
+        )
 
 
 RECORD_KIND = "record"
@@ -299,15 +332,27 @@ def record_chunk(item: LibraryItemMatch) -> EvidenceChunk:
     people = "; ".join(filter(None, (_full_name(c) for c in item.creators)))
     year = item.year if item.year is not None else "n.d."
     facts = [f"{people} ({year})." if people else f"({year}).", f"{item.title.strip() or 'Untitled'}."]
-    facts += [f"{item.publication}." if item.publication else "", f"DOI {item.doi}." if item.doi else "",
-              f"arXiv:{item.arxiv_id}." if item.arxiv_id else "", f"PMID {item.pmid}." if item.pmid else ""]
+    facts += [
+        f"{item.publication}." if item.publication else "",
+        f"DOI {item.doi}." if item.doi else "",
+        f"arXiv:{item.arxiv_id}." if item.arxiv_id else "",
+        f"PMID {item.pmid}." if item.pmid else "",
+    ]
     facts.append(f"Library: {item.library_name or item.library_id}.")
     if item.collections:
         facts.append(f"Collections: {', '.join(item.collections)}.")
-    return EvidenceChunk(chunk_id=f"record-{item.library_id}-{item.item_key}", item_key=item.item_key,
-                         library_id=item.library_id, title=item.title, creators=item.creators, year=item.year,
-                         publication=item.publication, section="Library record", kind=RECORD_KIND,
-                         text=" ".join(f for f in facts if f))
+    return EvidenceChunk(
+        chunk_id=f"record-{item.library_id}-{item.item_key}",
+        item_key=item.item_key,
+        library_id=item.library_id,
+        title=item.title,
+        creators=item.creators,
+        year=item.year,
+        publication=item.publication,
+        section="Library record",
+        kind=RECORD_KIND,
+        text=" ".join(f for f in facts if f),
+    )
 
 
 def record_index(item: LibraryItemMatch, chunks: list[EvidenceChunk]) -> int:
@@ -340,7 +385,7 @@ def opening_sentences(item: LibraryItemMatch, chunks: list[EvidenceChunk], limit
         candidates = [u.shown(chunk.text) for u in units if u.kind == "sentence"]
     else:
         heading = _ABSTRACT_HEADING_RE.search(chunk.text)
-        text = chunk.text[heading.end():] if heading else chunk.text
+        text = chunk.text[heading.end() :] if heading else chunk.text
         candidates = [s.text for s in segment_source_text(text) if s.kind == "sentence"]
     quotes = [q for q in (" ".join(c.split()) for c in candidates) if _quotable(q)]
     return index, quotes[:limit]
@@ -350,15 +395,22 @@ _ABSTRACT_HEADING_RE = re.compile(r"^[ \t#*]*(?:abstract|summary)[ \t*]*[:.]?[ \
 
 
 def _is_abstract(chunk: EvidenceChunk) -> bool:
-    return chunk.kind == "abstract" or getattr(chunk, "role", None) == "abstract" or \
-        bool(re.search(r"\b(?:abstract|summary)\b", chunk.section or "", re.IGNORECASE))
+    return (
+        chunk.kind == "abstract"
+        or getattr(chunk, "role", None) == "abstract"
+        or bool(re.search(r"\b(?:abstract|summary)\b", chunk.section or "", re.IGNORECASE))
+    )
 
 
 def _quotable(text: str) -> bool:
     """A whole sentence of prose: a capital first, a full stop last, not a heading in capitals."""
     letters = [c for c in text if c.isalpha()]
-    return (_MIN_QUOTE <= len(text) <= _MAX_QUOTE and text[0].isupper() and text.endswith((".", "!"))
-            and sum(c.isupper() for c in letters) < 0.5 * len(letters))
+    return (
+        _MIN_QUOTE <= len(text) <= _MAX_QUOTE
+        and text[0].isupper()
+        and text.endswith((".", "!"))
+        and sum(c.isupper() for c in letters) < 0.5 * len(letters)
+    )
 
 
 def _join(parts: list[str]) -> str:

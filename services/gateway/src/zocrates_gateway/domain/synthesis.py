@@ -57,8 +57,9 @@ CHAT_REPLY = (
 )
 
 NOT_FOUND = "I could not find a passage in your library that addresses this question."
-ANSWER_INTRO = ("Here is what your library says (quoted from the most relevant passages, "
-                "their own reference numbers removed):\n\n")
+ANSWER_INTRO = (
+    "Here is what your library says (quoted from the most relevant passages, their own reference numbers removed):\n\n"
+)
 
 MAX_CHUNKS = 12  # the chunks whose units compete: all a turn retrieves by default
 MAX_POINTS = 4
@@ -124,8 +125,9 @@ _BACK_MATTER_QUESTION = frozenset(
     "licence license copyright".split()
 )
 _CAPTION_QUESTION = re.compile(r"\b(?:figures?|fig\.|captions?|tables?|schemes?)\b", re.IGNORECASE)
-_AUTHOR_QUESTION = re.compile(r"\b(?:who\s+(?:wrote|are\s+the\s+authors)|authors?\s+(?:of|list)|written\s+by)\b",
-                              re.IGNORECASE)
+_AUTHOR_QUESTION = re.compile(
+    r"\b(?:who\s+(?:wrote|are\s+the\s+authors)|authors?\s+(?:of|list)|written\s+by)\b", re.IGNORECASE
+)
 
 
 def asks_about_back_matter(question: str) -> bool:
@@ -148,19 +150,41 @@ class Ask:
 
 
 _ANSWER_TYPES = [
-    ("percent", re.compile(r"\b(?:what|which)\s+(?:percentage|proportion|fraction|share|percent)\b|\bhow\s+many\s+percent"
-                           r"|\bwhat\s+(?:%|per\s*cent)|\bpercentage\s+of\b", re.IGNORECASE)),
-    ("count", re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bsample\s+size\b|\bhow\s+large\s+(?:was|were|is)\s+the\s+sample",
-                         re.IGNORECASE)),
-    ("identifier", re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,3}(?:codes?|identifiers?|ids?|accessions?|accession\s+numbers?"
-                              r"|entry|entries|pdb|doi)\b|\bpdb\b|\baccession\b", re.IGNORECASE)),
+    (
+        "percent",
+        re.compile(
+            r"\b(?:what|which)\s+(?:percentage|proportion|fraction|share|percent)\b|\bhow\s+many\s+percent"
+            r"|\bwhat\s+(?:%|per\s*cent)|\bpercentage\s+of\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "count",
+        re.compile(
+            r"\bhow\s+many\b|\bnumber\s+of\b|\bsample\s+size\b|\bhow\s+large\s+(?:was|were|is)\s+the\s+sample",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "identifier",
+        re.compile(
+            r"\b(?:which|what)\s+(?:\w+\s+){0,3}(?:codes?|identifiers?|ids?|accessions?|accession\s+numbers?"
+            r"|entry|entries|pdb|doi)\b|\bpdb\b|\baccession\b",
+            re.IGNORECASE,
+        ),
+    ),
     ("year", re.compile(r"\b(?:what|which)\s+year\b|\bwhen\s+(?:was|were|did)\b", re.IGNORECASE)),
-    ("value", re.compile(r"\bhow\s+(?:much|long|high|low|fast|large|big|old|often|far)\b|\b(?:what|which)\s+(?:[\w-]+\s+){0,4}"
-                         r"(?:values?|concentrations?|doses?|dosages?|resolution|temperatures?|rates?|ratios?|size|length"
-                         r"|duration|age|scores?|constants?|affinity|ki|ic50|ec50|kd|mass|weight|volume|density|speed"
-                         r"|energy|risks?|capacity|completeness|efficiency|yield|mortality|incidence|prevalence|budget"
-                         r"|costs?|levels?|distance|intercept|coefficients?|r-?free|r2|p-?value|odds|hazard)\b",
-                         re.IGNORECASE)),
+    (
+        "value",
+        re.compile(
+            r"\bhow\s+(?:much|long|high|low|fast|large|big|old|often|far)\b|\b(?:what|which)\s+(?:[\w-]+\s+){0,4}"
+            r"(?:values?|concentrations?|doses?|dosages?|resolution|temperatures?|rates?|ratios?|size|length"
+            r"|duration|age|scores?|constants?|affinity|ki|ic50|ec50|kd|mass|weight|volume|density|speed"
+            r"|energy|risks?|capacity|completeness|efficiency|yield|mortality|incidence|prevalence|budget"
+            r"|costs?|levels?|distance|intercept|coefficients?|r-?free|r2|p-?value|odds|hazard)\b",
+            re.IGNORECASE,
+        ),
+    ),
 ]
 # The thing asked about: "what (was the) <bleeding risk> (did|of|in ...)", "how many <stakeholders>".
 _FOCUS_RE = re.compile(
@@ -169,25 +193,39 @@ _FOCUS_RE = re.compile(
     r"|\bhow\s+many\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:were|was|are|is|did|do|does|had|have|took|in|of|from|with)\b"
     r"|\bhow\s+(?:much|long|high|low|large|big|old)\s+(?:is|was|are|were)\s+(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)"
     r"\s+(?:of|in|for|at|to|on|from|with)\b",
-    re.IGNORECASE)
-_NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand"
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand"
+)
 # A number, not a list's enumerator ("4. Management respondents").
 _NUMBER_RE = re.compile(rf"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])(?!\.\s)|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
 # A count in prose is a number of something: "20 stakeholders", "one participant"; not "(§3), some".
-_COUNT_RE = re.compile(rf"(?<![\w.§])(?:\d+(?:,\d{{3}})*|{_NUMBER_WORDS})\s+(?:[a-z][\w-]*\s+){{0,2}}?([a-z][\w-]*)",
-                       re.IGNORECASE)
+_COUNT_RE = re.compile(
+    rf"(?<![\w.§])(?:\d+(?:,\d{{3}})*|{_NUMBER_WORDS})\s+(?:[a-z][\w-]*\s+){{0,2}}?([a-z][\w-]*)", re.IGNORECASE
+)
 _PERCENT_RE = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
-_VALUE_RE = re.compile(r"\d(?:[.,]\d+)?\s?(?:%|[a-zA-Zµμ°Å˚]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
-                       r"|(?<![\w.])\d+\.\d+(?![\w.])", re.IGNORECASE)  # or a bare decimal: a table cell
+_VALUE_RE = re.compile(
+    r"\d(?:[.,]\d+)?\s?(?:%|[a-zA-Zµμ°Å˚]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
+    r"|(?<![\w.])\d+\.\d+(?![\w.])",
+    re.IGNORECASE,
+)  # or a bare decimal: a table cell
 # Codes: PDB entries (1O8A, 3NXQ), accessions (GSE12345, NM_000789), compound ids (RXP407, 33RE).
 _IDENTIFIER_RE = re.compile(r"\b(?=[A-Z0-9_]*\d)(?=[A-Z0-9_]*[A-Z])[A-Z0-9_]{3,12}\b")
 _YEAR_RE = re.compile(r"\b(?:1[89]|20)\d{2}\b")
-_ANSWER_PATTERNS = {"percent": _PERCENT_RE, "count": _COUNT_RE, "value": _VALUE_RE,
-                    "identifier": _IDENTIFIER_RE, "year": _YEAR_RE}
+_ANSWER_PATTERNS = {
+    "percent": _PERCENT_RE,
+    "count": _COUNT_RE,
+    "value": _VALUE_RE,
+    "identifier": _IDENTIFIER_RE,
+    "year": _YEAR_RE,
+}
 # A code or an acronym: a named term with a digit, or in capitals (a capitalised name may be paraphrased).
 _CODE_RE = re.compile(r"(?=\S*\d)[A-Za-z0-9-]{2,}|[A-Z][A-Z-]{2,}s?")
-_NAMED_RE = re.compile(r"\b(?:[A-Z]{2,}[A-Za-z0-9-]*|[A-Za-z]*\d[A-Za-z0-9-]*[A-Za-z][A-Za-z0-9-]*"
-                       r"|[A-Za-z]+-[A-Z][A-Za-z0-9]*)\b|(?<=[a-z,;] )[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})*")
+_NAMED_RE = re.compile(
+    r"\b(?:[A-Z]{2,}[A-Za-z0-9-]*|[A-Za-z]*\d[A-Za-z0-9-]*[A-Za-z][A-Za-z0-9-]*"
+    r"|[A-Za-z]+-[A-Z][A-Za-z0-9]*)\b|(?<=[a-z,;] )[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})*"
+)
 
 
 def read_question(question: str) -> Ask:
@@ -199,14 +237,23 @@ def read_question(question: str) -> Ask:
     m = _FOCUS_RE.search(question)
     head = next(g for g in m.groups() if g).split()[-1] if m else ""
     focus = frozenset(content_words(head)) if head.lower() not in _GENERIC_FOCUS else frozenset()
-    return Ask(words=frozenset(content_words(question)), named=named, codes=codes, answer_type=answer_type, focus=focus,
-               back_matter=asks_about_back_matter(question), captions=bool(_CAPTION_QUESTION.search(question)),
-               title_block=bool(_AUTHOR_QUESTION.search(question)))
+    return Ask(
+        words=frozenset(content_words(question)),
+        named=named,
+        codes=codes,
+        answer_type=answer_type,
+        focus=focus,
+        back_matter=asks_about_back_matter(question),
+        captions=bool(_CAPTION_QUESTION.search(question)),
+        title_block=bool(_AUTHOR_QUESTION.search(question)),
+    )
 
 
 #: Heads that name no particular thing: "what percentage of ...", "which part of ...".
-_GENERIC_FOCUS = frozenset("percentage proportion fraction share part kind type number amount value values way ways "
-                           "extent degree aspect aspects role class classes kind kinds category categories group groups sort".split())
+_GENERIC_FOCUS = frozenset(
+    "percentage proportion fraction share part kind type number amount value values way ways "
+    "extent degree aspect aspects role class classes kind kinds category categories group groups sort".split()
+)
 
 
 def quotable_kinds(ask: Ask) -> frozenset[str]:
@@ -322,9 +369,11 @@ class Sentence:
 
 # A unit that leans on the one before it: "This may reflect ...", "These results ...".
 # "This study ..." names the paper itself and needs no sentence before it.
-_REFERENT_RE = re.compile(r"^(?:(?:This|These|That|Those)(?!\s+(?:study|studies|work|paper|review|article|analysis"
-                          r"|trial|survey|report|research|project|thesis)\b)|It|Its|They|Their|Them|Such|Both|He|She"
-                          r"|The\s+latter|The\s+former|Here|Thus|Therefore|However|In\s+contrast|Moreover|Furthermore)\b")
+_REFERENT_RE = re.compile(
+    r"^(?:(?:This|These|That|Those)(?!\s+(?:study|studies|work|paper|review|article|analysis"
+    r"|trial|survey|report|research|project|thesis)\b)|It|Its|They|Their|Them|Such|Both|He|She"
+    r"|The\s+latter|The\s+former|Here|Thus|Therefore|However|In\s+contrast|Moreover|Furthermore)\b"
+)
 
 
 def _unit_texts(chunk: EvidenceChunk, kinds: frozenset[str]) -> Iterator[tuple[AnswerUnit, str, float | None]]:
@@ -337,11 +386,15 @@ def _unit_texts(chunk: EvidenceChunk, kinds: frozenset[str]) -> Iterator[tuple[A
         text = unit.shown(chunk.text)
         if unit.kind == "sentence" and _REFERENT_RE.match(text):
             before = units[i - 1] if i else None
-            if (before is None or before.kind != "sentence" or chunk.text[before.end:unit.start].strip()
-                    or _REFERENT_RE.match(before.shown(chunk.text))):
+            if (
+                before is None
+                or before.kind != "sentence"
+                or chunk.text[before.end : unit.start].strip()
+                or _REFERENT_RE.match(before.shown(chunk.text))
+            ):
                 continue
             scored = [s for s in (unit.similarity, before.similarity) if s is not None]
-            yield unit, chunk.text[before.start:unit.end], max(scored, default=None)
+            yield unit, chunk.text[before.start : unit.end], max(scored, default=None)
             continue
         yield unit, text, unit.similarity
 
@@ -374,7 +427,7 @@ def candidate_sentences(question: str, chunks: list[EvidenceChunk], ask: Ask | N
             bonus = 0.0
             words = _with_abbreviations(content_words(text), text, defined)
             # a table row names the thing asked about in its own cells, not in the caption all rows share
-            own = content_words(chunk.text[unit.start:unit.end]) if kind == "table_row" else words
+            own = content_words(chunk.text[unit.start : unit.end]) if kind == "table_row" else words
             names_focus = not ask.focus or bool(ask.focus & own)
             typed = pattern is not None and _states(ask.answer_type, kind, text, pattern)
             if pattern is not None:
@@ -389,8 +442,18 @@ def candidate_sentences(question: str, chunks: list[EvidenceChunk], ask: Ask | N
             if kind == "table_row":  # rows share their caption: what tells them apart is the row itself
                 own = {w for w in own if not _NUMBER_RE.fullmatch(w)}
                 bonus += ROW_WEIGHT * len(own & ask.words) / max(len(own), 1)
-            found.append(Sentence(rank + 1, text, frozenset(words), prior, kind, similarity, bonus,
-                                  on_type=pattern is None or (typed and names_focus)))
+            found.append(
+                Sentence(
+                    rank + 1,
+                    text,
+                    frozenset(words),
+                    prior,
+                    kind,
+                    similarity,
+                    bonus,
+                    on_type=pattern is None or (typed and names_focus),
+                )
+            )
     return found
 
 
@@ -445,8 +508,9 @@ def choose_points(question: str, chunks: list[EvidenceChunk], max_points: int = 
     if not wanted or unmentioned_codes(ask, chunks[:MAX_CHUNKS]):
         return []
     sentences = candidate_sentences(question, chunks, ask)
-    scored = sorted(((score(lex, s), s) for lex, s in zip(relevance(sentences, wanted), sentences)),
-                    key=lambda x: -x[0])
+    scored = sorted(
+        ((score(lex, s), s) for lex, s in zip(relevance(sentences, wanted), sentences)), key=lambda x: -x[0]
+    )
     points: list[Sentence] = []
     for value, sentence in scored:
         if value < RELEVANCE_BAR or (points and value < FOLLOWER_SHARE * points[0].relevance):
@@ -457,8 +521,10 @@ def choose_points(question: str, chunks: list[EvidenceChunk], max_points: int = 
             continue
         if sum(p.index == sentence.index for p in points) >= MAX_POINTS_PER_CHUNK:
             continue
-        if any(_jaccard(sentence.words, p.words) >= NEAR_DUPLICATE or p.text in sentence.text or sentence.text in p.text
-               for p in points):
+        if any(
+            _jaccard(sentence.words, p.words) >= NEAR_DUPLICATE or p.text in sentence.text or sentence.text in p.text
+            for p in points
+        ):
             continue  # says nothing new (a sentence quoted with the one before it holds that one)
         points.append(replace(sentence, relevance=round(value, 4)))
         if len(points) == max_points:

@@ -15,14 +15,21 @@ def pairs_for(occurrences, chunks: list[EvidenceChunk]) -> list[VerificationPair
     for o in occurrences:
         claim, source = o.claim[:MAX_CLAIM_CHARS], chunks[o.chunk_index - 1].text[:MAX_SOURCE_CHARS]
         if claim.strip() and source.strip():
-            pairs.append(VerificationPair(chunk_index=o.chunk_index, occurrence=o.occurrence, claim=claim,
-                                          source_text=source, compound=o.compound))
+            pairs.append(
+                VerificationPair(
+                    chunk_index=o.chunk_index,
+                    occurrence=o.occurrence,
+                    claim=claim,
+                    source_text=source,
+                    compound=o.compound,
+                )
+            )
     return pairs
 
 
 def batches(pairs: list[VerificationPair], size: int = MAX_PAIRS) -> list[list[VerificationPair]]:
     """The pairs in requests of at most `size` (what one request may carry)."""
-    return [pairs[i:i + size] for i in range(0, len(pairs), size)]
+    return [pairs[i : i + size] for i in range(0, len(pairs), size)]
 
 
 def unverified(occurrences) -> dict[int, list[float | None]]:

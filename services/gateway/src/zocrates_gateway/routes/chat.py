@@ -28,8 +28,9 @@ TurnId = Path(pattern=ID_PATTERN)
 
 
 class ChatRequest(BaseModel):
-    session_id: str | None = Field(default=None, pattern=ID_PATTERN,
-                                   description="Continue this session; omit to start a new one")
+    session_id: str | None = Field(
+        default=None, pattern=ID_PATTERN, description="Continue this session; omit to start a new one"
+    )
     message: str = Field(min_length=1, description="The question, at most 32 KB of UTF-8")
 
 
@@ -40,8 +41,11 @@ async def chat(gateway: GatewayDep, body: ChatRequest, user: CurrentUser) -> Eve
     if not message:
         raise ApiError(422, "empty_message", "The message is empty.")
     if len(message.encode()) > settings.max_message_bytes:
-        raise ApiError(413, "message_too_large",
-                       f"The message is {len(message.encode())} bytes; the limit is {settings.max_message_bytes}.")
+        raise ApiError(
+            413,
+            "message_too_large",
+            f"The message is {len(message.encode())} bytes; the limit is {settings.max_message_bytes}.",
+        )
     if body.session_id is not None and await gateway.sessions.get_meta(user.user_id, body.session_id) is None:
         raise ApiError(404, "session_not_found", f"No session {body.session_id} for this user.")
     session_id = body.session_id or new_id()
@@ -58,22 +62,27 @@ def sse(gateway, turn: TurnLog, after: int, on_close=None) -> EventSourceRespons
             if on_close is not None:  # the client left, or the turn ended: stop following it
                 on_close()
 
-    return EventSourceResponse(stream(), ping=gateway.settings.keepalive_s, send_timeout=30,
-                               headers={"Cache-Control": "no-store"})
+    return EventSourceResponse(
+        stream(), ping=gateway.settings.keepalive_s, send_timeout=30, headers={"Cache-Control": "no-store"}
+    )
 
 
 def parse_last_event_id(value: str | None) -> int:
     if value is None or value == "":
         return 0
     if not LAST_EVENT_ID_RE.match(value):
-        raise ApiError(400, "invalid_last_event_id",
-                       "Last-Event-ID must be a non-negative decimal event id without sign or leading zeros.")
+        raise ApiError(
+            400,
+            "invalid_last_event_id",
+            "Last-Event-ID must be a non-negative decimal event id without sign or leading zeros.",
+        )
     return int(value)
 
 
 @router.get("/chat/{turn_id}/events", responses={200: {"content": {"text/event-stream": {}}}})
-async def resume(gateway: GatewayDep, user: CurrentUser, turn_id: str = TurnId,
-                 last_event_id: str | None = Header(default=None)) -> EventSourceResponse:
+async def resume(
+    gateway: GatewayDep, user: CurrentUser, turn_id: str = TurnId, last_event_id: str | None = Header(default=None)
+) -> EventSourceResponse:
     """Resume a turn's stream after `Last-Event-ID`, live or replayed from the events stream."""
     after = parse_last_event_id(last_event_id)
     live = gateway.turns.get(turn_id)

@@ -18,8 +18,10 @@ from zocrates_runtime import bus
 router = APIRouter()
 
 SAMPLE_CLAIM = "Rayleigh scattering makes the daytime sky look blue."
-SAMPLE_SOURCE = ("The daytime sky appears blue because air molecules scatter short (blue) wavelengths "
-                 "of sunlight much more strongly than long ones, an effect known as Rayleigh scattering.")
+SAMPLE_SOURCE = (
+    "The daytime sky appears blue because air molecules scatter short (blue) wavelengths "
+    "of sunlight much more strongly than long ones, an effect known as Rayleigh scattering."
+)
 
 
 class ReverifyRequest(BaseModel):
@@ -43,8 +45,9 @@ async def reverify(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUser
         return record.model_dump(mode="json")
     ids = dict(turn_id=body.turn_id, session_id=body.session_id, user_id=user.user_id)
     probabilities, summary = await verify(gateway, ids | {"turn_id": new_id()}, audit.chunks, occurrences)
-    audit = audit.model_copy(update={"support_probabilities": probabilities,
-                                     "threshold": gateway.settings.verification_threshold})
+    audit = audit.model_copy(
+        update={"support_probabilities": probabilities, "threshold": gateway.settings.verification_threshold}
+    )
     updated = resolve_record(gateway.settings, record, audit, summary, answer)
     await gateway.sessions.put_audit(user.user_id, body.session_id, body.turn_id, audit)
     await gateway.sessions.replace_turn(user.user_id, updated)
@@ -58,13 +61,27 @@ async def test_decision_model(gateway: GatewayDep, user: CurrentUser) -> dict:
     started = time.perf_counter()
     try:
         reply = await gateway.requester.ask(
-            VerificationRequested, timeout, turn_id=new_id(), session_id=new_id(), user_id=user.user_id,
-            pairs=[VerificationPair(chunk_index=1, occurrence=1, claim=SAMPLE_CLAIM, source_text=SAMPLE_SOURCE)])
+            VerificationRequested,
+            timeout,
+            turn_id=new_id(),
+            session_id=new_id(),
+            user_id=user.user_id,
+            pairs=[VerificationPair(chunk_index=1, occurrence=1, claim=SAMPLE_CLAIM, source_text=SAMPLE_SOURCE)],
+        )
     except bus.NoReply:
-        return {"reachable": False, "latency_ms": round((time.perf_counter() - started) * 1000, 1),
-                "error": f"The verifier did not answer within {timeout:.0f} s. Is it running?"}
+        return {
+            "reachable": False,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+            "error": f"The verifier did not answer within {timeout:.0f} s. Is it running?",
+        }
     latency = round((time.perf_counter() - started) * 1000, 1)
     probability = reply.scores[0].probability if reply.scores else None
-    return {"reachable": reply.error is None, "provider": reply.provider, "model": reply.model,
-            "device": reply.device, "latency_ms": latency, "sample_probability": probability,
-            "error": reply.error.message if reply.error else None}
+    return {
+        "reachable": reply.error is None,
+        "provider": reply.provider,
+        "model": reply.model,
+        "device": reply.device,
+        "latency_ms": latency,
+        "sample_probability": probability,
+        "error": reply.error.message if reply.error else None,
+    }

@@ -44,15 +44,18 @@ async def prepare_batch(gateway: GatewayDep, body: PrepareBatch, user: CurrentUs
 
 
 @router.get("/staging/{staged_id}", responses={200: {"content": {"application/pdf": {}}}})
-async def staged_pdf(gateway: GatewayDep, user: CurrentUser,
-                     staged_id: str = Path(pattern=ID_PATTERN)) -> StreamingResponse:
+async def staged_pdf(
+    gateway: GatewayDep, user: CurrentUser, staged_id: str = Path(pattern=ID_PATTERN)
+) -> StreamingResponse:
     """A staged PDF, to its owner only (anyone else, or an expired id: 404)."""
     spool = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # big PDFs spill to disk
     try:
         info = await gateway.staged.read_into(user.user_id, staged_id, spool)
     except StagedIntegrityError:
         spool.close()
-        raise ApiError(500, "staged_file_corrupt", "The staged file failed its integrity check; stage it again.") from None
+        raise ApiError(
+            500, "staged_file_corrupt", "The staged file failed its integrity check; stage it again."
+        ) from None
     if info is None:
         spool.close()
         raise ApiError(404, "staged_file_not_found", f"No staged file {staged_id} for this user (it may have expired).")
@@ -66,6 +69,12 @@ async def staged_pdf(gateway: GatewayDep, user: CurrentUser,
             spool.close()
 
     filename = info.meta.get("filename", f"{staged_id}.pdf").replace('"', "")
-    return StreamingResponse(chunks(), media_type="application/pdf", headers={
-        "Content-Length": str(info.size), "Content-Disposition": f'attachment; filename="{filename}"',
-        "X-Content-SHA256": info.sha256})
+    return StreamingResponse(
+        chunks(),
+        media_type="application/pdf",
+        headers={
+            "Content-Length": str(info.size),
+            "Content-Disposition": f'attachment; filename="{filename}"',
+            "X-Content-SHA256": info.sha256,
+        },
+    )

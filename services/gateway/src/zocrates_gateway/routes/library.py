@@ -63,8 +63,11 @@ async def _ask(gateway: Gateway, what: str, request_cls: type, **fields) -> Mess
     try:
         return await gateway.requester.ask(request_cls, timeout, **fields)
     except bus.NoReply:
-        raise ApiError(504, "library_timeout", f"The library service did not {what} within {timeout:.0f} s; "
-                       "try again (a repeated request is harmless).") from None
+        raise ApiError(
+            504,
+            "library_timeout",
+            f"The library service did not {what} within {timeout:.0f} s; try again (a repeated request is harmless).",
+        ) from None
 
 
 def _service_error(reply) -> ApiError:
@@ -89,8 +92,11 @@ async def sync(request: Request, gateway: GatewayDep, user: CurrentUser) -> dict
     if not isinstance(page, dict):
         raise ApiError(422, "invalid_request", "body: expected a JSON object (a sync page).")
     if unknown := sorted(set(page) - SYNC_FIELDS):
-        raise ApiError(422, "invalid_request", f"body: unknown fields {', '.join(unknown[:5])}; "
-                       f"a sync page has {', '.join(sorted(SYNC_FIELDS))}.")
+        raise ApiError(
+            422,
+            "invalid_request",
+            f"body: unknown fields {', '.join(unknown[:5])}; a sync page has {', '.join(sorted(SYNC_FIELDS))}.",
+        )
     try:
         reply: LibrarySynced = await _ask(gateway, "store the page", LibrarySyncRequested, **page, **_ids(user))
     except ValidationError as exc:  # the page itself: a reply that fails validation is MalformedReply
@@ -103,19 +109,31 @@ async def sync(request: Request, gateway: GatewayDep, user: CurrentUser) -> dict
 
 
 def _too_large_sync() -> ApiError:
-    return ApiError(413, "sync_page_too_large", f"A sync page may be at most {MAX_SYNC_BODY // 1024} KB; "
-                    "send the library in more pages (same sync_id, page 0, 1, ..., the last one final).")
+    return ApiError(
+        413,
+        "sync_page_too_large",
+        f"A sync page may be at most {MAX_SYNC_BODY // 1024} KB; "
+        "send the library in more pages (same sync_id, page 0, 1, ..., the last one final).",
+    )
 
 
 @router.put("/library/attachments/{key}")
-async def upload(request: Request, gateway: GatewayDep, user: CurrentUser, key: str = Path(pattern=ITEM_KEY),
-                 library_id: str = Query(default="user", pattern=LIBRARY_ID)) -> dict:
+async def upload(
+    request: Request,
+    gateway: GatewayDep,
+    user: CurrentUser,
+    key: str = Path(pattern=ITEM_KEY),
+    library_id: str = Query(default="user", pattern=LIBRARY_ID),
+) -> dict:
     """Upload the file of a synced attachment (the raw bytes as the body, its type as Content-Type)."""
     settings = gateway.settings
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type not in UPLOAD_TYPES:
-        raise ApiError(415, "unsupported_media_type", f"Content-Type {content_type or '(none)'} is not indexed; "
-                       f"send one of {', '.join(sorted(UPLOAD_TYPES))}.")
+        raise ApiError(
+            415,
+            "unsupported_media_type",
+            f"Content-Type {content_type or '(none)'} is not indexed; send one of {', '.join(sorted(UPLOAD_TYPES))}.",
+        )
     cap = settings.library_max_upload_mb * 1024 * 1024
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > cap:
@@ -143,11 +161,25 @@ async def upload(request: Request, gateway: GatewayDep, user: CurrentUser, key: 
             existed = False
         if not existed:  # the same bytes under the same name are already there otherwise
             spool.seek(0)
-            await bucket.put(name, spool, meta=api.ObjectMeta(
-                name=name, description="library attachment", headers={"Zocrates-Owner": [user.user_id]}))
-    reply: AttachmentAccepted = await _ask(gateway, "record the upload", AttachmentUploaded, **_ids(user),
-                                           library_id=library_id, key=key, object_name=name, sha256=sha256,
-                                           size=size, content_type=content_type)
+            await bucket.put(
+                name,
+                spool,
+                meta=api.ObjectMeta(
+                    name=name, description="library attachment", headers={"Zocrates-Owner": [user.user_id]}
+                ),
+            )
+    reply: AttachmentAccepted = await _ask(
+        gateway,
+        "record the upload",
+        AttachmentUploaded,
+        **_ids(user),
+        library_id=library_id,
+        key=key,
+        object_name=name,
+        sha256=sha256,
+        size=size,
+        content_type=content_type,
+    )
     if reply.error is not None:
         if not existed:
             await bucket.delete(name)
@@ -158,8 +190,11 @@ async def upload(request: Request, gateway: GatewayDep, user: CurrentUser, key: 
 
 
 def _too_large_upload(cap: int) -> ApiError:
-    return ApiError(413, "upload_too_large", f"An attachment may be at most {cap // (1024 * 1024)} MB "
-                    "(ZOCRATES_LIBRARY_MAX_UPLOAD_MB).")
+    return ApiError(
+        413,
+        "upload_too_large",
+        f"An attachment may be at most {cap // (1024 * 1024)} MB (ZOCRATES_LIBRARY_MAX_UPLOAD_MB).",
+    )
 
 
 @router.get("/library/status")
@@ -174,8 +209,12 @@ async def rescan(gateway: GatewayDep, user: CurrentUser) -> dict:
     answers its status. A library that is already being indexed is indexed once more after."""
     answer = await _status(gateway, user, rescan=True)
     if answer["source"] == "none":
-        raise ApiError(404, "no_library", "There is no library to index for this user: the server reads no "
-                       "Zotero data directory for you and you have synced none (POST /library/sync).")
+        raise ApiError(
+            404,
+            "no_library",
+            "There is no library to index for this user: the server reads no "
+            "Zotero data directory for you and you have synced none (POST /library/sync).",
+        )
     return answer
 
 

@@ -14,9 +14,9 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
 
 from zocrates_contracts.messages import ContactEmail
+from zocrates_gateway.adapters.sessions import Profile
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.deps import SessionsDep
-from zocrates_gateway.adapters.sessions import Profile
 
 router = APIRouter()
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Path
 
 from zocrates_contracts import ID_PATTERN
+from zocrates_gateway.adapters.sessions import dump
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.deps import SessionsDep
 from zocrates_gateway.errors import ApiError
-from zocrates_gateway.adapters.sessions import dump
 
 router = APIRouter(prefix="/sessions")
 SessionId = Path(pattern=ID_PATTERN, description="A session id from POST /chat's `turn` event")

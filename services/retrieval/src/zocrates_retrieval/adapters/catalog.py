@@ -41,11 +41,11 @@ from zocrates_contracts.subjects import (
     catalog_item_key,
     catalog_synced_key,
 )
+from zocrates_retrieval.adapters.zotero import Source, synced_item_meta
+from zocrates_retrieval.ingest import Failure
 from zocrates_runtime import stores
 from zocrates_runtime.bus import retrying
 from zocrates_runtime.kv import latest_entries
-from zocrates_retrieval.ingest import Failure
-from zocrates_retrieval.adapters.zotero import Source, synced_item_meta
 
 MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
 #: Sync records older than this are dropped when a sync completes (a sync takes minutes).
@@ -104,7 +104,6 @@ class Lease:
     revision: int
     run: IndexRun = field(default_factory=IndexRun)
     lost: bool = False  # another replica took over: this one stops writing the record
-
 
 
 async def open_catalog_kv(js, replicas: int = 1) -> KeyValue:
@@ -182,38 +181,58 @@ class Catalog:
         (compare-and-set); when a full sync has all its pages, what it did not list is removed
         before the record says done, so a crash in between repeats the removal, never skips it."""
         lib = page.library_id
-        await bounded(self._put(catalog_item_key(user_id, lib, item.key),
-                                CatalogEntry(sync_id=page.sync_id, item=item).model_dump(mode="json",
-                                                                                      exclude_defaults=True))
-                      for item in page.items)
+        await bounded(
+            self._put(
+                catalog_item_key(user_id, lib, item.key),
+                CatalogEntry(sync_id=page.sync_id, item=item).model_dump(mode="json", exclude_defaults=True),
+            )
+            for item in page.items
+        )
         deleted, orphaned = await self._delete_items(user_id, lib, page.deleted) if page.deleted else ([], [])
         record = await self._note_page(user_id, page)
         if record["complete"] and not record["done"]:
             if record["full"]:
-                stale = [key for (_, key), entry in (await self._items(user_id, lib)).items()
-                         if entry["sync_id"] != page.sync_id]
+                stale = [
+                    key
+                    for (_, key), entry in (await self._items(user_id, lib)).items()
+                    if entry["sync_id"] != page.sync_id
+                ]
                 gone, objects = await self._delete_items(user_id, lib, stale)
                 deleted, orphaned = deleted + gone, orphaned + objects
             await self._mark_sync_done(user_id, page)
         have = await bounded(self._get_json(f"f.{user_id}.{lib}.{item.key}") for item in page.items)
-        needs_upload = [item.key for item, file in zip(page.items, have, strict=True)
-                        if item.item_type == "attachment" and item.sha256
-                        and (file is None or file["sha256"] != item.sha256)]
+        needs_upload = [
+            item.key
+            for item, file in zip(page.items, have, strict=True)
+            if item.item_type == "attachment" and item.sha256 and (file is None or file["sha256"] != item.sha256)
+        ]
         await self._put(catalog_synced_key(user_id), {"last_sync_at": time.time()})
-        return SyncOutcome(stored=len(page.items), deleted=len(deleted), needs_upload=needs_upload,
-                           complete=record["complete"], orphaned_objects=orphaned)
+        return SyncOutcome(
+            stored=len(page.items),
+            deleted=len(deleted),
+            needs_upload=needs_upload,
+            complete=record["complete"],
+            orphaned_objects=orphaned,
+        )
 
     async def _note_page(self, user_id: str, page: LibrarySyncRequested) -> dict:
         key = f"s.{user_id}.{page.library_id}.{page.sync_id}"
         while True:
             entry = await self._get(key)
-            record = json.loads(entry.value) if entry is not None else {
-                "pages": [], "final_page": None, "full": False, "done": False}
+            record = (
+                json.loads(entry.value)
+                if entry is not None
+                else {"pages": [], "final_page": None, "full": False, "done": False}
+            )
             pages = set(record["pages"]) | {page.page}
             final_page = page.page if page.final else record["final_page"]
-            record.update(pages=sorted(pages), final_page=final_page, full=bool(page.full or record["full"]),
-                          complete=final_page is not None and pages >= set(range(final_page + 1)),
-                          updated_at=time.time())
+            record.update(
+                pages=sorted(pages),
+                final_page=final_page,
+                full=bool(page.full or record["full"]),
+                complete=final_page is not None and pages >= set(range(final_page + 1)),
+                updated_at=time.time(),
+            )
             try:
                 await self._cas(key, record, entry.revision if entry is not None else 0)
                 return record
@@ -233,8 +252,11 @@ class Catalog:
             except nats.js.errors.KeyWrongLastSequenceError:
                 continue
         # Drop the user's old sync records now and then (a sync takes minutes, not days).
-        old = [e.key for e in await latest_entries(self.kv, f"s.{user_id}.>")
-               if json.loads(e.value).get("updated_at", 0) < time.time() - SYNC_RECORD_DAYS * 86400]
+        old = [
+            e.key
+            for e in await latest_entries(self.kv, f"s.{user_id}.>")
+            if json.loads(e.value).get("updated_at", 0) < time.time() - SYNC_RECORD_DAYS * 86400
+        ]
         await bounded(self._delete(k) for k in old)
 
     async def _delete_items(self, user_id: str, lib: str, keys: list[str]) -> tuple[list[str], list[str]]:
@@ -249,34 +271,54 @@ class Catalog:
         deleted = [k for k in targets if (lib, k) in items]
         objects = [files[(lib, k)]["object_name"] for k in targets if (lib, k) in files]
         failures = {tuple(e.key.split(".")[2:]) for e in await latest_entries(self.kv, f"x.{user_id}.{lib}.*")}
-        await bounded([*(self._delete(f"f.{user_id}.{lib}.{k}") for k in targets if (lib, k) in files),
-                       *(self._delete(f"x.{user_id}.{lib}.{k}") for k in targets if (lib, k) in failures),
-                       *(self._delete(catalog_item_key(user_id, lib, k)) for k in deleted)])
+        await bounded(
+            [
+                *(self._delete(f"f.{user_id}.{lib}.{k}") for k in targets if (lib, k) in files),
+                *(self._delete(f"x.{user_id}.{lib}.{k}") for k in targets if (lib, k) in failures),
+                *(self._delete(catalog_item_key(user_id, lib, k)) for k in deleted),
+            ]
+        )
         return deleted, objects
 
     # --- uploads ----------------------------------------------------------------------------
 
-    async def record_upload(self, user_id: str, library_id: str, key: str, sha256: str, object_name: str,
-                            content_type: str, size: int) -> UploadOutcome:
+    async def record_upload(
+        self, user_id: str, library_id: str, key: str, sha256: str, object_name: str, content_type: str, size: int
+    ) -> UploadOutcome:
         """Record an uploaded file of a synced attachment; unknown keys are refused."""
         item = await self._get_json(catalog_item_key(user_id, library_id, key))
         item_type = item["item"]["item_type"] if item else None
         if item_type != "attachment":
             what = "no item" if item is None else f"a {item_type}, not an attachment"
-            return UploadOutcome(False, reason=(
-                f"{key} is {what} in your synced library {library_id!r}; sync its metadata "
-                "(POST /library/sync) before uploading its file"))
+            return UploadOutcome(
+                False,
+                reason=(
+                    f"{key} is {what} in your synced library {library_id!r}; sync its metadata "
+                    "(POST /library/sync) before uploading its file"
+                ),
+            )
         file_key = f"f.{user_id}.{library_id}.{key}"
         have = await self._get_json(file_key)
         if have is not None and have["sha256"] == sha256:
             return UploadOutcome(True, unchanged=True)
-        await self._put(file_key, {"sha256": sha256, "object_name": object_name, "content_type": content_type,
-                                   "size": size, "uploaded_at": time.time()})
+        await self._put(
+            file_key,
+            {
+                "sha256": sha256,
+                "object_name": object_name,
+                "content_type": content_type,
+                "size": size,
+                "uploaded_at": time.time(),
+            },
+        )
         if await self._get(catalog_item_key(user_id, library_id, key)) is None:
             # A sync deleted the item while we wrote: its file record must not outlive it.
             await self._delete(file_key)
-            return UploadOutcome(False, reason=f"{key} was deleted from your synced library {library_id!r} "
-                                               "during the upload", orphaned_object=object_name)
+            return UploadOutcome(
+                False,
+                reason=f"{key} was deleted from your synced library {library_id!r} during the upload",
+                orphaned_object=object_name,
+            )
         replaced = have["object_name"] if have is not None and have["object_name"] != object_name else None
         return UploadOutcome(True, replaced_object=replaced)
 
@@ -306,12 +348,23 @@ class Catalog:
             meta = synced_item_meta(parent or item, lib)
             file = files.get((lib, key))
             if item.item_type == "attachment" and file is not None:
-                sources.append(Source(key=key, library_id=lib, kind="attachment", item=meta,
-                                      content_type=file["content_type"], sha256=file["sha256"],
-                                      object_name=file["object_name"]))
+                sources.append(
+                    Source(
+                        key=key,
+                        library_id=lib,
+                        kind="attachment",
+                        item=meta,
+                        content_type=file["content_type"],
+                        sha256=file["sha256"],
+                        object_name=file["object_name"],
+                    )
+                )
             elif item.item_type == "note" and (item.note or "").strip():
-                sources.append(Source(key=key, library_id=lib, kind="note", item=meta, content_type="text/html",
-                                      note_html=item.note))
+                sources.append(
+                    Source(
+                        key=key, library_id=lib, kind="note", item=meta, content_type="text/html", note_html=item.note
+                    )
+                )
         regular = sum(1 for i in items.values() if i.item_type not in ("attachment", "note", "annotation"))
         return sources, len({lib for lib, _ in items}), regular
 
@@ -330,9 +383,11 @@ class Catalog:
             items=sum(1 for v in stored.values() if v["item"]["item_type"] not in ("attachment", "note", "annotation")),
             attachments=len(attachments),
             uploaded=sum(1 for k, _ in attachments if k in files),
-            awaiting_upload=sum(1 for k, i in attachments
-                                if i.get("sha256") and i["sha256"] != files.get(k, {}).get("sha256")),
-            last_sync_at=last_sync_at)
+            awaiting_upload=sum(
+                1 for k, i in attachments if i.get("sha256") and i["sha256"] != files.get(k, {}).get("sha256")
+            ),
+            last_sync_at=last_sync_at,
+        )
         self._counts[user_id] = (version, counts)
         return counts
 
@@ -344,9 +399,16 @@ class Catalog:
     async def set_failures(self, user_id: str, failures: list[Failure]) -> None:
         now = {(f.library_id, f.source_key): asdict(f) for f in failures}
         before = await self._json_entries(f"x.{user_id}.>")
-        await bounded([*(self._delete(f"x.{user_id}.{lib}.{key}") for lib, key in before if (lib, key) not in now),
-                       *(self._put(f"x.{user_id}.{lib}.{key}", f) for (lib, key), f in now.items()
-                         if before.get((lib, key)) != f)])
+        await bounded(
+            [
+                *(self._delete(f"x.{user_id}.{lib}.{key}") for lib, key in before if (lib, key) not in now),
+                *(
+                    self._put(f"x.{user_id}.{lib}.{key}", f)
+                    for (lib, key), f in now.items()
+                    if before.get((lib, key)) != f
+                ),
+            ]
+        )
 
     # --- indexing: the catalog's version and who runs the user's indexing -------------------
 
@@ -369,8 +431,11 @@ class Catalog:
         """Every user whose catalog changed since their last finished run: (user, run, version)."""
         versions = {e.key.split(".", 1)[1]: e.revision for e in await latest_entries(self.kv, "v.*")}
         runs = {e.key.split(".", 1)[1]: IndexRun(**json.loads(e.value)) for e in await latest_entries(self.kv, "r.*")}
-        return [(user, runs.get(user, IndexRun()), version) for user, version in versions.items()
-                if version > runs.get(user, IndexRun()).indexed_through]
+        return [
+            (user, runs.get(user, IndexRun()), version)
+            for user, version in versions.items()
+            if version > runs.get(user, IndexRun()).indexed_through
+        ]
 
     async def claim(self, user_id: str, owner: str, lease_s: float) -> Lease | None:
         """Take the lease on indexing the user's library, unless another replica holds it."""
@@ -384,20 +449,23 @@ class Catalog:
             return None  # another replica claimed it first
         return Lease(user_id, owner, revision, run)
 
-    async def beat(self, lease: Lease, progress: dict | None = None, *, release: bool = False,
-                   indexed_through: int | None = None) -> bool:
+    async def beat(
+        self, lease: Lease, progress: dict | None = None, *, release: bool = False, indexed_through: int | None = None
+    ) -> bool:
         """Renew the lease (with the run's progress), or give it back; False once it was lost."""
         if lease.lost:
             return False
-        run = replace(lease.run, heartbeat_at=time.time(), progress=progress if progress is not None
-                      else lease.run.progress)
+        run = replace(
+            lease.run, heartbeat_at=time.time(), progress=progress if progress is not None else lease.run.progress
+        )
         if indexed_through is not None:
             run.indexed_through = indexed_through
         if release:
             run.owner = None
         try:
-            lease.revision = await retrying(lambda: self._cas(f"r.{lease.user_id}", asdict(run), lease.revision),
-                                            what="renew the indexing lease")
+            lease.revision = await retrying(
+                lambda: self._cas(f"r.{lease.user_id}", asdict(run), lease.revision), what="renew the indexing lease"
+            )
         except nats.js.errors.KeyWrongLastSequenceError:
             current, revision = await self.index_run(lease.user_id)
             if current != run:  # not our own write landing before a retry: someone took over

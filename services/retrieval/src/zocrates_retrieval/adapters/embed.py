@@ -51,9 +51,11 @@ class Embedder:
                 f"cannot load the embedding model {model!r} offline ({exc}); set "
                 "ZOCRATES_RETRIEVAL_EMBEDDING_MODEL to a local sentence-transformers directory"
             ) from exc
-        self.dim = int(self.model.get_embedding_dimension()
-                       if hasattr(self.model, "get_embedding_dimension")
-                       else self.model.get_sentence_embedding_dimension())
+        self.dim = int(
+            self.model.get_embedding_dimension()
+            if hasattr(self.model, "get_embedding_dimension")
+            else self.model.get_sentence_embedding_dimension()
+        )
         self.max_tokens = int(self.model.max_seq_length or 512)
         self._tokenizer = _fast_tokenizer(model)
 
@@ -71,11 +73,14 @@ class Embedder:
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=False)
+        vectors = self.model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
         return vectors.astype(np.float32, copy=False)
 
-    def embed_with_spans(self, texts: list[str], spans: list[list[tuple[int, int]]]) -> tuple[np.ndarray, list[np.ndarray]]:
+    def embed_with_spans(
+        self, texts: list[str], spans: list[list[tuple[int, int]]]
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Each text's vector and, from the same forward pass, a vector for each of its
         character spans: the mean of the span's contextual token embeddings, normalised ("late
         chunking"). A unit so embedded reads in its passage's context, and costs no pass of its
@@ -84,16 +89,22 @@ class Embedder:
 
         tokenizer, vectors, span_vectors = self.model.tokenizer, [], []
         for start in range(0, len(texts), self.batch_size):
-            batch = texts[start:start + self.batch_size]
-            encoded = tokenizer(batch, padding=True, truncation=True, max_length=self.max_tokens,
-                                return_offsets_mapping=True, return_tensors="pt")
+            batch = texts[start : start + self.batch_size]
+            encoded = tokenizer(
+                batch,
+                padding=True,
+                truncation=True,
+                max_length=self.max_tokens,
+                return_offsets_mapping=True,
+                return_tensors="pt",
+            )
             offsets = encoded.pop("offset_mapping")
             features = {k: v.to(self.device) for k, v in encoded.items()}
             with torch.inference_mode():
                 out = self.model.forward(features)
             tokens = out["token_embeddings"].float().cpu()
             vectors.append(out["sentence_embedding"].float().cpu().numpy())
-            for row, text_spans in enumerate(spans[start:start + self.batch_size]):
+            for row, text_spans in enumerate(spans[start : start + self.batch_size]):
                 real = encoded["attention_mask"][row].bool() & (offsets[row, :, 1] > offsets[row, :, 0])
                 found = np.zeros((len(text_spans), self.dim), dtype=np.float32)
                 missing = []
@@ -104,7 +115,9 @@ class Embedder:
                     else:
                         missing.append(i)
                 if missing:  # cut off by the model's input length
-                    found[missing] = self.embed_documents([batch[row][text_spans[i][0]:text_spans[i][1]] for i in missing])
+                    found[missing] = self.embed_documents(
+                        [batch[row][text_spans[i][0] : text_spans[i][1]] for i in missing]
+                    )
                 found /= np.maximum(np.linalg.norm(found, axis=1, keepdims=True), 1e-12)
                 span_vectors.append(found)
         dense = np.concatenate(vectors) if vectors else np.zeros((0, self.dim), dtype=np.float32)
@@ -140,8 +153,10 @@ class Reranker:
         from sentence_transformers import CrossEncoder
 
         if not Path(model_dir).is_dir():
-            raise RuntimeError(f"reranker directory {model_dir} does not exist; unset "
-                               "ZOCRATES_RETRIEVAL_RERANKER_DIR to search without reranking")
+            raise RuntimeError(
+                f"reranker directory {model_dir} does not exist; unset "
+                "ZOCRATES_RETRIEVAL_RERANKER_DIR to search without reranking"
+            )
         self.model = CrossEncoder(str(model_dir), device=resolve_device(device), local_files_only=True)
 
     def scores(self, query: str, passages: list[str]) -> list[float]:

@@ -35,8 +35,9 @@ class LibraryFiles:
         await self.download(object_name, target)
         digest = await asyncio.to_thread(sha256_of, target)
         if digest != sha256:
-            raise ValueError(f"object {object_name} holds SHA-256 {digest[:12]}..., "
-                             f"the upload recorded {sha256[:12]}...")
+            raise ValueError(
+                f"object {object_name} holds SHA-256 {digest[:12]}..., the upload recorded {sha256[:12]}..."
+            )
         return target
 
     async def delete(self, object_name: str) -> None:

@@ -49,8 +49,12 @@ def _encode(result: Document | ConversionError) -> bytes:
     if isinstance(result, ConversionError):
         body = {"error": result.reason, "detail": result.detail}
     else:
-        body = {"doc": {**asdict(result), "blocks": [[b.text, list(b.section), b.page, b.kind, b.head_lines]
-                                                     for b in result.blocks]}}
+        body = {
+            "doc": {
+                **asdict(result),
+                "blocks": [[b.text, list(b.section), b.page, b.kind, b.head_lines] for b in result.blocks],
+            }
+        }
     return json.dumps(body).encode()
 
 
@@ -59,10 +63,12 @@ def _decode_reply(data: bytes) -> Document | ConversionError:
     if "error" in body:
         return ConversionError(str(body["error"]), str(body.get("detail", "")))
     doc = body["doc"]
-    blocks = [Block(str(t), tuple(map(str, sec)), page, str(kind), int(head))
-              for t, sec, page, kind, head in doc["blocks"]]
-    return Document(blocks=blocks, pages=int(doc["pages"]), title=doc.get("title"),
-                    authors=doc.get("authors"), doi=doc.get("doi"))
+    blocks = [
+        Block(str(t), tuple(map(str, sec)), page, str(kind), int(head)) for t, sec, page, kind, head in doc["blocks"]
+    ]
+    return Document(
+        blocks=blocks, pages=int(doc["pages"]), title=doc.get("title"), authors=doc.get("authors"), doi=doc.get("doi")
+    )
 
 
 def _worker_main(memory_mb: int, max_pages: int) -> None:
@@ -100,8 +106,14 @@ class ConverterPool:
     paper with many tables takes seconds).
     """
 
-    def __init__(self, timeout_s: float = 120.0, memory_mb: int = 2048, max_pages: int = 2000,
-                 lookahead: int = 2, stop: threading.Event | None = None):
+    def __init__(
+        self,
+        timeout_s: float = 120.0,
+        memory_mb: int = 2048,
+        max_pages: int = 2000,
+        lookahead: int = 2,
+        stop: threading.Event | None = None,
+    ):
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.max_pages = max_pages
@@ -113,8 +125,16 @@ class ConverterPool:
     def _worker(self) -> subprocess.Popen:
         if self._proc is None:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "zocrates_retrieval.adapters.isolation", str(self.memory_mb), str(self.max_pages)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                [
+                    sys.executable,
+                    "-m",
+                    "zocrates_retrieval.adapters.isolation",
+                    str(self.memory_mb),
+                    str(self.max_pages),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
         return self._proc
 
     def _send(self, job: ConvertJob) -> None:

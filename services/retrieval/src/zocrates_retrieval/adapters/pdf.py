@@ -53,9 +53,20 @@ def _norm(text: str) -> str:
 #: Spacing diacritics that PDFs set as glyphs of their own before the letter (TeX's \AA is
 #: "˚" + "A"), and the combining mark each stands for.
 _COMBINING = {
-    "\u00a8": "\u0308", "\u00b4": "\u0301", "\u02ca": "\u0301", "\u02cb": "\u0300", "\u02c6": "\u0302",
-    "\u02dc": "\u0303", "\u00af": "\u0304", "\u02d8": "\u0306", "\u02d9": "\u0307", "\u02da": "\u030a",
-    "\u02dd": "\u030b", "\u02c7": "\u030c", "\u00b8": "\u0327", "\u02db": "\u0328",
+    "\u00a8": "\u0308",
+    "\u00b4": "\u0301",
+    "\u02ca": "\u0301",
+    "\u02cb": "\u0300",
+    "\u02c6": "\u0302",
+    "\u02dc": "\u0303",
+    "\u00af": "\u0304",
+    "\u02d8": "\u0306",
+    "\u02d9": "\u0307",
+    "\u02da": "\u030a",
+    "\u02dd": "\u030b",
+    "\u02c7": "\u030c",
+    "\u00b8": "\u0327",
+    "\u02db": "\u0328",
 }
 _SPLIT_DIACRITIC = re.compile(f"([{''.join(_COMBINING)}])([^\\W\\d_])")
 #: Ligatures MuPDF leaves when a font maps the glyph to the ligature's own code point.
@@ -115,7 +126,6 @@ _BOLD_FONTS = ("bold", "black", "heavy", "demi", "semibold")
 
 
 def _pdf_lines(doc, max_pages: int) -> list[_Line]:
-    import pymupdf
 
     lines: list[_Line] = []
     block_no = 0
@@ -147,8 +157,7 @@ def _pdf_lines(doc, max_pages: int) -> list[_Line]:
                     continue
                 text = _repair("".join(s["text"] for s in line["spans"]).strip())
                 size = round(max(s["size"] for s in spans), 1)
-                bold = all(s["flags"] & 16 or any(w in s["font"].lower() for w in _BOLD_FONTS)
-                           for s in spans)
+                bold = all(s["flags"] & 16 or any(w in s["font"].lower() for w in _BOLD_FONTS) for s in spans)
                 top = line["bbox"][1] / height
                 prev = lines[-1] if lines else None
                 if prev and prev.block == block_no and abs(prev.top - top) < 0.004:
@@ -208,8 +217,13 @@ _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
 
 def _looks_like_heading(text: str) -> bool:
     words = text.split()
-    return (1 <= len(words) <= 12 and len(text) <= 120 and (text[0].isupper() or text[0].isdigit())
-            and any(c.isalpha() for c in text) and not text.endswith((".", ",", ";", ":")))
+    return (
+        1 <= len(words) <= 12
+        and len(text) <= 120
+        and (text[0].isupper() or text[0].isdigit())
+        and any(c.isalpha() for c in text)
+        and not text.endswith((".", ",", ";", ":"))
+    )
 
 
 def _heading_levels_from_fonts(lines: list[_Line]) -> dict[int, int]:
@@ -334,7 +348,7 @@ def _join_lines(texts: list[str], vocabulary: _Vocabulary) -> str:
     for t in texts:
         if not out:
             out = t
-        elif out.endswith("-") and (last := out[out.rfind(" ") + 1:]) != "-":  # a hyphen, not a dash
+        elif out.endswith("-") and (last := out[out.rfind(" ") + 1 :]) != "-":  # a hyphen, not a dash
             left, right = _LAST_WORD.search(last[:-1]).group(), _FIRST_WORD.match(t).group()
             if _is_hyphenation(left, right, vocabulary):
                 out = out[:-1] + t
@@ -368,7 +382,9 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
         if sum(len(ln.text) + (sum(map(len, sum(ln.table.rows, []))) if ln.table else 0) for ln in lines) < 20:
             has_images = any(doc[i].get_images() for i in range(min(pages, 20)))
             if has_images:
-                raise ConversionError(SCANNED, "no text layer (a scanned document?); OCR it in Zotero or your PDF tool first")
+                raise ConversionError(
+                    SCANNED, "no text layer (a scanned document?); OCR it in Zotero or your PDF tool first"
+                )
             raise ConversionError(EMPTY, "the PDF holds no text")
         meta = doc.metadata or {}
         lines = _drop_running_lines(lines, pages)
@@ -425,12 +441,12 @@ def _line_texts(lines: list[_Line]) -> Iterator[str]:
             yield from (cell for row in ln.table.rows for cell in row)
 
 
-
 def _pdf_title(meta_title: str | None, lines: list[_Line]) -> str | None:
     """The metadata title when it looks like one, else the largest wordy type on page 1."""
     title = (meta_title or "").strip()
     if len(re.findall(r"[A-Za-z]{2,}", title)) >= 3 and not title.lower().endswith(
-            (".pdf", ".dvi", ".doc", ".docx", ".tex")):
+        (".pdf", ".dvi", ".doc", ".docx", ".tex")
+    ):
         return title
     size = _title_size(lines)
     return " ".join([ln.text for ln in lines if ln.page == 1 and ln.size == size][:4]) or None

@@ -34,6 +34,7 @@ from typing import Literal
 
 import numpy as np
 import structlog
+
 from zocrates_runtime.durable import fsync_dir
 
 log = structlog.get_logger(__name__)
@@ -113,8 +114,9 @@ class Conditions:
     must_not: tuple[tuple[str, str | int], ...] = ()
 
 
-def tenant_filter(tenant: Tenant, *must: tuple[str, str | int],
-                  must_not: tuple[tuple[str, str | int], ...] = ()) -> Conditions:
+def tenant_filter(
+    tenant: Tenant, *must: tuple[str, str | int], must_not: tuple[tuple[str, str | int], ...] = ()
+) -> Conditions:
     """The one place a tenant becomes a filter; extra conditions can only narrow it."""
     base = [(TENANT_FIELD, tenant.user_id)]
     if tenant.library_id is not None:
@@ -165,9 +167,15 @@ class ChunkStore(ABC):
     def scroll(self, where: Conditions, fields: list[str]) -> Iterator[dict]: ...
 
     @abstractmethod
-    def _search(self, where: Conditions, dense: np.ndarray | None,
-                sparse: tuple[list[int], list[float]] | None, limit: int, candidates: int,
-                mode: Mode) -> list[Hit]:
+    def _search(
+        self,
+        where: Conditions,
+        dense: np.ndarray | None,
+        sparse: tuple[list[int], list[float]] | None,
+        limit: int,
+        candidates: int,
+        mode: Mode,
+    ) -> list[Hit]:
         """Raw query; only `query_chunks` may call it."""
 
     def optimize(self) -> bool:
@@ -182,9 +190,16 @@ class ChunkStore(ABC):
 # --- the repository: every read and delete by tenant goes through these ----------------------
 
 
-def query_chunks(store: ChunkStore, tenant: Tenant, *, dense: np.ndarray | None,
-                 sparse: tuple[list[int], list[float]] | None, limit: int, candidates: int = 50,
-                 mode: Mode = "hybrid") -> list[Hit]:
+def query_chunks(
+    store: ChunkStore,
+    tenant: Tenant,
+    *,
+    dense: np.ndarray | None,
+    sparse: tuple[list[int], list[float]] | None,
+    limit: int,
+    candidates: int = 50,
+    mode: Mode = "hybrid",
+) -> list[Hit]:
     """The tenant's best chunks for a query: dense, lexical (BM25) or both fused by RRF.
 
     The only function that queries the index. It injects the tenant filter, and re-checks
@@ -199,9 +214,13 @@ def query_chunks(store: ChunkStore, tenant: Tenant, *, dense: np.ndarray | None,
     if mode == "hybrid" and sparse is None:
         mode = "dense"
     hits = store._search(tenant_filter(tenant), dense, sparse, limit, max(candidates, limit), mode)
-    safe = [h for h in hits if h.payload.get(TENANT_FIELD) == tenant.user_id
-            and (tenant.library_id is None or h.payload.get(LIBRARY_FIELD) == tenant.library_id)
-            and (tenant.item_key is None or h.payload.get(ITEM_FIELD) == tenant.item_key)]
+    safe = [
+        h
+        for h in hits
+        if h.payload.get(TENANT_FIELD) == tenant.user_id
+        and (tenant.library_id is None or h.payload.get(LIBRARY_FIELD) == tenant.library_id)
+        and (tenant.item_key is None or h.payload.get(ITEM_FIELD) == tenant.item_key)
+    ]
     if len(safe) != len(hits):
         log.error("index returned chunks of another tenant; dropped", chunks=len(hits) - len(safe))
     return safe
@@ -224,8 +243,10 @@ def delete_tenant(store: ChunkStore, tenant: Tenant) -> None:
 def indexed_versions(store: ChunkStore, tenant: Tenant) -> dict[tuple[str, str], str]:
     """(library id, source key) -> content hash of every source indexed for `tenant`."""
     fields = [LIBRARY_FIELD, "source_key", "content_hash"]
-    return {(p[LIBRARY_FIELD], p["source_key"]): p["content_hash"]
-            for p in store.scroll(tenant_filter(tenant, ("chunk_no", 0)), fields)}
+    return {
+        (p[LIBRARY_FIELD], p["source_key"]): p["content_hash"]
+        for p in store.scroll(tenant_filter(tenant, ("chunk_no", 0)), fields)
+    }
 
 
 # --- embedded: qdrant-edge --------------------------------------------------------------------
@@ -276,8 +297,10 @@ class EdgeStore(ChunkStore):
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
             self._lock_file.close()
-            raise StoreError(f"the index at {self.path} is in use by another process (a running "
-                             "retrieval service?); stop it or use another data dir") from exc
+            raise StoreError(
+                f"the index at {self.path} is in use by another process (a running "
+                "retrieval service?); stop it or use another data dir"
+            ) from exc
         self._recover_interrupted_build()
         self.path.mkdir(exist_ok=True)
         try:
@@ -288,8 +311,10 @@ class EdgeStore(ChunkStore):
                 self._create_indexes()
         except Exception as exc:
             self._lock_file.close()
-            raise StoreError(f"cannot open the index at {self.path}: {exc}. If the embedding model "
-                             f"changed, delete {self.path} and ingest again") from exc
+            raise StoreError(
+                f"cannot open the index at {self.path}: {exc}. If the embedding model "
+                f"changed, delete {self.path} and ingest again"
+            ) from exc
         self._mutex = threading.Lock()  # one shard call at a time inside this process
         self._writes = threading.Lock()  # taken before `_mutex` by writes, and by a build while it copies
         self._generation = 0  # writes so far: a built copy replaces the shard only if none came since
@@ -301,8 +326,11 @@ class EdgeStore(ChunkStore):
         only at `replaced_path`: it goes back. Otherwise the live shard is whole, and a copy
         (finished or not) or the shard it replaced is removed."""
         if self.replaced_path.exists() and not self.path.exists():
-            log.warning("the index was being replaced by its HNSW-built copy when the process stopped; "
-                        "the previous index is restored", path=str(self.replaced_path))
+            log.warning(
+                "the index was being replaced by its HNSW-built copy when the process stopped; "
+                "the previous index is restored",
+                path=str(self.replaced_path),
+            )
             self.replaced_path.rename(self.path)
         for leftover in (self.copy_path, self.replaced_path):
             if leftover.exists():
@@ -315,8 +343,9 @@ class EdgeStore(ChunkStore):
         for name in KEYWORD_INDEXES:
             self.shard.update(q.UpdateOperation.create_field_index(name, q.PayloadSchemaType.Keyword))
         for name in INTEGER_INDEXES:
-            self.shard.update(q.UpdateOperation.create_field_index(
-                name, q.IntegerIndexParams(lookup=True, range=False)))
+            self.shard.update(
+                q.UpdateOperation.create_field_index(name, q.IntegerIndexParams(lookup=True, range=False))
+            )
 
     def _filter(self, where: Conditions):
         q = self.q
@@ -324,14 +353,23 @@ class EdgeStore(ChunkStore):
         def cond(key, value):
             return q.FieldCondition(key=key, match=q.MatchValue(value))
 
-        return q.Filter(must=[cond(k, v) for k, v in where.must],
-                        must_not=[cond(k, v) for k, v in where.must_not] or None)
+        return q.Filter(
+            must=[cond(k, v) for k, v in where.must], must_not=[cond(k, v) for k, v in where.must_not] or None
+        )
 
     def upsert(self, points: list[ChunkPoint]) -> None:
         q = self.q
-        batch = [q.Point(p.id, {DENSE: np.asarray(p.dense, dtype=np.float32).tolist(),
-                                SPARSE: q.SparseVector(p.sparse[0], p.sparse[1])}, p.payload)
-                 for p in points]
+        batch = [
+            q.Point(
+                p.id,
+                {
+                    DENSE: np.asarray(p.dense, dtype=np.float32).tolist(),
+                    SPARSE: q.SparseVector(p.sparse[0], p.sparse[1]),
+                },
+                p.payload,
+            )
+            for p in points
+        ]
         self._write(q.UpdateOperation.upsert_points(batch))
 
     def delete(self, where: Conditions) -> None:
@@ -350,8 +388,9 @@ class EdgeStore(ChunkStore):
         offset = None
         while True:
             with self._mutex:
-                records, offset = self.shard.scroll(self.q.ScrollRequest(
-                    offset=offset, limit=1000, filter=self._filter(where), with_payload=fields))
+                records, offset = self.shard.scroll(
+                    self.q.ScrollRequest(offset=offset, limit=1000, filter=self._filter(where), with_payload=fields)
+                )
             yield from (r.payload or {} for r in records)
             if offset is None:
                 return
@@ -362,7 +401,9 @@ class EdgeStore(ChunkStore):
         dense_params = q.SearchParams(hnsw_ef=max(self.hnsw_ef, candidates))
         # IDF over this tenant's chunks only: other users' documents must not shape the scores
         sparse_params = q.SearchParams(idf=q.IdfParams(corpus=f))
-        dense_q = q.Query.Nearest(np.asarray(dense, dtype=np.float32).tolist(), using=DENSE) if dense is not None else None
+        dense_q = (
+            q.Query.Nearest(np.asarray(dense, dtype=np.float32).tolist(), using=DENSE) if dense is not None else None
+        )
         sparse_q = q.Query.Nearest(q.SparseVector(*sparse), using=SPARSE) if sparse is not None else None
         if mode == "dense":
             request = q.QueryRequest(limit=limit, query=dense_q, filter=f, params=dense_params, with_payload=True)
@@ -370,9 +411,15 @@ class EdgeStore(ChunkStore):
             request = q.QueryRequest(limit=limit, query=sparse_q, filter=f, params=sparse_params, with_payload=True)
         else:
             request = q.QueryRequest(
-                limit=limit, filter=f, with_payload=True, query=q.Fusion.Rrf(k=RRF_K),
-                prefetches=[q.Prefetch(limit=candidates, query=dense_q, filter=f, params=dense_params),
-                            q.Prefetch(limit=candidates, query=sparse_q, filter=f, params=sparse_params)])
+                limit=limit,
+                filter=f,
+                with_payload=True,
+                query=q.Fusion.Rrf(k=RRF_K),
+                prefetches=[
+                    q.Prefetch(limit=candidates, query=dense_q, filter=f, params=dense_params),
+                    q.Prefetch(limit=candidates, query=sparse_q, filter=f, params=sparse_params),
+                ],
+            )
         with self._mutex:
             points = self.shard.query(request)
         return [Hit(str(p.id), float(p.score), p.payload or {}) for p in points]
@@ -405,8 +452,10 @@ class EdgeStore(ChunkStore):
                 if self.shard is None:
                     return False  # closed meanwhile
                 if self._generation != generation:
-                    log.info("HNSW build dropped: writes came while it ran; a later run builds again",
-                             writes=self._generation - generation)
+                    log.info(
+                        "HNSW build dropped: writes came while it ran; a later run builds again",
+                        writes=self._generation - generation,
+                    )
                     return False
                 return self._swap_in_copy()
         finally:  # outside the locks: removing a big index takes a while
@@ -425,8 +474,11 @@ class EdgeStore(ChunkStore):
         return generation
 
     def _build_copy(self) -> bool:
-        child = subprocess.Popen([sys.executable, "-m", "zocrates_retrieval.adapters.edge_build", str(self.copy_path),
-                                  str(self.dim)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "zocrates_retrieval.adapters.edge_build", str(self.copy_path), str(self.dim)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         self.build_process = child
         try:
             _, err = child.communicate()  # waits without the GIL
@@ -437,8 +489,11 @@ class EdgeStore(ChunkStore):
         if child.returncode != 0:
             detail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
             # the exit status in the event too: "exit status -9" says at a glance it was killed
-            log.error(f"HNSW build failed (exit status {child.returncode}); the index is kept as it was",
-                      exit_status=child.returncode, error=detail[0])
+            log.error(
+                f"HNSW build failed (exit status {child.returncode}); the index is kept as it was",
+                exit_status=child.returncode,
+                error=detail[0],
+            )
             return False
         return True
 
@@ -499,8 +554,10 @@ class ServerStore(ChunkStore):
             else:
                 have = client.get_collection(collection).config.params.vectors[DENSE].size
                 if have != dim:
-                    raise StoreError(f"collection {collection!r} holds {have}-dimensional vectors, the "
-                                     f"embedding model makes {dim}; use another collection name")
+                    raise StoreError(
+                        f"collection {collection!r} holds {have}-dimensional vectors, the "
+                        f"embedding model makes {dim}; use another collection name"
+                    )
         except StoreError:
             raise
         except Exception as exc:
@@ -518,13 +575,17 @@ class ServerStore(ChunkStore):
 
         with warnings.catch_warnings():  # local mode says payload indexes have no effect there
             warnings.simplefilter("ignore")
-            self.client.create_payload_index(self.collection, TENANT_FIELD, m.KeywordIndexParams(
-                type=m.KeywordIndexType.KEYWORD, is_tenant=True))
+            self.client.create_payload_index(
+                self.collection, TENANT_FIELD, m.KeywordIndexParams(type=m.KeywordIndexType.KEYWORD, is_tenant=True)
+            )
             for name in KEYWORD_INDEXES:
                 self.client.create_payload_index(self.collection, name, m.PayloadSchemaType.KEYWORD)
             for name in INTEGER_INDEXES:
-                self.client.create_payload_index(self.collection, name, m.IntegerIndexParams(
-                    type=m.IntegerIndexType.INTEGER, lookup=True, range=False))
+                self.client.create_payload_index(
+                    self.collection,
+                    name,
+                    m.IntegerIndexParams(type=m.IntegerIndexType.INTEGER, lookup=True, range=False),
+                )
 
     def _filter(self, where: Conditions):
         m = self.m
@@ -532,19 +593,32 @@ class ServerStore(ChunkStore):
         def cond(key, value):
             return m.FieldCondition(key=key, match=m.MatchValue(value=value))
 
-        return m.Filter(must=[cond(k, v) for k, v in where.must],
-                        must_not=[cond(k, v) for k, v in where.must_not] or None)
+        return m.Filter(
+            must=[cond(k, v) for k, v in where.must], must_not=[cond(k, v) for k, v in where.must_not] or None
+        )
 
     def upsert(self, points: list[ChunkPoint]) -> None:
         m = self.m
-        self.client.upsert(self.collection, [
-            m.PointStruct(id=p.id, payload=p.payload, vector={
-                DENSE: np.asarray(p.dense, dtype=np.float32).tolist(),
-                SPARSE: m.SparseVector(indices=p.sparse[0], values=p.sparse[1])})
-            for p in points], wait=True)
+        self.client.upsert(
+            self.collection,
+            [
+                m.PointStruct(
+                    id=p.id,
+                    payload=p.payload,
+                    vector={
+                        DENSE: np.asarray(p.dense, dtype=np.float32).tolist(),
+                        SPARSE: m.SparseVector(indices=p.sparse[0], values=p.sparse[1]),
+                    },
+                )
+                for p in points
+            ],
+            wait=True,
+        )
 
     def delete(self, where: Conditions) -> None:
-        self.client.delete(self.collection, points_selector=self.m.FilterSelector(filter=self._filter(where)), wait=True)
+        self.client.delete(
+            self.collection, points_selector=self.m.FilterSelector(filter=self._filter(where)), wait=True
+        )
 
     def count(self, where: Conditions) -> int:
         return self.client.count(self.collection, count_filter=self._filter(where), exact=True).count
@@ -552,8 +626,14 @@ class ServerStore(ChunkStore):
     def scroll(self, where: Conditions, fields: list[str]) -> Iterator[dict]:
         offset = None
         while True:
-            records, offset = self.client.scroll(self.collection, scroll_filter=self._filter(where), limit=1000,
-                                                 offset=offset, with_payload=fields, with_vectors=False)
+            records, offset = self.client.scroll(
+                self.collection,
+                scroll_filter=self._filter(where),
+                limit=1000,
+                offset=offset,
+                with_payload=fields,
+                with_vectors=False,
+            )
             yield from (r.payload or {} for r in records)
             if offset is None:
                 return
@@ -570,9 +650,13 @@ class ServerStore(ChunkStore):
         elif mode == "lexical":
             kwargs = {"query": sparse_q, "using": SPARSE, "search_params": sparse_params}
         else:
-            kwargs = {"query": m.RrfQuery(rrf=m.Rrf(k=RRF_K)), "prefetch": [
-                m.Prefetch(query=dense_q, using=DENSE, limit=candidates, filter=f, params=dense_params),
-                m.Prefetch(query=sparse_q, using=SPARSE, limit=candidates, filter=f, params=sparse_params)]}
+            kwargs = {
+                "query": m.RrfQuery(rrf=m.Rrf(k=RRF_K)),
+                "prefetch": [
+                    m.Prefetch(query=dense_q, using=DENSE, limit=candidates, filter=f, params=dense_params),
+                    m.Prefetch(query=sparse_q, using=SPARSE, limit=candidates, filter=f, params=sparse_params),
+                ],
+            }
         result = self.client.query_points(self.collection, query_filter=f, limit=limit, with_payload=True, **kwargs)
         return [Hit(str(p.id), float(p.score), p.payload or {}) for p in result.points]
 

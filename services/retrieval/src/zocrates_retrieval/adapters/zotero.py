@@ -197,8 +197,7 @@ def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | Non
     # Field values, with base-field aliases (e.g. proceedingsTitle also as publicationTitle).
     base_of: dict[tuple[int, int], str] = {}
     for r in con.execute(
-        f"SELECT m.itemTypeID, m.fieldID, f.fieldName FROM {base_map} m "
-        f"JOIN {fields} f ON f.fieldID = m.baseFieldID"
+        f"SELECT m.itemTypeID, m.fieldID, f.fieldName FROM {base_map} m JOIN {fields} f ON f.fieldID = m.baseFieldID"
     ):
         base_of[(r[0], r[1])] = r[2]
     values: dict[int, dict[str, str]] = defaultdict(dict)
@@ -244,8 +243,9 @@ def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | Non
     for r in rows:
         if r["libraryID"] not in lib_ids:
             continue
-        metas[r["itemID"]] = _meta(r, lib_ids[r["libraryID"]], values[r["itemID"]],
-                                   creators[r["itemID"]], in_collections[r["itemID"]])
+        metas[r["itemID"]] = _meta(
+            r, lib_ids[r["libraryID"]], values[r["itemID"]], creators[r["itemID"]], in_collections[r["itemID"]]
+        )
         if r["typeName"] not in ("attachment", "note", "annotation"):
             snap.items[f"{metas[r['itemID']].library_id}/{r['key']}"] = metas[r["itemID"]]
             if r["itemID"] in deleted:
@@ -254,9 +254,7 @@ def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | Non
     def trashed(item_id: int, parent_id: int | None) -> bool:
         return item_id in deleted or (parent_id is not None and parent_id in deleted)
 
-    for r in con.execute(
-        "SELECT itemID, parentItemID, linkMode, contentType, path FROM itemAttachments"
-    ):
+    for r in con.execute("SELECT itemID, parentItemID, linkMode, contentType, path FROM itemAttachments"):
         item_id, parent_id = r["itemID"], r["parentItemID"]
         if item_id not in metas:
             continue
@@ -298,8 +296,14 @@ def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | Non
             continue
         item = metas.get(parent_id) if parent_id is not None else None
         snap.sources.append(
-            Source(key=own.key, library_id=own.library_id, kind="note", item=item or own,
-                   content_type="text/html", note_html=r["note"])
+            Source(
+                key=own.key,
+                library_id=own.library_id,
+                kind="note",
+                item=item or own,
+                content_type="text/html",
+                note_html=r["note"],
+            )
         )
     return snap
 
@@ -309,14 +313,17 @@ ANNOTATION_TYPES = {1: "highlight", 2: "note", 3: "image", 4: "ink", 5: "underli
 ANNOTATIONS_SUFFIX = "-annotations"
 
 
-def _annotation_sources(con: sqlite3.Connection, metas: dict[int, ItemMeta], by_id: dict[int, sqlite3.Row],
-                        deleted: set[int]) -> list[Source]:
+def _annotation_sources(
+    con: sqlite3.Connection, metas: dict[int, ItemMeta], by_id: dict[int, sqlite3.Row], deleted: set[int]
+) -> list[Source]:
     """One source per attachment that holds annotations with words in them (highlights,
     comments), resolved to the attachment's parent item; trashed ones are left out."""
     attachment_parent = {r[0]: r[1] for r in con.execute("SELECT itemID, parentItemID FROM itemAttachments")}
     by_attachment: dict[int, list[Annotation]] = defaultdict(list)
-    for r in con.execute("SELECT itemID, parentItemID, type, text, comment, pageLabel, position "
-                         "FROM itemAnnotations ORDER BY parentItemID, sortIndex"):
+    for r in con.execute(
+        "SELECT itemID, parentItemID, type, text, comment, pageLabel, position "
+        "FROM itemAnnotations ORDER BY parentItemID, sortIndex"
+    ):
         attachment_id = r["parentItemID"]
         if r["itemID"] not in metas or attachment_id not in metas or attachment_id not in attachment_parent:
             continue
@@ -325,17 +332,30 @@ def _annotation_sources(con: sqlite3.Connection, metas: dict[int, ItemMeta], by_
         text, comment = (r["text"] or "").strip(), (r["comment"] or "").strip()
         if not (text or comment):
             continue  # an image or ink mark without a comment holds no words
-        by_attachment[attachment_id].append(Annotation(
-            key=by_id[r["itemID"]]["key"], type=ANNOTATION_TYPES.get(r["type"], "other"), text=text,
-            comment=comment, page=_page_index(r["position"], r["pageLabel"]), page_label=(r["pageLabel"] or "").strip()))
+        by_attachment[attachment_id].append(
+            Annotation(
+                key=by_id[r["itemID"]]["key"],
+                type=ANNOTATION_TYPES.get(r["type"], "other"),
+                text=text,
+                comment=comment,
+                page=_page_index(r["position"], r["pageLabel"]),
+                page_label=(r["pageLabel"] or "").strip(),
+            )
+        )
     sources = []
     for attachment_id, marks in by_attachment.items():
         attachment = metas[attachment_id]
         parent = attachment_parent[attachment_id]
-        sources.append(Source(
-            key=attachment.key + ANNOTATIONS_SUFFIX, library_id=attachment.library_id, kind="annotations",
-            item=metas.get(parent, attachment) if parent is not None else attachment,
-            annotations=tuple(marks), attachment_key=attachment.key))
+        sources.append(
+            Source(
+                key=attachment.key + ANNOTATIONS_SUFFIX,
+                library_id=attachment.library_id,
+                kind="annotations",
+                item=metas.get(parent, attachment) if parent is not None else attachment,
+                annotations=tuple(marks),
+                attachment_key=attachment.key,
+            )
+        )
     return sources
 
 
@@ -356,8 +376,10 @@ def _collection_paths(con: sqlite3.Connection) -> dict[int, str]:
     deleted = set()
     if "deletedCollections" in _tables(con):
         deleted = {r[0] for r in con.execute("SELECT collectionID FROM deletedCollections")}
-    rows = {r[0]: (r[1], r[2]) for r in con.execute(
-        "SELECT collectionID, collectionName, parentCollectionID FROM collections")}
+    rows = {
+        r[0]: (r[1], r[2])
+        for r in con.execute("SELECT collectionID, collectionName, parentCollectionID FROM collections")
+    }
     paths: dict[int, str] = {}
     for cid in rows:
         parts, cur, seen = [], cid, set()
@@ -372,8 +394,9 @@ def _collection_paths(con: sqlite3.Connection) -> dict[int, str]:
     return paths
 
 
-def _meta(row: sqlite3.Row, library_id: str, values: dict[str, str], creators: list[Creator],
-          collections: list[str]) -> ItemMeta:
+def _meta(
+    row: sqlite3.Row, library_id: str, values: dict[str, str], creators: list[Creator], collections: list[str]
+) -> ItemMeta:
     year = year_of(values.get("date", ""))
     doi = doi_of(values.get("DOI"), values.get("extra", ""), values.get("url", ""))
     publication = values.get("publicationTitle") or values.get("publisher") or None
@@ -412,15 +435,23 @@ def synced_item_meta(item: SyncedItem, library_id: str) -> ItemMeta:
     """The index's bibliographic metadata of an item the plugin synced (a hosted library), read
     as `_meta` reads the same item from zotero.sqlite."""
     year = item.year if item.year is not None else year_of(item.date or "")
-    return ItemMeta(key=item.key, library_id=library_id, item_type=item.item_type,
-                    title=item.title.strip(), creators=tuple(item.creators), year=year,
-                    publication=item.publication or None,
-                    doi=doi_of(item.doi, item.extra or "", item.url or ""),
-                    url=item.url or None, extra=item.extra or None)
+    return ItemMeta(
+        key=item.key,
+        library_id=library_id,
+        item_type=item.item_type,
+        title=item.title.strip(),
+        creators=tuple(item.creators),
+        year=year,
+        publication=item.publication or None,
+        doi=doi_of(item.doi, item.extra or "", item.url or ""),
+        url=item.url or None,
+        extra=item.extra or None,
+    )
 
 
-def _attachment_path(zotero_dir: Path, key: str, link_mode: int | None, stored: str | None,
-                     linked_base_dir: Path | None) -> tuple[Path | None, tuple[str, str] | None]:
+def _attachment_path(
+    zotero_dir: Path, key: str, link_mode: int | None, stored: str | None, linked_base_dir: Path | None
+) -> tuple[Path | None, tuple[str, str] | None]:
     """The file of an attachment, and (reason code, detail) when it cannot be read."""
     if not stored:
         return None, (MISSING_FILE, "the attachment has no file path")
@@ -429,9 +460,12 @@ def _attachment_path(zotero_dir: Path, key: str, link_mode: int | None, stored: 
     elif stored.startswith(BASE_PATH_PLACEHOLDER):
         relative = stored.removeprefix(BASE_PATH_PLACEHOLDER).replace("\\", "/")  # stored with "/" on every OS
         if linked_base_dir is None:
-            return None, (NO_BASE_DIR, f"linked file base directory not configured: {relative!r} is relative to "
-                          "Zotero's Linked Attachment Base Directory (Settings > Advanced > Files and Folders); "
-                          "set ZOCRATES_ZOTERO_BASE_DIR to it")
+            return None, (
+                NO_BASE_DIR,
+                f"linked file base directory not configured: {relative!r} is relative to "
+                "Zotero's Linked Attachment Base Directory (Settings > Advanced > Files and Folders); "
+                "set ZOCRATES_ZOTERO_BASE_DIR to it",
+            )
         path = Path(linked_base_dir) / relative
     elif link_mode == LINK_LINKED_FILE and os.path.isabs(stored):
         path = Path(stored)

@@ -81,7 +81,7 @@ def _unit_parts(block: Block, max_tokens: int, count: TokenCounter) -> list[tupl
     if count(block.text) <= max_tokens:
         return [(block.text, True)]
     lines = block.text.split("\n")
-    head, rows = "\n".join(lines[:block.head_lines]), lines[block.head_lines:]
+    head, rows = "\n".join(lines[: block.head_lines]), lines[block.head_lines :]
     if not rows or count(head) > max_tokens // 2:  # a head too long to repeat: rows alone
         head, rows = "", lines
     room = max_tokens - (count(head) if head else 0)
@@ -107,9 +107,15 @@ def _paragraphs(blocks: list[Block]) -> list[Block]:
     merged: list[Block] = []
     for block in blocks:
         last = merged[-1] if merged else None
-        if (last is not None and block.kind == last.kind == "text" and block.section == last.section
-                and block.page == last.page and not _SENTENCE_DONE.search(last.text)
-                and not is_caption(last.text) and not is_caption(block.text)):
+        if (
+            last is not None
+            and block.kind == last.kind == "text"
+            and block.section == last.section
+            and block.page == last.page
+            and not _SENTENCE_DONE.search(last.text)
+            and not is_caption(last.text)
+            and not is_caption(block.text)
+        ):
             merged[-1] = replace(last, text=f"{last.text} {block.text}")
         else:
             merged.append(block)

@@ -13,7 +13,15 @@ from zocrates_retrieval.domain.tables import Table
 
 #: Failure reasons reported in the ingest status.
 ENCRYPTED, CORRUPT, EMPTY, SCANNED, UNSUPPORTED, TIMEOUT, TOO_LARGE, MISSING = (
-    "encrypted", "corrupt", "empty", "scanned", "unsupported", "timeout", "too_large", "missing_file")
+    "encrypted",
+    "corrupt",
+    "empty",
+    "scanned",
+    "unsupported",
+    "timeout",
+    "too_large",
+    "missing_file",
+)
 
 
 class ConversionError(Exception):
@@ -46,7 +54,6 @@ class Document:
     title: str | None = None  # the document's own metadata: a fallback for empty Zotero fields
     authors: str | None = None
     doi: str | None = None
-
 
 
 def table_block(table: Table, section: tuple[str, ...], page: int | None) -> Block:

@@ -23,7 +23,7 @@ def convert_html(html: str | bytes) -> Document:
     for tag in soup(["script", "style", "noscript", "nav", "footer", "header", "form", "svg", "button", "aside"]):
         tag.decompose()
     doc = Document(pages=0)
-    doc.title = (meta.get("citation_title") or (soup.title.get_text(strip=True) if soup.title else "") or None)
+    doc.title = meta.get("citation_title") or (soup.title.get_text(strip=True) if soup.title else "") or None
     authors = [m.get("content", "") for m in soup.find_all("meta", attrs={"name": "citation_author"})]
     doc.authors = "; ".join(a for a in authors if a) or None
     doc.doi = meta.get("citation_doi") or None
@@ -62,8 +62,10 @@ def convert_html(html: str | bytes) -> Document:
 def _is_data_table(table) -> bool:
     """A table of data, not one that lays out a page (whose cells hold paragraphs, headings
     or further tables: those are read as ordinary blocks)."""
-    return len(table.find_all("tr")) >= 2 and table.find(
-        ["table", "p", "div", "ul", "ol", "blockquote", *_HEADINGS]) is None
+    return (
+        len(table.find_all("tr")) >= 2
+        and table.find(["table", "p", "div", "ul", "ol", "blockquote", *_HEADINGS]) is None
+    )
 
 
 def _clean(el) -> str:

@@ -21,7 +21,8 @@ from zocrates_citations.sentences import sentence_ends
 # --- section roles ---------------------------------------------------------------------------
 
 _REFERENCE_HEADINGS = re.compile(
-    r"^(?:[0-9ivxIVX]+\.?\s+)?(references?|bibliography|literature cited|works cited|cited literature)$", re.IGNORECASE)
+    r"^(?:[0-9ivxIVX]+\.?\s+)?(references?|bibliography|literature cited|works cited|cited literature)$", re.IGNORECASE
+)
 
 
 def is_reference_list(section: tuple[str, ...]) -> bool:
@@ -38,10 +39,12 @@ _BACK_MATTER_TERM = (
     r"|authors?'?s? (?:details|information|contributions?|affiliations?)|affiliations?"
     r"|ethics(?: approval| statement| declarations?)?|ethical approval|consent (?:for publication|to participate)"
     r"|(?:data )?availability(?: of (?:data|supporting data)(?: and materials?)?)?(?: statement)?|data sharing(?: statement)?"
-    r"|abbreviations|publisher'?s note|additional files?(?: \d+)?|supplementary (?:materials?|information))")
+    r"|abbreviations|publisher'?s note|additional files?(?: \d+)?|supplementary (?:materials?|information))"
+)
 _BACK_MATTER_HEADING = re.compile(
     rf"^(?:[0-9ivx]+(?:\.[0-9]+)*\.?\s+)?{_BACK_MATTER_TERM}(?:\s*(?:,|;|&|/|\band\b)\s*{_BACK_MATTER_TERM})*$",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def is_back_matter(section: tuple[str, ...]) -> bool:
@@ -51,8 +54,7 @@ def is_back_matter(section: tuple[str, ...]) -> bool:
     The whole heading must be such matter ("Ethics approval and consent to participate"), so
     a section about it inside the paper ("Methods > Funding of the trial", "Ethical
     considerations") is content. Reference lists are `is_reference_list`'s."""
-    return any(_BACK_MATTER_HEADING.match(title.strip().replace("\u2019", "'").rstrip(".:"))
-               for title in section)
+    return any(_BACK_MATTER_HEADING.match(title.strip().replace("\u2019", "'").rstrip(".:")) for title in section)
 
 
 def section_role(section: tuple[str, ...], kind: str = "text", front: bool = False) -> str:
@@ -81,18 +83,22 @@ class Unit:
     text: str = ""
 
 
-_CAPTION_START = re.compile(r"^\(?(?:Figure|Fig\.|Table|Scheme|Chart|Supplementary\s+(?:Figure|Table))\s*S?\d+[A-Za-z]?\b"
-                            r"|^\([A-H]\)\s")
+_CAPTION_START = re.compile(
+    r"^\(?(?:Figure|Fig\.|Table|Scheme|Chart|Supplementary\s+(?:Figure|Table))\s*S?\d+[A-Za-z]?\b"
+    r"|^\([A-H]\)\s"
+)
 _FOOTNOTE = re.compile(
     r"^[*∗†‡§]\s*\w|\bcorrespondence\s*:|\bcreative\s+commons\b|\blicensee\b|©|\(c\)\s*\d{4}\b"
     r"|\bfull\s+list\s+of\s+author\b|\breceived\s*:\s*\d|\baccepted\s*:\s*\d|\bpublished\s*:\s*\d"
     r"|\bopen\s+access\s+article\s+distributed\b|\bpermits\s+unrestricted\s+use\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # Sentences of back matter that sit in a body section when the PDF's headings were lost.
 _BACK_MATTER_SENTENCE = re.compile(
     r"\b(?:was|were|is|are)\s+(?:\w+\s+)?(?:supported|funded)\s+by\b|\bgrant\s+(?:no\.?|number)\b"
     r"|\bdeclare[sd]?\s+(?:that\s+(?:they|he|she)\s+(?:have|has)\s+)?no\s+(?:competing|conflicts?)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _AFFILIATION = re.compile(
     r"^\d+\s?[A-Z][a-z]"  # "1Department of ...", "2Medical Department ..."
     r"|[\w.+-]+@[\w-]+\.[\w.]+"  # an e-mail address
@@ -101,8 +107,7 @@ _AFFILIATION = re.compile(
     r"[^.;]*,[^.;]*,\s*[A-Z][a-z]+\.?$"  # "Department of Surgery, University of X, City, Country."
 )
 # A capitalised name with an affiliation digit or a footnote mark: "Ball1*," "DOUGLAS∗1," "Theurer2,3".
-_MARKED_NAME = re.compile(
-    r"\b[A-Z](?:[a-z'’-]+|[A-Z]{2,})(?:\d{1,2}(?:,\d{1,2})*[*∗†‡§]?|[*∗†‡§]+\d{0,2})(?=[,\s]|$)")
+_MARKED_NAME = re.compile(r"\b[A-Z](?:[a-z'’-]+|[A-Z]{2,})(?:\d{1,2}(?:,\d{1,2})*[*∗†‡§]?|[*∗†‡§]+\d{0,2})(?=[,\s]|$)")
 _TITLE_BLOCK = re.compile(r"\bRESEARCH\s+ARTICLE\b|\bOpen\s+Access\b|\bREVIEW\s+ARTICLE\b|\bdoi:\s*10\.|^arXiv:\d")
 _TERM_LIST = re.compile(r"^(?:Keywords?|Key\s+words|Index\s+terms|Abbreviations?)\s*[:.—-]", re.IGNORECASE)
 _QUOTED = r"[“\"][^“”\"]{1,60}[”\"]"
@@ -165,8 +170,15 @@ def prose_units(text: str, start: int, end: int, role: str = "body") -> list[Uni
             while b > a and text[b - 1].isspace():
                 b -= 1
             if b > a:
-                units.append(Unit("list_item" if classify_text(text[a:b], role) in ("sentence", "fragment")
-                                  and role != "front_matter" else "fragment", a, b))
+                units.append(
+                    Unit(
+                        "list_item"
+                        if classify_text(text[a:b], role) in ("sentence", "fragment") and role != "front_matter"
+                        else "fragment",
+                        a,
+                        b,
+                    )
+                )
         return units
     return [Unit(classify_text(text[a:b], role), a, b) for a, b in _sentence_spans(text, start, end)]
 
@@ -204,8 +216,8 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     for line in text[start:end].split("\n"):
         lines.append((cursor, cursor + len(line)))
         cursor += len(line) + 1
-    caption = text[lines[0][0]:lines[0][1]] if head_lines >= 2 else ""
-    header = text[lines[head_lines - 1][0]:lines[head_lines - 1][1]].split(" | ") if head_lines >= 1 else []
+    caption = text[lines[0][0] : lines[0][1]] if head_lines >= 2 else ""
+    header = text[lines[head_lines - 1][0] : lines[head_lines - 1][1]].split(" | ") if head_lines >= 1 else []
     label = table_label(caption) if caption else "Table"
     units = []
     for no, (a, b) in enumerate(lines):

@@ -65,8 +65,11 @@ def page_tables(page, blocks: list[dict]) -> list[Table]:
     captions = [b for b, block in enumerate(blocks) if is_caption_block(block)]
     rules = _horizontal_rules(page, m)
     prose = [box for key, box in boxes.items() if not _has_column_gap(blocks[key[0]]["lines"][key[1]])]
-    starts = {key: box for key, box in boxes.items()
-              if key[1] == 0 and ANY_CAPTION.match(line_text(blocks[key[0]]["lines"][0]))}
+    starts = {
+        key: box
+        for key, box in boxes.items()
+        if key[1] == 0 and ANY_CAPTION.match(line_text(blocks[key[0]]["lines"][0]))
+    }
     tables: list[Table] = []
     taken: set[tuple[int, int]] = set()
     unresolved = len(captions) < sum(bool(TABLE_CAPTION.match(line_text(ln))) for blk in blocks for ln in blk["lines"])
@@ -74,13 +77,19 @@ def page_tables(page, blocks: list[dict]) -> list[Table]:
         cap = _display(m, blocks[c]["bbox"])
         others = [box for key, box in starts.items() if key[0] != c]
         region = _ruled_region(cap, rules, others, prose)
-        members = [key for key, box in boxes.items() if region and key[0] != c and key not in taken
-                   and _inside(_mid(box), region, margin=1)]
+        members = [
+            key
+            for key, box in boxes.items()
+            if region and key[0] != c and key not in taken and _inside(_mid(box), region, margin=1)
+        ]
         if not members:
             unresolved = True
             continue
-        table = Table(_rows(blocks, members, boxes, m), _caption_text(blocks[c]),
-                      set(members) | {(c, n) for n in range(len(blocks[c]["lines"]))})
+        table = Table(
+            _rows(blocks, members, boxes, m),
+            _caption_text(blocks[c]),
+            set(members) | {(c, n) for n in range(len(blocks[c]["lines"]))},
+        )
         taken |= table.lines
         tables.append(table)
     if unresolved:
@@ -166,15 +175,21 @@ def _last_rule(start: Rule, column: list[Rule], direction: int, other_captions: 
     another caption or more running text (`prose`: lines without a column gap, nearly as wide
     as the rule) than a table's footnotes; None when there is no second one."""
     x0, y, x1 = start
-    same = [r for r in column if abs(r[0] - x0) <= SAME_RULE and abs(r[2] - x1) <= SAME_RULE
-            and (r[1] - y) * direction > 3]
+    same = [
+        r for r in column if abs(r[0] - x0) <= SAME_RULE and abs(r[2] - x1) <= SAME_RULE and (r[1] - y) * direction > 3
+    ]
     end = None
     for rule in sorted(same, key=lambda r: r[1] * direction):
         lo, hi = sorted((y if end is None else end[1], rule[1]))
         if any(lo < c[1] < hi and c[0] < x1 and c[2] > x0 for c in other_captions):
             break
-        if sum(lo < _mid(b)[1] < hi and x0 - 2 <= b[0] and b[2] <= x1 + 2 and b[2] - b[0] > 0.75 * (x1 - x0)
-               for b in prose) > FOOTNOTE_LINES:
+        if (
+            sum(
+                lo < _mid(b)[1] < hi and x0 - 2 <= b[0] and b[2] <= x1 + 2 and b[2] - b[0] > 0.75 * (x1 - x0)
+                for b in prose
+            )
+            > FOOTNOTE_LINES
+        ):
             break  # running text: the table ended before it
         end = rule
     return end
@@ -235,8 +250,7 @@ def _found_tables(page, blocks: list[dict], boxes: dict, taken: set[tuple[int, i
             continue  # nothing on the page, or a table already found by its rules
         if words is None:
             m = page.rotation_matrix
-            words = [(*_mid(_display(m, w[:4])), w[5:8], w[4])
-                     for w in page.get_text("words", flags=text_flags())]
+            words = [(*_mid(_display(m, w[:4])), w[5:8], w[4]) for w in page.get_text("words", flags=text_flags())]
         rows = _cell_rows(found, words)
         if len(rows) < 2:
             continue
@@ -298,5 +312,9 @@ def _caption_near(box, blocks: list[dict], boxes: dict, taken: set[tuple[int, in
 
 def _display_block(b: int, block: dict, boxes: dict) -> tuple:
     line_boxes = [boxes[(b, n)] for n in range(len(block["lines"]))]
-    return (min(x[0] for x in line_boxes), min(x[1] for x in line_boxes),
-            max(x[2] for x in line_boxes), max(x[3] for x in line_boxes))
+    return (
+        min(x[0] for x in line_boxes),
+        min(x[1] for x in line_boxes),
+        max(x[2] for x in line_boxes),
+        max(x[3] for x in line_boxes),
+    )

@@ -88,11 +88,14 @@ def make_client(
     it. Keep-alive is off so that each request's connection is made, and its TLS name
     verified, for that request alone.
     """
-    inner = transport or httpx.AsyncHTTPTransport(
-        limits=httpx.Limits(max_keepalive_connections=0), retries=0
+    inner = transport or httpx.AsyncHTTPTransport(limits=httpx.Limits(max_keepalive_connections=0), retries=0)
+    guarded = GuardedTransport(
+        inner,
+        resolver=resolver,
+        allowed_ports=allowed_ports,
+        allow_addresses=allow_addresses,
+        resolve_timeout=connect_timeout,
     )
-    guarded = GuardedTransport(inner, resolver=resolver, allowed_ports=allowed_ports,
-                               allow_addresses=allow_addresses, resolve_timeout=connect_timeout)
     return httpx.AsyncClient(
         transport=guarded,
         # Downloads for different users share this client: keep no cookies between them.
@@ -100,9 +103,12 @@ def make_client(
         trust_env=False,  # an environment proxy would bypass the guard
         follow_redirects=False,  # followed by hand below, each hop checked by the guard
         timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
-        headers={"User-Agent": user_agent, "Accept": "application/pdf,*/*;q=0.5",
-                 # A compressed body would be inflated outside the byte cap's view.
-                 "Accept-Encoding": "identity"},
+        headers={
+            "User-Agent": user_agent,
+            "Accept": "application/pdf,*/*;q=0.5",
+            # A compressed body would be inflated outside the byte cap's view.
+            "Accept-Encoding": "identity",
+        },
     )
 
 
@@ -127,8 +133,9 @@ async def download_pdf(
         raise Rejected(f"download did not finish within the {total_timeout:g} s deadline") from None
 
 
-async def _follow(client: httpx.AsyncClient, url: httpx.URL, dest_dir: Path,
-                  max_bytes: int, max_redirects: int) -> Downloaded:
+async def _follow(
+    client: httpx.AsyncClient, url: httpx.URL, dest_dir: Path, max_bytes: int, max_redirects: int
+) -> Downloaded:
     for hop in range(max_redirects + 1):
         where = f" (redirect hop {hop}, {display_url(url)})" if hop else ""
         try:
@@ -157,12 +164,10 @@ async def _follow(client: httpx.AsyncClient, url: httpx.URL, dest_dir: Path,
     raise Rejected(f"more than {max_redirects} redirects")
 
 
-async def _save(response: httpx.Response, dest_dir: Path, max_bytes: int,
-                url: httpx.URL, redirects: int) -> Downloaded:
+async def _save(response: httpx.Response, dest_dir: Path, max_bytes: int, url: httpx.URL, redirects: int) -> Downloaded:
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
-        raise Rejected(f"file too large: Content-Length {int(declared):,} bytes exceeds the "
-                       f"{max_bytes:,}-byte cap")
+        raise Rejected(f"file too large: Content-Length {int(declared):,} bytes exceeds the {max_bytes:,}-byte cap")
     dest_dir.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(dir=dest_dir, prefix=".download-", suffix=".part")
     path = Path(name)
@@ -174,8 +179,7 @@ async def _save(response: httpx.Response, dest_dir: Path, max_bytes: int,
                 async for chunk in response.aiter_raw(CHUNK):
                     size += len(chunk)
                     if size > max_bytes:
-                        raise Rejected(f"file too large: aborted after {size:,} bytes, over the "
-                                       f"{max_bytes:,}-byte cap")
+                        raise Rejected(f"file too large: aborted after {size:,} bytes, over the {max_bytes:,}-byte cap")
                     if not sniffed:
                         head += chunk
                         if len(head) >= SNIFF_WINDOW:
@@ -186,8 +190,9 @@ async def _save(response: httpx.Response, dest_dir: Path, max_bytes: int,
             except httpx.TimeoutException:
                 raise Rejected(f"stalled mid-download after {size:,} bytes (read timeout)") from None
             except httpx.HTTPError as exc:
-                raise Rejected(f"connection broke mid-download after {size:,} bytes: "
-                               f"{str(exc) or type(exc).__name__}") from None
+                raise Rejected(
+                    f"connection broke mid-download after {size:,} bytes: {str(exc) or type(exc).__name__}"
+                ) from None
             if not sniffed:
                 _require_pdf(head)
             out.flush()

@@ -144,9 +144,7 @@ def parse_ip_host(host: str) -> IPAddress | None:
 
 async def system_resolver(host: str, port: int) -> list[str]:
     """Resolve with the system's getaddrinfo (off the event loop)."""
-    infos = await asyncio.get_running_loop().getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
-    )
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
     return [info[4][0] for info in infos]
 
 

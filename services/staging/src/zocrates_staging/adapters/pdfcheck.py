@@ -51,10 +51,22 @@ async def check_pdf(
     """Why the PDF at `path` is refused, or None when the check passed."""
     # Run this file by path: the child needs only the stdlib and the parser, not our package.
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-I", __file__, str(path),
-        "--parser", parser, "--cpu-s", str(cpu_s), "--memory-mb", str(memory_mb),
-        "--max-pages", str(max_pages), "--max-inflated-mb", str(max_inflated_mb),
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-I",
+        __file__,
+        str(path),
+        "--parser",
+        parser,
+        "--cpu-s",
+        str(cpu_s),
+        "--memory-mb",
+        str(memory_mb),
+        "--max-pages",
+        str(max_pages),
+        "--max-inflated-mb",
+        str(max_inflated_mb),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,  # parsers chatter; the verdict comes on stdout
     )
     try:
@@ -71,9 +83,11 @@ async def check_pdf(
 
 def minimal_pdf() -> bytes:
     """A valid one-page PDF, for the self-test that proves the checker runs at all."""
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
-               b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"]
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+    ]
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, 1):

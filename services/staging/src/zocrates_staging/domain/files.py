@@ -38,8 +38,12 @@ def duplicate(first: StagedFile, candidate_id: str) -> StagedFile:
     """The record of a candidate whose PDF URL an earlier candidate of the batch already has."""
     same = f"same PDF URL as candidate {first.candidate_id}, fetched once"
     if first.status == "staged":
-        return StagedFile(candidate_id=candidate_id, status="duplicate",
-                          object_name=first.object_name, sha256=first.sha256, size=first.size,
-                          reason=same)
-    return first.model_copy(update={"candidate_id": candidate_id,
-                                    "reason": f"{first.reason} ({same})"})
+        return StagedFile(
+            candidate_id=candidate_id,
+            status="duplicate",
+            object_name=first.object_name,
+            sha256=first.sha256,
+            size=first.size,
+            reason=same,
+        )
+    return first.model_copy(update={"candidate_id": candidate_id, "reason": f"{first.reason} ({same})"})

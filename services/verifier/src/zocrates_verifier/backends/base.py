@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 SINGLE_QUESTION = "Does the source_text support the claim?"
-COMPOUND_QUESTION = ("This claim cites multiple sources. Does the source_text support a "
-                     "substantive part of the claim?")
+COMPOUND_QUESTION = "This claim cites multiple sources. Does the source_text support a substantive part of the claim?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +42,7 @@ def _normalise_question(text: str) -> str:
     return re.sub(r"\s+", " ", text.replace("`", "")).strip().rstrip("?.!").lower()
 
 
-_QUESTIONS = {_normalise_question(SINGLE_QUESTION): False,
-              _normalise_question(COMPOUND_QUESTION): True}
+_QUESTIONS = {_normalise_question(SINGLE_QUESTION): False, _normalise_question(COMPOUND_QUESTION): True}
 
 
 def compound_for_question(instructions: str) -> bool | None:

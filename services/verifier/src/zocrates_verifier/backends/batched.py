@@ -9,15 +9,17 @@ from typing import Any
 from zocrates_verifier.backends.base import Backend, BatchModel, Outcome, Pair
 from zocrates_verifier.batcher import MicroBatcher
 
-_WARMUP = Pair(claim="Warm-up claim with 12 words.",
-               source_text="A warm-up passage that states 12 words for the warm-up claim.")
+_WARMUP = Pair(
+    claim="Warm-up claim with 12 words.", source_text="A warm-up passage that states 12 words for the warm-up claim."
+)
 
 
 class BatchedBackend(Backend):
     """Loads `model` once on `device`, warms it up, and scores through a `MicroBatcher`."""
 
-    def __init__(self, model: BatchModel, device: str, *, warmup: bool = True,
-                 cpu_threads: int = 0, **batcher_options: Any) -> None:
+    def __init__(
+        self, model: BatchModel, device: str, *, warmup: bool = True, cpu_threads: int = 0, **batcher_options: Any
+    ) -> None:
         self._model = model
         self._cpu_threads = cpu_threads
         self.provider = model.provider
@@ -38,8 +40,9 @@ class BatchedBackend(Backend):
         # Where the model really landed: a loader may fall back (Laya moves to CPU when the
         # device cannot take the weights).
         self.device = getattr(self._model, "device", self.device)
-        self.batcher = MicroBatcher(self._model.predict, self._model.cost,
-                                    on_out_of_memory=self._empty_cache, **self._options)
+        self.batcher = MicroBatcher(
+            self._model.predict, self._model.cost, on_out_of_memory=self._empty_cache, **self._options
+        )
         self.batcher.start()
         if self._warmup:
             await self.batcher.submit([_WARMUP, Pair(_WARMUP.claim, _WARMUP.source_text, True)])

@@ -44,7 +44,8 @@ from zocrates_verifier.backends.base import BatchModel, Pair, claim_parts
 FEATURES = ("coverage", "window", "bigrams", "missing_nums", "negation", "direction", "length")
 COEFFICIENTS = (-2.2630, 2.2896, 1.3570, -0.0125, -1.7973, 0.0577, -1.0462, 0.0410)
 
-_STOPWORDS = frozenset("""
+_STOPWORDS = frozenset(
+    """
 a about above after again against all also although am an and any are as at be because been
 before being below between both but by can could did do does doing during each either et al
 for from further had has have having here how however i if in into is it its itself just may
@@ -53,44 +54,79 @@ same shall she should so some such than that the their them then there these the
 through thus to too under until up upon very via was we were what when where whether which
 while who whom why will with within without would you your e.g i.e vs versus among amongst
 respectively compared patients patient study studies result results shown show shows showed
-""".split())
+""".split()
+)
 
-_NEGATIONS = frozenset("""
+_NEGATIONS = frozenset(
+    """
 not no never none neither nor without cannot lack lacks lacked lacking absent absence fail
 fails failed unable nothing nobody
-""".split())
+""".split()
+)
 
 # Direction of an effect; a claim that says "increases" cited for a passage that only says
 # "decreased" is SciFact's most common kind of contradiction.
-_UP = frozenset("""
+_UP = frozenset(
+    """
 increase increases increased increasing higher high elevate elevates elevated elevation
 enhance enhances enhanced promote promotes promoted raise raises raised more greater gain
 upregulate upregulates upregulated upregulation activate activates activated activation
 improve improves improved stimulate stimulates stimulated induce induces induced accelerate
 accelerates accelerated augment augmented rise rises rose worsen worsens worsened
-""".split())
-_DOWN = frozenset("""
+""".split()
+)
+_DOWN = frozenset(
+    """
 decrease decreases decreased decreasing lower low reduce reduces reduced reduction inhibit
 inhibits inhibited inhibition suppress suppresses suppressed suppression less fewer loss
 downregulate downregulates downregulated downregulation impair impairs impaired diminish
 diminishes diminished attenuate attenuates attenuated prevent prevents prevented decline
 declines declined slows slowed drop dropped block blocks blocked
-""".split())
+""".split()
+)
 
 # "one", "half" and "double" are left out: "one of", "half-life", "double-blind".
-_NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-                 "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
-                 "twice": "2", "threefold": "3", "twofold": "2"}
+_NUMBER_WORDS = {
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "eleven": "11",
+    "twelve": "12",
+    "twice": "2",
+    "threefold": "3",
+    "twofold": "2",
+}
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # A number not glued to letters before it (CD4, rs1934179 and IL-6 are names, not numbers);
 # the second look-behind keeps ranges such as 76-85 (both ends are numbers).
 _NUMBER = re.compile(r"(?<![a-z0-9.])(?<![a-z]-)(\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
-_SUFFIXES = (("ational", "ate"), ("ization", "ize"), ("isation", "ize"), ("ations", "ate"),
-             ("ation", "ate"), ("ments", ""), ("ment", ""), ("ness", ""), ("ings", ""),
-             ("ing", ""), ("edly", ""), ("ies", "y"), ("ied", "y"), ("ed", ""), ("es", ""),
-             ("ly", ""), ("s", ""))
+_SUFFIXES = (
+    ("ational", "ate"),
+    ("ization", "ize"),
+    ("isation", "ize"),
+    ("ations", "ate"),
+    ("ation", "ate"),
+    ("ments", ""),
+    ("ment", ""),
+    ("ness", ""),
+    ("ings", ""),
+    ("ing", ""),
+    ("edly", ""),
+    ("ies", "y"),
+    ("ied", "y"),
+    ("ed", ""),
+    ("es", ""),
+    ("ly", ""),
+    ("s", ""),
+)
 
 
 @lru_cache(maxsize=65_536)
@@ -163,10 +199,9 @@ def _prepare_passage(text: str) -> _Passage:
     stems = _content_stems(all_words)
     windows = []
     for i in range(len(sentences)):
-        words = tuple(w for ws in sentence_words[i: i + 2] for w in ws)
+        words = tuple(w for ws in sentence_words[i : i + 2] for w in ws)
         windows.append((frozenset(_content_stems(words)), words))
-    return _Passage(frozenset(stems), frozenset(zip(stems, stems[1:])),
-                    tuple(_numbers(text)), tuple(windows))
+    return _Passage(frozenset(stems), frozenset(zip(stems, stems[1:])), tuple(_numbers(text)), tuple(windows))
 
 
 def features(claim: str, passage: str | _Passage) -> list[float]:
@@ -181,16 +216,17 @@ def features(claim: str, passage: str | _Passage) -> list[float]:
     window = sum(s in best_stems for s in stems) / len(stems)
     ordered = _content_stems(words)
     claim_bigrams = list(zip(ordered, ordered[1:]))
-    bigrams = (sum(b in p.bigrams for b in claim_bigrams) / len(claim_bigrams)
-               if claim_bigrams else coverage)
+    bigrams = sum(b in p.bigrams for b in claim_bigrams) / len(claim_bigrams) if claim_bigrams else coverage
     numbers = _numbers(claim)
     # One wrong number makes a wrong claim, however many others are right.
     missing = float(any(not _number_found(n, p.numbers) for n in numbers))
     negation = float(_negation_parity(words) != _negation_parity(best_words))
     claim_up, claim_down = _direction(words)
     window_up, window_down = _direction(best_words)
-    direction = float((claim_up and not claim_down and window_down and not window_up)
-                      or (claim_down and not claim_up and window_up and not window_down))
+    direction = float(
+        (claim_up and not claim_down and window_down and not window_up)
+        or (claim_down and not claim_up and window_up and not window_down)
+    )
     length = math.log1p(len(stems)) / 3.0
     return [coverage, window, bigrams, missing, negation, direction, length]
 

@@ -79,7 +79,7 @@ def plan_passes(lengths: Sequence[int], overhead: int) -> list[list[int]]:
         best[end] = costs[start[end]]
     passes, end = [], len(widths)
     while end > 0:
-        passes.append(order[start[end]:end].tolist())
+        passes.append(order[start[end] : end].tolist())
         end = start[end]
     return passes[::-1]
 
@@ -102,15 +102,16 @@ def support_index(id2label: dict[Any, str], num_labels: int) -> int | None:
         words = [w for w in re.split(r"[^a-z]+", str(name).lower()) if w]
         if any(w in ("not", "no", "non") for w in words):
             continue  # "not_supported", "non-entailment"
-        if any(w.startswith("entail") or w in ("support", "supports", "supported")
-               for w in words):
+        if any(w.startswith("entail") or w in ("support", "supports", "supported") for w in words):
             return int(key)
     generic = all(str(name).upper().startswith("LABEL_") for name in id2label.values())
     if num_labels == 2 and generic:
         return 1
-    raise ValueError(f"cannot tell which label means 'supported' among {dict(id2label)}; "
-                     "name it 'entailment' or 'supported' in the checkpoint's config.json "
-                     "id2label")
+    raise ValueError(
+        f"cannot tell which label means 'supported' among {dict(id2label)}; "
+        "name it 'entailment' or 'supported' in the checkpoint's config.json "
+        "id2label"
+    )
 
 
 class SequenceClassifierModel(BatchModel):
@@ -118,8 +119,7 @@ class SequenceClassifierModel(BatchModel):
 
     provider = "local"
 
-    def __init__(self, path: Path, *, dtype: str = "auto", max_seq_len: int = 512,
-                 name: str = "") -> None:
+    def __init__(self, path: Path, *, dtype: str = "auto", max_seq_len: int = 512, name: str = "") -> None:
         self.path = Path(path)
         self.dtype_name = dtype
         self.max_seq_len = max_seq_len
@@ -135,12 +135,13 @@ class SequenceClassifierModel(BatchModel):
         self.device = device
         int8 = self.dtype_name == "int8"
         if int8 and device != "cpu":
-            raise ValueError(f"dtype int8 (dynamic quantisation) runs on the CPU only, not on "
-                             f"{device}; use float16 there, or set the device to cpu")
+            raise ValueError(
+                f"dtype int8 (dynamic quantisation) runs on the CPU only, not on "
+                f"{device}; use float16 there, or set the device to cpu"
+            )
         dtype = resolve_dtype("float32" if int8 else self.dtype_name, device)
         self._tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-        net = AutoModelForSequenceClassification.from_pretrained(
-            self.path, local_files_only=True, dtype=dtype)
+        net = AutoModelForSequenceClassification.from_pretrained(self.path, local_files_only=True, dtype=dtype)
         if int8:
             import torch
 
@@ -150,8 +151,9 @@ class SequenceClassifierModel(BatchModel):
         self._net = net.to(device).eval()
         self._index = support_index(net.config.id2label, net.config.num_labels)
         self._dtype = dtype
-        self.max_seq_len = min(self.max_seq_len, getattr(self._tokenizer, "model_max_length",
-                                                         self.max_seq_len) or self.max_seq_len)
+        self.max_seq_len = min(
+            self.max_seq_len, getattr(self._tokenizer, "model_max_length", self.max_seq_len) or self.max_seq_len
+        )
 
     def cost(self, pair: Pair) -> int:
         # About four characters a token; tokenizing twice would cost more than the estimate
@@ -165,18 +167,16 @@ class SequenceClassifierModel(BatchModel):
 
         owners, premises, hypotheses = [], [], []
         for i, pair in enumerate(pairs):
-            for claim in (claim_parts(pair.claim) if pair.compound else [pair.claim]):
+            for claim in claim_parts(pair.claim) if pair.compound else [pair.claim]:
                 owners.append(i)
                 premises.append(pair.source_text)
                 hypotheses.append(claim)
         # longest_first trims the passage (the longer text) first and, unlike only_first,
         # never fails on a claim that alone is longer than the model's window.
-        encoded = self._tokenizer(premises, hypotheses, truncation="longest_first",
-                                  max_length=self.max_seq_len)
+        encoded = self._tokenizer(premises, hypotheses, truncation="longest_first", max_length=self.max_seq_len)
         rows = [dict(zip(encoded.keys(), values)) for values in zip(*encoded.values())]
         support = [0.0] * len(rows)
-        overhead = PASS_OVERHEAD_TOKENS.get(self.device.split(":")[0],
-                                            ACCELERATOR_PASS_OVERHEAD_TOKENS)
+        overhead = PASS_OVERHEAD_TOKENS.get(self.device.split(":")[0], ACCELERATOR_PASS_OVERHEAD_TOKENS)
         for members in plan_passes([len(row["input_ids"]) for row in rows], overhead):
             batch = self._tokenizer.pad([rows[i] for i in members], return_tensors="pt")
             with torch.inference_mode():
@@ -193,8 +193,11 @@ class SequenceClassifierModel(BatchModel):
         return best
 
     def describe(self) -> dict[str, Any]:
-        return {"dtype": str(getattr(self, "_dtype", self.dtype_name)).removeprefix("torch."),
-                "support_label": self._index, "checkpoint": str(self.path)}
+        return {
+            "dtype": str(getattr(self, "_dtype", self.dtype_name)).removeprefix("torch."),
+            "support_label": self._index,
+            "checkpoint": str(self.path),
+        }
 
 
 class LayaModel(BatchModel):
@@ -238,8 +241,7 @@ class LayaModel(BatchModel):
             idx = [i for i, p in enumerate(pairs) if p.compound == compound]
             if not idx:
                 continue
-            states = [{"source_text": pairs[i].source_text, "claim": pairs[i].claim}
-                      for i in idx]
+            states = [{"source_text": pairs[i].source_text, "claim": pairs[i].claim} for i in idx]
             questions = {"support": {"type": "noul", "instructions": pairs[idx[0]].question}}
             results = self._agent.predict_batch(states, questions, max_len=self.max_seq_len)
             for i, result in zip(idx, results):
@@ -248,35 +250,43 @@ class LayaModel(BatchModel):
 
     def describe(self) -> dict[str, Any]:
         agent = self._agent
-        return {"dtype": str(agent.dtype).removeprefix("torch.") if agent else "",
-                "amp": bool(agent.amp_enabled) if agent else False,
-                "checkpoint": str(self.path), "laya_device": self.device}
+        return {
+            "dtype": str(agent.dtype).removeprefix("torch.") if agent else "",
+            "amp": bool(agent.amp_enabled) if agent else False,
+            "checkpoint": str(self.path),
+            "laya_device": self.device,
+        }
 
 
 def is_laya_checkpoint(path: Path) -> bool:
     return (Path(path) / "rl_agent_config.json").exists()
 
 
-def load_model(path: Path, *, dtype: str = "auto", max_seq_len: int = 512,
-               name: str = "") -> BatchModel:
+def load_model(path: Path, *, dtype: str = "auto", max_seq_len: int = 512, name: str = "") -> BatchModel:
     """The `BatchModel` for a checkpoint directory (not loaded yet: call `setup(device)`)."""
     path = Path(path)
     if not path.is_dir():
-        raise FileNotFoundError(f"checkpoint directory {path} does not exist; set "
-                                "ZOCRATES_VERIFIER_MODEL_DIR to a local checkpoint")
+        raise FileNotFoundError(
+            f"checkpoint directory {path} does not exist; set ZOCRATES_VERIFIER_MODEL_DIR to a local checkpoint"
+        )
     if is_laya_checkpoint(path):
         try:
             import laya  # noqa: F401
         except ImportError as exc:
-            raise RuntimeError(f"{path} is a Laya checkpoint but the `laya` package is not "
-                               "installed; pip install laya, or use an NLI checkpoint") from exc
+            raise RuntimeError(
+                f"{path} is a Laya checkpoint but the `laya` package is not "
+                "installed; pip install laya, or use an NLI checkpoint"
+            ) from exc
         return LayaModel(path, name=name, max_seq_len=max_seq_len)
     config = path / "config.json"
     if not config.exists():
-        raise FileNotFoundError(f"{path} has no config.json: expected a Hugging Face "
-                                "sequence-classification checkpoint or a Laya checkpoint")
+        raise FileNotFoundError(
+            f"{path} has no config.json: expected a Hugging Face "
+            "sequence-classification checkpoint or a Laya checkpoint"
+        )
     architectures = json.loads(config.read_text()).get("architectures") or []
     if architectures and not any("SequenceClassification" in a for a in architectures):
-        raise ValueError(f"{path} holds {architectures}, not a sequence-classification "
-                         "model (an NLI or cross-encoder checkpoint)")
+        raise ValueError(
+            f"{path} holds {architectures}, not a sequence-classification model (an NLI or cross-encoder checkpoint)"
+        )
     return SequenceClassifierModel(path, dtype=dtype, max_seq_len=max_seq_len, name=name)

@@ -36,15 +36,21 @@ RETRY_429_AFTER_S = 0.25
 _SCHEMA = {
     "name": "support_probability",
     "strict": True,
-    "schema": {"type": "object", "additionalProperties": False, "required": ["probability"],
-               "properties": {"probability": {"type": "number", "minimum": 0, "maximum": 1}}},
+    "schema": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["probability"],
+        "properties": {"probability": {"type": "number", "minimum": 0, "maximum": 1}},
+    },
 }
 
 
 def decision_body(pair: Pair, model: str) -> dict[str, Any]:
-    return {"model": model,
-            "state": {"source_text": pair.source_text, "claim": pair.claim},
-            "questions": {QUESTION_ID: {"type": "noul", "instructions": pair.question}}}
+    return {
+        "model": model,
+        "state": {"source_text": pair.source_text, "claim": pair.claim},
+        "questions": {QUESTION_ID: {"type": "noul", "instructions": pair.question}},
+    }
 
 
 def chat_body(pair: Pair, model: str) -> dict[str, Any]:
@@ -53,8 +59,11 @@ def chat_body(pair: Pair, model: str) -> dict[str, Any]:
         "model": model,
         "temperature": 0,
         "messages": [
-            {"role": "system", "content": "You verify citations. Answer with the probability "
-             "(0 to 1) that the answer to the question is yes, as JSON."},
+            {
+                "role": "system",
+                "content": "You verify citations. Answer with the probability "
+                "(0 to 1) that the answer to the question is yes, as JSON.",
+            },
             {"role": "user", "content": f"{state}\n\nQuestion: {pair.question}"},
         ],
         "response_format": {"type": "json_schema", "json_schema": _SCHEMA},
@@ -72,11 +81,18 @@ class OpenRouterBackend(Backend):
 
     provider = "openrouter"
 
-    def __init__(self, api_key: str | None, *, model: str = "",
-                 url: str = "https://openrouter.ai/api/alpha/decisions",
-                 chat_url: str = "https://openrouter.ai/api/v1/chat/completions",
-                 fallback_model: str = "", timeout_s: float = 10.0, concurrency: int = 8,
-                 client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        api_key: str | None,
+        *,
+        model: str = "",
+        url: str = "https://openrouter.ai/api/alpha/decisions",
+        chat_url: str = "https://openrouter.ai/api/v1/chat/completions",
+        fallback_model: str = "",
+        timeout_s: float = 10.0,
+        concurrency: int = 8,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
         self.model = model or DEFAULT_OPENROUTER_MODEL
         self.device = "remote"
         self._key = api_key
@@ -89,8 +105,9 @@ class OpenRouterBackend(Backend):
 
     async def score(self, pairs: Sequence[Pair], deadline: float | None) -> list[Outcome]:
         if not self._key:
-            error = NotAvailable("no OpenRouter key configured (set "
-                                 "ZOCRATES_VERIFIER_OPENROUTER_API_KEY or OPENROUTER_API_KEY)")
+            error = NotAvailable(
+                "no OpenRouter key configured (set ZOCRATES_VERIFIER_OPENROUTER_API_KEY or OPENROUTER_API_KEY)"
+            )
             return [error] * len(pairs)
         return list(await asyncio.gather(*(self._one(p, deadline) for p in pairs)))
 
@@ -135,8 +152,11 @@ class OpenRouterBackend(Backend):
 
     async def _post(self, url: str, body: dict, deadline: float | None) -> Any:
         response = await self._client.post(
-            url, json=body, timeout=self._timeout(deadline),
-            headers={"Authorization": f"Bearer {self._key}", "X-Title": "Zocrates"})
+            url,
+            json=body,
+            timeout=self._timeout(deadline),
+            headers={"Authorization": f"Bearer {self._key}", "X-Title": "Zocrates"},
+        )
         if response.status_code != 200:
             raise _Status(response.status_code, response.text)
         return response.json()
@@ -154,8 +174,7 @@ class OpenRouterBackend(Backend):
         await self._client.aclose()
 
     def health(self) -> dict[str, Any]:
-        return {"loaded": bool(self._key), "mode": "chat" if self.decisions_missing
-                else "decisions"}
+        return {"loaded": bool(self._key), "mode": "chat" if self.decisions_missing else "decisions"}
 
 
 def _probability(value: Any) -> float:

@@ -54,9 +54,16 @@ class RemoteBackend(Backend):
 
     provider = "remote"
 
-    def __init__(self, url: str, *, api_key: str | None = None, model: str = "",
-                 timeout_s: float = 10.0, max_states: int = 64,
-                 client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        api_key: str | None = None,
+        model: str = "",
+        timeout_s: float = 10.0,
+        max_states: int = 64,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
         self.url = url.rstrip("/")
         self.model = model or "remote-default"
         self._model_param = model
@@ -73,9 +80,9 @@ class RemoteBackend(Backend):
         # until then every pair fails open.
         parts = urlsplit(self.url)
         try:
-            response = await self._client.get(f"{parts.scheme}://{parts.netloc}/health",
-                                              headers=self._headers,
-                                              timeout=min(self.timeout_s, 3.0))
+            response = await self._client.get(
+                f"{parts.scheme}://{parts.netloc}/health", headers=self._headers, timeout=min(self.timeout_s, 3.0)
+            )
             body = response.json() if response.status_code == 200 else {}
             self._reachable = isinstance(body, dict) and body.get("status") == "ok"
             self._remote_health = body if self._reachable else {}
@@ -88,9 +95,8 @@ class RemoteBackend(Backend):
         for compound in (False, True):
             idx = [i for i, p in enumerate(pairs) if p.compound == compound]
             for start in range(0, len(idx), self.max_states):
-                jobs.append(idx[start: start + self.max_states])
-        results = await asyncio.gather(*(self._post([pairs[i] for i in job], deadline)
-                                         for job in jobs))
+                jobs.append(idx[start : start + self.max_states])
+        results = await asyncio.gather(*(self._post([pairs[i] for i in job], deadline) for job in jobs))
         for job, outcomes in zip(jobs, results):
             for i, outcome in zip(job, outcomes):
                 out[i] = outcome
@@ -103,27 +109,26 @@ class RemoteBackend(Backend):
             if timeout <= 0:
                 return [DeadlineExceeded("the deadline passed before the remote call")] * len(pairs)
         try:
-            response = await self._client.post(f"{self.url}/batch",
-                                               json=batch_body(pairs, self._model_param),
-                                               headers=self._headers, timeout=timeout)
+            response = await self._client.post(
+                f"{self.url}/batch", json=batch_body(pairs, self._model_param), headers=self._headers, timeout=timeout
+            )
         except httpx.TimeoutException:
             self._reachable = True
-            return [DeadlineExceeded(f"{self.url}/batch did not answer in {timeout:.1f} s")] \
-                * len(pairs)
+            return [DeadlineExceeded(f"{self.url}/batch did not answer in {timeout:.1f} s")] * len(pairs)
         except httpx.HTTPError as exc:
             self._reachable = False
             return [Unreachable(f"{self.url}/batch unreachable: {exc!r}")] * len(pairs)
         self._reachable = True
         if response.status_code != 200:
-            return [Unreachable(f"{self.url}/batch answered HTTP {response.status_code}: "
-                                f"{response.text[:200]}")] * len(pairs)
+            return [Unreachable(f"{self.url}/batch answered HTTP {response.status_code}: {response.text[:200]}")] * len(
+                pairs
+            )
         try:
             results = response.json()["results"]
             if len(results) != len(pairs):
                 raise ValueError(f"{len(results)} results for {len(pairs)} states")
         except (ValueError, KeyError, TypeError) as exc:
-            return [Unreachable(f"{self.url}/batch answered an unreadable body: {exc}")] \
-                * len(pairs)
+            return [Unreachable(f"{self.url}/batch answered an unreadable body: {exc}")] * len(pairs)
         outcomes: list[Outcome] = []
         for result in results:
             try:
@@ -136,5 +141,8 @@ class RemoteBackend(Backend):
         await self._client.aclose()
 
     def health(self) -> dict[str, Any]:
-        return {"loaded": bool(self._reachable), "remote_url": self.url,
-                "remote_device": self._remote_health.get("device")}
+        return {
+            "loaded": bool(self._reachable),
+            "remote_url": self.url,
+            "remote_device": self._remote_health.get("device"),
+        }

@@ -32,8 +32,15 @@ class AbstractBackfill:
         missing = [w for w in works if not w.abstract]
         keyed = [(w, key) for w in missing if (key := paper_key(w.doi, w.arxiv_id))]
         if keyed:
-            papers = await self._ask("semanticscholar", self._s2.papers(
-                [key for _, key in keyed], fields="title,abstract,externalIds", timeout=self._timeout)) or []
+            papers = (
+                await self._ask(
+                    "semanticscholar",
+                    self._s2.papers(
+                        [key for _, key in keyed], fields="title,abstract,externalIds", timeout=self._timeout
+                    ),
+                )
+                or []
+            )
             for (work, _), paper in zip(keyed, papers):
                 if paper is None:
                     continue

@@ -12,9 +12,9 @@ from typing import Any
 from urllib.parse import quote
 
 from zocrates_contracts.identifiers import arxiv_of_doi, normalize_doi
+from zocrates_discovery.adapters.http import Http
 from zocrates_discovery.config import DiscoverySettings
 from zocrates_discovery.domain.contact import contact_email
-from zocrates_discovery.adapters.http import Http
 from zocrates_discovery.domain.works import Work
 
 _JATS_TITLE = re.compile(r"<jats:title>.*?</jats:title>", re.DOTALL)
@@ -63,7 +63,9 @@ def parse_item(item: dict[str, Any]) -> Work | None:
         return None
     doi = normalize_doi(item.get("DOI"))
     licenses = item.get("license") or []
-    vor = next((lic for lic in licenses if lic.get("content-version") in ("vor", "am")), licenses[0] if licenses else {})
+    vor = next(
+        (lic for lic in licenses if lic.get("content-version") in ("vor", "am")), licenses[0] if licenses else {}
+    )
     return Work(
         title=" ".join(titles[0].split()),
         source="crossref",
@@ -98,7 +100,9 @@ class Crossref:
 
     async def search(self, query: str, rows: int = 25) -> list[Work]:
         """Works matching `query` bibliographically (title, authors, venue), best first."""
-        fetched = await self._http.get(f"{self._base}/works", params={
-            "query.bibliographic": query[:1_000], "rows": min(rows, 100), "select": SELECT, **self._polite()})
+        fetched = await self._http.get(
+            f"{self._base}/works",
+            params={"query.bibliographic": query[:1_000], "rows": min(rows, 100), "select": SELECT, **self._polite()},
+        )
         items = ((fetched.data if fetched else None) or {}).get("message", {}).get("items") or []
         return [w for w in map(parse_item, items) if w is not None]

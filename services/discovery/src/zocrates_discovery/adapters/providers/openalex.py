@@ -16,16 +16,30 @@ from typing import Any
 from urllib.parse import quote
 
 from zocrates_contracts.identifiers import arxiv_of_doi, find_arxiv_ids, normalize_doi
-from zocrates_discovery.config import DiscoverySettings
 from zocrates_discovery.adapters.http import BudgetExhausted, Http, UpstreamError
+from zocrates_discovery.config import DiscoverySettings
 from zocrates_discovery.domain.works import Work
 
 #: Fields a search asks for; everything a candidate needs and nothing more (smaller answers).
-SELECT = ",".join((
-    "id", "doi", "display_name", "publication_year", "ids", "primary_location", "best_oa_location",
-    "open_access", "authorships", "concepts", "primary_topic", "abstract_inverted_index",
-    "cited_by_count", "locations", "type",
-))
+SELECT = ",".join(
+    (
+        "id",
+        "doi",
+        "display_name",
+        "publication_year",
+        "ids",
+        "primary_location",
+        "best_oa_location",
+        "open_access",
+        "authorships",
+        "concepts",
+        "primary_topic",
+        "abstract_inverted_index",
+        "cited_by_count",
+        "locations",
+        "type",
+    )
+)
 MAX_SEARCH_CHARS = 1_500
 _HEADING = re.compile(r"^(?:abstract|summary)\s*[:.]?\s+(?=\S)", re.IGNORECASE)
 KEYWORD_MIN_SCORE = 0.60
@@ -44,8 +58,11 @@ def rebuild_abstract(inverted: dict[str, list[int]] | None) -> str | None:
 
 def keywords_of(work: dict[str, Any], min_score: float = KEYWORD_MIN_SCORE) -> list[str]:
     """Concepts scored at least `min_score`, then the primary topic; each once, in that order."""
-    names = [c["display_name"] for c in work.get("concepts") or []
-             if c.get("display_name") and (c.get("score") or 0) >= min_score]
+    names = [
+        c["display_name"]
+        for c in work.get("concepts") or []
+        if c.get("display_name") and (c.get("score") or 0) >= min_score
+    ]
     topic = (work.get("primary_topic") or {}).get("display_name")
     if topic:
         names.append(topic)
@@ -71,9 +88,12 @@ def parse_work(work: dict[str, Any]) -> Work | None:
     primary = work.get("primary_location") or {}
     best = work.get("best_oa_location") or {}
     oa = work.get("open_access") or {}
-    pdf_url = best.get("pdf_url") or next((loc["pdf_url"] for loc in locations if loc.get("is_oa") and loc.get("pdf_url")), None)
-    authors = [(a.get("author") or {}).get("display_name") or a.get("raw_author_name")
-               for a in work.get("authorships") or []]
+    pdf_url = best.get("pdf_url") or next(
+        (loc["pdf_url"] for loc in locations if loc.get("is_oa") and loc.get("pdf_url")), None
+    )
+    authors = [
+        (a.get("author") or {}).get("display_name") or a.get("raw_author_name") for a in work.get("authorships") or []
+    ]
     pmid = _short_id(ids.get("pmid"))
     return Work(
         title=title.strip(),
@@ -140,14 +160,27 @@ class OpenAlex:
         # Two OpenAlex failures have their own remedies (DESIGN.md).
         body = str(exc.body)
         if exc.status == 503 and not self.keyed:
-            return UpstreamError(exc.host, 503, "OpenAlex is refusing keyless searches right now (503); "
-                                 "set ZOCRATES_DISCOVERY_OPENALEX_API_KEY (a free key from openalex.org)", exc.body)
+            return UpstreamError(
+                exc.host,
+                503,
+                "OpenAlex is refusing keyless searches right now (503); "
+                "set ZOCRATES_DISCOVERY_OPENALEX_API_KEY (a free key from openalex.org)",
+                exc.body,
+            )
         if exc.status == 504 and "query_timeout" in body:
-            return UpstreamError(exc.host, 504, "OpenAlex timed out on this query (query_timeout); "
-                                 "try a shorter or more specific query", exc.body)
+            return UpstreamError(
+                exc.host,
+                504,
+                "OpenAlex timed out on this query (query_timeout); try a shorter or more specific query",
+                exc.body,
+            )
         if exc.status == 401:
-            return UpstreamError(exc.host, 401, "OpenAlex rejected the API key (401); check "
-                                 "ZOCRATES_DISCOVERY_OPENALEX_API_KEY", exc.body)
+            return UpstreamError(
+                exc.host,
+                401,
+                "OpenAlex rejected the API key (401); check ZOCRATES_DISCOVERY_OPENALEX_API_KEY",
+                exc.body,
+            )
         return exc
 
     def _account(self, headers: dict[str, str]) -> None:
@@ -160,10 +193,15 @@ class OpenAlex:
 
     async def search(self, query: str, per_page: int = 25) -> list[Work]:
         """Works most relevant to `query` (a `search=`, 10 credits), best first."""
-        data = await self._get("/works", {
-            "search": search_text(query), "per_page": min(per_page, 200), "select": SELECT,
-            "filter": "is_paratext:false",
-        })
+        data = await self._get(
+            "/works",
+            {
+                "search": search_text(query),
+                "per_page": min(per_page, 200),
+                "select": SELECT,
+                "filter": "is_paratext:false",
+            },
+        )
         results = (data or {}).get("results") or []
         return [w for w in map(parse_work, results) if w is not None]
 

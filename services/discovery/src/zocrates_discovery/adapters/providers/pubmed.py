@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from zocrates_discovery.adapters.http import Http
 from zocrates_discovery.config import DiscoverySettings
 from zocrates_discovery.domain.contact import contact_email
-from zocrates_discovery.adapters.http import Http
 
 
 def _abstract_of(article: ET.Element) -> str | None:
@@ -49,7 +49,10 @@ class PubMed:
         """PMID -> abstract for those of `pmids` PubMed has an abstract for (one efetch request)."""
         if not pmids:
             return {}
-        fetched = await self._http.get(f"{self._base}/efetch.fcgi", params={
-            "db": "pubmed", "id": ",".join(pmids[:200]), "retmode": "xml", **self._identity()},
-            timeout=timeout, parse="text")
+        fetched = await self._http.get(
+            f"{self._base}/efetch.fcgi",
+            params={"db": "pubmed", "id": ",".join(pmids[:200]), "retmode": "xml", **self._identity()},
+            timeout=timeout,
+            parse="text",
+        )
         return parse_abstracts(fetched.data) if fetched else {}

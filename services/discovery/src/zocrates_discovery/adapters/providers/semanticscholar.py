@@ -11,8 +11,8 @@ from typing import Any
 from urllib.parse import quote
 
 from zocrates_contracts.identifiers import arxiv_of_doi, normalize_arxiv, normalize_doi
-from zocrates_discovery.config import DiscoverySettings
 from zocrates_discovery.adapters.http import Http
+from zocrates_discovery.config import DiscoverySettings
 from zocrates_discovery.domain.works import Work
 
 FIELDS = "title,authors,year,venue,journal,externalIds,abstract,citationCount,openAccessPdf"
@@ -72,16 +72,26 @@ class SemanticScholar:
 
     async def paper(self, key: str, fields: str = FIELDS, timeout: float | None = None) -> Work | None:
         """The paper addressed by `key` (`DOI:...`, `ARXIV:...`), or None if unknown."""
-        fetched = await self._http.get(f"{self._base}/paper/{quote(key, safe=':/')}", params={"fields": fields},
-                                       headers=self._headers, timeout=timeout)
+        fetched = await self._http.get(
+            f"{self._base}/paper/{quote(key, safe=':/')}",
+            params={"fields": fields},
+            headers=self._headers,
+            timeout=timeout,
+        )
         return parse_paper(fetched.data) if fetched and isinstance(fetched.data, dict) else None
 
     async def papers(self, keys: list[str], fields: str = FIELDS, timeout: float | None = None) -> list[Work | None]:
         """The papers addressed by `keys` in one batch request, aligned with `keys` (None if unknown)."""
         if not keys:
             return []
-        fetched = await self._http.request("POST", f"{self._base}/paper/batch", params={"fields": fields},
-                                           headers=self._headers, json_body={"ids": keys[:500]}, timeout=timeout)
+        fetched = await self._http.request(
+            "POST",
+            f"{self._base}/paper/batch",
+            params={"fields": fields},
+            headers=self._headers,
+            json_body={"ids": keys[:500]},
+            timeout=timeout,
+        )
         papers = (fetched.data if fetched else None) or []
         if not isinstance(papers, list):
             return [None] * len(keys)
@@ -90,7 +100,10 @@ class SemanticScholar:
 
     async def search(self, query: str, limit: int = 25) -> list[Work]:
         """Papers relevant to `query`, best first."""
-        fetched = await self._http.get(f"{self._base}/paper/search", params={
-            "query": query[:500], "limit": min(limit, 100), "fields": FIELDS}, headers=self._headers)
+        fetched = await self._http.get(
+            f"{self._base}/paper/search",
+            params={"query": query[:500], "limit": min(limit, 100), "fields": FIELDS},
+            headers=self._headers,
+        )
         papers = ((fetched.data if fetched else None) or {}).get("data") or []
         return [w for w in map(parse_paper, papers) if w is not None]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from zocrates_discovery.adapters.http import Http
 from zocrates_discovery.config import DiscoverySettings
 from zocrates_discovery.domain.contact import contact_email
-from zocrates_discovery.adapters.http import Http
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,8 @@ class OpenAccess:
 def parse_record(record: dict[str, Any]) -> OpenAccess:
     best = record.get("best_oa_location") or {}
     pdf = best.get("url_for_pdf") or next(
-        (loc.get("url_for_pdf") for loc in record.get("oa_locations") or [] if loc.get("url_for_pdf")), None)
+        (loc.get("url_for_pdf") for loc in record.get("oa_locations") or [] if loc.get("url_for_pdf")), None
+    )
     return OpenAccess(
         pdf_url=pdf,
         landing_url=best.get("url_for_landing_page"),
