@@ -15,7 +15,7 @@ device run measures the model the verifier serves.
 
 Quality: the trained model's figures as `tools/train_verifier.py` recorded them beside its
 weights, with a re-score of one held-out split here as a check that they still hold; and the
-heuristic backend on held-out SciFact (see `zocrates_verifier.calibration`).
+heuristic backend on held-out SciFact (see `zocrates_verifier.domain.calibration`).
 
 On an accelerator machine (no registry, no `../shared` there), the same measurement runs from
 a bundle prepared here: `bench/device_verifier.sh` (see docs/benchmarks.md).
@@ -69,8 +69,8 @@ def _checkpoint(directory: Path, source: Path | None = None) -> Path:
 
 
 def _workload(seed: int = 7):
-    from zocrates_verifier.backends.base import Pair
-    from zocrates_verifier.calibration import default_data_dir, load_pairs
+    from zocrates_verifier.adapters.backends.base import Pair
+    from zocrates_verifier.domain.calibration import default_data_dir, load_pairs
 
     rng = random.Random(seed)
     try:
@@ -105,7 +105,7 @@ async def _timed_turn(backend, pairs, latencies: list[float]) -> None:
 
 async def _compare(model, device: str, turns, rounds: int) -> tuple[dict, dict]:
     """(one pair per pass, dynamic batching) figures, the modes alternating round by round."""
-    from zocrates_verifier.backends.batched import BatchedBackend
+    from zocrates_verifier.adapters.backends.batched import BatchedBackend
 
     options = dict(
         max_batch_tokens=BATCHER_DEFAULTS["max_batch_tokens"],
@@ -150,7 +150,7 @@ def _flops_per_pair(model, turns) -> float:
     because torch's FlopCounterMode does not count CPU attention (`sdpa`); the test checks
     the rest against it.
     """
-    from zocrates_verifier.backends.base import claim_parts
+    from zocrates_verifier.adapters.backends.base import claim_parts
 
     config = model._net.config
     h, inner, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
@@ -198,7 +198,7 @@ def _matmul_ceiling(model, device: str) -> float:
 def _shipped() -> Path | None:
     """The trained model's directory when it ships in the working tree (it travels to a device
     machine with the checkout), else None."""
-    from zocrates_verifier.backends.local_torch import SHIPPED_MODEL_DIR, shipped_model_present
+    from zocrates_verifier.adapters.backends.local_torch import SHIPPED_MODEL_DIR, shipped_model_present
 
     return SHIPPED_MODEL_DIR if shipped_model_present() else None
 
@@ -221,7 +221,7 @@ def _throughput_rows(
     import torch
     from transformers.utils import logging as hf_logging
 
-    from zocrates_verifier.backends.local_torch import load_model
+    from zocrates_verifier.adapters.backends.local_torch import load_model
 
     hf_logging.disable_progress_bar()
     if device == "cpu" and dtypes is None:
@@ -253,13 +253,13 @@ def _throughput_rows(
 
 
 def _quality() -> dict:
-    from zocrates_verifier.calibration import evaluate
+    from zocrates_verifier.domain.calibration import evaluate
 
     return evaluate()
 
 
 def _heuristic_rate(turns) -> float:
-    from zocrates_verifier.backends.heuristic import HeuristicModel
+    from zocrates_verifier.adapters.backends.heuristic import HeuristicModel
 
     pairs = [p for t in turns for p in t]
     model = HeuristicModel()
@@ -508,7 +508,7 @@ def prepare(bundle: Path) -> None:
 
 def run_bundle(bundle: Path, device: str, dtypes: list[str], rounds: int, turn_copies: list[int]) -> str:
     """The throughput section on `device`, for the workload and more concurrent turns."""
-    from zocrates_verifier.backends.base import Pair
+    from zocrates_verifier.adapters.backends.base import Pair
 
     turns = [[Pair(**p) for p in turn] for turn in json.loads((bundle / "workload.json").read_text())["turns"]]
     lines = [

@@ -55,9 +55,9 @@ def load_splits() -> dict[str, list[dict]]:
 
 def number_swaps(rows: list[dict], seed: int) -> list[dict]:
     """Supported claims with one number that the passage states changed, as `contradict` rows
-    (the verifier's number-swap recipe, `zocrates_verifier.calibration.number_swaps`)."""
-    from zocrates_verifier.calibration import LabeledPair
-    from zocrates_verifier.calibration import number_swaps as swaps
+    (the verifier's number-swap recipe, `zocrates_verifier.domain.calibration.number_swaps`)."""
+    from zocrates_verifier.domain.calibration import LabeledPair
+    from zocrates_verifier.domain.calibration import number_swaps as swaps
 
     by_text = {}
     pairs = []

@@ -132,7 +132,7 @@ def ship(trained: Path, target: Path, report: dict) -> None:
 
 def served_model(checkpoint: Path, dtype: str = "float32"):
     """The checkpoint through the verifier's own backend class, on the CPU."""
-    from zocrates_verifier.backends.local_torch import load_model
+    from zocrates_verifier.adapters.backends.local_torch import load_model
 
     model = load_model(checkpoint, dtype=dtype, max_seq_len=SERVED_MAX_LENGTH)
     model.setup("cpu")
@@ -140,7 +140,7 @@ def served_model(checkpoint: Path, dtype: str = "float32"):
 
 
 def served_scores(model, rows: Sequence[dict], batch: int = 64) -> list[float]:
-    from zocrates_verifier.backends.base import Pair
+    from zocrates_verifier.adapters.backends.base import Pair
 
     pairs = [Pair(r["claim"], r["passage"]) for r in rows]
     out: list[float] = []
@@ -150,15 +150,15 @@ def served_scores(model, rows: Sequence[dict], batch: int = 64) -> list[float]:
 
 
 def heuristic_scores(rows: Sequence[dict]) -> list[float]:
-    from zocrates_verifier.backends.base import Pair
-    from zocrates_verifier.backends.heuristic import score_pair
+    from zocrates_verifier.adapters.backends.base import Pair
+    from zocrates_verifier.adapters.backends.heuristic import score_pair
 
     return [score_pair(Pair(r["claim"], r["passage"])) for r in rows]
 
 
 def overlap_scores(rows: Sequence[dict]) -> list[float]:
     """Plain lexical overlap: the share of the claim's content stems found in the passage."""
-    from zocrates_verifier.backends.heuristic import features
+    from zocrates_verifier.adapters.backends.heuristic import features
 
     return [features(r["claim"], r["passage"])[0] for r in rows]
 
@@ -173,7 +173,7 @@ def _rounded(value: float) -> float | None:
 def split_metrics(scores: Sequence[float], labels: Sequence[str], threshold: float | None) -> dict:
     """AUROC support vs rest and vs contradict; with a threshold (a probability), ECE and
     accuracy, precision and recall of support at it."""
-    from zocrates_verifier.calibration import auroc, expected_calibration_error
+    from zocrates_verifier.domain.calibration import auroc, expected_calibration_error
 
     positive = [label == "support" for label in labels]
     pairs = [(s, y == "support") for s, y in zip(scores, labels) if y in ("support", "contradict")]
@@ -198,9 +198,9 @@ def split_metrics(scores: Sequence[float], labels: Sequence[str], threshold: flo
 def number_probe_rows(rows: Sequence[dict]) -> tuple[list[dict], list[dict]]:
     """(quoted, swapped): a sentence stating a number quoted from each distinct passage of the
     split, and the same sentence with the number changed; then each supported claim whose
-    number the passage states, with that number changed (`zocrates_verifier.calibration`'s
+    number the passage states, with that number changed (`zocrates_verifier.domain.calibration`'s
     recipes)."""
-    from zocrates_verifier.calibration import LabeledPair, number_probe, number_swaps
+    from zocrates_verifier.domain.calibration import LabeledPair, number_probe, number_swaps
 
     labeled = [LabeledPair(i, r["claim"], r["passage"], int(r["label"] == "support")) for i, r in enumerate(rows)]
     probe = number_probe(labeled)
@@ -286,7 +286,7 @@ def reliability_diagram(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from zocrates_verifier.calibration import expected_calibration_error
+    from zocrates_verifier.domain.calibration import expected_calibration_error
 
     fig, axes = plt.subplots(1, len(curves), figsize=(4 * len(curves), 4.2), sharey=True)
     for ax, (split, scorers) in zip(axes, curves.items()):

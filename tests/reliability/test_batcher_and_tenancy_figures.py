@@ -17,8 +17,8 @@ from hypothesis.stateful import run_state_machine_as_test
 from retrieval.test_tenancy import TenantLeakMachine
 from verifier.test_batcher import LinearModel, make
 
-from zocrates_verifier.backends.base import DeadlineExceeded, PredictFailed
-from zocrates_verifier.batcher import MicroBatcher
+from zocrates_verifier.adapters.backends.base import DeadlineExceeded, PredictFailed
+from zocrates_verifier.domain.batcher import MicroBatcher
 
 
 async def test_batcher_figures_mapping_poison_deadline_and_out_of_memory(report):

@@ -10,13 +10,13 @@ import time
 import pytest
 import torch
 
-from zocrates_verifier.backends.base import (
+from zocrates_verifier.adapters.backends.base import (
     DeadlineExceeded,
     NotAvailable,
     Overloaded,
     PredictFailed,
 )
-from zocrates_verifier.batcher import MicroBatcher
+from zocrates_verifier.domain.batcher import MicroBatcher
 
 
 class LinearModel:

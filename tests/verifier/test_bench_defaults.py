@@ -22,8 +22,8 @@ def test_flops_per_pair_is_the_arithmetic_predict_runs(tiny_checkpoint):
     from torch.utils.flop_counter import FlopCounterMode
 
     from bench.bench_verifier import _flops_per_pair
-    from zocrates_verifier.backends.base import Pair
-    from zocrates_verifier.backends.local_torch import load_model
+    from zocrates_verifier.adapters.backends.base import Pair
+    from zocrates_verifier.adapters.backends.local_torch import load_model
 
     model = load_model(tiny_checkpoint, dtype="float32")
     model.setup("cpu")

@@ -11,8 +11,8 @@ from zocrates_contracts import VerificationPair, VerificationRequested
 from zocrates_runtime import bus
 from zocrates_runtime.natsserver import free_port
 from zocrates_runtime.settings import ZocratesSettings
+from zocrates_verifier.adapters.backends.base import SINGLE_QUESTION
 from zocrates_verifier.app import create_app
-from zocrates_verifier.backends.base import SINGLE_QUESTION
 from zocrates_verifier.config import VerifierSettings
 from zocrates_verifier.service import VerifierService
 

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from zocrates_verifier import calibration
-from zocrates_verifier.backends.base import Pair
-from zocrates_verifier.backends.heuristic import COEFFICIENTS, FEATURES, features, score_pair
+from zocrates_verifier.adapters.backends.base import Pair
+from zocrates_verifier.adapters.backends.heuristic import COEFFICIENTS, FEATURES, features, score_pair
+from zocrates_verifier.domain import calibration
 
 PASSAGE = (
     "We enrolled 2,000 adults in a randomized trial. Over five years, aspirin reduced "

@@ -19,9 +19,9 @@ from zocrates_contracts import VerificationPair, VerificationRequested
 from zocrates_runtime import bus
 from zocrates_runtime.natsserver import free_port
 from zocrates_runtime.settings import ZocratesSettings
+from zocrates_verifier.adapters.backends.base import COMPOUND_QUESTION, SINGLE_QUESTION, Pair
+from zocrates_verifier.adapters.backends.local_torch import LayaModel, load_model
 from zocrates_verifier.app import create_app
-from zocrates_verifier.backends.base import COMPOUND_QUESTION, SINGLE_QUESTION, Pair
-from zocrates_verifier.backends.local_torch import LayaModel, load_model
 from zocrates_verifier.config import VerifierSettings
 from zocrates_verifier.http import create_http_app
 from zocrates_verifier.service import VerifierService

@@ -10,8 +10,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zocrates_verifier.backends.base import Pair
-from zocrates_verifier.backends.local_torch import (
+from zocrates_verifier.adapters.backends.base import Pair
+from zocrates_verifier.adapters.backends.local_torch import (
     SequenceClassifierModel,
     load_model,
     plan_passes,
@@ -157,7 +157,7 @@ def test_ragged_batch_runs_in_several_passes_and_scores_like_one_pair_at_a_time(
         passes.append(plan_passes(lengths, overhead))
         return passes[-1]
 
-    monkeypatch.setattr("zocrates_verifier.backends.local_torch.plan_passes", recording_plan)
+    monkeypatch.setattr("zocrates_verifier.adapters.backends.local_torch.plan_passes", recording_plan)
     together = model.predict(pairs)
     assert len(passes) == 1 and len(passes[0]) >= 3, passes  # short, medium and long passes
     assert together == pytest.approx(alone, abs=1e-5)

@@ -9,7 +9,7 @@ import httpx
 import pytest
 import respx
 
-from zocrates_verifier.backends.base import (
+from zocrates_verifier.adapters.backends.base import (
     COMPOUND_QUESTION,
     SINGLE_QUESTION,
     DeadlineExceeded,
@@ -17,8 +17,8 @@ from zocrates_verifier.backends.base import (
     Pair,
     Unreachable,
 )
-from zocrates_verifier.backends.openrouter import OpenRouterBackend
-from zocrates_verifier.backends.remote import RemoteBackend
+from zocrates_verifier.adapters.backends.openrouter import OpenRouterBackend
+from zocrates_verifier.adapters.backends.remote import RemoteBackend
 
 REMOTE = "http://127.0.0.1:8005/v1/systemone"
 DECISIONS = "https://openrouter.test/api/alpha/decisions"

@@ -15,15 +15,15 @@ from zocrates_contracts.messages import (
     VerificationPair,
     VerificationRequested,
 )
-from zocrates_verifier.backends import local_torch
-from zocrates_verifier.backends.base import (
+from zocrates_verifier.adapters.backends import local_torch
+from zocrates_verifier.adapters.backends.base import (
     COMPOUND_QUESTION,
     SINGLE_QUESTION,
     Backend,
     BatchModel,
     Pair,
 )
-from zocrates_verifier.backends.batched import BatchedBackend
+from zocrates_verifier.adapters.backends.batched import BatchedBackend
 from zocrates_verifier.config import VerifierSettings
 from zocrates_verifier.http import create_http_app
 from zocrates_verifier.service import VerifierService

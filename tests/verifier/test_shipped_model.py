@@ -6,8 +6,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from zocrates_verifier.backends import local_torch
-from zocrates_verifier.backends.base import Pair
+from zocrates_verifier.adapters.backends import local_torch
+from zocrates_verifier.adapters.backends.base import Pair
 from zocrates_verifier.config import VerifierSettings
 from zocrates_verifier.http import create_http_app
 from zocrates_verifier.service import VerifierService

@@ -3,7 +3,7 @@
     .venv/bin/python services/verifier/scripts/fit_heuristic.py [--data DIR] [--l2 1.0]
 
 Paste the printed `COEFFICIENTS = (...)` line into
-`zocrates_verifier/backends/heuristic.py`; see `zocrates_verifier.calibration` for the data,
+`zocrates_verifier/backends/heuristic.py`; see `zocrates_verifier.domain.calibration` for the data,
 the split and the augmentation.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from zocrates_verifier import calibration
-from zocrates_verifier.backends import heuristic
+from zocrates_verifier.adapters.backends import heuristic
+from zocrates_verifier.domain import calibration
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import SettingsConfigDict
 
 from zocrates_runtime.settings import ZocratesSettings
-from zocrates_verifier.backends import local_torch
+from zocrates_verifier.adapters.backends import local_torch
 
 Provider = Literal["auto", "heuristic", "local", "remote", "openrouter"]
 

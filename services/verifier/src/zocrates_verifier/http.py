@@ -50,7 +50,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from zocrates_contracts.messages import MAX_CLAIM_CHARS, MAX_PAIRS, MAX_SOURCE_CHARS
-from zocrates_verifier.backends.base import (
+from zocrates_verifier.adapters.backends.base import (
     COMPOUND_QUESTION,
     SINGLE_QUESTION,
     Outcome,

@@ -20,8 +20,8 @@ import structlog
 
 from zocrates_contracts import ServiceError
 from zocrates_contracts.messages import PairScore, VerificationCompleted, VerificationRequested
-from zocrates_verifier.backends import build_backend, local_torch
-from zocrates_verifier.backends.base import (
+from zocrates_verifier.adapters.backends import build_backend, local_torch
+from zocrates_verifier.adapters.backends.base import (
     Backend,
     DeadlineExceeded,
     NotAvailable,
@@ -31,8 +31,8 @@ from zocrates_verifier.backends.base import (
     PredictFailed,
     VerifierError,
 )
+from zocrates_verifier.adapters.device import resolve_device
 from zocrates_verifier.config import VerifierSettings
-from zocrates_verifier.device import resolve_device
 
 log = structlog.get_logger("zocrates.verifier")
 

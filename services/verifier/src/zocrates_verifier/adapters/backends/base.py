@@ -5,7 +5,7 @@ There are two shapes of backend:
 - a `BatchModel` runs in this process (a torch checkpoint, the heuristic). It only knows how
   to score one batch synchronously (`predict`), in LitServe's stages: `setup(device)` once,
   `cost` to budget a batch, `predict` for one forward pass. The micro-batcher
-  (`zocrates_verifier.batcher`) feeds it pairs from all concurrent requests.
+  (`zocrates_verifier.domain.batcher`) feeds it pairs from all concurrent requests.
 - a `Backend` answers a whole request asynchronously. Remote servers implement it directly
   (they batch on their side); `BatchedBackend` adapts a `BatchModel` + micro-batcher to it.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zocrates_verifier.backends.base import Backend
+from zocrates_verifier.adapters.backends.base import Backend
 
 if TYPE_CHECKING:  # the models import without pydantic (the GPU bench runs on a bare image)
     from zocrates_verifier.config import VerifierSettings
@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # the models import without pydantic (the GPU bench runs on a
 def build_backend(settings: VerifierSettings, provider: str, device: str) -> Backend:
     """The configured backend for `provider` (already resolved from `auto`), not started."""
     if provider == "remote":
-        from zocrates_verifier.backends.remote import RemoteBackend
+        from zocrates_verifier.adapters.backends.remote import RemoteBackend
 
         key = settings.remote_api_key.get_secret_value() if settings.remote_api_key else None
         return RemoteBackend(
@@ -24,7 +24,7 @@ def build_backend(settings: VerifierSettings, provider: str, device: str) -> Bac
             max_states=settings.remote_max_states,
         )
     if provider == "openrouter":
-        from zocrates_verifier.backends.openrouter import OpenRouterBackend
+        from zocrates_verifier.adapters.backends.openrouter import OpenRouterBackend
 
         key = settings.openrouter_api_key.get_secret_value() if settings.openrouter_api_key else None
         return OpenRouterBackend(
@@ -36,16 +36,16 @@ def build_backend(settings: VerifierSettings, provider: str, device: str) -> Bac
             timeout_s=settings.request_timeout_s,
             concurrency=settings.openrouter_concurrency,
         )
-    from zocrates_verifier.backends.batched import BatchedBackend
+    from zocrates_verifier.adapters.backends.batched import BatchedBackend
 
     if provider == "local":
-        from zocrates_verifier.backends.local_torch import load_model
+        from zocrates_verifier.adapters.backends.local_torch import load_model
 
         model = load_model(
             settings.checkpoint_dir(), dtype=settings.dtype, max_seq_len=settings.max_seq_len, name=settings.model
         )
     elif provider == "heuristic":
-        from zocrates_verifier.backends.heuristic import HeuristicModel
+        from zocrates_verifier.adapters.backends.heuristic import HeuristicModel
 
         model = HeuristicModel()
     else:

@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from zocrates_verifier.backends.base import Backend, BatchModel, Outcome, Pair
-from zocrates_verifier.batcher import MicroBatcher
+from zocrates_verifier.adapters.backends.base import Backend, BatchModel, Outcome, Pair
+from zocrates_verifier.domain.batcher import MicroBatcher
 
 _WARMUP = Pair(
     claim="Warm-up claim with 12 words.", source_text="A warm-up passage that states 12 words for the warm-up claim."

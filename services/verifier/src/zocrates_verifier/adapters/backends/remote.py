@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from zocrates_verifier.backends.base import (
+from zocrates_verifier.adapters.backends.base import (
     Backend,
     DeadlineExceeded,
     Outcome,

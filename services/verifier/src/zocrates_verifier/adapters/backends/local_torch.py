@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zocrates_verifier.backends.base import BatchModel, Pair, claim_parts
+from zocrates_verifier.adapters.backends.base import BatchModel, Pair, claim_parts
 
 #: The verifier's default model: a 3-label (support, contradict, neither) MiniLM cross-encoder
 #: trained by `tools/train_verifier.py` and shipped in this package (docs/verifier-model.md).
 #: Defined here, not in `config`, because the GPU bench imports the models without pydantic.
-SHIPPED_MODEL_DIR = Path(__file__).resolve().parent.parent / "model"
+SHIPPED_MODEL_DIR = Path(__file__).resolve().parents[2] / "model"
 
 
 def shipped_model_present(directory: Path | None = None) -> bool:

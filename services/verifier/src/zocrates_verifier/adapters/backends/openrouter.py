@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from zocrates_verifier.backends.base import (
+from zocrates_verifier.adapters.backends.base import (
     Backend,
     DeadlineExceeded,
     NotAvailable,
@@ -28,7 +28,7 @@ from zocrates_verifier.backends.base import (
     Pair,
     Unreachable,
 )
-from zocrates_verifier.backends.remote import QUESTION_ID
+from zocrates_verifier.adapters.backends.remote import QUESTION_ID
 from zocrates_verifier.config import DEFAULT_OPENROUTER_MODEL
 
 RETRY_429_AFTER_S = 0.25

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from zocrates_verifier.backends import heuristic
+from zocrates_verifier.adapters.backends import heuristic
 
 
 @dataclass(frozen=True, slots=True)

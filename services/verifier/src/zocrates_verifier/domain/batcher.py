@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from zocrates_verifier.backends.base import (
+from zocrates_verifier.adapters.backends.base import (
     DeadlineExceeded,
     NotAvailable,
     Outcome,

@@ -21,7 +21,7 @@ best window of two consecutive sentences:
 Stemming is deliberately light (suffix stripping, British/American vowel folding) so the
 estimator stays transparent. The probability is `sigmoid(b + w . features)` with the
 coefficients below, fitted by `services/verifier/scripts/fit_heuristic.py` on a split of
-SciFact (see `zocrates_verifier.calibration`); refit after changing a feature with
+SciFact (see `zocrates_verifier.domain.calibration`); refit after changing a feature with
 
     .venv/bin/python services/verifier/scripts/fit_heuristic.py
 
@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from zocrates_verifier.backends.base import BatchModel, Pair, claim_parts
+from zocrates_verifier.adapters.backends.base import BatchModel, Pair, claim_parts
 
 #: Fitted by scripts/fit_heuristic.py (L2 logistic regression, SciFact train split plus
 #: number-swap negatives). Order: intercept, then FEATURES.
