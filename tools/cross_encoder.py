@@ -97,14 +97,7 @@ def fine_tune(
     step, seen, running, stopped_early = 0, 0, 0.0, False
     for batch_list in epoch_batches:
         for members in batch_list:
-            enc = tokenizer(
-                [pairs[i][0] for i in members],
-                [pairs[i][1] for i in members],
-                truncation=True,
-                max_length=max_length,
-                padding=True,
-                return_tensors="pt",
-            ).to(device)
+            enc = encode(tokenizer, pairs, members, max_length, device)
             target = torch.tensor([targets[i] for i in members], dtype=dtype, device=device)
             logits = model(**enc).logits
             value = loss(logits.squeeze(-1) if num_labels == 1 else logits, target)
@@ -145,6 +138,18 @@ def fine_tune(
     return figures
 
 
+def encode(tokenizer, pairs: Sequence[TextPair], members: Sequence[int], max_length: int, device: str):
+    """The pairs at `members`, tokenized together, padded to the longest and cut to `max_length`."""
+    return tokenizer(
+        [pairs[i][0] for i in members],
+        [pairs[i][1] for i in members],
+        truncation=True,
+        max_length=max_length,
+        padding=True,
+        return_tensors="pt",
+    ).to(device)
+
+
 def logits(
     model_dir: Path, pairs: Sequence[TextPair], max_length: int, device: str, batch_size: int = 128
 ) -> list[list[float]]:
@@ -154,20 +159,12 @@ def logits(
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForSequenceClassification.from_pretrained(model_dir).to(device).eval()
-    out: list[list[float]] = []
     # length-sorted passes pad less; the result is put back in the pairs' order
     order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
     scored: dict[int, list[float]] = {}
     with torch.inference_mode():
         for members in batches(order, batch_size):
-            enc = tokenizer(
-                [pairs[i][0] for i in members],
-                [pairs[i][1] for i in members],
-                truncation=True,
-                max_length=max_length,
-                padding=True,
-                return_tensors="pt",
-            ).to(device)
+            enc = encode(tokenizer, pairs, members, max_length, device)
             for i, row in zip(members, model(**enc).logits.float().tolist()):
                 scored[i] = row
     out = [scored[i] for i in range(len(pairs))]

@@ -18,6 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 #: Ids end up as NATS subject tokens and KV keys, so they are restricted to a safe alphabet.
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+#: A Zotero library: the user's own (`user`) or a group (`group-<groupID>`), as in retrieval.
+LIBRARY_ID_PATTERN = r"^(user|group-[0-9]{1,20})$"
+#: A Zotero item key: 8 characters (Zotero.Utilities.generateObjectKey), upper case and digits.
+ITEM_KEY_PATTERN = r"^[A-Z0-9]{8}$"
 _ID_RE = re.compile(ID_PATTERN)
 
 Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from zocrates_contracts.base import LIBRARY_ID_PATTERN
+
 
 class Creator(BaseModel):
     """One creator of a Zotero item.
@@ -87,7 +89,7 @@ class EvidenceChunk(BaseModel):
     library_id: str = Field(
         default="user",
         max_length=40,
-        pattern=r"^(user|group-[0-9]{1,20})$",
+        pattern=LIBRARY_ID_PATTERN,
         description="The Zotero library of the item: `user` (My Library) or "
         "`group-<groupID>`; item keys are unique only within one library",
     )

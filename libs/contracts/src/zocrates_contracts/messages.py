@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from zocrates_contracts.base import Id, Message, ServiceError
+from zocrates_contracts.base import ITEM_KEY_PATTERN, LIBRARY_ID_PATTERN, Id, Message, ServiceError
 from zocrates_contracts.candidates import Candidate
 from zocrates_contracts.evidence import Creator, EvidenceChunk
 from zocrates_contracts.identifiers import normalize_arxiv, normalize_doi, normalize_pmid
@@ -49,10 +49,8 @@ MAX_PAIRS = 512
 MAX_CANDIDATES = 200
 MAX_SCOPE_ITEMS = 20
 
-#: A Zotero library: the user's own (`user`) or a group (`group-<groupID>`), as in retrieval.
-LibraryId = Annotated[str, StringConstraints(pattern=r"^(user|group-[0-9]{1,20})$")]
-#: A Zotero item key: 8 characters (Zotero.Utilities.generateObjectKey), upper case and digits.
-ItemKey = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{8}$")]
+LibraryId = Annotated[str, StringConstraints(pattern=LIBRARY_ID_PATTERN)]
+ItemKey = Annotated[str, StringConstraints(pattern=ITEM_KEY_PATTERN)]
 
 
 class Request(Message):

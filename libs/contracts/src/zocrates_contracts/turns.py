@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from zocrates_contracts.base import LIBRARY_ID_PATTERN
 from zocrates_contracts.candidates import Candidate
 from zocrates_contracts.evidence import Creator
 
@@ -55,7 +56,7 @@ class Citation(BaseModel):
     library_id: str = Field(
         default="user",
         max_length=40,
-        pattern=r"^(user|group-[0-9]{1,20})$",
+        pattern=LIBRARY_ID_PATTERN,
         description="The Zotero library of the item: `user` (My Library) or "
         "`group-<groupID>`; item keys are unique only within one library",
     )
@@ -81,7 +82,7 @@ class SourceRef(BaseModel):
     library_id: str = Field(
         default="user",
         max_length=40,
-        pattern=r"^(user|group-[0-9]{1,20})$",
+        pattern=LIBRARY_ID_PATTERN,
         description="The Zotero library of the item: `user` (My Library) or "
         "`group-<groupID>`; item keys are unique only within one library",
     )

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from zocrates_gateway.adapters.tokens import Principal, TokenStore
+from zocrates_gateway.deps import gateway
 from zocrates_gateway.errors import ApiError
 
 UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
@@ -19,7 +20,7 @@ async def require_principal(request: Request) -> Principal:
         raise ApiError(
             401, "unauthorized", "Missing bearer token: send 'Authorization: Bearer <token>'.", UNAUTHORIZED_HEADERS
         )
-    store: TokenStore = request.app.state.gateway.tokens
+    store: TokenStore = gateway(request).tokens
     principal = await store.verify(token.strip())
     if principal is None:
         raise ApiError(401, "unauthorized", "Invalid, revoked or expired token.", UNAUTHORIZED_HEADERS)

@@ -35,6 +35,7 @@ from zocrates_contracts import (
     Message,
     new_id,
 )
+from zocrates_contracts.base import ITEM_KEY_PATTERN, LIBRARY_ID_PATTERN
 from zocrates_contracts.messages import MAX_SYNC_BODY, UPLOAD_TYPES
 from zocrates_contracts.subjects import library_object_name
 from zocrates_gateway.auth import CurrentUser, Principal
@@ -45,8 +46,6 @@ from zocrates_runtime import bus
 
 router = APIRouter()
 
-ITEM_KEY = r"^[A-Z0-9]{8}$"
-LIBRARY_ID = r"^(user|group-[0-9]{1,20})$"
 SYNC_FIELDS = {"library_id", "sync_id", "page", "final", "full", "items", "deleted"}
 SPOOL_IN_MEMORY = 8 * 1024 * 1024  # bigger uploads spill to a temp file on disk
 ENVELOPE = {"schema_version", "message_id", "turn_id", "session_id", "user_id", "trace", "created_at", "error"}
@@ -122,8 +121,8 @@ async def upload(
     request: Request,
     gateway: GatewayDep,
     user: CurrentUser,
-    key: str = Path(pattern=ITEM_KEY),
-    library_id: str = Query(default="user", pattern=LIBRARY_ID),
+    key: str = Path(pattern=ITEM_KEY_PATTERN),
+    library_id: str = Query(default="user", pattern=LIBRARY_ID_PATTERN),
 ) -> dict:
     """Upload the file of a synced attachment (the raw bytes as the body, its type as Content-Type)."""
     settings = gateway.settings
