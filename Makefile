@@ -63,6 +63,10 @@ fmt: $(STAMP)
 
 clean:
 	rm -rf $(VENV) data
+	# the rehearsal's podman storage (images, layers, volumes) lives in the clone
+	if [ -f .rehearsal/storage.conf ]; then CONTAINERS_CONF=deploy/rehearsal/containers.conf \
+	  CONTAINERS_STORAGE_CONF=.rehearsal/storage.conf podman system reset --force; fi
+	rm -rf .rehearsal
 
 # The Zotero plugin (issue 7): npm packages (and the vendored markdown-it and KaTeX) from the
 # committed package-lock.json, then build/zocrates.xpi.

