@@ -108,9 +108,17 @@ def test_reply_ids_are_derived_so_redelivery_is_deduplicated():
 TURN = {"turn_id": "t", "session_id": "s", "intent": "library", "question": "q"}
 
 
+def test_a_version_2_turn_record_reads_as_a_turn_without_an_error():
+    stored = {**TURN, "schema_version": 2, "prose": "Rates rose [1].", "text": "Rates rose [1]."}
+    record = TurnRecord.model_validate(stored)
+    assert record.schema_version == 2 and record.error is None
+    failed = TurnRecord(**TURN, error={"code": "timeout", "message": "The retrieval service did not answer."})
+    assert TurnRecord.model_validate_json(failed.model_dump_json()).error.code == "timeout"
+
+
 def test_a_turn_record_carries_prose_and_sources_and_text_is_their_concatenation():
     record = TurnRecord(**TURN, prose="Rates rose [1].\n\n", sources="# Cited Sources\n- x")
-    assert record.schema_version == TurnRecord.SCHEMA_VERSION == 2
+    assert record.schema_version == TurnRecord.SCHEMA_VERSION == 3 and record.error is None
     assert record.text == "Rates rose [1].\n\n# Cited Sources\n- x"
     assert TurnRecord.model_validate_json(record.model_dump_json()) == record
     with pytest.raises(ValidationError, match="text must be exactly prose \\+ sources"):
@@ -121,7 +129,7 @@ def test_a_turn_record_stored_before_version_2_still_decodes_as_version_1():
     old = TurnRecord.model_validate({**TURN, "text": "Rates rose [1].\n\n# Cited Sources\n- x"})
     assert (old.schema_version, old.prose, old.sources) == (1, "", "")
     with pytest.raises(ValidationError, match="not readable by this build of TurnRecord"):
-        TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 3})
+        TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 4})
 
 
 def test_turn_candidates_are_typed_and_a_version_1_records_dicts_decode_as_candidates():

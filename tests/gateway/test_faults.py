@@ -1,4 +1,4 @@
-"""Faults during a turn: the stream always ends, nothing is stored twice."""
+"""Faults during a turn: the stream always ends, a failed turn is kept with its error, nothing is stored twice."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ async def start_replica(url: str, delay: float) -> subprocess.Popen:
     return proc
 
 
-async def test_retrieval_killed_mid_turn_ends_the_stream_with_an_error_and_stores_nothing(nats_server):
+async def test_retrieval_killed_mid_turn_ends_the_stream_with_an_error_and_keeps_the_turn_with_it(nats_server):
     async with running_system(nats_server.url, retrieval_timeout_s=3.0) as system:
         await system.service_apps["retrieval"].stop()  # only the killable replica serves
         replica = await start_replica(nats_server.url, delay=30)
@@ -43,7 +43,10 @@ async def test_retrieval_killed_mid_turn_ends_the_stream_with_an_error_and_store
         assert events[-1]["event"] == "error" and events[-1]["data"]["code"] == "timeout"
         session = events[0]["data"]["session_id"]
         stored = (await system.client.get(f"{system.url}/sessions/{session}", headers=system.auth)).json()
-        assert stored["turns"] == []
+        # The session keeps the turn as it ended (issue 17): its error, no answer, no citations.
+        [turn] = stored["turns"]
+        assert turn["turn_id"] == events[0]["data"]["turn_id"] and turn["schema_version"] == 3
+        assert turn["error"] == events[-1]["data"] and turn["prose"] == "" and turn["citations"] == []
 
 
 async def test_a_turn_is_stored_once_even_if_its_resolution_is_republished(system):

@@ -1,9 +1,10 @@
-// The /ui/ web page's host: same-origin gateway, the token kept in sessionStorage (asked for
-// by the page, sent only as a Bearer header), the browser clipboard, and the Zotero-only
-// actions disabled: papers are staged on the server and offered as PDF downloads.
+// The /ui/ web page's host: same-origin gateway, the token (asked for by the page, sent only as
+// a Bearer header) and the open session kept in sessionStorage, the browser clipboard, and the
+// Zotero-only actions disabled: papers are staged on the server and offered as PDF downloads.
 
 const TOKEN_KEY = "zocrates.token";
 const FONT_KEY = "zocrates.fontSize";
+const SESSION_KEY = "zocrates.session";
 
 export function createHost(window) {
   const storage = window.sessionStorage;
@@ -20,6 +21,9 @@ export function createHost(window) {
     serverUrl: () => "",
     token: () => storage.getItem(TOKEN_KEY) || "",
     setToken: (token) => (token ? storage.setItem(TOKEN_KEY, token) : storage.removeItem(TOKEN_KEY)),
+    // The session the page showed, reopened after a reload (this tab only, like the token).
+    lastSession: () => storage.getItem(SESSION_KEY) || "",
+    setLastSession: (id) => (id ? storage.setItem(SESSION_KEY, id) : storage.removeItem(SESSION_KEY)),
     fontSize: () => local.getItem(FONT_KEY) || "medium",
     setFontSize: (name) => local.setItem(FONT_KEY, name),
     fetch: (...args) => window.fetch(...args),

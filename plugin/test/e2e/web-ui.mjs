@@ -255,6 +255,9 @@ try {
   await page.reload();
   await page.waitForSelector("#connect-panel[hidden]", { state: "attached" });
   assert.equal(await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--base-font-size").trim()), "15.5px");
+  // The page reopens the session it showed before the reload (issue 17).
+  await page.waitForFunction(() => document.querySelectorAll(".message-wrapper.assistant").length === 1);
+  assert.equal(await page.evaluate(() => window.zocrates.state.sessionId), firstSession);
   await page.click("#more-btn");
   await page.click("[data-font-size=medium]");
 
@@ -269,6 +272,12 @@ try {
   const ended = (await last.locator(".message-error").count()) ? await last.locator(".message-error").innerText() : "(finished before the stop)";
   report.notes.push(`stop: ${ended}`);
   assert.ok(/Stopped/.test(ended) || (await last.locator(".citation-pill").count()) > 0, `stop left: ${ended}`);
+  // A stopped turn is kept with its error: reopening the session shows it as it ended.
+  await openSession(page, firstSession);
+  await page.waitForFunction(() => document.querySelectorAll(".message-wrapper.assistant").length === 2);
+  const reopened = page.locator(".message-wrapper.assistant").last();
+  const reopenedEnd = (await reopened.locator(".message-error").count()) ? await reopened.locator(".message-error").innerText() : "(finished before the stop)";
+  assert.equal(reopenedEnd, ended, "the stopped turn reloads differently");
 
   step("discovery turn from recorded candidates");
   await page.click("#new-session-btn");

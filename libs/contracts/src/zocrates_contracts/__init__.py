@@ -51,6 +51,7 @@ from zocrates_contracts.turns import (
     CitationOccurrence,
     References,
     SourceRef,
+    TurnError,
     TurnRecord,
     Verdict,
     VerificationSummary,

@@ -122,10 +122,22 @@ class VerificationSummary(BaseModel):
     note: str | None = None
 
 
+class TurnError(BaseModel):
+    """Why a turn ended without an answer, as its `error` event said it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str = Field(
+        description="Machine-readable, e.g. `timeout`, `retrieval_not_available`, `cancelled`, `internal`"
+    )
+    message: str
+
+
 class TurnRecord(BaseModel):
     """A finished turn exactly as the user saw it.
 
-    Version 2 also types `candidates` (they were plain dicts of the same fields).
+    Version 2 also types `candidates` (they were plain dicts of the same fields). Version 3 keeps
+    a turn that ended in an error too: `error` set, `prose` what had streamed before it.
 
     The answer travels in two parts: `prose` (what the client renders, with its citation
     tokens) and `sources` (the source sections, for clients that show markdown as is; the
@@ -135,9 +147,9 @@ class TurnRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    SCHEMA_VERSION: ClassVar[int] = 2  # 2: prose and sources apart from text; typed candidates
+    SCHEMA_VERSION: ClassVar[int] = 3  # 2: prose and sources apart from text; typed candidates. 3: error
 
-    schema_version: int = 2
+    schema_version: int = 3
     turn_id: str
     session_id: str
     intent: Literal["library", "discovery", "chat"]
@@ -166,6 +178,9 @@ class TurnRecord(BaseModel):
         "[1]..[n] in the prose (a version 1 record's plain dicts decode as these)",
     )
     notes: list[str] = Field(default_factory=list, description="Caveats shown with the answer (e.g. demo mode)")
+    error: TurnError | None = Field(
+        default=None, description="Set when the turn ended in an `error` event instead of `done` (version 3)"
+    )
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     completed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 

@@ -92,7 +92,10 @@ export function mount({ document, api, renderer, state, $, bus }) {
     if (event.event === "turn") {
       message.turnId = data.turn_id;
       message.intent = data.intent;
-      if (data.session_id) state.sessionId = data.session_id;
+      if (data.session_id && data.session_id !== state.sessionId) {
+        state.sessionId = data.session_id;
+        bus.emit("session.current", data.session_id);
+      }
     } else if (event.event === "status") {
       message.statusLine = data.message || data.stage;
       message.render();
@@ -172,6 +175,7 @@ export function mount({ document, api, renderer, state, $, bus }) {
       const message = addAssistantMessage();
       message.record = turn;
       message.turnId = turn.turn_id;
+      message.error = turn.error || null; // a turn that ended in an error is kept with it
       finalizeMessage(message);
     }
   }

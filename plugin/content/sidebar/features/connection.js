@@ -35,6 +35,7 @@ export function mount({ window, host, api, root, $, bus }) {
       registerContact(); // neither of these blocks the chat
       bus.request("library.start");
       await bus.request("sessions.refresh");
+      bus.emit("connected");
       return true;
     } catch (exc) {
       showConnect(exc.message);

@@ -1,12 +1,13 @@
 // Sessions: the ☰ panel listing the server's sessions (open, delete), "+" for a new session,
 // and which session the chat shows. Answers "sessions.refresh", "sessions.new" and
-// "sessions.load" (sessionId).
+// "sessions.load" (sessionId). Where the host keeps a last session (the web page, across a
+// reload), it is reopened once connected.
 
 import { ApiError } from "../../core/client.js";
 import { escapeHtml } from "../../core/format.js";
 import { disposer } from "../context.js";
 
-export function mount({ window, document, api, state, $, bus }) {
+export function mount({ window, document, host, api, state, $, bus }) {
   const d = disposer();
   const sessionsPanel = $("sessions-panel");
   d.listen($("sessions-btn"), "click", async () => {
@@ -58,25 +59,32 @@ export function mount({ window, document, api, state, $, bus }) {
     }
   }
 
+  function remember(sessionId) {
+    host.setLastSession?.(sessionId || "");
+  }
+
   function newSession() {
     if (state.running) return;
     state.sessionId = null;
+    remember(null);
     bus.request("chat.reset", []);
     bus.request("chat.showEmpty");
     for (const li of document.querySelectorAll("#sessions-list li")) li.classList.remove("active");
     bus.request("chat.focus");
   }
 
-  async function loadSession(sessionId) {
+  async function loadSession(sessionId, { quiet = false } = {}) {
     if (state.running) return;
     let session;
     try {
       session = await api.getSession(sessionId);
     } catch (exc) {
-      handleApiError(exc);
+      if (quiet && exc instanceof ApiError && exc.status === 404) remember(null); // deleted meanwhile
+      else handleApiError(exc);
       return;
     }
     state.sessionId = sessionId;
+    remember(sessionId);
     bus.request("chat.reset", session.turns || []);
     for (const li of document.querySelectorAll("#sessions-list li")) li.classList.toggle("active", li.dataset.sessionId === sessionId);
     sessionsPanel.hidden = true;
@@ -88,6 +96,11 @@ export function mount({ window, document, api, state, $, bus }) {
     else bus.emit("status", exc.message, true);
   }
 
+  d.add(bus.on("session.current", (sessionId) => remember(sessionId)));
+  d.add(bus.on("connected", () => {
+    const last = host.lastSession?.();
+    if (last && !state.sessionId && !state.messages.length) loadSession(last, { quiet: true });
+  }));
   d.add(bus.handle("sessions.refresh", () => refreshSessions()));
   d.add(bus.handle("sessions.new", () => newSession()));
   d.add(bus.handle("sessions.load", (sessionId) => loadSession(sessionId)));

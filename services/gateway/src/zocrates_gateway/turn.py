@@ -27,6 +27,7 @@ from zocrates_contracts import (
     References,
     RetrievalRequested,
     RetrievalScope,
+    TurnError,
     TurnRecord,
     TurnRequested,
     TurnResolved,
@@ -114,16 +115,37 @@ async def run_turn(gateway: Gateway, turn: TurnLog, message: str, session_title:
         log.info("turn done", intent=intent, ms=round((time.perf_counter() - started) * 1000, 1))
     except TurnFailed as exc:
         log.warning("turn failed", code=exc.code, error=exc.message)
-        await turn.append("error", {"code": exc.code, "message": exc.message})
+        await fail(gateway, turn, intent, message, TurnError(code=exc.code, message=exc.message))
     except asyncio.CancelledError:
         if not turn.finished:
-            await turn.append("error", {"code": "cancelled", "message": "The turn was stopped."})
+            await fail(gateway, turn, intent, message, TurnError(code="cancelled", message="The turn was stopped."))
         raise
     except Exception as exc:  # noqa: BLE001 - the stream must end, whatever broke
         log.exception("turn crashed")
-        await turn.append("error", {"code": "internal", "message": f"Internal error: {type(exc).__name__}"})
+        error = TurnError(code="internal", message=f"Internal error: {type(exc).__name__}")
+        await fail(gateway, turn, intent, message, error)
     finally:
         structlog.contextvars.unbind_contextvars("turn_id", "session_id")
+
+
+#: How long a failed turn's record may take to store before its `error` event goes out anyway.
+FAILED_TURN_STORE_S = 2.0
+
+
+async def fail(gateway: Gateway, turn: TurnLog, intent: str, message: str, error: TurnError) -> None:
+    """End the turn with its `error` event, after keeping it in the session with the error and
+    what had streamed before it, so that a reload shows what the user saw. The store is best
+    effort (the bus may be what failed): the error event goes out whatever happens to it."""
+    streamed = "".join(e.data.get("text", "") for e in turn.events if e.event == "delta")
+    record = TurnRecord(
+        turn_id=turn.turn_id, session_id=turn.session_id, intent=intent, question=message, prose=streamed, error=error
+    )
+    try:
+        async with asyncio.timeout(FAILED_TURN_STORE_S):
+            await asyncio.shield(gateway.sessions.add_turn(turn.user_id, record))
+    except Exception as exc:  # noqa: BLE001 - the error event must still go out
+        log.warning("failed turn not stored", error=f"{type(exc).__name__}: {exc}")
+    await turn.append("error", error.model_dump())
 
 
 async def status(turn: TurnLog, stage: str) -> None:
