@@ -192,14 +192,17 @@ async def collect(client, url, message, session_id, token) -> list[dict]:
 
 
 @contextlib.asynccontextmanager
-async def running_system(nats_url: str, *, discovery=None, staging=None, **gateway_overrides):
+async def running_system(nats_url: str, *, discovery=None, staging=None, verifier=None, **gateway_overrides):
+    """Every service on the bus at `nats_url` and the gateway over HTTP. Retrieval is the fixed
+    three chunks above; the verifier a fixed score unless `verifier` is given (e.g. the real
+    service); discovery unreachable unless `discovery` is given."""
     from zocrates_discovery.app import create_app as discovery_app
     from zocrates_retrieval.app import create_app as retrieval_app
     from zocrates_staging.app import create_app as staging_app
     from zocrates_verifier.app import create_app as verifier_app
 
     base = ZocratesSettings(nats_url=nats_url)
-    retrieval, verifier = FakeRetrieval(), FakeVerifier()
+    retrieval, verifier = FakeRetrieval(), verifier or FakeVerifier()
     apps = {
         "retrieval": retrieval_app(base, service=retrieval),
         "verifier": verifier_app(base, service=verifier),

@@ -33,6 +33,11 @@ class GatewaySettings(ZocratesSettings):
     llm_url: str | None = Field(default=None, description="e.g. https://openrouter.ai/api/v1")
     llm_api_key: SecretStr | None = Field(default=None, description="Bearer key for the LLM endpoint")
     llm_model: str = Field(default="gpt-4o-mini", description="Model name sent to the LLM endpoint")
+    llm_fallback: bool = Field(
+        default=True,
+        description="When the language model fails (an HTTP error, a cut or stalled stream), answer with "
+        "quotes from the library and a note saying so; off = the turn ends with the error",
+    )
 
     # the turn
     top_k: int = Field(

@@ -75,6 +75,7 @@ STAGE_LINES = {
     "retrieval": "Searching your library…",
     "discovery": "Searching OpenAlex for new literature…",
     "synthesis": "Writing the answer…",
+    "fallback": "The language model failed; answering without it…",
     "verification": "Checking every citation against its passage…",
     "resolution": "Resolving citations and sources…",
 }
@@ -321,8 +322,24 @@ async def answer_turn(
         answer = extractive_answer(question, chunks)
         refused, quotes = answer.refused, answer.quotes()
         pieces = _aiter(answer.pieces())
-    async for piece in pieces:
-        await say(turn, parts, piece)
+    try:
+        async for piece in pieces:
+            await say(turn, parts, piece)
+    except TurnFailed as exc:
+        if not (s.llm_url and s.llm_fallback):
+            raise
+        # The model failed: answer as the offline writer would, and say so. What the model had
+        # streamed is dropped; the `fallback` status tells a client its earlier deltas are void.
+        log.warning("language model failed; answering offline", code=exc.code, error=exc.message)
+        await status(turn, "fallback")
+        parts.clear()
+        if lead:
+            await say(turn, parts, lead)
+        answer = extractive_answer(question, chunks)
+        refused, quotes = answer.refused, answer.quotes()
+        for piece in answer.pieces():
+            await say(turn, parts, piece)
+        notes = [f"The language model failed ({exc.message}); this answer quotes your library instead.", *notes]
     for note in notes:
         await say(turn, parts, note_piece(note))
     text = "".join(parts)
@@ -536,10 +553,21 @@ async def discovery_turn(
     else:
         pieces = _aiter(candidates_answer(candidates, len(found.dropped)))
     try:
-        async for piece in pieces:
+        async with asyncio.timeout(s.synthesis_timeout_s):
+            async for piece in pieces:
+                await say(turn, parts, piece)
+    except (LLMError, TimeoutError) as exc:
+        # The candidates were found: they stay, listed as the offline answer lists them, and
+        # the answer says the overview failed.
+        why = str(exc) or f"no answer within {s.synthesis_timeout_s:.0f} s"
+        log.warning("overview failed; listing the candidates", error=why)
+        await status(turn, "fallback")
+        parts.clear()
+        if checked:
+            await say(turn, parts, f"{checked}\n\n")
+        for piece in candidates_answer(candidates, len(found.dropped)):
             await say(turn, parts, piece)
-    except LLMError as exc:
-        raise TurnFailed("synthesis_failed", str(exc)) from None
+        notes = [f"The overview could not be written ({why}); the candidates are listed as found.", *notes]
     for note in notes:
         await say(turn, parts, note_piece(note))
     return TurnRecord(

@@ -17,7 +17,8 @@ class LLMError(Exception):
 async def stream_chat(
     settings: GatewaySettings, messages: list[dict], *, client: httpx.AsyncClient | None = None
 ) -> AsyncIterator[str]:
-    """Yield text deltas of one streamed completion; `LLMError` with a readable reason."""
+    """Yield text deltas of one streamed completion; `LLMError` with a readable reason (an HTTP
+    error, an unreachable endpoint, or a stream cut before `[DONE]` or a finish_reason)."""
     assert settings.llm_url
     headers = {"Content-Type": "application/json"}
     if settings.llm_api_key:
@@ -26,6 +27,7 @@ async def stream_chat(
     url = settings.llm_url.rstrip("/") + "/chat/completions"
     owns = client is None
     client = client or httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=60.0))
+    finished = False  # a stream that ends without `[DONE]` or a finish_reason was cut
     try:
         async with client.stream("POST", url, json=body, headers=headers) as response:
             if response.status_code >= 400:
@@ -36,16 +38,22 @@ async def stream_chat(
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
+                    finished = True
                     break
                 try:
                     choice = json.loads(data)["choices"][0]
-                except (json.JSONDecodeError, KeyError, IndexError):
+                except (json.JSONDecodeError, KeyError, IndexError, TypeError):
                     continue
                 text = (choice.get("delta") or {}).get("content")
                 if text:
                     yield text
-    except httpx.HTTPError as exc:
+                finished = finished or bool(choice.get("finish_reason"))
+        if not finished:
+            raise LLMError("LLM endpoint's stream ended before the answer was finished")
+    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
         raise LLMError(f"LLM endpoint {settings.llm_url} unreachable: {exc}") from exc
+    except httpx.HTTPError as exc:  # a read timeout, a connection cut mid-stream
+        raise LLMError(f"LLM endpoint {settings.llm_url} failed mid-answer ({type(exc).__name__}: {exc})") from exc
     finally:
         if owns:
             await client.aclose()
