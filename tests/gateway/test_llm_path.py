@@ -11,12 +11,10 @@ ends the turn cleanly: by default with the offline answer and a note saying why,
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, StreamingResponse
 
+from harness.llm import LoopbackModel
 from harness.serving import serving
 from harness.system import running_system
 from zocrates_contracts import Candidate, CandidatesFound, CandidatesRechecked
@@ -31,43 +29,6 @@ ANSWER = [
     "An attention function maps a query and key-value pairs to an output [2]. ",
     "Twins share every somatic mutation they carry [3].",
 ]
-
-
-class LoopbackModel:
-    """An OpenAI-compatible `/v1/chat/completions` that streams `reply` in the given `mode`."""
-
-    def __init__(self, reply: list[str]) -> None:
-        self.reply, self.mode, self.requests = reply, "ok", []
-        self.release = asyncio.Event()  # ends a stall when the test is over
-        self.app = FastAPI()
-        self.app.post("/v1/chat/completions")(self.completions)
-
-    @staticmethod
-    def chunk(delta: dict, finish: str | None = None) -> str:
-        body = {"id": "c1", "object": "chat.completion.chunk", "model": "loopback"}
-        body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
-        return f"data: {json.dumps(body)}\n\n"
-
-    async def completions(self, request: Request):
-        self.requests.append(await request.json())
-        if self.mode.startswith("http_"):
-            status = int(self.mode[5:])
-            return JSONResponse({"error": {"message": f"loopback says {status}"}}, status_code=status)
-        return StreamingResponse(self.stream(), media_type="text/event-stream")
-
-    async def stream(self):
-        yield self.chunk({"role": "assistant", "content": ""})
-        for at, piece in enumerate(self.reply):
-            if self.mode == "cut" and at == 2:
-                raise ConnectionResetError("the model's server went away mid-answer")
-            if self.mode == "stall" and at == 1:
-                await self.release.wait()
-                return
-            yield self.chunk({"content": piece})
-        if self.mode == "no_done":
-            return
-        yield self.chunk({}, finish="stop")
-        yield "data: [DONE]\n\n"
 
 
 def real_verifier():

@@ -68,6 +68,7 @@ class FakeRetrieval:
     delay: float = 0.0
     score_units: bool = False  # instant by default: units unscored, the answer writer goes by words
     calls: int = 0
+    requests: list[RetrievalRequested] = field(default_factory=list)
 
     async def start(self) -> None: ...
     async def close(self) -> None: ...
@@ -81,9 +82,13 @@ class FakeRetrieval:
 
     async def search(self, request: RetrievalRequested) -> EvidenceRetrieved:
         self.calls += 1
+        self.requests.append(request)
         if self.delay:
             await asyncio.sleep(self.delay)
         chunks = self.chunks[: request.top_k]
+        if request.scope is not None and request.scope.items:  # a scope of items: only theirs
+            keys = {i.item_key for i in request.scope.items}
+            chunks = [c for c in self.chunks if c.item_key in keys][: request.top_k]
         if self.score_units:  # as the real service does at search time (the real embedding model)
             chunks = await asyncio.to_thread(scored, request.query, chunks)
         return EvidenceRetrieved(**request.reply_fields(), chunks=chunks)

@@ -137,7 +137,8 @@ class TurnRecord(BaseModel):
     """A finished turn exactly as the user saw it.
 
     Version 2 also types `candidates` (they were plain dicts of the same fields). Version 3 keeps
-    a turn that ended in an error too: `error` set, `prose` what had streamed before it.
+    a turn that ended in an error too (`error` set, `prose` what had streamed before it), and
+    `coordinator_view`, what a follow-up question in the same session is answered with.
 
     The answer travels in two parts: `prose` (what the client renders, with its citation
     tokens) and `sources` (the source sections, for clients that show markdown as is; the
@@ -147,7 +148,7 @@ class TurnRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    SCHEMA_VERSION: ClassVar[int] = 3  # 2: prose and sources apart from text; typed candidates. 3: error
+    SCHEMA_VERSION: ClassVar[int] = 3  # 2: prose and sources apart from text; typed candidates. 3: error, memory
 
     schema_version: int = 3
     turn_id: str
@@ -178,6 +179,11 @@ class TurnRecord(BaseModel):
         "[1]..[n] in the prose (a version 1 record's plain dicts decode as these)",
     )
     notes: list[str] = Field(default_factory=list, description="Caveats shown with the answer (e.g. demo mode)")
+    coordinator_view: str = Field(
+        default="",
+        description="The answer as later turns of the session see it: author-year citations and a "
+        "plain bibliography, no item keys or chunk numbers (version 3; empty before)",
+    )
     error: TurnError | None = Field(
         default=None, description="Set when the turn ended in an `error` event instead of `done` (version 3)"
     )

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import structlog
 from opentelemetry import trace
 
-from zocrates_citations import ParsedAnswer, parse_answer, resolve_citations_and_references
+from zocrates_citations import ParsedAnswer, build_coordinator_view, parse_answer, resolve_citations_and_references
 from zocrates_contracts import (
     CandidatesFound,
     DiscoveryRequested,
@@ -41,6 +41,14 @@ from zocrates_gateway.adapters.sessions import TurnAudit
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.context import Gateway
 from zocrates_gateway.domain import verification
+from zocrates_gateway.domain.followup import (
+    HISTORY_TURNS,
+    FollowUp,
+    clean_query,
+    history_messages,
+    resolve_follow_up,
+    rewrite_messages,
+)
 from zocrates_gateway.domain.intent import route_intent
 from zocrates_gateway.domain.lookup import (
     Asked,
@@ -185,14 +193,71 @@ async def library_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict)
 
 
 async def search_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
-    """Search the whole library with the message, cut to the query cap when it is longer (the
-    answer then says how it was cut)."""
+    """Search the library with the message, cut to the query cap when it is longer (the answer
+    then says how it was cut). A follow-up of the session's previous turn is searched with it:
+    rewritten into a standalone query by the language model, or offline by `resolve_follow_up`."""
     search = search_text(message)
-    chunks = await retrieve(gateway, turn, ids, search.text)
+    history = [] if search.note else await gateway.sessions.recent(turn.user_id, turn.session_id, HISTORY_TURNS)
+    question, query = search.question, search.text
+    follow = resolve_follow_up(search.question, history[-1] if history else None)
+    if gateway.settings.llm_url and history:
+        query = await rewrite_query(
+            gateway.settings, search.question, history, fallback=follow.query if follow else query
+        )
+        chunks = await retrieve(gateway, turn, ids, query)
+    elif follow is not None:
+        question = follow.question
+        chunks = await retrieve_follow_up(gateway, turn, ids, follow)
+    else:
+        chunks = await retrieve(gateway, turn, ids, query)
     return await answer_turn(
-        gateway, turn, message, ids, chunks, question=search.question, notes=[search.note] if search.note else []
+        gateway,
+        turn,
+        message,
+        ids,
+        chunks,
+        question=question,
+        notes=[search.note] if search.note else [],
+        history=history,
     )
 
+
+async def retrieve_follow_up(gateway: Gateway, turn: TurnLog, ids: dict, follow: FollowUp) -> list[EvidenceChunk]:
+    """The previous turn's cited items first (only them when the question names them), then
+    the whole library, half the chunks each, so that a question on a new topic still finds it."""
+    scope, top_k = follow.scope(), gateway.settings.top_k
+    if scope is None:
+        return await retrieve(gateway, turn, ids, follow.query)
+    if follow.restricted:
+        return await retrieve_items(gateway, turn, ids, follow.query, scope)
+    first, rest = await asyncio.gather(
+        retrieve_items(gateway, turn, ids, follow.query, scope, top_k=max(1, top_k // 2)),
+        retrieve(gateway, turn, ids, follow.query),
+    )
+    chunks = {c.chunk_id: c for c in first}
+    for chunk in rest:
+        if len(chunks) >= top_k:
+            break
+        chunks.setdefault(chunk.chunk_id, chunk)
+    return list(chunks.values())
+
+
+async def rewrite_query(s: GatewaySettings, question: str, history: list[TurnRecord], *, fallback: str) -> str:
+    """The language model's standalone search query for a follow-up; `fallback` (the offline
+    resolver's query) when it fails or says nothing usable."""
+    pieces: list[str] = []
+    try:
+        async with asyncio.timeout(min(s.synthesis_timeout_s, REWRITE_TIMEOUT_S)):
+            async for piece in stream_chat(s, rewrite_messages(question, history)):
+                pieces.append(piece)
+    except (LLMError, TimeoutError) as exc:
+        log.warning("query rewriting failed; searching without it", error=str(exc) or "timeout")
+        return fallback
+    return clean_query("".join(pieces), fallback)
+
+
+#: Seconds the language model has to rewrite a follow-up into a standalone query.
+REWRITE_TIMEOUT_S = 15.0
 
 #: Queries one discovery request takes (DiscoveryRequested.queries).
 MAX_DISCOVERY_QUERIES = 8
@@ -262,10 +327,11 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
 
 
 async def retrieve(
-    gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope | None = None
+    gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope | None = None, top_k: int = 0
 ) -> list[EvidenceChunk]:
     s = gateway.settings
-    await status(turn, "retrieval")
+    if not turn.events or turn.events[-1].data.get("stage") != "retrieval":  # one line for concurrent searches
+        await status(turn, "retrieval")
     evidence: EvidenceRetrieved = await _ask(
         gateway,
         "retrieval",
@@ -274,19 +340,19 @@ async def retrieve(
         **ids,
         trace=inject_trace(),
         query=query,
-        top_k=s.top_k,
+        top_k=top_k or s.top_k,
         scope=scope,
     )
     return list(evidence.chunks)
 
 
 async def retrieve_items(
-    gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope
+    gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope, top_k: int = 0
 ) -> list[EvidenceChunk]:
     """The passages of items the lookup found; none when nothing of the library is indexed yet
     (the items are in the library all the same, and the answer says their text is not read)."""
     try:
-        return await retrieve(gateway, turn, ids, query, scope)
+        return await retrieve(gateway, turn, ids, query, scope, top_k)
     except TurnFailed as exc:
         if exc.code != "retrieval_not_available":
             raise
@@ -304,6 +370,7 @@ async def answer_turn(
     lead: str = "",
     written=None,
     notes=(),
+    history: list[TurnRecord] | None = None,
 ) -> TurnRecord:
     """Write the answer from `chunks` (a language model reads the whole message, the offline
     writer the search question), or stream the one `written` for the turn; after a `lead` line,
@@ -317,7 +384,7 @@ async def answer_turn(
     if written is not None:
         pieces = _aiter(written)
     elif s.llm_url:
-        pieces = synthesize(s, message, chunks)
+        pieces = synthesize(s, message, chunks, history or [])
     else:
         answer = extractive_answer(question, chunks)
         refused, quotes = answer.refused, answer.quotes()
@@ -437,14 +504,22 @@ def resolve_record(
             "citations": list(resolution.citations),
             "references": resolution.references if audit.chunks else References(),
             "verification": summary.model_copy(update=resolution.counts.model_dump()),
+            "coordinator_view": build_coordinator_view(resolution, audit.chunks),
         }
     )
 
 
-async def synthesize(s: GatewaySettings, question: str, chunks: list[EvidenceChunk]) -> AsyncIterator[str]:
-    """The configured language model's answer from `chunks`, streamed (the offline answer is
-    `extractive_answer`'s, written in `answer_turn`)."""
-    messages = [{"role": "system", "content": system_prompt(chunks)}, {"role": "user", "content": question}]
+async def synthesize(
+    s: GatewaySettings, question: str, chunks: list[EvidenceChunk], history: list[TurnRecord] | None = None
+) -> AsyncIterator[str]:
+    """The configured language model's answer from `chunks`, streamed, after the session's last
+    turns as remembered (`history_messages`; their citations are author-year, so only this
+    turn's sources carry `[n]`). The offline answer is `extractive_answer`'s, in `answer_turn`."""
+    messages = [
+        {"role": "system", "content": system_prompt(chunks)},
+        *history_messages(history or []),
+        {"role": "user", "content": question},
+    ]
     try:
         async with asyncio.timeout(s.synthesis_timeout_s):
             async for piece in stream_chat(s, messages):

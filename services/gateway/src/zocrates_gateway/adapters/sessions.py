@@ -166,6 +166,14 @@ class SessionStore:
             records.append(read_turn(entry.value))
         return records
 
+    async def recent(self, user_id: str, session_id: str, count: int) -> list[TurnRecord]:
+        """The session's last `count` stored turns, oldest first (none for a new session)."""
+        meta = await self.get_meta(user_id, session_id)
+        if meta is None:
+            return []
+        found = await asyncio.gather(*(self.get_turn(user_id, session_id, t) for t in meta.turn_ids[-count:]))
+        return [t for t in found if t is not None]
+
     async def list(self, user_id: str) -> list[SessionMeta]:
         metas = [
             SessionMeta.model_validate_json(entry.value) for entry in await latest_entries(self.kv, f"s.{user_id}.*")

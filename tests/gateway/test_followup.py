@@ -1,0 +1,146 @@
+"""Follow-up questions remember the session: offline by their words, with a model by a rewrite."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.llm import LoopbackModel
+from harness.serving import serving
+from harness.system import running_system
+from zocrates_contracts import References, SourceRef, TurnRecord
+from zocrates_gateway.domain.followup import (
+    carried_terms,
+    clean_query,
+    history_messages,
+    points_back,
+    resolve_follow_up,
+)
+
+FIRST = "What was the somatic mutation rate estimated from twins?"
+
+
+def previous(question: str = FIRST, cited=("ITEMAAAA",), **fields) -> TurnRecord:
+    refs = References(cited=[SourceRef(item_key=k, library_id="user") for k in cited])
+    return TurnRecord(turn_id="t1", session_id="s", intent="library", question=question, references=refs, **fields)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What sample size did they use?",
+        "How were their participants recruited?",
+        "Did this study report any limitations?",
+        "What did these patients receive?",
+        "And in children?",
+        "What about the bleeding risk?",
+        "How many?",
+        "Why?",
+        "Was it significant?",
+    ],
+)
+def test_a_question_that_points_back_is_a_follow_up(question):
+    assert points_back(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the failed retrieval rate of IVC filters in trauma patients?",
+        "Which angiotensin-converting enzyme inhibitor was crystallised with the N-domain?",
+        "How do attention functions map queries to outputs?",
+        "What did Datta et al. calculate for heparin-induced thrombocytopenia?",
+    ],
+)
+def test_a_question_that_names_its_own_topic_starts_afresh(question):
+    assert not points_back(question)
+    assert resolve_follow_up(question, previous()) is None
+
+
+def test_a_follow_up_carries_the_previous_question_and_boosts_its_cited_items():
+    follow = resolve_follow_up("What sample size did they use?", previous(cited=("ITEMAAAA", "ITEMBBBB")))
+    assert follow is not None and not follow.restricted
+    assert follow.query.startswith("What sample size did they use? ")
+    assert {"somatic", "mutation", "twins"} <= set(follow.query.split())
+    assert [i.item_key for i in follow.scope().items] == ["ITEMAAAA", "ITEMBBBB"]
+    assert follow.question == "What sample size did they use?"  # it has words of its own
+
+
+def test_naming_the_paper_restricts_the_search_to_it_and_a_bare_question_borrows_the_terms():
+    assert resolve_follow_up("What limitations did this paper report?", previous()).restricted
+    bare = resolve_follow_up("How many?", previous())
+    assert not bare.restricted and bare.question == bare.query and "twins" in bare.query
+
+
+def test_nothing_to_follow_after_a_failed_or_non_library_turn_or_none():
+    assert resolve_follow_up("What about them?", None) is None
+    assert resolve_follow_up("What about them?", previous(error={"code": "timeout", "message": "x"})) is None
+    chat = TurnRecord(turn_id="t", session_id="s", intent="chat", question="hello")
+    assert resolve_follow_up("And them?", chat) is None
+
+
+def test_carried_terms_skip_what_the_new_question_repeats_and_citation_tokens():
+    assert carried_terms("Which twins [2] had somatic mutations?", "And the mutations in twins?") == ["somatic"]
+
+
+def test_a_rewritten_query_is_one_clean_line():
+    assert clean_query('"Somatic mutation rate in twins [1] sample size"\nBecause...', "x") == (
+        "Somatic mutation rate in twins sample size"
+    )
+    assert clean_query("  \n", "the fallback") == "the fallback"
+
+
+def test_history_is_the_remembered_view_newest_first_within_the_budget():
+    turns = [
+        previous("first?", coordinator_view="Old answer (Smith, 2020)." + "x" * 50),
+        previous("second?", prose="Twins mutate [1]."),  # stored before coordinator views
+        previous("third?", coordinator_view="New answer (Jonsson, 2021)."),
+    ]
+    messages = history_messages(turns, budget=80)
+    assert [m["content"] for m in messages] == ["second?", "Twins mutate .", "third?", "New answer (Jonsson, 2021)."]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+
+
+@pytest.mark.connected
+async def test_offline_a_follow_up_searches_the_previous_items_first_and_the_library_too(nats_server):
+    async with running_system(nats_server.url) as system:
+        first = (await system.chat(FIRST))[-1]["data"]
+        assert first["coordinator_view"] and "[1]" not in first["coordinator_view"]
+        assert "Jonsson" in first["coordinator_view"]
+        before = len(system.retrieval.requests)
+        events = await system.chat("How many pairs did they sequence?", session_id=first["session_id"])
+        done = events[-1]["data"]
+        assert events[-1]["event"] == "done"
+        requests = system.retrieval.requests[before:]
+        scoped = [r for r in requests if r.scope is not None]
+        assert len(requests) == 2 and len(scoped) == 1
+        assert [i.item_key for i in scoped[0].scope.items] == [r["item_key"] for r in first["references"]["cited"]]
+        assert all("somatic" in r.query and "twins" in r.query for r in requests)
+        assert "387 pairs" in done["prose"]
+        # A new topic in the same session is searched afresh.
+        before = len(system.retrieval.requests)
+        await system.chat("How do attention functions map queries to outputs?", session_id=first["session_id"])
+        [fresh] = system.retrieval.requests[before:]
+        assert fresh.scope is None and fresh.query == "How do attention functions map queries to outputs?"
+
+
+@pytest.mark.connected
+async def test_with_a_model_a_follow_up_is_rewritten_and_answered_with_the_remembered_turns(nats_server):
+    model = LoopbackModel(["The rate was estimated from 387 twin pairs [1]."])
+    async with serving(model.app) as llm, running_system(nats_server.url, llm_url=f"{llm}/v1") as system:
+        first = (await system.chat(FIRST))[-1]["data"]
+        before = len(system.retrieval.requests)
+        # The second turn's first call to the model is the rewrite, its second the answer.
+        model.replies = [['"somatic mutation rate twins [2] sample size"\n'], ["They sequenced 387 pairs [1]."]]
+        second_events = await system.chat("What sample size did they use?", session_id=first["session_id"])
+        assert second_events[-1]["event"] == "done"
+        [query] = [r.query for r in system.retrieval.requests[before:]]
+        assert query == "somatic mutation rate twins sample size"
+        rewrite, answer = model.requests[1:]
+        assert rewrite["messages"][0]["content"].startswith("You rewrite a researcher's follow-up question")
+        assert rewrite["messages"][-1]["content"].startswith("Follow-up question: What sample size did they use?")
+        history = answer["messages"][1:-1]
+        assert history == [
+            {"role": "user", "content": FIRST},
+            {"role": "assistant", "content": first["coordinator_view"]},
+        ]
+        assert "[1]" not in history[1]["content"] and "(" in history[1]["content"]
