@@ -69,7 +69,7 @@ def main() -> None:
         )
         return model(**enc).logits.squeeze(-1).tolist()
 
-    questions = [q for q in load_questions("design") if q["kind"] != "identifier"]
+    questions = [q for q in load_questions("design") if q["kind"] not in ("identifier", "follow-up")]
     evidence = asyncio.run(evidence_for(questions))
     if "--blend" in sys.argv:
         blend_grid(questions, evidence, logits)

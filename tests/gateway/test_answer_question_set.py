@@ -1,8 +1,9 @@
 """The labelled questions of `bench answers` (bench/data/answers/) and the bench's scoring.
 
-The set is data a typo can break: every expected answer of a prose, table or paraphrase
-question must be copyable from its paper's own text, every identifier question must name an
-item the bench's library holds, and the held-out third must be the one the seed draws.
+The set is data a typo can break: every expected answer of a prose, table, paraphrase or
+follow-up question must be copyable from its paper's own text, every identifier question must
+name an item the bench's library holds, a follow-up must share no content word with the passage
+that answers it, and the held-out third must be the one the seed draws.
 """
 
 import json
@@ -15,8 +16,12 @@ import pytest
 
 from bench.bench_answers import KINDS, QUESTIONS_DIR, holders, load_questions, occurs, score
 from harness.answer_library import PAPERS, build_answer_library
+from zocrates_gateway.domain.synthesis import content_words
 
-MIN_PER_KIND = {"prose": 14, "table": 12, "paraphrase": 12, "unanswerable": 10, "identifier": 8}
+MIN_PER_KIND = {"prose": 14, "table": 12, "paraphrase": 12, "unanswerable": 10, "identifier": 8, "follow-up": 15}
+FIELDS = {"id", "question", "kind", "expected", "item", "note"}
+FOLLOW_UP_FIELDS = FIELDS | {"first", "new_topic", "pattern", "answer_text"}
+FOLLOW_UP_PATTERNS = {"pronoun", "demonstrative", "ellipsis", "no content word", "new topic"}
 SPLIT_SEED = 14
 DOI_RE = re.compile(r"10\.\d{4,9}/[^\s'\"?]+")
 ARXIV_RE = re.compile(r"\b\d{4}\.\d{4,5}\b")
@@ -37,7 +42,7 @@ def test_both_files_parse_with_every_field_and_unique_ids(questions):
     assert len(every) >= 60
     assert len({q["id"] for q in every}) == len(every)
     for q in every:
-        assert set(q) == {"id", "question", "kind", "expected", "item", "note"}, q["id"]
+        assert set(q) == (FOLLOW_UP_FIELDS if q["kind"] == "follow-up" else FIELDS), q["id"]
         assert q["kind"] in KINDS and q["question"].strip() and q["note"].strip(), q["id"]
         if q["kind"] == "unanswerable":
             assert q["expected"] == [] and q["item"] is None, q["id"]
@@ -77,10 +82,31 @@ def pdf_text(path) -> str:
 def test_every_expected_answer_is_copyable_from_its_paper(questions, fixtures_dir):
     texts = {p.name: pdf_text(fixtures_dir / "pdfs" / p.pdf) for p in PAPERS}
     for q in (q for qs in questions.values() for q in qs):
-        if q["kind"] in ("prose", "table", "paraphrase"):
+        if q["kind"] in ("prose", "table", "paraphrase", "follow-up"):
             assert q["item"] in texts, f"{q['id']}: {q['item']} is no paper with a PDF"
             missing = [e for e in q["expected"] if not occurs(e, texts[q["item"]])]
             assert not missing, f"{q['id']}: {missing} not in {q['item']}'s text"
+
+
+def test_a_follow_up_needs_its_first_question_and_shares_no_word_with_its_answer(questions, fixtures_dir):
+    """The second question of a follow-up only makes sense after the first: its answer is a
+    sentence or table row of the item's PDF (`answer_text`, holding an expected string) with which
+    it shares no content word, so that only the previous turn can lead a search to it."""
+    texts = {p.name: pdf_text(fixtures_dir / "pdfs" / p.pdf) for p in PAPERS}
+    follow_ups = [q for qs in questions.values() for q in qs if q["kind"] == "follow-up"]
+    for q in follow_ups:
+        assert q["first"].strip() and q["first"] != q["question"], q["id"]
+        assert occurs(q["answer_text"], texts[q["item"]]), f"{q['id']}: answer_text not in {q['item']}'s text"
+        assert any(occurs(e, q["answer_text"]) for e in q["expected"]), f"{q['id']}: no expected string in answer_text"
+        shared = content_words(q["question"]) & content_words(q["answer_text"])
+        assert not shared, f"{q['id']} shares {shared} with its answer"
+        assert q["pattern"] in FOLLOW_UP_PATTERNS, q["id"]
+        assert q["new_topic"] is (q["pattern"] == "new topic"), q["id"]
+    patterns = Counter(q["pattern"] for q in follow_ups)
+    assert set(patterns) == FOLLOW_UP_PATTERNS and patterns["new topic"] >= 2, patterns
+    # a question is asked once: no follow-up repeats a question of the set, first or second
+    single = {q["question"] for qs in questions.values() for q in qs if q["kind"] != "follow-up"}
+    assert not any(q["first"] in single or q["question"] in single for q in follow_ups)
 
 
 def test_identifier_questions_name_an_item_of_the_library(questions, answer_library):
@@ -182,3 +208,31 @@ def test_the_stream_is_read_as_a_client_reads_it():
         {"event": "turn", "data": {"intent": "library"}},
         {"event": "done", "data": {"text": "a", "citations": []}},
     ]
+
+
+def test_a_follow_up_is_asked_as_two_turns_of_one_session_and_only_the_second_is_scored():
+    import httpx
+
+    from bench.bench_answers import ask_question
+
+    posted = []
+
+    def chat(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        posted.append(body)
+        first = "session_id" not in body
+        text = "Table 2: PDB code — 4BXK [1]." if not first else "The search model was 3NXQ [1]."
+        payload = done(text, {1: "D8EQ865F" if not first else "MBS568Q5"})[0]["data"]
+        turn = {"turn_id": f"t{len(posted)}", "session_id": body.get("session_id", "s1"), "intent": "library"}
+        stream = f"event: turn\ndata: {json.dumps(turn)}\n\nevent: done\ndata: {json.dumps(payload)}\n\n"
+        return httpx.Response(200, text=stream, headers={"content-type": "text/event-stream"})
+
+    follow_up = TABLE_Q | {"kind": "follow-up", "first": "Which search model?", "question": "And its code?"}
+    with httpx.Client(transport=httpx.MockTransport(chat)) as client:
+        result = ask_question(client, "http://gateway", "token", follow_up, KEYS)
+    assert posted == [{"message": "Which search model?"}, {"message": "And its code?", "session_id": "s1"}]
+    assert result["correct"] and result["attributed"] and result["first"] == "Which search model?"
+    assert result["first_cited"] == ["datta2010"]
+    with httpx.Client(transport=httpx.MockTransport(chat)) as client:
+        single = ask_question(client, "http://gateway", "token", TABLE_Q, KEYS)
+    assert posted[-1] == {"message": "PDB code?"} and not single["correct"] and "first" not in single
