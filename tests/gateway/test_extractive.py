@@ -358,3 +358,10 @@ def test_a_sentence_quoted_with_the_one_before_it_is_not_repeated_alone():
     ]
     texts = [p.text for p in points_for("What bleeding risk did the review calculate for heparin?", evidence)]
     assert texts and not any(a != b and a in b for a in texts for b in texts)
+
+
+def test_a_pointer_is_no_focus_of_a_question():
+    from zocrates_gateway.domain.synthesis import read_question
+
+    assert read_question("How many of those came from abroad?").focus == frozenset()
+    assert read_question("How many stakeholders were interviewed?").focus == {"stakehold"}

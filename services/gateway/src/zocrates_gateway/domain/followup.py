@@ -92,12 +92,11 @@ def resolve_follow_up(question: str, previous: TurnRecord | None) -> FollowUp | 
     )
     carried = carried_terms(previous.question, question)
     query = " ".join([question, *carried])[:MAX_QUERY_CHARS]
-    own = content_words(question) - _GENERIC
     return FollowUp(
         query=query,
-        # The answer writer matches the question's own words; a question with none gets the
-        # previous question's terms to match instead.
-        question=question if own else query,
+        # The answer writer too reads the referent's words: a follow-up's own words rarely
+        # name what it asks about ("how many were taken?").
+        question=query,
         items=items,
         restricted=bool(items) and bool(_RESTRICT_RE.search(question)),
     )

@@ -235,8 +235,10 @@ def read_question(question: str) -> Ask:
     named = frozenset(m.lower() for m in found)
     codes = frozenset(m.lower() for m in found if _CODE_RE.fullmatch(m))
     m = _FOCUS_RE.search(question)
-    head = next(g for g in m.groups() if g).split()[-1] if m else ""
-    focus = frozenset(content_words(head)) if head.lower() not in _GENERIC_FOCUS else frozenset()
+    phrase = next(g for g in m.groups() if g).lower().split() if m else []
+    # "how many of those came ...": a pointer names no thing of its own (a follow-up's referent)
+    named_thing = phrase and phrase[-1] not in _GENERIC_FOCUS and not _POINTERS & set(phrase)
+    focus = frozenset(content_words(phrase[-1])) if named_thing else frozenset()
     return Ask(
         words=frozenset(content_words(question)),
         named=named,
@@ -249,6 +251,7 @@ def read_question(question: str) -> Ask:
     )
 
 
+_POINTERS = frozenset("this that these those they them it its their".split())
 #: Heads that name no particular thing: "what percentage of ...", "which part of ...".
 _GENERIC_FOCUS = frozenset(
     "percentage proportion fraction share part kind type number amount value values way ways "
