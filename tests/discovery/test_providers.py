@@ -95,6 +95,16 @@ async def test_openalex_search_sends_the_key_as_bearer_and_no_mailto(http, setti
     assert [w.openalex_id for w in works] == ["W4396723768", "W4365597205"]
 
 
+async def test_openalex_search_filters_by_publication_date_when_asked(http, settings, recorded):
+    body = recorded("openalex/works_search__Augmenting_large_language_models_with*")
+    with respx.mock(assert_all_called=True) as mock:
+        route = mock.get("https://api.openalex.org/works").respond(200, json=body)
+        await OpenAlex(http, settings).search("chemistry tools", from_year=2022)
+        assert route.calls.last.request.url.params["filter"] == "is_paratext:false,from_publication_date:2022-01-01"
+        await OpenAlex(http, settings).search("chemistry tools")
+        assert route.calls.last.request.url.params["filter"] == "is_paratext:false"
+
+
 async def test_keyless_openalex_sends_no_authorization_and_is_demo(http, settings, recorded):
     keyless = settings.model_copy(update={"openalex_api_key": None})
     client = OpenAlex(http, keyless)

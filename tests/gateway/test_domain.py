@@ -96,3 +96,26 @@ def test_extractive_answer_cites_only_real_chunks_and_resolves_cleanly():
 
 def test_extractive_answer_without_evidence_says_so():
     assert "".join(extractive_answer("anything", []).pieces()) == NOT_FOUND
+
+
+@pytest.mark.parametrize(
+    ("message", "topic", "from_year"),
+    [
+        ("find recent papers on retrieval augmented generation", "retrieval augmented generation", 2024),
+        (
+            "Can you find new papers about CRISPR off-target effects published since 2021?",
+            "CRISPR off-target effects",
+            2021,
+        ),
+        ("search for literature on heparin in trauma from the last 5 years", "heparin in trauma", 2022),
+        ("Recommend some articles on sleep and memory", "sleep and memory", None),
+        ("Find papers about large language models this year", "large language models", 2026),
+        ("look for the latest reviews about ACE inhibitors", "ACE inhibitors", 2024),
+        ("find papers published after 2019 on twin studies", "twin studies", 2020),
+    ],
+)
+def test_a_request_for_literature_is_read_as_its_topic_and_how_recent(message, topic, from_year):
+    from zocrates_gateway.domain.intent import read_literature_request
+
+    asked = read_literature_request(message, year=2026)
+    assert (asked.topic, asked.from_year) == (topic, from_year)

@@ -11,6 +11,7 @@ ends the turn cleanly: by default with the offline answer and a note saying why,
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import pytest
 
@@ -147,9 +148,11 @@ async def test_a_discovery_turn_gets_the_models_overview_or_keeps_its_candidates
         assert events[-1]["event"] == "done" and done["intent"] == "discovery"
         assert [c["candidate_id"] for c in done["candidates"]] == ["W1"]
         assert "Retrieval-augmented generation at scale" in model.requests[0]["messages"][0]["content"]
+        said = f"Searched for “retrieval augmented generation”, published since {datetime.now(UTC).year - 2}."
         if mode == "ok":
-            assert done["prose"] == "".join(overview) and done["notes"] == []
+            assert done["prose"].startswith("".join(overview)) and done["notes"] == [said]
         else:
             assert "Retrieval-augmented generation at scale" in done["prose"]
             assert done["notes"][0].startswith("The overview could not be written (LLM endpoint answered HTTP 500")
+            assert done["notes"][1:] == [said]
         assert await session_turns(system, done["session_id"]) == [done]

@@ -245,7 +245,9 @@ async def test_discovery_turn_lists_candidates_and_its_notes(nats_server):
         assert events[-1]["event"] == "done" and done["intent"] == "discovery"
         assert [c["candidate_id"] for c in done["candidates"]] == ["W1"]
         assert "A new paper" in done["text"] and "1 already owned" in done["text"]
-        assert done["notes"] == ["OpenAlex demo mode (no API key)."] and "demo mode" in done["text"]
+        # The request's topic was searched, without "find new papers about" (issue 17).
+        assert done["notes"] == ["Searched for “transformers”.", "OpenAlex demo mode (no API key)."]
+        assert "demo mode" in done["text"]
         assert done["citations"] == []
 
 

@@ -194,10 +194,13 @@ ContactEmail = Annotated[
 
 class DiscoveryRequested(Request):
     SUBJECT = DISCOVERY_REQUESTED
-    SCHEMA_VERSION = 2  # 2: contact_email
-    schema_version: int = 2
+    SCHEMA_VERSION = 3  # 2: contact_email. 3: from_year
+    schema_version: int = 3
 
     queries: list[str] = Field(min_length=1, max_length=8)
+    from_year: int | None = Field(
+        default=None, ge=1000, le=2999, description="Only works published in this year or later (None: any year)"
+    )
     limit: int = Field(default=10, ge=1, le=50)
     library_id: Id | None = None
     contact_email: ContactEmail | None = Field(

@@ -259,7 +259,9 @@ class DiscoveryService:
     async def discover(self, request: DiscoveryRequested) -> CandidatesFound:
         """Answer a `DiscoveryRequested`: new candidates, dropped ones with reasons, or an explicit error."""
         with requester_contact(request.contact_email):
-            result = await self.find(request.queries, request.limit, request.user_id, deadline=request.deadline)
+            result = await self.find(
+                request.queries, request.limit, request.user_id, deadline=request.deadline, from_year=request.from_year
+            )
         if result.notes:
             log.info("discovery notes", turn_id=request.turn_id, notes=result.notes)
         return CandidatesFound(
@@ -271,9 +273,15 @@ class DiscoveryService:
         )
 
     async def find(
-        self, queries: list[str], limit: int, user_id: str, deadline: datetime | None = None
+        self,
+        queries: list[str],
+        limit: int,
+        user_id: str,
+        deadline: datetime | None = None,
+        from_year: int | None = None,
     ) -> DiscoveryResult:
-        """Search `queries`, drop what `user_id` owns, enrich the first `limit` new works."""
+        """Search `queries` (works published in `from_year` or later, when given), drop what
+        `user_id` owns, enrich the first `limit` new works."""
         if not self._started:
             raise RuntimeError("DiscoveryService.start() must be awaited before find()")
         result = DiscoveryResult()
@@ -297,7 +305,7 @@ class DiscoveryService:
         try:
             async with asyncio.timeout(budget):
                 outcomes = await asyncio.gather(
-                    *(self._works_for(q, result.notes) for q in queries), return_exceptions=True
+                    *(self._works_for(q, result.notes, from_year) for q in queries), return_exceptions=True
                 )
         except TimeoutError:
             result.error = ServiceError(
@@ -347,10 +355,15 @@ class DiscoveryService:
             dropped=dropped,
         )
 
-    async def _works_for(self, query: str, notes: list[str]) -> list[Work]:
+    async def _works_for(self, query: str, notes: list[str], from_year: int | None = None) -> list[Work]:
         ids = identifiers_in_query(query)
         if ids:
             return await self._lookup(ids, notes)
+        works = await self._search(query, notes, from_year)
+        # OpenAlex filters by date itself; the fallbacks' results are filtered here.
+        return [w for w in works if not from_year or (w.year or 0) >= from_year]
+
+    async def _search(self, query: str, notes: list[str], from_year: int | None) -> list[Work]:
         per_query = self.settings.per_query_results
         if self.openalex.budget_exhausted():
             primary: ProviderError = BudgetExhausted(
@@ -358,7 +371,7 @@ class DiscoveryService:
             )
         else:
             try:
-                return await self.openalex.search(query, per_query)
+                return await self.openalex.search(query, per_query, from_year)
             except ProviderError as exc:
                 primary = exc
         return await self._fallback_search(query, primary, notes)

@@ -11,6 +11,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import structlog
 from opentelemetry import trace
@@ -49,7 +50,7 @@ from zocrates_gateway.domain.followup import (
     resolve_follow_up,
     rewrite_messages,
 )
-from zocrates_gateway.domain.intent import route_intent
+from zocrates_gateway.domain.intent import read_literature_request, route_intent
 from zocrates_gateway.domain.lookup import (
     Asked,
     goes_online,
@@ -600,6 +601,8 @@ async def discovery_turn(
     s = gateway.settings
     await status(turn, "discovery")
     search = search_text(message)
+    # What the request asks for: its topic and how recent (identifiers from a lookup: as they are).
+    asked = None if queries else read_literature_request(search.text, datetime.now(UTC).year)
     profile = await gateway.sessions.get_profile(turn.user_id)
     try:
         found: CandidatesFound = await _ask(
@@ -609,7 +612,8 @@ async def discovery_turn(
             s.discovery_timeout_s,
             **ids,
             trace=inject_trace(),
-            queries=queries or [search.text],
+            queries=queries or [asked.topic],
+            from_year=asked.from_year if asked else None,
             contact_email=profile.contact_email,
         )
     except TurnFailed as exc:
@@ -617,7 +621,7 @@ async def discovery_turn(
             raise
         raise TurnFailed(exc.code, f"{checked} Looking it up online failed: {exc.message}") from None
     candidates = list(found.candidates)
-    notes = [*([search.note] if search.note and not queries else []), *found.notes]
+    notes = [*([search.note] if search.note and not queries else []), *([asked.said] if asked else []), *found.notes]
     await status(turn, "synthesis")
     parts: list[str] = []
     if checked:

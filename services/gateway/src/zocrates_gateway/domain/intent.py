@@ -3,12 +3,14 @@
 A DOI, arXiv id, PMID or title in a message is no reason to go online: such a turn is a
 library turn that looks the item up in the library first (`domain.lookup`), and goes online
 only when the item is not there. Only an explicit request for new literature routes to
-discovery.
+discovery, and `read_literature_request` reads what it asks for: the topic to search and how
+recent the papers must be.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Literal
 
 Intent = Literal["library", "discovery", "chat"]
@@ -38,3 +40,82 @@ def route_intent(message: str) -> Intent:
     if _DISCOVERY_RE.search(text) and not _LIBRARY_HINT.search(text):
         return "discovery"
     return "library"
+
+
+# --- what a request for new literature asks for ------------------------------------------------
+
+_POLITE_RE = re.compile(
+    r"^\s*(?:(?:please|hey|hi|zocrates)[\s,]+)*(?:(?:can|could|would|will)\s+you\s+|i\s+(?:want|need|would\s+like)\s+"
+    r"(?:you\s+)?(?:to\s+)?|help\s+me\s+|let'?s\s+)?",
+    re.IGNORECASE,
+)
+_REQUEST_RE = re.compile(
+    r"\b(?:find|search(?:\s+for)?|look\s+(?:for|up)|discover|recommend|suggest|get|fetch|show|give|list)\s+"
+    r"(?:me\s+|us\s+)?(?:(?:some|a\s+few|any|more|other|additional|\d+|the)\s+)*"
+    r"(?:(?:new|recent|latest|newest|newer|most\s+recent|other|additional|more|further|online|relevant|good|key)\s+)*"
+    r"(?:research\s+|scientific\s+|academic\s+|scholarly\s+|review\s+)?"
+    r"(?:papers?|articles?|literature|studies|publications|preprints|references|works|reviews)\b"
+    r"(?:\s+(?:online|on\s+openalex|from\s+openalex))?",
+    re.IGNORECASE,
+)
+_ABOUT_RE = re.compile(
+    r"^\s*(?:on|about|regarding|concerning|into|related\s+to|dealing\s+with|covering|in\s+the\s+field\s+of|"
+    r"that\s+(?:discuss|study|studied|address|examine|cover)(?:es|ed)?|for)\s+",
+    re.IGNORECASE,
+)
+_NUMBER = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_SINCE_RE = re.compile(
+    r"\b(?:since|from|after|starting(?:\s+in)?|published\s+(?:since|after))\s+((?:19|20)\d\d)\b", re.I
+)
+_LAST_YEARS_RE = re.compile(
+    r"\b(?:in\s+|from\s+|over\s+|during\s+)?(?:the\s+)?(?:last|past|previous)\s+(\d{1,2}|one|two|three|four|five|six|"
+    r"seven|eight|nine|ten|few|couple\s+of)?\s*(years?|decades?)\b",
+    re.IGNORECASE,
+)
+_THIS_YEAR_RE = re.compile(r"\b(?:from\s+|in\s+)?this\s+year\b", re.IGNORECASE)
+_RECENT_RE = re.compile(
+    r"\b(?:recent(?:ly)?|latest|newest|most\s+recent|state[-\s]of[-\s]the[-\s]art|up[-\s]to[-\s]date)\b", re.I
+)
+#: What "recent" means for a search: the last three publication years, this one included.
+RECENT_YEARS = 3
+
+
+@dataclass(frozen=True)
+class LiteratureRequest:
+    """A request for new literature as a search: its `topic` (the message without the request
+    itself) and `from_year` (None: any year), with `said` describing both for the answer."""
+
+    topic: str
+    from_year: int | None
+
+    @property
+    def said(self) -> str:
+        since = f", published since {self.from_year}" if self.from_year else ""
+        return f"Searched for “{self.topic}”{since}."
+
+
+def read_literature_request(message: str, year: int) -> LiteratureRequest:
+    """The topic and the date filter of "find recent papers on X" (`year`: this year)."""
+    text = " ".join(message.split())
+    from_year = None
+    if m := _SINCE_RE.search(text):
+        from_year = int(m.group(1)) + (1 if "after" in m.group(0).lower() else 0)
+        text = text.replace(m.group(0), " ")
+    elif m := _LAST_YEARS_RE.search(text):
+        count = m.group(1) or "one"
+        n = 3 if count.lower() in ("few", "couple of") else _NUMBER.get(count.lower()) or int(count)
+        n *= 10 if m.group(2).lower().startswith("decade") else 1
+        from_year = year - n + 1
+        text = text.replace(m.group(0), " ")
+    elif m := _THIS_YEAR_RE.search(text):
+        from_year = year
+        text = text.replace(m.group(0), " ")
+    elif _RECENT_RE.search(text):
+        from_year = year - RECENT_YEARS + 1
+    text = _POLITE_RE.sub("", text, count=1)
+    text = _REQUEST_RE.sub(" ", text, count=1)
+    text = _RECENT_RE.sub(" ", text)
+    text = " ".join(text.split())
+    text = _ABOUT_RE.sub("", text, count=1)
+    topic = text.strip(" ?!.,;:").strip()
+    return LiteratureRequest(topic=topic or " ".join(message.split()), from_year=from_year)

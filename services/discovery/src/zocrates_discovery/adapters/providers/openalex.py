@@ -191,16 +191,13 @@ class OpenAlex:
             except (KeyError, ValueError):
                 pass
 
-    async def search(self, query: str, per_page: int = 25) -> list[Work]:
-        """Works most relevant to `query` (a `search=`, 10 credits), best first."""
+    async def search(self, query: str, per_page: int = 25, from_year: int | None = None) -> list[Work]:
+        """Works most relevant to `query` (a `search=`, 10 credits), best first; only those
+        published in `from_year` or later when it is given."""
+        filters = "is_paratext:false" + (f",from_publication_date:{from_year}-01-01" if from_year else "")
         data = await self._get(
             "/works",
-            {
-                "search": search_text(query),
-                "per_page": min(per_page, 200),
-                "select": SELECT,
-                "filter": "is_paratext:false",
-            },
+            {"search": search_text(query), "per_page": min(per_page, 200), "select": SELECT, "filter": filters},
         )
         results = (data or {}).get("results") or []
         return [w for w in map(parse_work, results) if w is not None]
