@@ -62,12 +62,14 @@ def test_a_version_1_discovery_request_still_decodes_and_a_version_2_one_is_refu
     v2 = DiscoveryRequested(
         turn_id="t", session_id="s", user_id="u", queries=["q"], reply_to="r", contact_email=" ada@lab.org "
     )
-    assert (v2.schema_version, v2.contact_email) == (2, "ada@lab.org")
+    assert (v2.schema_version, v2.contact_email, v2.from_year) == (3, "ada@lab.org", None)
     assert DiscoveryRequested.model_validate_json(v2.model_dump_json()) == v2
     with pytest.raises(ValidationError, match="contact_email"):
         DiscoveryRequested(
             turn_id="t", session_id="s", user_id="u", queries=["q"], reply_to="r", contact_email="not an email"
         )
+    v3 = DiscoveryRequested(turn_id="t", session_id="s", user_id="u", queries=["q"], reply_to="r", from_year=2024)
+    assert DiscoveryRequested.model_validate_json(v3.model_dump_json()).from_year == 2024
 
 
 def test_unknown_fields_are_rejected():

@@ -119,3 +119,38 @@ def test_a_request_for_literature_is_read_as_its_topic_and_how_recent(message, t
 
     asked = read_literature_request(message, year=2026)
     assert (asked.topic, asked.from_year) == (topic, from_year)
+
+
+@pytest.mark.parametrize(
+    ("message", "start"),
+    [
+        ("thanks!", "You're welcome"),
+        ("Thank you", "You're welcome"),
+        ("hello", "Hello!"),
+        ("bye", "Goodbye"),
+        ("what can you do?", "I'm Zocrates"),
+    ],
+)
+def test_small_talk_gets_a_fitting_reply(message, start):
+    from zocrates_gateway.domain.intent import chat_reply
+
+    assert chat_reply(message).startswith(start)
+
+
+def test_each_role_inherits_the_default_model_and_its_own_url_keeps_its_own_key(tmp_path):
+    from zocrates_gateway.config import GatewaySettings
+
+    s = GatewaySettings(
+        _env_file=None,
+        data_dir=tmp_path,
+        llm_url="https://a.example/v1",
+        llm_api_key="key-a",
+        llm_model="big",
+        llm_coordinator_model="small",
+        llm_online_search_url="https://b.example/v1",
+    )
+    assert (s.llm_for("synthesizer").model, s.llm_for("synthesizer").api_key.get_secret_value()) == ("big", "key-a")
+    assert (s.llm_for("coordinator").model, s.llm_for("coordinator").url) == ("small", "https://a.example/v1")
+    search = s.llm_for("online_search")
+    assert (search.url, search.model, search.api_key) == ("https://b.example/v1", "big", None)
+    assert GatewaySettings(_env_file=None, data_dir=tmp_path).llm_for("synthesizer") is None

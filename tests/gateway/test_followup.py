@@ -135,7 +135,7 @@ async def test_with_a_model_a_follow_up_is_rewritten_and_answered_with_the_remem
         assert second_events[-1]["event"] == "done"
         [query] = [r.query for r in system.retrieval.requests[before:]]
         assert query == "somatic mutation rate twins sample size"
-        rewrite, answer = model.requests[1:]
+        rewrite, answer = model.answer_requests[1:]
         assert rewrite["messages"][0]["content"].startswith("You rewrite a researcher's follow-up question")
         assert rewrite["messages"][-1]["content"].startswith("Follow-up question: What sample size did they use?")
         history = answer["messages"][1:-1]

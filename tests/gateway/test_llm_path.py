@@ -54,7 +54,7 @@ async def test_a_library_turn_with_a_model_is_verified_resolved_stored_and_rehyd
         done = events[-1]["data"]
         assert events[-1]["event"] == "done", events[-1]
         # The model was sent the evidence and the question; the deltas are its answer as streamed.
-        [sent] = model.requests
+        [sent] = model.answer_requests
         assert sent["stream"] is True and sent["messages"][-1] == {"role": "user", "content": QUESTION}
         assert "387 pairs of monozygotic twins" in sent["messages"][0]["content"]
         assert "".join(e["data"]["text"] for e in events if e["event"] == "delta") == "".join(ANSWER)
@@ -120,6 +120,9 @@ async def test_without_the_fallback_a_failing_model_ends_the_turn_with_a_clear_e
 
 
 class OneCandidate:
+    def __init__(self) -> None:
+        self.requests = []
+
     async def start(self) -> None: ...
     async def close(self) -> None: ...
 
@@ -127,6 +130,7 @@ class OneCandidate:
         return {"status": "ok"}
 
     async def discover(self, request):
+        self.requests.append(request)
         paper = Candidate(candidate_id="W1", title="Retrieval-augmented generation at scale", year=2024)
         return CandidatesFound(**request.reply_fields(), candidates=[paper])
 
@@ -139,20 +143,46 @@ async def test_a_discovery_turn_gets_the_models_overview_or_keeps_its_candidates
     overview = ["One new paper scales retrieval-augmented ", "generation [1]."]
     model = LoopbackModel(overview)
     model.mode = mode
+    model.plan = {"queries": ["retrieval augmented generation", "RAG question answering"], "from_year": 2023}
+    discovery = OneCandidate()
     async with (
         serving(model.app) as llm,
-        running_system(nats_server.url, discovery=OneCandidate(), llm_url=f"{llm}/v1") as system,
+        running_system(nats_server.url, discovery=discovery, llm_url=f"{llm}/v1") as system,
     ):
         events = await system.chat("find recent papers on retrieval augmented generation")
         done = events[-1]["data"]
         assert events[-1]["event"] == "done" and done["intent"] == "discovery"
         assert [c["candidate_id"] for c in done["candidates"]] == ["W1"]
-        assert "Retrieval-augmented generation at scale" in model.requests[0]["messages"][0]["content"]
-        said = f"Searched for “retrieval augmented generation”, published since {datetime.now(UTC).year - 2}."
-        if mode == "ok":
+        assert "Retrieval-augmented generation at scale" in model.answer_requests[-1]["messages"][0]["content"]
+        [sent] = discovery.requests
+        if mode == "ok":  # the online-search role planned the searches
+            assert (sent.queries, sent.from_year) == (model.plan["queries"], 2023)
+            said = "Searched for “retrieval augmented generation”, “RAG question answering”, published since 2023."
             assert done["prose"].startswith("".join(overview)) and done["notes"] == [said]
-        else:
+        else:  # the model failed at every step: routed, searched and listed by the rules
+            assert (sent.queries, sent.from_year) == (["retrieval augmented generation"], datetime.now(UTC).year - 2)
+            said = f"Searched for “retrieval augmented generation”, published since {datetime.now(UTC).year - 2}."
             assert "Retrieval-augmented generation at scale" in done["prose"]
             assert done["notes"][0].startswith("The overview could not be written (LLM endpoint answered HTTP 500")
             assert done["notes"][1:] == [said]
         assert await session_turns(system, done["session_id"]) == [done]
+
+
+@pytest.mark.parametrize(
+    ("route", "intent"),
+    [({"intent": "discovery"}, "discovery"), ({"intent": "chat"}, "chat"), ({"intent": "poetry"}, "library")],
+)
+async def test_the_coordinator_routes_what_the_rules_would_send_to_the_library(nats_server, route, intent):
+    model = LoopbackModel(["Transformers use attention [2]."])
+    model.route = route  # an unknown route is nonsense: the rules decide
+    async with (
+        serving(model.app) as llm,
+        running_system(nats_server.url, discovery=OneCandidate(), llm_url=f"{llm}/v1") as system,
+    ):
+        events = await system.chat("Anything on transformer architectures?")
+        assert events[0]["data"]["intent"] == intent and events[-1]["event"] == "done"
+        # Small talk the rules recognise is answered without asking the model, and fittingly.
+        before = len(model.requests)
+        thanks = (await system.chat("thanks!"))[-1]["data"]
+        assert thanks["intent"] == "chat" and thanks["prose"].startswith("You're welcome")
+        assert len(model.requests) == before

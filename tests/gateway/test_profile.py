@@ -37,8 +37,8 @@ async def test_a_registered_contact_email_goes_with_that_users_discovery_request
         bob = await system.new_token("bob")
         assert (await system.chat("find new papers about transformers", token=bob))[-1]["event"] == "done"
         assert [(r.user_id, r.contact_email, r.schema_version) for r in discovery.requests] == [
-            ("alice", "ada@lab.org", 2),
-            ("bob", None, 2),
+            ("alice", "ada@lab.org", 3),
+            ("bob", None, 3),
         ]
 
         cleared = await system.client.post(f"{system.url}/register", headers=system.auth, json={"contact_email": None})

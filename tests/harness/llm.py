@@ -17,6 +17,9 @@ class LoopbackModel:
     def __init__(self, reply: list[str]) -> None:
         self.reply, self.mode, self.requests = reply, "ok", []
         self.replies: list[list[str]] = []  # answered in turn, one a request, before `reply`
+        # What the coordinator and the online-search role answer (JSON), when asked.
+        self.route: dict = {"intent": "library"}
+        self.plan: dict = {"queries": ["retrieval augmented generation"], "from_year": None}
         self.release = asyncio.Event()  # ends a stall when the test is over
         self.app = FastAPI()
         self.app.post("/v1/chat/completions")(self.completions)
@@ -27,11 +30,32 @@ class LoopbackModel:
         body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
         return f"data: {json.dumps(body)}\n\n"
 
+    @property
+    def answer_requests(self) -> list[dict]:
+        """The requests for answers: all but the coordinator's and the online-search role's."""
+        return [r for r in self.requests if self.role_of(r) is None]
+
+    @staticmethod
+    def role_of(body: dict) -> str | None:
+        system = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
+        if system.startswith("You route one message"):
+            return "coordinator"
+        if system.startswith("You turn a researcher's request for new literature"):
+            return "online_search"
+        return None
+
     async def completions(self, request: Request):
-        self.requests.append(await request.json())
+        body = await request.json()
+        self.requests.append(body)
         if self.mode.startswith("http_"):
             status = int(self.mode[5:])
             return JSONResponse({"error": {"message": f"loopback says {status}"}}, status_code=status)
+        role = self.role_of(body)
+        if role is not None:  # a decision, answered as a model would: JSON in a sentence
+            decision = self.route if role == "coordinator" else self.plan
+            return StreamingResponse(
+                self.stream([f"Here you go: {json.dumps(decision)}"]), media_type="text/event-stream"
+            )
         reply = self.replies.pop(0) if self.replies else self.reply
         return StreamingResponse(self.stream(reply), media_type="text/event-stream")
 

@@ -4,7 +4,9 @@ docs/configuration.md."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 
@@ -12,6 +14,20 @@ from zocrates_runtime.settings import ZocratesSettings
 
 #: Used only in local mode, where tokens never leave the laptop; hosted mode must set its own.
 LOCAL_PEPPER = "zocrates-local-mode-pepper"
+
+_ROLE_KEY = "Unset: ZOCRATES_LLM_API_KEY, unless the role has a URL of its own"
+
+#: The language model's jobs, each configurable apart (`llm_<role>_model`, `_url`, `_api_key`).
+Role = Literal["coordinator", "synthesizer", "online_search", "online_synthesizer"]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where one role's chat completions go."""
+
+    url: str
+    model: str
+    api_key: SecretStr | None = None
 
 
 class GatewaySettings(ZocratesSettings):
@@ -33,6 +49,29 @@ class GatewaySettings(ZocratesSettings):
     llm_url: str | None = Field(default=None, description="e.g. https://openrouter.ai/api/v1")
     llm_api_key: SecretStr | None = Field(default=None, description="Bearer key for the LLM endpoint")
     llm_model: str = Field(default="gpt-4o-mini", description="Model name sent to the LLM endpoint")
+    # Roles: each may have its own model, URL and key; unset, it inherits the ones above (a role
+    # with a URL of its own gets no key but its own: it is another provider).
+    llm_coordinator_model: str | None = Field(
+        default=None, description="Routing (library, new literature or conversation) and follow-up rewriting"
+    )
+    llm_coordinator_url: str | None = Field(default=None, description="Unset: ZOCRATES_LLM_URL")
+    llm_coordinator_api_key: SecretStr | None = Field(default=None, description=_ROLE_KEY)
+    llm_synthesizer_model: str | None = Field(default=None, description="The cited answer from the library")
+    llm_synthesizer_url: str | None = Field(default=None, description="Unset: ZOCRATES_LLM_URL")
+    llm_synthesizer_api_key: SecretStr | None = Field(default=None, description=_ROLE_KEY)
+    llm_online_search_model: str | None = Field(
+        default=None, description="The OpenAlex queries and date filter of a request for new literature"
+    )
+    llm_online_search_url: str | None = Field(default=None, description="Unset: ZOCRATES_LLM_URL")
+    llm_online_search_api_key: SecretStr | None = Field(default=None, description=_ROLE_KEY)
+    llm_online_synthesizer_model: str | None = Field(default=None, description="The overview of new literature")
+    llm_online_synthesizer_url: str | None = Field(default=None, description="Unset: ZOCRATES_LLM_URL")
+    llm_online_synthesizer_api_key: SecretStr | None = Field(default=None, description=_ROLE_KEY)
+    llm_routing: bool = Field(
+        default=True,
+        description="With a language model, let the coordinator route a message the rules would send to the "
+        "library (the rules decide when it fails or answers nonsense)",
+    )
     llm_fallback: bool = Field(
         default=True,
         description="When the language model fails (an HTTP error, a cut or stalled stream), answer with "
@@ -69,6 +108,18 @@ class GatewaySettings(ZocratesSettings):
     library_timeout_s: float = Field(
         default=30.0, gt=0, description="Deadline of a library sync page, upload record or status"
     )
+
+    def llm_for(self, role: Role) -> Endpoint | None:
+        """The endpoint of `role`: its own model, URL and key where set, else the default ones;
+        None when neither has a URL (no language model: the offline paths answer)."""
+        url = getattr(self, f"llm_{role}_url") or self.llm_url
+        if not url:
+            return None
+        model = getattr(self, f"llm_{role}_model") or self.llm_model
+        key = getattr(self, f"llm_{role}_api_key") or (
+            self.llm_api_key if not getattr(self, f"llm_{role}_url") else None
+        )
+        return Endpoint(url=url, model=model, api_key=key)
 
     @model_validator(mode="after")
     def _refuse_default_pepper(self) -> GatewaySettings:

@@ -36,8 +36,8 @@ from zocrates_contracts import (
     VerificationRequested,
     VerificationSummary,
 )
-from zocrates_contracts.messages import MAX_SCOPE_ITEMS
-from zocrates_gateway.adapters.llm import LLMError, stream_chat
+from zocrates_contracts.messages import MAX_QUERY_CHARS, MAX_SCOPE_ITEMS
+from zocrates_gateway.adapters.llm import LLMError, ask_json, stream_chat
 from zocrates_gateway.adapters.sessions import TurnAudit
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.context import Gateway
@@ -50,7 +50,16 @@ from zocrates_gateway.domain.followup import (
     resolve_follow_up,
     rewrite_messages,
 )
-from zocrates_gateway.domain.intent import read_literature_request, route_intent
+from zocrates_gateway.domain.intent import (
+    LiteratureRequest,
+    RouteDecision,
+    SearchPlan,
+    chat_reply,
+    coordinator_messages,
+    online_search_messages,
+    read_literature_request,
+    route_intent,
+)
 from zocrates_gateway.domain.lookup import (
     Asked,
     goes_online,
@@ -65,7 +74,6 @@ from zocrates_gateway.domain.lookup import (
 )
 from zocrates_gateway.domain.query import search_text
 from zocrates_gateway.domain.synthesis import (
-    CHAT_REPLY,
     ONLINE_PROMPT,
     candidates_answer,
     extractive_answer,
@@ -100,7 +108,7 @@ async def run_turn(gateway: Gateway, turn: TurnLog, message: str, session_title:
     """Drive the turn, appending its events to `turn`; always ends with `done` or `error`."""
     structlog.contextvars.bind_contextvars(turn_id=turn.turn_id, session_id=turn.session_id)
     started = time.perf_counter()
-    intent = route_intent(message)
+    intent = await route(gateway.settings, message)
     ids = dict(turn_id=turn.turn_id, session_id=turn.session_id, user_id=turn.user_id)
     try:
         await turn.append("turn", {"turn_id": turn.turn_id, "session_id": turn.session_id, "intent": intent})
@@ -162,11 +170,30 @@ async def status(turn: TurnLog, stage: str) -> None:
     await turn.append("status", {"stage": stage, "message": STAGE_LINES[stage]})
 
 
+#: Seconds the coordinator and the online-search role have to decide.
+DECISION_TIMEOUT_S = 10.0
+
+
+async def route(s: GatewaySettings, message: str) -> str:
+    """Library, new literature or conversation: by the rules, and where they would send the
+    message to the library, by the coordinator model when there is one (the rules stand when it
+    fails or answers anything but a route). A message naming items goes to the library first."""
+    intent = route_intent(message)
+    coordinator = s.llm_for("coordinator")
+    if intent != "library" or coordinator is None or not s.llm_routing or read_message(message):
+        return intent
+    try:
+        decision = await ask_json(coordinator, coordinator_messages(message), RouteDecision, DECISION_TIMEOUT_S)
+    except LLMError as exc:
+        log.warning("coordinator failed; routing by the rules", error=str(exc))
+        return intent
+    return decision.intent
+
+
 async def chat_turn(turn: TurnLog, message: str) -> TurnRecord:
-    await turn.append("delta", {"text": CHAT_REPLY})
-    return TurnRecord(
-        turn_id=turn.turn_id, session_id=turn.session_id, intent="chat", question=message, prose=CHAT_REPLY
-    )
+    reply = chat_reply(message)
+    await turn.append("delta", {"text": reply})
+    return TurnRecord(turn_id=turn.turn_id, session_id=turn.session_id, intent="chat", question=message, prose=reply)
 
 
 async def _ask(gateway: Gateway, what: str, request_cls, timeout: float, **fields):
@@ -201,7 +228,7 @@ async def search_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict) 
     history = [] if search.note else await gateway.sessions.recent(turn.user_id, turn.session_id, HISTORY_TURNS)
     question, query = search.question, search.text
     follow = resolve_follow_up(search.question, history[-1] if history else None)
-    if gateway.settings.llm_url and history:
+    if gateway.settings.llm_for("coordinator") and history:
         query = await rewrite_query(
             gateway.settings, search.question, history, fallback=follow.query if follow else query
         )
@@ -252,7 +279,7 @@ async def rewrite_query(s: GatewaySettings, question: str, history: list[TurnRec
     pieces: list[str] = []
     try:
         async with asyncio.timeout(min(s.synthesis_timeout_s, REWRITE_TIMEOUT_S)):
-            async for piece in stream_chat(s, rewrite_messages(question, history)):
+            async for piece in stream_chat(s.llm_for("coordinator"), rewrite_messages(question, history)):
                 pieces.append(piece)
     except (LLMError, TimeoutError) as exc:
         log.warning("query rewriting failed; searching without it", error=str(exc) or "timeout")
@@ -387,7 +414,7 @@ async def answer_turn(
     refused, quotes = False, None
     if written is not None:
         pieces = _aiter(written)
-    elif s.llm_url:
+    elif s.llm_for("synthesizer"):
         pieces = synthesize(s, message, chunks, history or [])
     else:
         answer = extractive_answer(question, chunks)
@@ -397,7 +424,7 @@ async def answer_turn(
         async for piece in pieces:
             await say(turn, parts, piece)
     except TurnFailed as exc:
-        if not (s.llm_url and s.llm_fallback):
+        if not (s.llm_for("synthesizer") and s.llm_fallback):
             raise
         # The model failed: answer as the offline writer would, and say so. What the model had
         # streamed is dropped; the `fallback` status tells a client its earlier deltas are void.
@@ -526,7 +553,7 @@ async def synthesize(
     ]
     try:
         async with asyncio.timeout(s.synthesis_timeout_s):
-            async for piece in stream_chat(s, messages):
+            async for piece in stream_chat(s.llm_for("synthesizer"), messages):
                 yield piece
     except TimeoutError:
         raise TurnFailed(
@@ -602,7 +629,7 @@ async def discovery_turn(
     await status(turn, "discovery")
     search = search_text(message)
     # What the request asks for: its topic and how recent (identifiers from a lookup: as they are).
-    asked = None if queries else read_literature_request(search.text, datetime.now(UTC).year)
+    asked = None if queries else await plan_search(s, search.text)
     profile = await gateway.sessions.get_profile(turn.user_id)
     try:
         found: CandidatesFound = await _ask(
@@ -612,7 +639,7 @@ async def discovery_turn(
             s.discovery_timeout_s,
             **ids,
             trace=inject_trace(),
-            queries=queries or [asked.topic],
+            queries=queries or asked.queries,
             from_year=asked.from_year if asked else None,
             contact_email=profile.contact_email,
         )
@@ -626,12 +653,12 @@ async def discovery_turn(
     parts: list[str] = []
     if checked:
         await say(turn, parts, f"{checked}\n\n")
-    if s.llm_url and candidates:
+    if s.llm_for("online_synthesizer") and candidates:
         messages = [
             {"role": "system", "content": ONLINE_PROMPT.format(candidates=format_candidates(candidates))},
             {"role": "user", "content": message},
         ]
-        pieces = stream_chat(s, messages)
+        pieces = stream_chat(s.llm_for("online_synthesizer"), messages)
     else:
         pieces = _aiter(candidates_answer(candidates, len(found.dropped)))
     try:
@@ -661,6 +688,23 @@ async def discovery_turn(
         notes=notes,
         candidates=candidates,
     )
+
+
+async def plan_search(s: GatewaySettings, message: str) -> LiteratureRequest:
+    """The searches a request for new literature asks for: by the online-search model when
+    there is one (one to three queries and a first year), else, or when it fails, by the rules."""
+    year = datetime.now(UTC).year
+    rules = read_literature_request(message, year)
+    searcher = s.llm_for("online_search")
+    if searcher is None:
+        return rules
+    try:
+        plan = await ask_json(searcher, online_search_messages(message, year), SearchPlan, DECISION_TIMEOUT_S)
+    except LLMError as exc:
+        log.warning("online-search role failed; searching by the rules", error=str(exc))
+        return rules
+    queries = [" ".join(q.split())[:MAX_QUERY_CHARS] for q in plan.queries if q.strip()]
+    return LiteratureRequest(queries=queries or rules.queries, from_year=plan.from_year)
 
 
 async def say(turn: TurnLog, parts: list[str], piece: str) -> None:

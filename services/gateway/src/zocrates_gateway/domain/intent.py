@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from pydantic import BaseModel, Field
+
 Intent = Literal["library", "discovery", "chat"]
 
 _DISCOVERY_RE = re.compile(
@@ -30,6 +32,53 @@ _SMALL_TALK_RE = re.compile(
     r"how\s+are\s+you|help)\b[\s!.?,]*(zocrates)?[\s!.?]*$",
     re.IGNORECASE,
 )
+
+
+def chat_reply(message: str) -> str:
+    """A fitting answer to small talk: thanks are not answered "Hello!"."""
+    text = message.strip().lower()
+    for pattern, reply in _SMALL_TALK_REPLIES:
+        if pattern.search(text):
+            return reply
+    return CHAT_REPLY
+
+
+CHAT_REPLY = (
+    "Hello! I'm Zocrates. Ask me a question about the papers in your Zotero library and I'll "
+    "answer with citations you can check, or ask me to find new literature online."
+)
+_SMALL_TALK_REPLIES = [
+    (re.compile(r"^(thanks?|thank\s+you|cheers)\b"), "You're welcome! Ask me anything else about your library."),
+    (re.compile(r"^(bye|goodbye)\b"), "Goodbye! Your sessions stay here when you come back."),
+    (re.compile(r"^(ok(ay)?|cool|great|nice)\b"), "Glad it helped. What else would you like to know?"),
+    (
+        re.compile(r"^how\s+are\s+you\b"),
+        "All well, thank you, and ready to search your library. What would you like to know?",
+    ),
+    (
+        re.compile(r"^(who\s+are\s+you|what\s+can\s+you\s+do|help)\b"),
+        "I'm Zocrates, a research assistant for your Zotero library. Ask a question and I answer from "
+        "your papers, citing the passages I quote and checking each citation against its passage; "
+        "ask me to find new papers (\"find recent papers on ...\") and I search OpenAlex, leaving out "
+        "the ones you already own.",
+    ),
+]
+
+
+#: What the coordinator answers with: one of the three routes.
+class RouteDecision(BaseModel):
+    intent: Intent
+
+
+COORDINATOR_PROMPT = """You route one message sent to Zocrates, a research assistant over the user's Zotero library.
+Answer with a JSON object only, no other text:
+{"intent": "library"} when it asks something to be answered from the papers the user has;
+{"intent": "discovery"} when it asks to find, search or recommend new papers or literature online;
+{"intent": "chat"} when it is small talk, thanks, or a question about you."""
+
+
+def coordinator_messages(message: str) -> list[dict]:
+    return [{"role": "system", "content": COORDINATOR_PROMPT}, {"role": "user", "content": message}]
 
 
 def route_intent(message: str) -> Intent:
@@ -82,16 +131,20 @@ RECENT_YEARS = 3
 
 @dataclass(frozen=True)
 class LiteratureRequest:
-    """A request for new literature as a search: its `topic` (the message without the request
-    itself) and `from_year` (None: any year), with `said` describing both for the answer."""
+    """A request for new literature as searches: its `queries` (by the rules, one: the message
+    without the request itself) and `from_year` (None: any year), with `said` saying both."""
 
-    topic: str
+    queries: list[str]
     from_year: int | None
+
+    @property
+    def topic(self) -> str:
+        return self.queries[0]
 
     @property
     def said(self) -> str:
         since = f", published since {self.from_year}" if self.from_year else ""
-        return f"Searched for “{self.topic}”{since}."
+        return f"Searched for {', '.join(f'“{q}”' for q in self.queries)}{since}."
 
 
 def read_literature_request(message: str, year: int) -> LiteratureRequest:
@@ -118,4 +171,24 @@ def read_literature_request(message: str, year: int) -> LiteratureRequest:
     text = " ".join(text.split())
     text = _ABOUT_RE.sub("", text, count=1)
     topic = text.strip(" ?!.,;:").strip()
-    return LiteratureRequest(topic=topic or " ".join(message.split()), from_year=from_year)
+    return LiteratureRequest(queries=[topic or " ".join(message.split())], from_year=from_year)
+
+
+#: What the online-search role answers with: one to three queries and how recent.
+class SearchPlan(BaseModel):
+    queries: list[str] = Field(min_length=1, max_length=3)
+    from_year: int | None = Field(default=None, ge=1000, le=2999)
+
+
+ONLINE_SEARCH_PROMPT = """You turn a researcher's request for new literature into searches of OpenAlex.
+This year is {year}. Answer with a JSON object only, no other text:
+{{"queries": ["..."], "from_year": null}}
+with one to three short keyword queries for the topic (no words such as "find" or "papers"), and
+from_year the first publication year the request allows ("recent": the last three years), or null."""
+
+
+def online_search_messages(message: str, year: int) -> list[dict]:
+    return [
+        {"role": "system", "content": ONLINE_SEARCH_PROMPT.format(year=year)},
+        {"role": "user", "content": message},
+    ]

@@ -51,11 +51,6 @@ in a few short paragraphs. Do not use bracketed citations. Do not invent papers.
 
 {candidates}"""
 
-CHAT_REPLY = (
-    "Hello! I'm Zocrates. Ask me a question about the papers in your Zotero library and I'll "
-    "answer with citations you can check, or ask me to find new literature online."
-)
-
 NOT_FOUND = "I could not find a passage in your library that addresses this question."
 ANSWER_INTRO = (
     "Here is what your library says (quoted from the most relevant passages, their own reference numbers removed):\n\n"

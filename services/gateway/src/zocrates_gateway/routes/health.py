@@ -36,7 +36,8 @@ async def health(request: Request, gateway: GatewayDep) -> dict:
     ready = all(s.get("status") == "ok" for s in states)
     settings = gateway.settings
     # How answers are written: `make run`'s banner says it, so nobody mistakes quotes for prose.
-    answers = {"answers": "llm", "llm_model": settings.llm_model} if settings.llm_url else {"answers": "extractive"}
+    synthesizer = settings.llm_for("synthesizer")
+    answers = {"answers": "llm", "llm_model": synthesizer.model} if synthesizer else {"answers": "extractive"}
     return {
         "status": "ok" if ready else "degraded",
         "services": services,
