@@ -1,6 +1,6 @@
 """Gateway settings (env `ZOCRATES_*`, `.env`, or the top level of the TOML config file); the
-shared ones (mode, NATS, data dir, local user, ...) come from `ZocratesSettings`. See
-docs/configuration.md."""
+shared ones (mode, NATS, data dir, local user, ...) come from `ZocratesSettings`, the port from
+`GatewayPortSettings` (`make run` reads it too). See docs/configuration.md."""
 
 from __future__ import annotations
 
@@ -8,15 +8,14 @@ from pathlib import Path
 
 from pydantic import Field, SecretStr, model_validator
 
-from zocrates_runtime.settings import ZocratesSettings
+from zocrates_runtime.settings import GatewayPortSettings
 
 #: Used only in local mode, where tokens never leave the laptop; hosted mode must set its own.
 LOCAL_PEPPER = "zocrates-local-mode-pepper"
 
 
-class GatewaySettings(ZocratesSettings):
+class GatewaySettings(GatewayPortSettings):
     gateway_host: str = Field(default="127.0.0.1", description="Address the HTTP API binds to")
-    gateway_port: int = Field(default=8000, ge=1, le=65535, description="Port of the HTTP API")
     token_pepper: SecretStr = Field(
         default=SecretStr(LOCAL_PEPPER),
         description="HMAC key for stored token digests; required (and secret) in hosted mode",
