@@ -84,6 +84,17 @@ async def test_demoted_citations_leave_the_cited_tier_empty(system):
     assert done["verification"]["demoted"] >= 1
 
 
+async def test_citations_are_judged_against_the_threshold_the_verifier_reports(system):
+    system.verifier.probability, system.verifier.threshold = 0.7, 0.8
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    assert done["verification"]["threshold"] == 0.8
+    assert done["citations"] and all(o["verdict"] == "DEMOTED" for c in done["citations"] for o in c["occurrences"])
+    system.verifier.threshold = 0.65
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    assert done["verification"]["threshold"] == 0.65
+    assert done["citations"] and all(o["verdict"] == "KEPT" for c in done["citations"] for o in c["occurrences"])
+
+
 async def test_verifier_down_fails_open_and_keeps_citations(nats_server):
     async with running_system(nats_server.url, verification_timeout_s=0.5) as system:
         await system.service_apps["verifier"].stop()

@@ -12,6 +12,7 @@ import httpx
 from harness.evidence import scored, with_units
 from harness.serving import serving
 from zocrates_contracts import (
+    SUPPORT_THRESHOLD,
     Creator,
     EvidenceChunk,
     EvidenceRetrieved,
@@ -92,6 +93,7 @@ class FakeRetrieval:
 @dataclass
 class FakeVerifier:
     probability: float | None = 0.9
+    threshold: float = SUPPORT_THRESHOLD
     delay: float = 0.0
     calls: int = 0
 
@@ -109,7 +111,9 @@ class FakeVerifier:
             PairScore(chunk_index=p.chunk_index, occurrence=p.occurrence, probability=self.probability)
             for p in request.pairs
         ]
-        return VerificationCompleted(**request.reply_fields(), scores=scores, provider="fake", model="fake")
+        return VerificationCompleted(
+            **request.reply_fields(), scores=scores, provider="fake", model="fake", threshold=self.threshold
+        )
 
 
 class UnreachableDiscovery:

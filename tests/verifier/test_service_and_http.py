@@ -154,6 +154,17 @@ def test_auto_provider_follows_what_is_configured(monkeypatch, tmp_path):
         VerifierSettings(threshold=0.4)
 
 
+async def test_every_reply_carries_the_threshold_the_verifier_owns(monkeypatch):
+    service = await started(CountingModel(), threshold=0.7)
+    assert (await service.verify(request("a claim"))).threshold == 0.7
+    assert service.health()["threshold"] == 0.7
+    await service.close()
+    monkeypatch.setenv("ZOCRATES_VERIFICATION_THRESHOLD", "0.65")  # the gateway's name before
+    assert VerifierSettings().threshold == 0.65
+    monkeypatch.setenv("ZOCRATES_VERIFIER_THRESHOLD", "0.75")  # the verifier's own name wins
+    assert VerifierSettings().threshold == 0.75
+
+
 def test_an_empty_http_port_means_bus_only(monkeypatch):
     # What the image's health check reads as "bus only", and what replicas sharing one network
     # namespace need (each would otherwise bind the same port): the service must start too.

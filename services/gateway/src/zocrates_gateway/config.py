@@ -45,9 +45,6 @@ class GatewaySettings(GatewayPortSettings):
         default=True, description="In-text citations on; off = every retrieved item listed as cited"
     )
     verification_enabled: bool = Field(default=True, description="Check every citation occurrence with the verifier")
-    verification_threshold: float = Field(
-        default=0.60, ge=0.50, le=0.95, description="Support probability an occurrence needs to be kept"
-    )
     retrieval_timeout_s: float = Field(default=20.0, gt=0, description="Deadline of the retrieval stage")
     discovery_timeout_s: float = Field(default=45.0, gt=0, description="Deadline of the discovery stage")
     synthesis_timeout_s: float = Field(default=120.0, gt=0, description="Deadline of the LLM answer")
