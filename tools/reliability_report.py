@@ -82,7 +82,7 @@ ROWS = [
     ),
     Row(
         "R-JS-6",
-        f"{R}test_verifier_load.py (worker: {R}workers/verifier_worker.py)",
+        f"{R}test_verifier_load.py (worker: tests/harness/slow_service.py)",
         "a burst of 10 x MaxAckPending requests against the real verifier app with a 50 ms fake model",
         "num_ack_pending never above MaxAckPending; worker memory bounded; every request answered",
         ["R-JS-6"],

@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+from harness.waiting import eventually
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_contracts.subjects import AUDIT_STREAM
 from zocrates_runtime.bus import FETCH_TIMEOUT_S, Requester, ensure_streams, make_broker, request_consumer
@@ -70,11 +71,11 @@ async def test_a_request_is_not_held_by_a_pull_left_on_the_server(nats_server):
             pull._nms, json.dumps({"batch": 4, "expires": int(6 * FETCH_TIMEOUT_S * 1e9)}).encode(), reply=pull._deliver
         )
         js = gateway.config.connection_state.stream
-        for _ in range(50):
-            if (await js.consumer_info(AUDIT_STREAM, "retrieval")).num_waiting >= 2:
-                break
-            await asyncio.sleep(0.02)
-        assert (await js.consumer_info(AUDIT_STREAM, "retrieval")).num_waiting >= 2
+
+        async def both_pulls_waiting() -> bool:
+            return (await js.consumer_info(AUDIT_STREAM, "retrieval")).num_waiting >= 2
+
+        assert await eventually(both_pulls_waiting, timeout=1)
 
         # The first request goes to the fetch that was already waiting; from the second on,
         # the leftover pull is the oldest and brings them.

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from faststream.nats.message import NatsMessage
 
+from harness.waiting import eventually
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_contracts.subjects import AUDIT_STREAM, RETRIEVAL_COMPLETED, reply_subject
 from zocrates_runtime.bus import Requester, ensure_streams, make_broker, request_consumer
@@ -45,10 +44,7 @@ async def test_redelivery_after_a_lost_ack_runs_again_but_the_reply_is_stored_on
         )
         reply = await requester.request(request, timeout=5)
         assert reply.error is None
-        for _ in range(100):  # wait for the redelivery (AckWait 1 s) to be handled
-            if len(calls) == 2:
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: len(calls) == 2, timeout=5)  # the redelivery (AckWait 1 s), handled
         assert len(calls) == 2, "the un-acked request must be redelivered"
         js = gateway.config.connection_state.stream
         info = await js.stream_info(AUDIT_STREAM, subjects_filter=reply_subject("gw1", RETRIEVAL_COMPLETED))

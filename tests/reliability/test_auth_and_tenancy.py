@@ -16,8 +16,8 @@ import pytest
 import structlog
 
 from harness.system import collect, running_system
+from harness.waiting import wait_until
 from reliability.library_fakes import add_library
-from reliability.support import wait_until
 from zocrates_contracts import Candidate, CandidatesFound, CandidatesRechecked
 from zocrates_contracts.subjects import DLQ_STREAM, EVENTS_STREAM, SESSIONS_BUCKET, TOKENS_BUCKET
 from zocrates_runtime.logging import configure_logging

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from reliability.support import wait_until
+from harness.waiting import wait_until
 from zocrates_contracts import RetrievalRequested
 from zocrates_contracts.subjects import AUDIT_STREAM, RETRIEVAL_REQUESTED
 from zocrates_runtime import bus

@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 import pytest_asyncio
 
+from harness.waiting import eventually
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_retrieval.config import RetrievalSettings
@@ -259,7 +260,6 @@ async def test_without_a_zotero_library_the_local_user_is_told_how_to_point_to_o
 async def test_a_paper_imported_into_zotero_becomes_searchable_without_a_restart(
     tmp_path, schema_dir, pdf_dir, no_home_zotero
 ):
-    import asyncio
 
     builder = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
     first, _ = builder.add_item("journalArticle", {"title": "Heat shock in yeast", "date": "2001"})
@@ -274,12 +274,12 @@ async def test_a_paper_imported_into_zotero_becomes_searchable_without_a_restart
         await svc._ingest_task
         new, key = builder.add_item("journalArticle", {"title": "Complications of DVT prophylaxis", "date": "2010"})
         builder.add_attachment(new, "datta.pdf", (pdf_dir / "cermine" / "test1.pdf").read_bytes())
-        for _ in range(150):  # the rescan notices the changed database and re-ingests
+
+        async def found() -> bool:  # the rescan notices the changed database and re-ingests
             chunks = (await svc.search(request("inferior vena cava filter complications"))).chunks
-            if any(c.item_key == key for c in chunks):
-                break
-            await asyncio.sleep(0.2)
-        assert any(c.item_key == key for c in chunks)
+            return any(c.item_key == key for c in chunks)
+
+        assert await eventually(found, 30, interval=0.2)
     finally:
         await svc.close()
 
