@@ -8,33 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from faststream.nats import NatsBroker
 
+from harness.requests import request, start_pair
 from harness.waiting import wait_until
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested, ServiceError
 from zocrates_contracts.subjects import AUDIT_STREAM, DLQ_STREAM, RETRIEVAL_REQUESTED
-from zocrates_runtime.bus import Requester, TransientError, ensure_streams, make_broker, request_consumer
+from zocrates_runtime.bus import TransientError, ensure_streams, make_broker
 from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = pytest.mark.connected
-
-
-def request(requester: Requester, **kw) -> RetrievalRequested:
-    fields = dict(
-        turn_id="t1", session_id="s1", user_id="u1", query="q", reply_to=requester.reply_to(RetrievalRequested)
-    )
-    fields.update(kw)
-    return RetrievalRequested(**fields)
-
-
-async def start_pair(nats_server, handler, **consumer_kw):
-    settings = ZocratesSettings(nats_url=nats_server.url, instance_id="gw1")
-    service = make_broker(settings)
-    request_consumer(service, RetrievalRequested, durable="retrieval", service="retrieval", **consumer_kw)(handler)
-    gateway = make_broker(settings)
-    requester = Requester(gateway, "gw1")
-    await gateway.start()
-    await ensure_streams(gateway)
-    await service.start()
-    return service, gateway, requester
 
 
 async def stop(*brokers: NatsBroker) -> None:
