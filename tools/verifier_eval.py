@@ -25,13 +25,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tools.train_verifier import EVAL_SPLITS, LABELS, SERVED_MAX_LENGTH
+from zocrates_contracts import SUPPORT_THRESHOLD
 
 SUPPORT = LABELS.index("support")
 #: What the shipped checkpoint calls itself (the verifier reports it as the model's name).
 MODEL_NAME = "zocrates-verifier-minilm-v1"
-#: The threshold the gateway applies unless configured (ZOCRATES_VERIFICATION_THRESHOLD): figures
-#: are reported at it too, beside the calibrated one.
-GATEWAY_THRESHOLD = 0.60
+#: The threshold the gateway applies unless the verifier is configured with another
+#: (ZOCRATES_VERIFIER_THRESHOLD): figures are reported at it too, beside the calibrated one.
+GATEWAY_THRESHOLD = SUPPORT_THRESHOLD
 DIAGRAM = Path(__file__).resolve().parent.parent / "docs" / "verifier-reliability.png"
 
 

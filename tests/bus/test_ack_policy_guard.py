@@ -7,30 +7,15 @@ each of its JetStream subscribers is checked.
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 from faststream import AckPolicy
 
-from zocrates_runtime.settings import ZocratesSettings
-
-SERVICES = ["retrieval", "verifier", "discovery", "staging"]
+from harness.system import BUS_SERVICES, durable_subscriptions, idle_app
 
 
-class _Dummy:
-    async def start(self): ...
-    async def close(self): ...
-    def health(self):
-        return {}
-
-
-@pytest.mark.parametrize("name", SERVICES)
+@pytest.mark.parametrize("name", BUS_SERVICES)
 def test_no_subscriber_uses_the_default_ack_policy(name):
-    module = importlib.import_module(f"zocrates_{name}.app")
-    app = module.create_app(
-        ZocratesSettings(),
-        **({"service": _Dummy()} if name in ("retrieval", "verifier", "discovery", "staging") else {}),
-    )
+    app = idle_app(name)
     subscribers = list(app.broker.subscribers)
     assert any(type(s).__name__.endswith("PullStreamSubscriber") for s in subscribers)
     for sub in subscribers:
@@ -66,13 +51,8 @@ def test_every_request_is_redelivered_while_its_caller_still_waits():
         subjects.LIBRARY_LOOKUP_REQUESTED: gw.retrieval_timeout_s,
     }
     checked = set()
-    for name in SERVICES:
-        app = importlib.import_module(f"zocrates_{name}.app").create_app(ZocratesSettings(), service=_Dummy())
-        for sub in app.broker.subscribers:
-            config = getattr(sub, "config", None)
-            if getattr(config, "durable_name", None) is None:
-                continue
-            subject = config.filter_subject or sub.subject.broker_address
+    for name in BUS_SERVICES:
+        for subject, _, config in durable_subscriptions(idle_app(name)):
             assert subject in deadline, f"{name}: no gateway deadline known for {subject}"
             assert config.ack_wait <= deadline[subject] / 2, (
                 f"{name}: AckWait {config.ack_wait} s on {subject} is over half its {deadline[subject]} s deadline"

@@ -19,36 +19,18 @@ import time
 
 import pytest
 
+from harness.requests import request, start_pair
+from harness.waiting import eventually
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_contracts.subjects import AUDIT_STREAM
-from zocrates_runtime.bus import FETCH_TIMEOUT_S, Requester, ensure_streams, make_broker, request_consumer
-from zocrates_runtime.settings import ZocratesSettings
+from zocrates_runtime.bus import FETCH_TIMEOUT_S, Requester
 
 pytestmark = pytest.mark.connected
 
 
-def ask(requester: Requester, turn_id: str) -> RetrievalRequested:
-    return RetrievalRequested(
-        turn_id=turn_id, session_id="s1", user_id="u1", query="q", reply_to=requester.reply_to(RetrievalRequested)
-    )
-
-
-async def start_pair(nats_server, handler):
-    """The real request consumer (4 workers, as retrieval's) and a requester, on two connections."""
-    settings = ZocratesSettings(nats_url=nats_server.url, instance_id="gw1")
-    service = make_broker(settings)
-    request_consumer(service, RetrievalRequested, durable="retrieval", service="retrieval", max_workers=4)(handler)
-    gateway = make_broker(settings)
-    requester = Requester(gateway, "gw1")
-    await gateway.start()
-    await ensure_streams(gateway)
-    await service.start()
-    return service, gateway, requester
-
-
 async def timed(requester: Requester, turn_id: str) -> float:
     started = time.perf_counter()
-    reply = await requester.request(ask(requester, turn_id), timeout=3 * FETCH_TIMEOUT_S)
+    reply = await requester.request(request(requester, turn_id=turn_id), timeout=3 * FETCH_TIMEOUT_S)
     assert isinstance(reply, EvidenceRetrieved) and reply.turn_id == turn_id
     return time.perf_counter() - started
 
@@ -57,7 +39,7 @@ async def test_a_request_is_not_held_by_a_pull_left_on_the_server(nats_server):
     async def handler(req: RetrievalRequested) -> EvidenceRetrieved:
         return EvidenceRetrieved(**req.reply_fields())
 
-    service, gateway, requester = await start_pair(nats_server, handler)
+    service, gateway, requester = await start_pair(nats_server, handler, max_workers=4)
     try:
         warm = statistics.median([await timed(requester, f"warm{i}") for i in range(5)])
 
@@ -70,11 +52,11 @@ async def test_a_request_is_not_held_by_a_pull_left_on_the_server(nats_server):
             pull._nms, json.dumps({"batch": 4, "expires": int(6 * FETCH_TIMEOUT_S * 1e9)}).encode(), reply=pull._deliver
         )
         js = gateway.config.connection_state.stream
-        for _ in range(50):
-            if (await js.consumer_info(AUDIT_STREAM, "retrieval")).num_waiting >= 2:
-                break
-            await asyncio.sleep(0.02)
-        assert (await js.consumer_info(AUDIT_STREAM, "retrieval")).num_waiting >= 2
+
+        async def both_pulls_waiting() -> bool:
+            return (await js.consumer_info(AUDIT_STREAM, "retrieval")).num_waiting >= 2
+
+        assert await eventually(both_pulls_waiting, timeout=1)
 
         # The first request goes to the fetch that was already waiting; from the second on,
         # the leftover pull is the oldest and brings them.
@@ -100,9 +82,11 @@ async def test_one_message_per_pull_still_runs_max_workers_handlers_at_once(nats
         running -= 1
         return EvidenceRetrieved(**req.reply_fields())
 
-    service, gateway, requester = await start_pair(nats_server, handler)
+    service, gateway, requester = await start_pair(nats_server, handler, max_workers=4)
     try:
-        replies = await asyncio.gather(*(requester.request(ask(requester, f"t{i}"), timeout=10) for i in range(8)))
+        replies = await asyncio.gather(
+            *(requester.request(request(requester, turn_id=f"t{i}"), timeout=10) for i in range(8))
+        )
         assert sorted(r.turn_id for r in replies) == [f"t{i}" for i in range(8)]
         assert most == 4
     finally:

@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from faststream.nats.message import NatsMessage
 
+from harness.requests import request, start_pair
+from harness.waiting import eventually
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_contracts.subjects import AUDIT_STREAM, RETRIEVAL_COMPLETED, reply_subject
-from zocrates_runtime.bus import Requester, ensure_streams, make_broker, request_consumer
-from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = pytest.mark.connected
 
 
 async def test_redelivery_after_a_lost_ack_runs_again_but_the_reply_is_stored_once(nats_server, monkeypatch):
-    settings = ZocratesSettings(nats_url=nats_server.url)
-    service, gateway = make_broker(settings), make_broker(settings)
     calls = []
 
-    @request_consumer(service, RetrievalRequested, durable="retrieval", ack_wait=1.0, service="retrieval")
     async def handler(req: RetrievalRequested) -> EvidenceRetrieved:
         calls.append(1)
         return EvidenceRetrieved(**req.reply_fields())
@@ -35,20 +30,11 @@ async def test_redelivery_after_a_lost_ack_runs_again_but_the_reply_is_stored_on
         return await real_ack(self, *args, **kwargs)
 
     monkeypatch.setattr(NatsMessage, "ack", flaky_ack)
-    requester = Requester(gateway, "gw1")
-    await gateway.start()
-    await ensure_streams(gateway)
-    await service.start()
+    service, gateway, requester = await start_pair(nats_server, handler, ack_wait=1.0)
     try:
-        request = RetrievalRequested(
-            turn_id="t", session_id="s", user_id="u", query="q", reply_to=requester.reply_to(RetrievalRequested)
-        )
-        reply = await requester.request(request, timeout=5)
+        reply = await requester.request(request(requester), timeout=5)
         assert reply.error is None
-        for _ in range(100):  # wait for the redelivery (AckWait 1 s) to be handled
-            if len(calls) == 2:
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: len(calls) == 2, timeout=5)  # the redelivery (AckWait 1 s), handled
         assert len(calls) == 2, "the un-acked request must be redelivered"
         js = gateway.config.connection_state.stream
         info = await js.stream_info(AUDIT_STREAM, subjects_filter=reply_subject("gw1", RETRIEVAL_COMPLETED))

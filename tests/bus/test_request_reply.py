@@ -8,32 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from faststream.nats import NatsBroker
 
+from harness.requests import request, start_pair
+from harness.waiting import wait_until
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested, ServiceError
 from zocrates_contracts.subjects import AUDIT_STREAM, DLQ_STREAM, RETRIEVAL_REQUESTED
-from zocrates_runtime.bus import Requester, TransientError, ensure_streams, make_broker, request_consumer
+from zocrates_runtime.bus import TransientError, ensure_streams, make_broker
 from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = pytest.mark.connected
-
-
-def request(requester: Requester, **kw) -> RetrievalRequested:
-    fields = dict(
-        turn_id="t1", session_id="s1", user_id="u1", query="q", reply_to=requester.reply_to(RetrievalRequested)
-    )
-    fields.update(kw)
-    return RetrievalRequested(**fields)
-
-
-async def start_pair(nats_server, handler, **consumer_kw):
-    settings = ZocratesSettings(nats_url=nats_server.url, instance_id="gw1")
-    service = make_broker(settings)
-    request_consumer(service, RetrievalRequested, durable="retrieval", service="retrieval", **consumer_kw)(handler)
-    gateway = make_broker(settings)
-    requester = Requester(gateway, "gw1")
-    await gateway.start()
-    await ensure_streams(gateway)
-    await service.start()
-    return service, gateway, requester
 
 
 async def stop(*brokers: NatsBroker) -> None:
@@ -100,10 +82,11 @@ async def test_poison_payload_goes_to_the_dead_letter_stream_not_the_handler(nat
     try:
         js = gateway.config.connection_state.stream
         await js.publish(RETRIEVAL_REQUESTED, b'{"not": "a request"}')
-        for _ in range(100):
-            if (await js.stream_info(DLQ_STREAM)).state.messages:
-                break
-            await asyncio.sleep(0.05)
+
+        async def dead_lettered() -> int:
+            return (await js.stream_info(DLQ_STREAM)).state.messages
+
+        await wait_until(dead_lettered, 5, "the payload in the dead-letter stream")
         dlq = await js.get_last_msg(DLQ_STREAM, f"dlq.{RETRIEVAL_REQUESTED}")
         assert dlq.data == b'{"not": "a request"}'
         assert "invalid RetrievalRequested" in dlq.headers["Zocrates-Dlq-Reason"]

@@ -3,24 +3,14 @@ declares are the subscriptions the services really make (issue 15)."""
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import pytest
 
+from harness.system import BUS_SERVICES, durable_subscriptions, idle_app
 from zocrates_contracts import ALL_MESSAGES, REPLY_OF
 from zocrates_contracts.asyncapi import CONSUMERS, GATEWAY, document, routes
 from zocrates_contracts.export import ASYNCAPI, SCHEMA_DIR, render
-from zocrates_runtime.settings import ZocratesSettings
-
-SERVICES = ["retrieval", "verifier", "discovery", "staging"]
-
-
-class _Dummy:
-    async def start(self): ...
-    async def close(self): ...
-    def health(self):
-        return {}
 
 
 def test_exported_asyncapi_document_matches_the_code():
@@ -52,15 +42,9 @@ def test_the_documents_schemas_resolve_within_the_document():
             node = node[key]
 
 
-@pytest.mark.parametrize("name", SERVICES)
+@pytest.mark.parametrize("name", BUS_SERVICES)
 def test_each_service_subscribes_to_exactly_the_requests_the_document_says_it_receives(name):
-    app = importlib.import_module(f"zocrates_{name}.app").create_app(ZocratesSettings(), service=_Dummy())
-    subscribed = set()
-    for sub in app.broker.subscribers:
-        config = getattr(sub, "config", None)
-        if getattr(config, "durable_name", None) is None:
-            continue
-        subscribed.add((config.filter_subject or sub.subject.broker_address, config.durable_name))
+    subscribed = {(subject, durable) for subject, durable, _ in durable_subscriptions(idle_app(name))}
     declared = {(request.SUBJECT, durable) for request, (service, durable) in CONSUMERS.items() if service == name}
     assert subscribed == declared
 

@@ -49,6 +49,25 @@ def zotero_dir(tmp_path, fixtures_dir):
     return tmp_path / "Zotero"
 
 
+def start_stack(tmp_path, env: dict[str, str]) -> subprocess.Popen:
+    """`python -m zocrates_runtime.stack` as `make run` starts it, in `tmp_path` with `env`: its
+    data in tmp_path/data, nats-server and the gateway on free ports, JSON logs."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "zocrates_runtime.stack"],
+        env=env
+        | {
+            "ZOCRATES_DATA_DIR": str(tmp_path / "data"),
+            "ZOCRATES_NATS_PORT": str(free_port()),
+            "ZOCRATES_GATEWAY_PORT": str(free_port()),
+            "ZOCRATES_LOG_JSON": "true",
+        },
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
 def read_banner(proc: subprocess.Popen, deadline: float) -> tuple[str, str, list[str]]:
     """URL, token and the banner's lines, read up to its "Try a turn" line."""
     url = token = None
@@ -81,21 +100,7 @@ def interrupt(proc: subprocess.Popen) -> None:
 
 
 def test_make_run_answers_a_library_question_and_stops_cleanly(tmp_path, zotero_dir):
-    env = os.environ | {
-        "ZOCRATES_DATA_DIR": str(tmp_path / "data"),
-        "ZOCRATES_NATS_PORT": str(free_port()),
-        "ZOCRATES_GATEWAY_PORT": str(free_port()),
-        "ZOCRATES_RETRIEVAL_ZOTERO_DIR": str(zotero_dir),
-        "ZOCRATES_LOG_JSON": "true",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "zocrates_runtime.stack"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = start_stack(tmp_path, os.environ | {"ZOCRATES_RETRIEVAL_ZOTERO_DIR": str(zotero_dir)})
     try:
         url, token, banner = read_banner(proc, time.monotonic() + 240)
         assert any(line.startswith("  Answers: sentences quoted from your library") for line in banner)
@@ -133,21 +138,8 @@ def test_make_run_without_zotero_starts_with_the_demo_library(tmp_path):
     """Issue 14: no ~/Zotero and no ZOCRATES_ZOTERO_DIR -> the bundled demo library, named as
     the demo in the banner, /health and /library/status, indexed and answered from."""
     (tmp_path / "home").mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.endswith("ZOTERO_DIR") and k != "ZOCRATES_MODE"} | {
-        "HOME": str(tmp_path / "home"),
-        "ZOCRATES_DATA_DIR": str(tmp_path / "data"),
-        "ZOCRATES_NATS_PORT": str(free_port()),
-        "ZOCRATES_GATEWAY_PORT": str(free_port()),
-        "ZOCRATES_LOG_JSON": "true",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "zocrates_runtime.stack"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("ZOTERO_DIR") and k != "ZOCRATES_MODE"}
+    proc = start_stack(tmp_path, env | {"HOME": str(tmp_path / "home")})
     try:
         url, token, banner = read_banner(proc, time.monotonic() + 240)
         assert any(line.startswith("  Library: the demo library, 3 open-access papers") for line in banner), banner

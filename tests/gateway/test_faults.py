@@ -3,43 +3,40 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from harness.processes import kill, spawn, wait_ready
 from harness.system import running_system
-from zocrates_contracts.subjects import AUDIT_STREAM, TURN_RESOLVED
+from harness.waiting import wait_until
+from zocrates_contracts.subjects import AUDIT_STREAM, RETRIEVAL_CONSUMER, TURN_RESOLVED
 
 pytestmark = pytest.mark.connected
-TESTS = Path(__file__).resolve().parent.parent
 
 
-async def start_replica(url: str, delay: float) -> subprocess.Popen:
-    env = os.environ | {"PYTHONPATH": str(TESTS)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.slow_retrieval", url, str(delay)], stdout=subprocess.PIPE, env=env
-    )
-    line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 30)
-    assert line.strip() == b"ready"
-    return proc
+def replica_working(system):
+    """The condition "a retrieval replica holds a request, unacknowledged": it is working on it."""
+    js = system.app.state.gateway.broker.config.connection_state.stream
+
+    async def working() -> bool:
+        return (await js.consumer_info(AUDIT_STREAM, RETRIEVAL_CONSUMER)).num_ack_pending >= 1
+
+    return working
 
 
 async def test_retrieval_killed_mid_turn_ends_the_stream_with_an_error_and_keeps_the_turn_with_it(nats_server):
     async with running_system(nats_server.url, retrieval_timeout_s=3.0) as system:
         await system.service_apps["retrieval"].stop()  # only the killable replica serves
-        replica = await start_replica(nats_server.url, delay=30)
+        replica = spawn("harness.slow_service", "retrieval", nats_server.url, "30")
         try:
+            await wait_ready(replica)
             chat = asyncio.create_task(system.chat("What was the somatic mutation rate?"))
-            await asyncio.sleep(1.0)  # the replica has the message and is "working"
+            await wait_until(replica_working(system), 10, "the replica to take the request")
             replica.send_signal(signal.SIGKILL)
             events = await asyncio.wait_for(chat, 10)
         finally:
-            replica.kill()
-            replica.wait()
+            kill(replica)
         assert events[-1]["event"] == "error" and events[-1]["data"]["code"] == "timeout"
         session = events[0]["data"]["session_id"]
         stored = (await system.client.get(f"{system.url}/sessions/{session}", headers=system.auth)).json()

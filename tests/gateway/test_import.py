@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.system import running_system
-from zocrates_contracts import (
-    BatchStaged,
-    Candidate,
-    CandidatesFound,
-    CandidatesRechecked,
-    DroppedCandidate,
-    StagedFile,
-)
+from harness.system import FakeDiscovery, running_system
+from zocrates_contracts import BatchStaged, Candidate, StagedFile
 
 pytestmark = pytest.mark.connected
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
@@ -21,24 +14,6 @@ CANDIDATES = [
     Candidate(candidate_id="W2", title="Closed paper"),
     Candidate(candidate_id="W3", title="Imported meanwhile", doi="10.1/owned"),
 ]
-
-
-class FakeDiscovery:
-    async def start(self): ...
-    async def close(self): ...
-    def health(self):
-        return {"status": "ok"}
-
-    async def discover(self, request):
-        return CandidatesFound(**request.reply_fields(), candidates=CANDIDATES)
-
-    async def answer_recheck(self, request):
-        owned = [c for c in request.candidates if c.doi]
-        return CandidatesRechecked(
-            **request.reply_fields(),
-            candidates=[c for c in request.candidates if not c.doi],
-            dropped=[DroppedCandidate(candidate=c, reason="DOI match") for c in owned],
-        )
 
 
 class FakeStaging:
@@ -78,7 +53,9 @@ class FakeStaging:
 async def test_prepare_batch_rechecks_stages_and_serves_only_to_the_owner(nats_server, tmp_path):
     staging = FakeStaging()
     staging.tmp, staging.seen = tmp_path, []
-    async with running_system(nats_server.url, discovery=FakeDiscovery(), staging=staging) as system:
+    async with running_system(
+        nats_server.url, discovery=FakeDiscovery(CANDIDATES, owned=lambda c: bool(c.doi)), staging=staging
+    ) as system:
         staging.store = system.app.state.gateway.staged
         done = (await system.chat("find new papers about graph neural networks"))[-1]["data"]
         assert [c["candidate_id"] for c in done["candidates"]] == ["W1", "W2", "W3"]

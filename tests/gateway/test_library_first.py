@@ -19,10 +19,9 @@ import pytest
 import pytest_asyncio
 
 from harness.serving import serving
-from harness.system import FakeVerifier, collect
+from harness.system import FakeVerifier, bus_apps, collect
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import Candidate, CandidatesFound, ServiceError
-from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = [pytest.mark.connected, pytest.mark.asyncio(loop_scope="module")]
 
@@ -138,27 +137,16 @@ def build_library(root):
 
 @contextlib.asynccontextmanager
 async def library_system(nats_url: str, zotero_dir, data_dir):
-    from zocrates_discovery.app import create_app as discovery_app
     from zocrates_gateway.app import create_app
     from zocrates_gateway.config import GatewaySettings
-    from zocrates_retrieval.app import create_app as retrieval_app
     from zocrates_retrieval.config import RetrievalSettings
     from zocrates_retrieval.service import RetrievalService
-    from zocrates_verifier.app import create_app as verifier_app
 
-    base = ZocratesSettings(nats_url=nats_url)
     retrieval = RetrievalService(RetrievalSettings(zotero_dir=zotero_dir, data_dir=data_dir, embedding_device="cpu"))
     discovery = Discovery()
-    apps = [
-        retrieval_app(base, service=retrieval),
-        discovery_app(base, service=discovery),
-        verifier_app(base, service=FakeVerifier()),
-    ]
-    for service_app in apps:
-        await service_app.start()
-    await retrieval._ingest_task
-    app = create_app(GatewaySettings(nats_url=nats_url))
-    try:
+    async with bus_apps(nats_url, retrieval=retrieval, discovery=discovery, verifier=FakeVerifier()):
+        await retrieval._ingest_task
+        app = create_app(GatewaySettings(nats_url=nats_url))
         async with serving(app) as url, httpx.AsyncClient(timeout=60) as client:
             tokens = {user: await app.state.gateway.tokens.create(user) for user in ("local", "bob")}
 
@@ -166,9 +154,6 @@ async def library_system(nats_url: str, zotero_dir, data_dir):
                 return await collect(client, url, message, None, tokens[user])
 
             yield chat, discovery
-    finally:
-        for service_app in apps:
-            await service_app.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

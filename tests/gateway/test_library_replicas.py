@@ -20,6 +20,7 @@ import pytest
 
 from harness.serving import serving
 from harness.system import FakeVerifier, collect
+from harness.waiting import wait_until
 from zocrates_contracts import Candidate, LibraryStatusRequested, Message
 from zocrates_contracts.subjects import LIBRARY_BUCKET
 from zocrates_runtime.settings import ZocratesSettings
@@ -308,12 +309,15 @@ async def test_a_replica_stopped_mid_ingest_leaves_the_rest_to_the_other(system)
 
     # A indexes; B joins; A stops after its first file, giving its lease back unfinished.
     b = await replicas.start_retrieval("b")
-    while True:
+
+    async def a_indexed_its_first_file() -> bool:
         run, _ = await a.catalog.index_run("carol")
         if run.owner == a.instance and run.progress and run.progress["sources_done"] >= 1:
-            break
+            return True
         assert (await http.status("carol"))["state"] == "running"
-        await asyncio.sleep(0.05)
+        return False
+
+    await wait_until(a_indexed_its_first_file, 120, "replica A to index its first file", interval=0.05)
     await replicas.stop_retrieval("a")
     stopped, _ = await b.catalog.index_run("carol")
     assert stopped.progress["state"] == "stopped" and stopped.progress["sources_done"] < len(files)

@@ -16,10 +16,9 @@ import pytest
 import pytest_asyncio
 
 from harness.serving import serving
-from harness.system import FakeVerifier, collect
+from harness.system import FakeVerifier, bus_apps, collect
 from zocrates_contracts import Candidate, CandidatesRechecked, RecheckRequested
 from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
-from zocrates_runtime.settings import ZocratesSettings
 
 pytestmark = [pytest.mark.connected, pytest.mark.asyncio(loop_scope="module")]
 
@@ -29,33 +28,19 @@ QUESTION = "What complications does deep venous thrombosis prophylaxis cause in 
 
 @contextlib.asynccontextmanager
 async def hosted_system(nats_url: str, data_dir):
-    from zocrates_discovery.app import create_app as discovery_app
     from zocrates_discovery.config import DiscoverySettings
     from zocrates_discovery.service import DiscoveryService
     from zocrates_gateway.app import create_app
     from zocrates_gateway.config import GatewaySettings
-    from zocrates_retrieval.app import create_app as retrieval_app
     from zocrates_retrieval.config import RetrievalSettings
     from zocrates_retrieval.service import RetrievalService
-    from zocrates_verifier.app import create_app as verifier_app
 
-    base = ZocratesSettings(nats_url=nats_url)
     retrieval = RetrievalService(RetrievalSettings(zotero_dir=None, data_dir=data_dir, embedding_device="cpu"))
     discovery = DiscoveryService(DiscoverySettings(zotero_dir=None))
-    apps = [
-        retrieval_app(base, service=retrieval),
-        discovery_app(base, service=discovery),
-        verifier_app(base, service=FakeVerifier()),
-    ]
-    for service_app in apps:
-        await service_app.start()
-    app = create_app(GatewaySettings(nats_url=nats_url, library_max_upload_mb=1))
-    try:
+    async with bus_apps(nats_url, retrieval=retrieval, discovery=discovery, verifier=FakeVerifier()):
+        app = create_app(GatewaySettings(nats_url=nats_url, library_max_upload_mb=1))
         async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=60) as client:
             yield Hosted(app, client, retrieval, discovery)
-    finally:
-        for service_app in apps:
-            await service_app.stop()
 
 
 class Hosted:

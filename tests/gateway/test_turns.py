@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.system import parse_sse, running_system
+from harness.system import FakeDiscovery, parse_sse, running_system
 
 pytestmark = pytest.mark.connected
 
@@ -82,6 +82,17 @@ async def test_demoted_citations_leave_the_cited_tier_empty(system):
     assert done["references"]["cited"] == []
     assert len(done["references"]["considered"]) == 3
     assert done["verification"]["demoted"] >= 1
+
+
+async def test_citations_are_judged_against_the_threshold_the_verifier_reports(system):
+    system.verifier.probability, system.verifier.threshold = 0.7, 0.8
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    assert done["verification"]["threshold"] == 0.8
+    assert done["citations"] and all(o["verdict"] == "DEMOTED" for c in done["citations"] for o in c["occurrences"])
+    system.verifier.threshold = 0.65
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    assert done["verification"]["threshold"] == 0.65
+    assert done["citations"] and all(o["verdict"] == "KEPT" for c in done["citations"] for o in c["occurrences"])
 
 
 async def test_verifier_down_fails_open_and_keeps_citations(nats_server):
@@ -207,39 +218,27 @@ async def test_decision_model_connection_test_reports_latency_and_a_probability(
 
 
 async def test_discovery_turn_lists_candidates_and_its_notes(nats_server):
-    from zocrates_contracts import Candidate, CandidatesFound, CandidatesRechecked, DroppedCandidate
+    from zocrates_contracts import Candidate, DroppedCandidate
 
-    class FakeDiscovery:
-        async def start(self): ...
-        async def close(self): ...
-        def health(self):
-            return {"status": "ok"}
-
-        async def discover(self, request):
-            return CandidatesFound(
-                **request.reply_fields(),
-                notes=["OpenAlex demo mode (no API key)."],
-                candidates=[
-                    Candidate(
-                        candidate_id="W1",
-                        title="A new paper",
-                        authors=["Ada Lovelace"],
-                        year=2024,
-                        venue="Nature",
-                        pdf_url="https://example.org/a.pdf",
-                    )
-                ],
-                dropped=[
-                    DroppedCandidate(
-                        candidate=Candidate(candidate_id="W2", title="Owned"), reason="DOI already in your library"
-                    )
-                ],
+    discovery = FakeDiscovery(
+        candidates=[
+            Candidate(
+                candidate_id="W1",
+                title="A new paper",
+                authors=["Ada Lovelace"],
+                year=2024,
+                venue="Nature",
+                pdf_url="https://example.org/a.pdf",
             )
-
-        async def answer_recheck(self, request):
-            return CandidatesRechecked(**request.reply_fields(), candidates=request.candidates)
-
-    async with running_system(nats_server.url, discovery=FakeDiscovery()) as system:
+        ],
+        dropped=[
+            DroppedCandidate(
+                candidate=Candidate(candidate_id="W2", title="Owned"), reason="DOI already in your library"
+            )
+        ],
+        notes=["OpenAlex demo mode (no API key)."],
+    )
+    async with running_system(nats_server.url, discovery=discovery) as system:
         events = await system.chat("find new papers about transformers")
         done = events[-1]["data"]
         assert events[-1]["event"] == "done" and done["intent"] == "discovery"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import httpx
@@ -12,13 +14,21 @@ import httpx
 from harness.evidence import scored, with_units
 from harness.serving import serving
 from zocrates_contracts import (
+    SUPPORT_THRESHOLD,
+    Candidate,
+    CandidatesFound,
+    CandidatesRechecked,
     Creator,
+    DiscoveryRequested,
+    DroppedCandidate,
     EvidenceChunk,
     EvidenceRetrieved,
     LibraryItemsFound,
     LibraryLookupRequested,
     PairScore,
+    RecheckRequested,
     RetrievalRequested,
+    ServiceError,
     VerificationCompleted,
     VerificationRequested,
 )
@@ -97,6 +107,7 @@ class FakeRetrieval:
 @dataclass
 class FakeVerifier:
     probability: float | None = 0.9
+    threshold: float = SUPPORT_THRESHOLD
     delay: float = 0.0
     calls: int = 0
 
@@ -114,7 +125,39 @@ class FakeVerifier:
             PairScore(chunk_index=p.chunk_index, occurrence=p.occurrence, probability=self.probability)
             for p in request.pairs
         ]
-        return VerificationCompleted(**request.reply_fields(), scores=scores, provider="fake", model="fake")
+        return VerificationCompleted(
+            **request.reply_fields(), scores=scores, provider="fake", model="fake", threshold=self.threshold
+        )
+
+
+@dataclass
+class FakeDiscovery:
+    """Discovery that finds the same candidates for every question; a re-check at import time
+    drops the ones `owned` says the user has by now."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    dropped: list[DroppedCandidate] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    owned: Callable[[Candidate], bool] = lambda candidate: False
+
+    async def start(self) -> None: ...
+    async def close(self) -> None: ...
+
+    def health(self) -> dict:
+        return {"status": "ok"}
+
+    async def discover(self, request: DiscoveryRequested) -> CandidatesFound:
+        return CandidatesFound(
+            **request.reply_fields(), candidates=self.candidates, dropped=self.dropped, notes=self.notes
+        )
+
+    async def answer_recheck(self, request: RecheckRequested) -> CandidatesRechecked:
+        owned = [c for c in request.candidates if self.owned(c)]
+        return CandidatesRechecked(
+            **request.reply_fields(),
+            candidates=[c for c in request.candidates if c not in owned],
+            dropped=[DroppedCandidate(candidate=c, reason="DOI match") for c in owned],
+        )
 
 
 class UnreachableDiscovery:
@@ -127,8 +170,6 @@ class UnreachableDiscovery:
         return {"status": "ok", "openalex_mode": "demo"}
 
     async def discover(self, request):
-        from zocrates_contracts import CandidatesFound, ServiceError
-
         return CandidatesFound(
             **request.reply_fields(),
             error=ServiceError(
@@ -142,6 +183,35 @@ class UnreachableDiscovery:
         from zocrates_contracts import CandidatesRechecked
 
         return CandidatesRechecked(**request.reply_fields(), candidates=request.candidates)
+
+
+#: The services that serve the bus through an app of their own (the gateway serves HTTP).
+BUS_SERVICES = ("retrieval", "verifier", "discovery", "staging")
+
+
+class IdleService:
+    """A service that does nothing: for looking at an app's wiring, not at its work."""
+
+    async def start(self) -> None: ...
+    async def close(self) -> None: ...
+
+    def health(self) -> dict:
+        return {}
+
+
+def idle_app(name: str):
+    """The bus app of service `name` over an IdleService, not started."""
+    return importlib.import_module(f"zocrates_{name}.app").create_app(ZocratesSettings(), service=IdleService())
+
+
+def durable_subscriptions(app) -> list[tuple[str, str, object]]:
+    """(subject, durable name, consumer config) of each JetStream consumer a bus app subscribes."""
+    found = []
+    for sub in app.broker.subscribers:
+        config = getattr(sub, "config", None)
+        if getattr(config, "durable_name", None) is not None:
+            found.append((config.filter_subject or sub.subject.broker_address, config.durable_name, config))
+    return found
 
 
 @dataclass
@@ -197,33 +267,37 @@ async def collect(client, url, message, session_id, token) -> list[dict]:
 
 
 @contextlib.asynccontextmanager
+async def bus_apps(nats_url: str, **services) -> AsyncIterator[dict]:
+    """Each service object (`retrieval=FakeRetrieval()`, ...; None: the real one) served on the
+    bus by its service's own app: the apps by name, started, and stopped at the end."""
+    base = ZocratesSettings(nats_url=nats_url)
+    apps = {
+        name: importlib.import_module(f"zocrates_{name}.app").create_app(base, service=service)
+        for name, service in services.items()
+    }
+    started = []
+    try:
+        for app in apps.values():
+            await app.start()
+            started.append(app)
+        yield apps
+    finally:
+        for app in started:
+            await app.stop()
+
+
+@contextlib.asynccontextmanager
 async def running_system(nats_url: str, *, discovery=None, staging=None, verifier=None, **gateway_overrides):
     """Every service on the bus at `nats_url` and the gateway over HTTP. Retrieval is the fixed
     three chunks above; the verifier a fixed score unless `verifier` is given (e.g. the real
     service); discovery unreachable unless `discovery` is given."""
-    from zocrates_discovery.app import create_app as discovery_app
-    from zocrates_retrieval.app import create_app as retrieval_app
-    from zocrates_staging.app import create_app as staging_app
-    from zocrates_verifier.app import create_app as verifier_app
-
-    base = ZocratesSettings(nats_url=nats_url)
     retrieval, verifier = FakeRetrieval(), verifier or FakeVerifier()
-    apps = {
-        "retrieval": retrieval_app(base, service=retrieval),
-        "verifier": verifier_app(base, service=verifier),
-        "discovery": discovery_app(base, service=discovery or UnreachableDiscovery()),
-        "staging": staging_app(base, **({"service": staging} if staging else {})),
-    }
-    for app in apps.values():
-        await app.start()
-    app = create_app(GatewaySettings(nats_url=nats_url, **gateway_overrides))
-    try:
+    services = dict(retrieval=retrieval, verifier=verifier, discovery=discovery or UnreachableDiscovery())
+    async with bus_apps(nats_url, **services, staging=staging) as apps:
+        app = create_app(GatewaySettings(nats_url=nats_url, **gateway_overrides))
         async with (
             serving(app, lifespan="on", http=AbortingH11Protocol) as url,
             httpx.AsyncClient(timeout=30) as client,
         ):
             token = await app.state.gateway.tokens.create("alice")
             yield System(url, token, app, retrieval, verifier, apps, client)
-    finally:
-        for service_app in apps.values():
-            await service_app.stop()

@@ -15,10 +15,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import structlog
 
-from harness.system import collect, running_system
+from harness.system import FakeDiscovery, collect, running_system
+from harness.waiting import wait_until
 from reliability.library_fakes import add_library
-from reliability.support import wait_until
-from zocrates_contracts import Candidate, CandidatesFound, CandidatesRechecked
+from zocrates_contracts import Candidate
 from zocrates_contracts.subjects import DLQ_STREAM, EVENTS_STREAM, SESSIONS_BUCKET, TOKENS_BUCKET
 from zocrates_runtime.logging import configure_logging
 
@@ -27,20 +27,7 @@ QUESTION = "What was the somatic mutation rate estimated from twins?"
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 
 
-class OneCandidate:
-    async def start(self): ...
-    async def close(self): ...
-    def health(self):
-        return {"status": "ok"}
-
-    async def discover(self, request):
-        return CandidatesFound(
-            **request.reply_fields(),
-            candidates=[Candidate(candidate_id="W1", title="Alice's secret find", pdf_url="https://example.org/a.pdf")],
-        )
-
-    async def answer_recheck(self, request):
-        return CandidatesRechecked(**request.reply_fields(), candidates=request.candidates)
+ONE_CANDIDATE = [Candidate(candidate_id="W1", title="Alice's secret find", pdf_url="https://example.org/a.pdf")]
 
 
 def bodies(app) -> list[tuple[str, str, dict | None]]:
@@ -116,7 +103,9 @@ async def test_regression_anonymous_request_with_a_malformed_body_got_400_before
 
 
 async def test_another_user_gets_404_on_every_resource_and_changes_nothing(nats_server, tmp_path, report):
-    async with running_system(nats_server.url, discovery=OneCandidate(), retrieval_timeout_s=30) as system:
+    async with running_system(
+        nats_server.url, discovery=FakeDiscovery(ONE_CANDIDATE), retrieval_timeout_s=30
+    ) as system:
         seen = add_library(system.retrieval)
         c, url, alice = system.client, system.url, system.auth
         bob = {"Authorization": f"Bearer {await system.new_token('bob')}"}

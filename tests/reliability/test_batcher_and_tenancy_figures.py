@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import threading
 import time
 
 import pytest
@@ -17,6 +16,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from retrieval.test_tenancy import TenantLeakMachine
 from verifier.test_batcher import LinearModel, make
 
+from harness.waiting import Gate, wait_until
 from zocrates_verifier.adapters.backends.base import DeadlineExceeded, PredictFailed
 from zocrates_verifier.domain.batcher import MicroBatcher
 
@@ -71,14 +71,13 @@ async def test_batcher_figures_mapping_poison_deadline_and_out_of_memory(report)
 
     # R-GPU-3: requests whose deadline passes while the model is busy
     model = LinearModel()
-    gate = threading.Event()
+    gate = Gate()
     batcher = MicroBatcher(lambda items: (gate.wait(5), model.predict(items))[1], len, max_wait_s=0.0)
     blocker = asyncio.create_task(batcher.submit([[1.0]]))
-    await asyncio.sleep(0.05)
-    doomed = [
-        asyncio.create_task(batcher.submit([[9.0 + i / 10]], deadline=time.monotonic() + 0.05)) for i in range(10)
-    ]
-    await asyncio.sleep(0.1)
+    await gate.reached()  # the model is busy
+    deadline = time.monotonic() + 0.05
+    doomed = [asyncio.create_task(batcher.submit([[9.0 + i / 10]], deadline=deadline)) for i in range(10)]
+    await wait_until(lambda: batcher.queued == 10 and time.monotonic() > deadline, what="the requests queued, expired")
     gate.set()
     expired = [o for t in doomed for o in await t]
     await blocker

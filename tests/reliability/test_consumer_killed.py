@@ -16,8 +16,9 @@ import time
 
 import pytest
 
+from harness.processes import kill, spawn, wait_ready
+from harness.waiting import wait_until
 from reliability.report import percentile
-from reliability.support import kill, spawn, wait_ready, wait_until
 from reliability.workers.effects_worker import ACK_WAIT_S, DURABLE, MAX_DELIVER, open_db
 from zocrates_contracts import RetrievalRequested
 from zocrates_contracts.subjects import AUDIT_STREAM, DLQ_STREAM, RETRIEVAL_REQUESTED

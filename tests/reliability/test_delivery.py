@@ -16,7 +16,7 @@ import time
 import pytest
 from faststream.nats.message import NatsMessage
 
-from reliability.support import wait_until
+from harness.waiting import wait_until
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_contracts.subjects import AUDIT_STREAM, DLQ_STREAM, RETRIEVAL_REQUESTED
 from zocrates_runtime import bus

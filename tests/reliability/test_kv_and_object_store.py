@@ -95,10 +95,10 @@ OBJECTS = 6
 
 
 async def test_object_store_detects_a_corrupted_chunk_and_verifies_every_digest_after_a_kill(
-    nats_server, tmp_path, report
+    fresh_nats_server, tmp_path, report
 ):
     rng = random.Random(8)
-    nc, js = await connect(nats_server.url)
+    nc, js = await connect(fresh_nats_server.url)
     store = NatsStagedStore(js)
     originals = {}
     for i in range(OBJECTS):
@@ -127,9 +127,9 @@ async def test_object_store_detects_a_corrupted_chunk_and_verifies_every_digest_
     await nc.close()
 
     # SIGKILL and restart: every other object is there, every digest matches.
-    nats_server.kill()
-    nats_server.start()
-    nc, js = await connect(nats_server.url)
+    fresh_nats_server.kill()
+    fresh_nats_server.start()
+    nc, js = await connect(fresh_nats_server.url)
     store = NatsStagedStore(js)
     verified = 0
     for name, data in list(originals.items())[1:]:
@@ -140,10 +140,10 @@ async def test_object_store_detects_a_corrupted_chunk_and_verifies_every_digest_
     await nc.close()
 
     # Bytes flipped on disk while the server is down, inside a chunk of another object.
-    nats_server.kill()
-    assert _flip_on_disk(nats_server.store_dir, originals["paper1"][300_000:300_064])
-    nats_server.start()
-    nc, js = await connect(nats_server.url)
+    fresh_nats_server.kill()
+    assert _flip_on_disk(fresh_nats_server.store_dir, originals["paper1"][300_000:300_064])
+    fresh_nats_server.start()
+    nc, js = await connect(fresh_nats_server.url)
     store = NatsStagedStore(js)
     try:
         got = await store.get("alice", "paper1")

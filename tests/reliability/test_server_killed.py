@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from reliability.support import wait_until
+from harness.waiting import wait_until
 from zocrates_contracts import RetrievalRequested
 from zocrates_contracts.subjects import AUDIT_STREAM, RETRIEVAL_REQUESTED
 from zocrates_runtime import bus
@@ -28,8 +28,8 @@ PUBLISHERS = 16
 PER_KILL = 300  # acks between two kills: the load is on when the server dies
 
 
-async def test_server_sigkilled_under_publish_load_keeps_every_acked_message_once(nats_server, report):
-    broker = bus.make_broker(ZocratesSettings(nats_url=nats_server.url))
+async def test_server_sigkilled_under_publish_load_keeps_every_acked_message_once(fresh_nats_server, report):
+    broker = bus.make_broker(ZocratesSettings(nats_url=fresh_nats_server.url))
     await broker.start()
     await bus.ensure_streams(broker)
     js = broker.config.connection_state.stream
@@ -64,7 +64,7 @@ async def test_server_sigkilled_under_publish_load_keeps_every_acked_message_onc
         for k in range(KILLS):
             target = len(acked) + PER_KILL
             await wait_until(lambda: len(acked) >= target, 30, f"{target} acks before kill {k + 1}")
-            await asyncio.to_thread(nats_server.restart)  # SIGKILL, then start on the same -sd
+            await asyncio.to_thread(fresh_nats_server.restart)  # SIGKILL, then start on the same -sd
         await wait_until(lambda: len(acked) >= target + PER_KILL, 30, "publishing resumed after the last kill")
     finally:
         stop.set()

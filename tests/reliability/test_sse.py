@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from sse_starlette.event import ensure_bytes
 
 from harness.system import running_system
+from harness.waiting import wait_until
 from reliability.sse import parse_stream
-from reliability.support import wait_until
 from zocrates_contracts.subjects import EVENTS_STREAM
 from zocrates_gateway.events import TurnEvent, TurnLog
 from zocrates_gateway.turns import replay

@@ -1,6 +1,6 @@
 """R-JS-6 and R-GPU-5: the verifier's consumer under a 10x burst, and a verifier process
 killed mid-batch. Both run the real verifier bus app (zocrates_verifier.app) in its own
-process with a throttled fake model (reliability/workers/verifier_worker.py)."""
+process with a throttled fake model (harness/slow_service.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import nats
 import psutil
 import pytest
 
-from reliability.support import TESTS, kill, spawn, wait_ready, wait_until
+from harness.processes import TESTS, kill, spawn, wait_ready
+from harness.waiting import wait_until
 from zocrates_contracts import VerificationPair, VerificationRequested
 from zocrates_contracts.subjects import AUDIT_STREAM, VERIFIER_CONSUMER
 from zocrates_gateway.config import GatewaySettings
@@ -62,7 +63,7 @@ async def test_burst_of_ten_times_max_ack_pending_pauses_delivery_and_drains(nat
     await broker.start()
     await bus.ensure_streams(broker)
     js = broker.config.connection_state.stream
-    worker = spawn("reliability.workers.verifier_worker", nats_server.url, "0.05")
+    worker = spawn("harness.slow_service", "verifier", nats_server.url, "0.05")
     try:
         await wait_ready(worker)
         process = psutil.Process(worker.pid)
@@ -178,7 +179,7 @@ def supervised_verifier(nats_url: str, output: io.StringIO) -> Supervisor:
     """The verifier worker (1 s fake model) under the supervisor, restarted 0.2 s after it dies."""
     env = {"PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     return Supervisor(
-        [Child("verifier", [sys.executable, "-m", "reliability.workers.verifier_worker", nats_url, "1.0"], env=env)],
+        [Child("verifier", [sys.executable, "-m", "harness.slow_service", "verifier", nats_url, "1.0"], env=env)],
         policy=RestartPolicy(initial_delay=0.2),
         output=output,
     )

@@ -15,6 +15,7 @@ import nats
 import pytest
 from nats.js.errors import ObjectNotFoundError
 
+from harness.waiting import wait_until
 from zocrates_contracts import (
     AttachmentUploaded,
     LibraryStatusRequested,
@@ -325,17 +326,24 @@ async def test_an_abandoned_indexing_lease_is_taken_over(hosted, pdf_dir):
     svc.lease_s, svc.sweep_s = 1.5, 0.3
     pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
     await svc.sync_library(sync("alice", [article(), attachment(hashlib.sha256(pdf).hexdigest())]))
+
     # A dead replica's record: it claimed the lease, then nothing.
-    while True:
+    async def lease_free():
         run, revision = await hosted.catalog.index_run("alice")
-        if run.owner is None:
-            break
-        await asyncio.sleep(0.05)
+        return (run, revision) if run.owner is None else None
+
+    run, revision = await wait_until(lease_free, 30, "the sync's own run to give its lease back")
     dead = IndexRun(owner="dead-replica", heartbeat_at=time.time(), indexed_through=run.indexed_through)
     await hosted.catalog._cas("r.alice", dead.__dict__, revision)
+    synced = svc.indexer.runs.get("alice")
     accepted, _ = await hosted.upload("alice", pdf)
     assert accepted.status == "queued"
-    await asyncio.sleep(0.3)
+
+    def kicked_run_ended():  # the upload's run tried for the lease
+        run = svc.indexer.runs.get("alice")
+        return run is not synced and run.done()
+
+    await wait_until(kicked_run_ended, 10, "the upload's run to try for the lease")
     run, _ = await hosted.catalog.index_run("alice")
     assert run.owner == "dead-replica" and (await hosted.status("alice")).state == "running"  # respected
     status = await hosted.settled("alice")

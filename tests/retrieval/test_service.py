@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 import pytest_asyncio
 
+from harness.waiting import eventually
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import EvidenceRetrieved, RetrievalRequested
 from zocrates_retrieval.config import RetrievalSettings
@@ -256,30 +257,39 @@ async def test_without_a_zotero_library_the_local_user_is_told_how_to_point_to_o
     assert "ZOCRATES_ZOTERO_DIR" in reply.error.message and "zotero.sqlite" in reply.error.message
 
 
-async def test_a_paper_imported_into_zotero_becomes_searchable_without_a_restart(
-    tmp_path, schema_dir, pdf_dir, no_home_zotero
-):
-    import asyncio
-
+def one_paper_library(tmp_path, schema_dir, rescan_interval_s: float):
+    """A Zotero library holding one paper (heat shock in yeast), and a retrieval service over it
+    that checks the database for changes every `rescan_interval_s` (0: never)."""
     builder = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
     first, _ = builder.add_item("journalArticle", {"title": "Heat shock in yeast", "date": "2001"})
     builder.add_attachment(first, "yeast.pdf", _pdf_about("Heat shock proteins refold denatured yeast enzymes."))
-    svc = RetrievalService(
-        RetrievalSettings(
-            zotero_dir=builder.dir, data_dir=tmp_path / "data", embedding_device="cpu", rescan_interval_s=0.2
-        )
+    settings = RetrievalSettings(
+        zotero_dir=builder.dir, data_dir=tmp_path / "data", embedding_device="cpu", rescan_interval_s=rescan_interval_s
     )
+    return builder, RetrievalService(settings)
+
+
+def import_a_paper(builder, pdf_dir) -> str:
+    """What Zotero writes when the user imports Datta 2010 (a PDF on DVT prophylaxis); its key."""
+    new, key = builder.add_item("journalArticle", {"title": "Complications of DVT prophylaxis", "date": "2010"})
+    builder.add_attachment(new, "datta.pdf", (pdf_dir / "cermine" / "test1.pdf").read_bytes())
+    return key
+
+
+async def test_a_paper_imported_into_zotero_becomes_searchable_without_a_restart(
+    tmp_path, schema_dir, pdf_dir, no_home_zotero
+):
+    builder, svc = one_paper_library(tmp_path, schema_dir, rescan_interval_s=0.2)
     await svc.start()
     try:
         await svc._ingest_task
-        new, key = builder.add_item("journalArticle", {"title": "Complications of DVT prophylaxis", "date": "2010"})
-        builder.add_attachment(new, "datta.pdf", (pdf_dir / "cermine" / "test1.pdf").read_bytes())
-        for _ in range(150):  # the rescan notices the changed database and re-ingests
+        key = import_a_paper(builder, pdf_dir)
+
+        async def found() -> bool:  # the rescan notices the changed database and re-ingests
             chunks = (await svc.search(request("inferior vena cava filter complications"))).chunks
-            if any(c.item_key == key for c in chunks):
-                break
-            await asyncio.sleep(0.2)
-        assert any(c.item_key == key for c in chunks)
+            return any(c.item_key == key for c in chunks)
+
+        assert await eventually(found, 30, interval=0.2)
     finally:
         await svc.close()
 
@@ -291,20 +301,12 @@ async def test_a_rescan_request_indexes_an_import_at_once_even_while_an_ingest_r
 
     from zocrates_contracts import LibraryStatusRequested
 
-    builder = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
-    first, _ = builder.add_item("journalArticle", {"title": "Heat shock in yeast", "date": "2001"})
-    builder.add_attachment(first, "yeast.pdf", _pdf_about("Heat shock proteins refold denatured yeast enzymes."))
-    svc = RetrievalService(
-        RetrievalSettings(
-            zotero_dir=builder.dir, data_dir=tmp_path / "data", embedding_device="cpu", rescan_interval_s=0
-        )
-    )  # no periodic rescan
+    builder, svc = one_paper_library(tmp_path, schema_dir, rescan_interval_s=0)  # no periodic rescan
     await svc.start()
     try:
         # The import lands while the first ingest may still be reading the database: the rescan
         # runs after it, so the new paper is indexed either way.
-        new, key = builder.add_item("journalArticle", {"title": "Complications of DVT prophylaxis", "date": "2010"})
-        builder.add_attachment(new, "datta.pdf", (pdf_dir / "cermine" / "test1.pdf").read_bytes())
+        key = import_a_paper(builder, pdf_dir)
         ask = dict(turn_id="t", session_id="s", user_id="local", reply_to="zocrates.reply.gw.library")
         status = await svc.library_status(LibraryStatusRequested(**ask, rescan=True))
         assert status.source == "zotero_dir" and status.state == "running"

@@ -3,9 +3,9 @@ and a stopped run deletes nothing it did not reach."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
+from harness.waiting import wait_until
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_retrieval.adapters.store import Tenant, indexed_versions
 from zocrates_retrieval.config import RetrievalSettings
@@ -21,11 +21,12 @@ async def test_close_mid_ingest_returns_within_a_second_or_two(tmp_path, schema_
     b.close()
     svc = RetrievalService(RetrievalSettings(zotero_dir=b.dir, data_dir=tmp_path / "data", embedding_device="cpu"))
     await svc.start()
-    for _ in range(600):  # until the run is converting (the snapshot and plan come first)
+
+    def converting() -> bool:  # the snapshot and plan come first
         progress = svc._progress.get("local")
-        if progress is not None and progress.sources_total:
-            break
-        await asyncio.sleep(0.01)
+        return progress is not None and bool(progress.sources_total)
+
+    await wait_until(converting, 60, "the run to start converting")
     started = time.perf_counter()
     await svc.close()
     took = time.perf_counter() - started

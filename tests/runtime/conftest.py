@@ -1,8 +1,7 @@
-"""Helpers for the runtime tests: wait on a condition with a deadline, check a pid is gone."""
+"""Helpers for the runtime tests: read a child's lines with a timeout, check a pid is gone."""
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import subprocess
 import threading
@@ -49,20 +48,6 @@ class Lines:
             if predicate(line):
                 return line
         raise AssertionError(f"no matching line within {timeout}s; saw:\n" + "\n".join(self.seen))
-
-
-@pytest.fixture
-def wait_until():
-    """`await wait_until(cond, timeout)`: poll a cheap condition until true or fail."""
-
-    async def wait(condition: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout}s waiting for {what or condition}")
-            await asyncio.sleep(0.02)
-
-    return wait
 
 
 def wait_gone(pids, timeout: float = 10.0) -> list[int]:

@@ -6,6 +6,7 @@ import pytest
 import structlog
 
 from zocrates_runtime.logging import REDACTED, configure_logging, redact_text
+from zocrates_runtime.settings import ZocratesSettings
 
 
 @pytest.fixture
@@ -78,11 +79,12 @@ def test_exceptions_are_rendered_and_redacted(captured):
     assert "RuntimeError" in line["exception"] and "leaked-token" not in line["exception"]
 
 
-def test_env_switch_picks_the_console_renderer(monkeypatch):
+def test_env_switch_picks_the_console_renderer(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # no .env or zocrates.toml of the checkout
     monkeypatch.setenv("ZOCRATES_LOG_JSON", "false")
     buffer = io.StringIO()
     try:
-        configure_logging("console-svc", stream=buffer)
+        configure_logging("console-svc", json=ZocratesSettings().log_json, stream=buffer)
         structlog.get_logger().info("hello", turn_id="t3")
     finally:
         structlog.reset_defaults()

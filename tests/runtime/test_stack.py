@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from zocrates_runtime.natsserver import free_port
-from zocrates_runtime.stack import SERVICES, StackConfig, StackError, banner, ensure_port_free
+from zocrates_runtime.stack import SERVICES, StackError, StackSettings, banner, ensure_port_free
 
 PY = sys.executable
 
@@ -88,7 +88,8 @@ def stack_env(tmp_path):
     _fake_services(fakes)
     return {
         **os.environ,
-        "PYTHONPATH": str(fakes),
+        # The stand-ins first; then the path the tests run with, so the stack is this checkout's.
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(fakes), os.environ.get("PYTHONPATH")])),
         "ZOCRATES_DATA_DIR": str(tmp_path / "data"),
         "ZOCRATES_NATS_PORT": str(free_port()),
         "ZOCRATES_GATEWAY_PORT": str(free_port()),
@@ -178,7 +179,7 @@ def test_stack_fails_clearly_when_the_nats_port_is_taken(nats_server, stack_env,
 def test_stack_fails_clearly_without_the_admin_cli_and_stops_nats(tmp_path, stack_env):
     fakes = tmp_path / "no-admin"
     _fake_services(fakes, with_admin=False)
-    env = {**stack_env, "PYTHONPATH": str(fakes)}
+    env = {**stack_env, "PYTHONPATH": stack_env["PYTHONPATH"].replace(str(tmp_path / "fakes"), str(fakes))}
     done = subprocess.run(
         [PY, "-m", "zocrates_runtime.stack"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=30
     )
@@ -188,13 +189,45 @@ def test_stack_fails_clearly_without_the_admin_cli_and_stops_nats(tmp_path, stac
     ensure_port_free(int(env["ZOCRATES_NATS_PORT"]), "ZOCRATES_NATS_PORT", "nats-server")
 
 
-def test_config_defaults_and_a_bad_port_is_named(tmp_path, monkeypatch):
+@pytest.fixture
+def launcher_dir(tmp_path, monkeypatch):
+    """An empty working directory and none of the launcher's variables set."""
     monkeypatch.chdir(tmp_path)
-    config = StackConfig.from_env({})
-    assert config.data_dir == tmp_path.resolve() / "data"
+    for name in ("ZOCRATES_CONFIG", "ZOCRATES_DATA_DIR", "ZOCRATES_NATS_PORT", "ZOCRATES_GATEWAY_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def test_config_defaults_and_a_bad_port_is_named(launcher_dir, monkeypatch):
+    config = StackSettings.read()
+    assert config.data_dir == launcher_dir.resolve() / "data"
     assert (config.nats_port, config.gateway_port) == (4222, 8000)
+    monkeypatch.setenv("ZOCRATES_GATEWAY_PORT", "80a")
     with pytest.raises(StackError, match="ZOCRATES_GATEWAY_PORT must be a port number"):
-        StackConfig.from_env({"ZOCRATES_GATEWAY_PORT": "80a"})
+        StackSettings.read()
+
+
+def test_the_launcher_reads_zocrates_toml_and_dot_env_like_the_services(launcher_dir, monkeypatch):
+    (launcher_dir / "zocrates.toml").write_text('data_dir = "lab-data"\nnats_port = 14222\nmode = "hosted"\n')
+    (launcher_dir / ".env").write_text("ZOCRATES_GATEWAY_PORT=18000\n")
+    config = StackSettings.read()
+    assert config.data_dir == launcher_dir.resolve() / "lab-data"
+    assert (config.nats_port, config.gateway_port) == (14222, 18000)
+    assert config.mode == "local"  # the embedded stack is loopback only, whatever the file says
+    monkeypatch.setenv("ZOCRATES_NATS_PORT", "24222")  # the environment still wins
+    assert StackSettings.read().nats_port == 24222
+
+
+def test_a_port_in_zocrates_toml_reaches_the_services(stack_env, tmp_path, run_until_banner):
+    ports = {name: stack_env.pop(name) for name in ("ZOCRATES_NATS_PORT", "ZOCRATES_GATEWAY_PORT")}
+    (tmp_path / "zocrates.toml").write_text(
+        f"nats_port = {ports['ZOCRATES_NATS_PORT']}\ngateway_port = {ports['ZOCRATES_GATEWAY_PORT']}\n"
+    )
+    _, lines, _ = run_until_banner()
+    env_line = lines.wait_for(lambda line: line.startswith("[gateway] env "))
+    gateway_env = json.loads(env_line.removeprefix("[gateway] env "))
+    assert gateway_env["ZOCRATES_NATS_URL"] == f"nats://127.0.0.1:{ports['ZOCRATES_NATS_PORT']}"
+    lines.wait_for(lambda line: f"Zocrates is running at http://127.0.0.1:{ports['ZOCRATES_GATEWAY_PORT']}" in line)
 
 
 def test_banner_has_a_ready_to_paste_curl():

@@ -10,6 +10,7 @@ import textwrap
 
 import pytest
 
+from harness.waiting import wait_until
 from zocrates_runtime.supervisor import Child, RestartPolicy, Supervisor
 
 PY = sys.executable
@@ -22,7 +23,7 @@ def test_backoff_doubles_from_half_a_second_and_is_capped():
     assert [policy.delay(n) for n in range(1, 8)] == [0.5, 1, 2, 4, 8, 10, 10]
 
 
-async def test_crashing_child_is_restarted_until_it_stays_up(tmp_path, wait_until, alive):
+async def test_crashing_child_is_restarted_until_it_stays_up(tmp_path, alive):
     runs = tmp_path / "runs"
     # Crashes on its first two runs, then stays up.
     flaky = (
@@ -70,7 +71,7 @@ async def test_missing_program_gives_up_at_once(caplog):
     assert "cannot start ghost" in caplog.text and "program not found" in caplog.text
 
 
-async def test_output_is_prefixed_line_by_line_including_a_last_partial_line(wait_until):
+async def test_output_is_prefixed_line_by_line_including_a_last_partial_line():
     out = io.StringIO()
     code = (
         "import sys; print('one', flush=True); print('err', file=sys.stderr, flush=True); "

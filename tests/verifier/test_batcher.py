@@ -10,6 +10,7 @@ import time
 import pytest
 import torch
 
+from harness.waiting import Gate, wait_until
 from zocrates_verifier.adapters.backends.base import (
     DeadlineExceeded,
     NotAvailable,
@@ -108,7 +109,7 @@ async def test_poisoned_item_fails_alone_and_every_future_resolves():
 
 async def test_expired_deadline_never_reaches_the_model():
     model = LinearModel()
-    gate = threading.Event()
+    gate = Gate()
 
     def slow_predict(items):
         gate.wait(5)
@@ -116,11 +117,14 @@ async def test_expired_deadline_never_reaches_the_model():
 
     batcher = MicroBatcher(slow_predict, len, max_wait_s=0.0)
     blocker = asyncio.create_task(batcher.submit([[1.0]]))
-    await asyncio.sleep(0.05)  # the model is now busy with the blocker
+    await gate.reached()  # the model is now busy with the blocker
     doomed = [[9.0], [9.5]]
-    expiring = asyncio.create_task(batcher.submit(doomed, deadline=time.monotonic() + 0.05))
+    deadline = time.monotonic() + 0.05
+    expiring = asyncio.create_task(batcher.submit(doomed, deadline=deadline))
     already = await batcher.submit([[8.0]], deadline=time.monotonic() - 1)
-    await asyncio.sleep(0.1)
+    await wait_until(
+        lambda: batcher.queued == 2 and time.monotonic() > deadline, what="the doomed pairs queued, expired"
+    )
     gate.set()
     outcomes = await expiring
     await blocker
@@ -155,14 +159,14 @@ async def test_simulated_out_of_memory_splits_and_serves_everything():
 
 async def test_full_queue_is_an_explicit_overload_signal():
     model = LinearModel()
-    gate = threading.Event()
+    gate = Gate()
     batcher = MicroBatcher(
         lambda items: (gate.wait(5), model.predict(items))[1], len, max_wait_s=0.0, max_queue_items=8
     )
     first = asyncio.create_task(batcher.submit([[1.0]]))
-    await asyncio.sleep(0.05)
+    await gate.reached()
     queued = asyncio.create_task(batcher.submit([[2.0]] * 6))
-    await asyncio.sleep(0)
+    await wait_until(lambda: batcher.queued == 6, what="six pairs queued behind the first")
     with pytest.raises(Overloaded) as refused:
         await batcher.submit([[3.0]] * 3)
     assert refused.value.retry_after_s >= 1
@@ -180,12 +184,12 @@ async def test_non_probability_output_fails_only_that_item():
 
 
 async def test_close_answers_waiting_callers_and_refuses_new_work():
-    gate = threading.Event()
+    gate = Gate()
     batcher = MicroBatcher(lambda items: (gate.wait(5), [0.5] * len(items))[1], len, max_wait_s=0.0)
     running = asyncio.create_task(batcher.submit([[1.0]]))
-    await asyncio.sleep(0.05)
+    await gate.reached()
     waiting = asyncio.create_task(batcher.submit([[2.0]]))
-    await asyncio.sleep(0.01)
+    await wait_until(lambda: batcher.queued == 1, what="a caller waiting")
     await batcher.close()
     gate.set()
     assert isinstance((await waiting)[0], NotAvailable)
@@ -196,12 +200,12 @@ async def test_close_answers_waiting_callers_and_refuses_new_work():
 
 async def test_cancelled_caller_does_not_reach_the_model():
     model = LinearModel()
-    gate = threading.Event()
+    gate = Gate()
     batcher = MicroBatcher(lambda items: (gate.wait(5), model.predict(items))[1], len, max_wait_s=0.0)
     first = asyncio.create_task(batcher.submit([[1.0]]))
-    await asyncio.sleep(0.05)
+    await gate.reached()
     gone = asyncio.create_task(batcher.submit([[7.0]]))
-    await asyncio.sleep(0.01)
+    await wait_until(lambda: batcher.queued == 1, what="the caller queued")
     gone.cancel()
     gate.set()
     await first

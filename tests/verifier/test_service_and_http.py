@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
+from harness.waiting import Gate, wait_until
 from zocrates_contracts.messages import (
     MAX_SOURCE_CHARS,
     VerificationCompleted,
@@ -110,12 +111,12 @@ async def test_request_past_its_deadline_never_reaches_the_model():
 
 
 async def test_overload_fails_open_with_an_overloaded_error():
-    gate = threading.Event()
+    gate = Gate()
     service = await started(CountingModel(gate), max_queue_pairs=2)
     busy = asyncio.create_task(service.verify(request("x")))
-    await asyncio.sleep(0.05)
+    await gate.reached()
     queued = asyncio.create_task(service.verify(request("y", "z")))
-    await asyncio.sleep(0.01)
+    await wait_until(lambda: service.backend.batcher.queued == 2, what="two pairs queued")
     reply = await service.verify(request("w"))
     gate.set()
     assert reply.error.code == "overloaded" and reply.scores[0].probability is None
@@ -152,6 +153,17 @@ def test_auto_provider_follows_what_is_configured(monkeypatch, tmp_path):
         VerifierSettings(provider="local")
     with pytest.raises(ValueError):
         VerifierSettings(threshold=0.4)
+
+
+async def test_every_reply_carries_the_threshold_the_verifier_owns(monkeypatch):
+    service = await started(CountingModel(), threshold=0.7)
+    assert (await service.verify(request("a claim"))).threshold == 0.7
+    assert service.health()["threshold"] == 0.7
+    await service.close()
+    monkeypatch.setenv("ZOCRATES_VERIFICATION_THRESHOLD", "0.65")  # the gateway's name before
+    assert VerifierSettings().threshold == 0.65
+    monkeypatch.setenv("ZOCRATES_VERIFIER_THRESHOLD", "0.75")  # the verifier's own name wins
+    assert VerifierSettings().threshold == 0.75
 
 
 def test_an_empty_http_port_means_bus_only(monkeypatch):
@@ -296,12 +308,12 @@ async def test_bearer_auth_guards_every_route_but_liveness():
 
 
 async def test_saturation_answers_503_with_retry_after():
-    gate = threading.Event()
+    gate = Gate()
     service = await started(CountingModel(gate), http_max_concurrent=1)
     body = {"state": {"source_text": PASSAGE, "claim": "c"}, "questions": {"q": noul()}}
     async with client(service) as http:
         first = asyncio.create_task(http.post("/v1/systemone", json=body))
-        await asyncio.sleep(0.1)
+        await gate.reached()  # the first request holds the only slot
         refused = await http.post("/v1/systemone", json=body)
         gate.set()
         assert (await first).status_code == 200
@@ -310,16 +322,16 @@ async def test_saturation_answers_503_with_retry_after():
 
 
 async def test_queue_overload_over_http_is_503_and_a_deadline_is_504():
-    gate = threading.Event()
+    gate = Gate()
     service = await started(CountingModel(gate), max_queue_pairs=1, request_timeout_s=0.2)
     body = {"state": {"source_text": PASSAGE, "claim": "c"}, "questions": {"q": noul()}}
     async with client(service) as http:
         first = asyncio.create_task(http.post("/v1/systemone", json=body))
-        await asyncio.sleep(0.05)
+        await gate.reached()
         second = asyncio.create_task(http.post("/v1/systemone", json=body))  # queued, expires
-        await asyncio.sleep(0.05)
+        await wait_until(lambda: service.backend.batcher.queued == 1, what="the second request queued")
         overloaded = await http.post("/v1/systemone", json=body)
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.3)  # the queued request outlives its 0.2 s deadline: the point of the test
         gate.set()
         timed_out = await second
         await first

@@ -22,6 +22,7 @@ from zocrates_citations.authors import format_authors
 from zocrates_citations.claims import ParsedAnswer, parse_answer
 from zocrates_citations.parsing import Token, format_token, mask, splice_tokens
 from zocrates_contracts import (
+    SUPPORT_THRESHOLD,
     Citation,
     CitationOccurrence,
     EvidenceChunk,
@@ -231,7 +232,7 @@ def resolve_citations_and_references(
     references_enabled: bool = True,
     considered_disclosure: bool = True,
     support_probabilities: Mapping[int | str, Sequence[float | None]] | None = None,
-    verification_threshold: float = 0.60,
+    verification_threshold: float = SUPPORT_THRESHOLD,
     max_quote_chars: int | None = None,
     refused: bool = False,
     quotes: Mapping[int | str, Sequence[float | None]] | None = None,

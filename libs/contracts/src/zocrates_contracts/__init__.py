@@ -47,6 +47,7 @@ from zocrates_contracts.messages import (
     VerificationRequested,
 )
 from zocrates_contracts.turns import (
+    SUPPORT_THRESHOLD,
     Citation,
     CitationOccurrence,
     References,

@@ -39,7 +39,7 @@ from zocrates_contracts.subjects import (
     VERIFICATION_COMPLETED,
     VERIFICATION_REQUESTED,
 )
-from zocrates_contracts.turns import TurnRecord
+from zocrates_contracts.turns import SUPPORT_THRESHOLD, TurnRecord
 
 #: Bounds that keep every message well under NATS's 1 MB max_payload.
 MAX_QUERY_CHARS = 4_000
@@ -161,15 +161,19 @@ class VerificationRequested(Request):
 
 
 class VerificationCompleted(Message):
-    """Scores in the order of the request's pairs, and which backend produced them."""
+    """Scores in the order of the request's pairs, which backend produced them, and the support
+    threshold they are to be judged against (the verifier owns it; the gateway applies it)."""
 
     SUBJECT = VERIFICATION_COMPLETED
+    SCHEMA_VERSION = 2  # 2: `threshold`
+    schema_version: int = 2
 
     scores: list[PairScore] = Field(default_factory=list, max_length=MAX_PAIRS)
     provider: str = ""
     model: str = ""
     device: str = ""
     latency_ms: float = 0.0
+    threshold: float = Field(default=SUPPORT_THRESHOLD, ge=0.0, le=1.0)
     error: ServiceError | None = None
 
 

@@ -22,6 +22,10 @@ from zocrates_contracts.evidence import Creator
 
 Verdict = Literal["KEPT", "DEMOTED", "FAIL_OPEN"]
 
+#: The support probability a citation occurrence needs to be kept when nothing else says: the
+#: verifier's default (`ZOCRATES_VERIFIER_THRESHOLD`), which its replies carry to the gateway.
+SUPPORT_THRESHOLD = 0.60
+
 
 class CitationOccurrence(BaseModel):
     """One occurrence of a citation token in the answer, judged on its own."""
@@ -113,7 +117,7 @@ class VerificationSummary(BaseModel):
     enabled: bool = True
     provider: str = ""
     model: str = ""
-    threshold: float = 0.60
+    threshold: float = SUPPORT_THRESHOLD  # the one the verifier reported and the verdicts applied
     total: int = 0
     kept: int = 0
     demoted: int = 0

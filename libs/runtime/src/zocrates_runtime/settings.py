@@ -24,9 +24,9 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BeforeValidator, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -48,6 +48,17 @@ def shared_env(name: str, *older: str) -> AliasChoices:
     """The variable(s) of a shared setting: `ZOCRATES_<NAME>` first, then the service-prefixed
     names earlier releases read it under (still honoured, by every service)."""
     return AliasChoices(f"{PREFIX}{name.upper()}", *older)
+
+
+def _port_number(value: object) -> object:
+    text = str(value).strip()
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise ValueError(f"must be a port number between 1 and 65535, got {value!r}")
+    return int(text)
+
+
+#: A TCP port, refused with a message that says so (not pydantic's generic integer errors).
+Port = Annotated[int, BeforeValidator(_port_number)]
 
 
 class ZocratesSettings(BaseSettings):
@@ -140,6 +151,15 @@ class ZocratesSettings(BaseSettings):
         return self
 
     @classmethod
+    def load(cls, **values: Any) -> Self:
+        """An instance, or a ValueError naming each offending variable and what it needs:
+        `ZOCRATES_GATEWAY_PORT must be a port number between 1 and 65535, got '80a'`."""
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            raise ValueError("; ".join(_described(cls, error) for error in exc.errors())) from None
+
+    @classmethod
     def toml_table(cls) -> str | None:
         """The TOML table of this class's own fields: `retrieval` for `ZOCRATES_RETRIEVAL_`;
         None when they are top-level keys (the prefix is `ZOCRATES_` itself)."""
@@ -160,6 +180,34 @@ class ZocratesSettings(BaseSettings):
         if path.is_file():
             sources.append(InitSettingsSource(settings_cls, init_kwargs=toml_values(settings_cls, path)))
         return tuple(sources)
+
+
+class GatewayPortSettings(ZocratesSettings):
+    """The gateway's port, read by the gateway (it listens there) and by `make run` (which
+    checks that it is free and waits for the gateway's /health there)."""
+
+    gateway_port: Port = Field(
+        default=8000, description="Port of the HTTP API; `make run` checks it is free and waits for the gateway there"
+    )
+
+
+def env_names(cls: type[ZocratesSettings], field: str) -> list[str]:
+    """The environment variables `field` of `cls` is read from, the one that wins first."""
+    alias = cls.model_fields[field].validation_alias
+    if isinstance(alias, AliasChoices):
+        return [c for c in alias.choices if isinstance(c, str)]
+    if isinstance(alias, str):
+        return [alias]
+    return [f"{cls.model_config.get('env_prefix', '')}{field}".upper()]
+
+
+def _described(cls: type[ZocratesSettings], error: Any) -> str:
+    field = str(error["loc"][0]) if error["loc"] else ""
+    name = env_names(cls, field)[0] if field in cls.model_fields else field
+    message = error["msg"]
+    if message.startswith("Value error, "):
+        return f"{name} {message.removeprefix('Value error, ')}"
+    return f"{name}: {message}, got {error['input']!r}"
 
 
 def toml_values(cls: type[ZocratesSettings], path: Path) -> dict[str, Any]:

@@ -6,9 +6,11 @@ services as separate processes, and once the gateway's `/health` reports every s
 prints its URL, the token and a `curl` to try. Ctrl-C (or SIGTERM/SIGHUP) stops the services,
 then nats-server.
 
-Environment: `ZOCRATES_DATA_DIR` (default `./data`), `ZOCRATES_NATS_PORT` (default 4222),
-`ZOCRATES_GATEWAY_PORT` (default 8000). The services get `ZOCRATES_NATS_URL`,
-`ZOCRATES_DATA_DIR` (absolute), `ZOCRATES_GATEWAY_PORT` and `ZOCRATES_MODE=local`.
+Settings: `StackSettings`, read like every service's (environment, `.env`, `zocrates.toml`):
+the data dir (`ZOCRATES_DATA_DIR`, default `./data`), nats-server's port (`ZOCRATES_NATS_PORT`,
+default 4222) and the gateway's (`ZOCRATES_GATEWAY_PORT`, default 8000). The services get
+`ZOCRATES_NATS_URL`, `ZOCRATES_DATA_DIR` (absolute), `ZOCRATES_GATEWAY_PORT` and
+`ZOCRATES_MODE=local`.
 
 If the stack process is killed outright, nothing gets to clean up, so every direct child
 (nats-server and the services) is started with Linux's parent-death signal (see
@@ -30,11 +32,13 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
+
+from pydantic import Field, model_validator
+from pydantic_settings import SettingsConfigDict
 
 from zocrates_runtime.logging import configure_logging
 from zocrates_runtime.natsserver import NatsServer, NatsServerError
+from zocrates_runtime.settings import GatewayPortSettings, Port
 from zocrates_runtime.supervisor import Child, Supervisor, with_parent_death_signal
 
 log = logging.getLogger("zocrates.stack")
@@ -49,39 +53,35 @@ class StackError(Exception):
     """Why the stack cannot start, worded for the person who ran `make run`."""
 
 
-@dataclass(frozen=True)
-class StackConfig:
-    """Where the stack keeps its data and which loopback ports it uses."""
+class StackSettings(GatewayPortSettings):
+    """What `make run` reads; the data dir and the gateway's port are the services' own settings."""
 
-    data_dir: Path
-    nats_port: int = 4222
-    gateway_port: int = 8000
+    # An empty variable means the default, as it did when the launcher read os.environ itself.
+    model_config = SettingsConfigDict(env_ignore_empty=True)
+
+    nats_port: Port = Field(default=4222, description="Port of the nats-server `make run` starts (loopback)")
+
+    @model_validator(mode="after")
+    def _absolute_data_dir(self) -> StackSettings:
+        self.data_dir = self.data_dir.resolve()  # the services get it, whatever their directory
+        return self
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] = os.environ) -> StackConfig:
-        """Read `ZOCRATES_DATA_DIR`, `ZOCRATES_NATS_PORT`, `ZOCRATES_GATEWAY_PORT`."""
-        return cls(
-            data_dir=Path(env.get("ZOCRATES_DATA_DIR") or "data").resolve(),
-            nats_port=_port(env, "ZOCRATES_NATS_PORT", cls.nats_port),
-            gateway_port=_port(env, "ZOCRATES_GATEWAY_PORT", cls.gateway_port),
-        )
+    def read(cls) -> StackSettings:
+        """The settings, in local mode whatever the sources say (the embedded bus is loopback
+        only); a StackError names what is wrong."""
+        try:
+            return cls.load(mode="local")
+        except ValueError as exc:
+            raise StackError(str(exc)) from None
 
     @property
-    def nats_url(self) -> str:
+    def embedded_nats_url(self) -> str:
         return f"nats://{HOST}:{self.nats_port}"
 
     @property
     def gateway_url(self) -> str:
         return f"http://{HOST}:{self.gateway_port}"
-
-
-def _port(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise StackError(f"{name} must be a port number between 1 and 65535, got {raw!r}")
-    return int(raw)
 
 
 def ensure_port_free(port: int, env_var: str, user: str) -> None:
@@ -233,7 +233,7 @@ def _not_ready(health: dict) -> list[str]:
     )
 
 
-async def _announce_when_ready(config: StackConfig, token: str, running: asyncio.Task) -> None:
+async def _announce_when_ready(config: StackSettings, token: str, running: asyncio.Task) -> None:
     """Print the banner once the gateway reports every service ready.
 
     After PATIENCE the banner comes anyway, naming what is still starting, so a slow or
@@ -259,7 +259,7 @@ async def _announce_when_ready(config: StackConfig, token: str, running: asyncio
         await asyncio.wait({running}, timeout=0.25)
 
 
-async def _supervise(supervisor: Supervisor, nats: NatsServer, config: StackConfig, token: str) -> int:
+async def _supervise(supervisor: Supervisor, nats: NatsServer, config: StackSettings, token: str) -> int:
     supervisor.stop_on_signals()
     running = asyncio.create_task(supervisor.run())
     nats_exit = asyncio.create_task(asyncio.to_thread(nats.process.wait))
@@ -284,7 +284,7 @@ async def _supervise(supervisor: Supervisor, nats: NatsServer, config: StackConf
     return 1 if nats_died else code
 
 
-def run_stack(config: StackConfig) -> int:
+def run_stack(config: StackSettings) -> int:
     """Start nats-server and the services, block until stopped; returns the exit code."""
     ensure_port_free(config.nats_port, "ZOCRATES_NATS_PORT", "nats-server")
     ensure_port_free(config.gateway_port, "ZOCRATES_GATEWAY_PORT", "the gateway")
@@ -302,14 +302,15 @@ def run_stack(config: StackConfig) -> int:
         log.info("nats-server ready on %s (JetStream store %s)", nats.url, nats.store_dir)
         env = {
             **os.environ,
-            "ZOCRATES_NATS_URL": config.nats_url,
+            "ZOCRATES_NATS_URL": config.embedded_nats_url,
             "ZOCRATES_DATA_DIR": str(config.data_dir),
             "ZOCRATES_MODE": "local",
             "ZOCRATES_GATEWAY_PORT": str(config.gateway_port),  # where /health is polled
             "PYTHONUNBUFFERED": "1",  # children's output reaches the terminal as it happens
         }
         # Children write to a pipe, so they would pick JSON; follow what the person sees.
-        env.setdefault("ZOCRATES_LOG_JSON", "false" if sys.stdout.isatty() else "true")
+        log_json = config.log_json if config.log_json is not None else not sys.stdout.isatty()
+        env["ZOCRATES_LOG_JSON"] = str(log_json).lower()
         token = ensure_local_token(env)
         supervisor = Supervisor(
             [Child(name, [sys.executable, "-m", f"zocrates_{name}"], env=env) for name in SERVICES],
@@ -325,9 +326,10 @@ def run_stack(config: StackConfig) -> int:
 
 def main() -> int:
     """Entry point of `make run`; exit codes: 0 stopped, 1 a part failed, 2 could not start."""
-    configure_logging("stack")
     try:
-        return run_stack(StackConfig.from_env())
+        config = StackSettings.read()
+        configure_logging("stack", json=config.log_json, level=config.log_level)
+        return run_stack(config)
     except StackError as exc:
         print(f"zocrates: cannot start the stack: {exc}", file=sys.stderr, flush=True)
         return 2

@@ -1,6 +1,6 @@
 """Gateway settings (env `ZOCRATES_*`, `.env`, or the top level of the TOML config file); the
-shared ones (mode, NATS, data dir, local user, ...) come from `ZocratesSettings`. See
-docs/configuration.md."""
+shared ones (mode, NATS, data dir, local user, ...) come from `ZocratesSettings`, the port from
+`GatewayPortSettings` (`make run` reads it too). See docs/configuration.md."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 
-from zocrates_runtime.settings import ZocratesSettings
+from zocrates_runtime.settings import GatewayPortSettings
 
 #: Used only in local mode, where tokens never leave the laptop; hosted mode must set its own.
 LOCAL_PEPPER = "zocrates-local-mode-pepper"
@@ -30,9 +30,8 @@ class Endpoint:
     api_key: SecretStr | None = None
 
 
-class GatewaySettings(ZocratesSettings):
+class GatewaySettings(GatewayPortSettings):
     gateway_host: str = Field(default="127.0.0.1", description="Address the HTTP API binds to")
-    gateway_port: int = Field(default=8000, ge=1, le=65535, description="Port of the HTTP API")
     token_pepper: SecretStr = Field(
         default=SecretStr(LOCAL_PEPPER),
         description="HMAC key for stored token digests; required (and secret) in hosted mode",
@@ -90,9 +89,6 @@ class GatewaySettings(ZocratesSettings):
         default=True, description="In-text citations on; off = every retrieved item listed as cited"
     )
     verification_enabled: bool = Field(default=True, description="Check every citation occurrence with the verifier")
-    verification_threshold: float = Field(
-        default=0.60, ge=0.50, le=0.95, description="Support probability an occurrence needs to be kept"
-    )
     retrieval_timeout_s: float = Field(default=20.0, gt=0, description="Deadline of the retrieval stage")
     discovery_timeout_s: float = Field(default=45.0, gt=0, description="Deadline of the discovery stage")
     synthesis_timeout_s: float = Field(default=120.0, gt=0, description="Deadline of the LLM answer")

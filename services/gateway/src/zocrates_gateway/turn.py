@@ -18,6 +18,7 @@ from opentelemetry import trace
 
 from zocrates_citations import ParsedAnswer, build_coordinator_view, parse_answer, resolve_citations_and_references
 from zocrates_contracts import (
+    SUPPORT_THRESHOLD,
     CandidatesFound,
     DiscoveryRequested,
     EvidenceChunk,
@@ -442,7 +443,7 @@ async def answer_turn(
         await say(turn, parts, note_piece(note))
     text = "".join(parts)
 
-    probabilities, summary = None, VerificationSummary(enabled=False, threshold=s.verification_threshold)
+    probabilities, summary = None, VerificationSummary(enabled=False)
     answer = parse_answer(text, len(chunks))  # tokenised once: claims to verify, then resolution
     occurrences = list(answer.occurrences)
     verifying = s.citations_enabled and s.verification_enabled and bool(occurrences)
@@ -456,7 +457,7 @@ async def answer_turn(
             raw_text=text,
             chunks=chunks,
             support_probabilities=probabilities,
-            threshold=s.verification_threshold,
+            threshold=summary.threshold,
             refused=refused,
             quotes=quotes,
         )
@@ -571,10 +572,9 @@ async def verify(
     pairs unverified (`None`: fail open) with a note; the others keep their scores."""
     s = gateway.settings
     timeout = min(s.verification_timeout_s, s.verification_budget_s)
-    summary = VerificationSummary(threshold=s.verification_threshold)
     pairs = verification.pairs_for(occurrences, chunks)
     if not pairs:
-        return verification.unverified(occurrences), summary
+        return verification.unverified(occurrences), VerificationSummary()
     started = time.perf_counter()
     replies = await asyncio.gather(
         *(_verify_batch(gateway, ids, batch, timeout) for batch in verification.batches(pairs))
@@ -584,21 +584,22 @@ async def verify(
     notes = list(dict.fromkeys(note for _, note in replies if note))
     if notes:
         log.warning("verification failed open", note="; ".join(notes))
+    # The verifier owns the threshold: its scores are judged against the one it reports.
+    scorer = next((reply for reply, _ in replies if reply is not None and reply.scores), None)
+    summary = VerificationSummary(
+        provider=scorer.provider if scorer else "",
+        model=scorer.model if scorer else "",
+        threshold=scorer.threshold if scorer else SUPPORT_THRESHOLD,
+        latency_ms=latency,
+        note="; ".join(notes) or None,
+    )
     for score in scores:
         log.info(
             f"Citation verification [{score.chunk_index}] occ#{score.occurrence}: "
             f"p={'None' if score.probability is None else f'{score.probability:.4f}'} "
-            f"(threshold={s.verification_threshold:.2f})"
+            f"(threshold={summary.threshold:.2f})"
         )
-    scorer = next((reply for reply, _ in replies if reply is not None and reply.scores), None)
-    return verification.merged(occurrences, scores), summary.model_copy(
-        update={
-            "provider": scorer.provider if scorer else "",
-            "model": scorer.model if scorer else "",
-            "latency_ms": latency,
-            "note": "; ".join(notes) or None,
-        }
-    )
+    return verification.merged(occurrences, scores), summary
 
 
 async def _verify_batch(

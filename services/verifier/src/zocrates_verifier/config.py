@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
+from zocrates_contracts import SUPPORT_THRESHOLD
 from zocrates_runtime.settings import ZocratesSettings
 from zocrates_verifier.adapters.backends import local_torch
 
@@ -47,7 +48,14 @@ class VerifierSettings(ZocratesSettings):
         description="Model name: reported for local checkpoints, sent to a remote server "
         f"(empty = its default), the OpenRouter model (empty = {DEFAULT_OPENROUTER_MODEL}).",
     )
-    threshold: float = Field(0.60, ge=0.50, le=0.95, description="Support threshold the gateway applies (reported).")
+    threshold: float = Field(
+        SUPPORT_THRESHOLD,
+        ge=0.50,
+        le=0.95,
+        validation_alias=AliasChoices("ZOCRATES_VERIFIER_THRESHOLD", "ZOCRATES_VERIFICATION_THRESHOLD"),
+        description="Support probability a citation occurrence needs to be kept. Every reply carries "
+        "it, and the gateway judges the reply's scores against it (the one setting of the threshold).",
+    )
     device: str = Field(
         "auto",
         description="auto (cuda, mps, xpu, cpu by probe) or a torch "

@@ -197,6 +197,7 @@ class VerifierService:
             model=self.model,
             device=self.device,
             latency_ms=latency_ms,
+            threshold=self.settings.threshold,
             error=error,
         )
 

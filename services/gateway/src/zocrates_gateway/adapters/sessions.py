@@ -21,7 +21,7 @@ from nats.js.kv import KeyValue
 from pydantic import BaseModel, Field
 
 from zocrates_citations import upgrade_turn_record
-from zocrates_contracts import EvidenceChunk, TurnRecord
+from zocrates_contracts import SUPPORT_THRESHOLD, EvidenceChunk, TurnRecord
 from zocrates_runtime.bus import retrying
 from zocrates_runtime.kv import latest_entries
 
@@ -51,7 +51,7 @@ class TurnAudit(BaseModel):
     raw_text: str
     chunks: list[EvidenceChunk]
     support_probabilities: dict[int, list[float | None]] | None = None
-    threshold: float = 0.60
+    threshold: float = SUPPORT_THRESHOLD  # the verifier's, when it answered
     refused: bool = False  # the answer said the evidence does not answer: it cites nothing
     quotes: dict[int, list[float | None]] | None = None  # per chunk index: each verbatim quote's relevance
 
