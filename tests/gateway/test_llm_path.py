@@ -17,8 +17,8 @@ import pytest
 
 from harness.llm import LoopbackModel
 from harness.serving import serving
-from harness.system import running_system
-from zocrates_contracts import Candidate, CandidatesFound, CandidatesRechecked
+from harness.system import FoundDiscovery, running_system
+from zocrates_contracts import Candidate
 
 pytestmark = pytest.mark.connected
 
@@ -119,23 +119,8 @@ async def test_without_the_fallback_a_failing_model_ends_the_turn_with_a_clear_e
         assert stored["prose"] == "".join(e["data"]["text"] for e in events if e["event"] == "delta")
 
 
-class OneCandidate:
-    def __init__(self) -> None:
-        self.requests = []
-
-    async def start(self) -> None: ...
-    async def close(self) -> None: ...
-
-    def health(self) -> dict:
-        return {"status": "ok"}
-
-    async def discover(self, request):
-        self.requests.append(request)
-        paper = Candidate(candidate_id="W1", title="Retrieval-augmented generation at scale", year=2024)
-        return CandidatesFound(**request.reply_fields(), candidates=[paper])
-
-    async def answer_recheck(self, request):
-        return CandidatesRechecked(**request.reply_fields(), candidates=request.candidates)
+def one_candidate() -> FoundDiscovery:
+    return FoundDiscovery(Candidate(candidate_id="W1", title="Retrieval-augmented generation at scale", year=2024))
 
 
 @pytest.mark.parametrize("mode", ["ok", "http_500"])
@@ -144,7 +129,7 @@ async def test_a_discovery_turn_gets_the_models_overview_or_keeps_its_candidates
     model = LoopbackModel(overview)
     model.mode = mode
     model.plan = {"queries": ["retrieval augmented generation", "RAG question answering"], "from_year": 2023}
-    discovery = OneCandidate()
+    discovery = one_candidate()
     async with (
         serving(model.app) as llm,
         running_system(nats_server.url, discovery=discovery, llm_url=f"{llm}/v1") as system,
@@ -177,7 +162,7 @@ async def test_the_coordinator_routes_what_the_rules_would_send_to_the_library(n
     model.route = route  # an unknown route is nonsense: the rules decide
     async with (
         serving(model.app) as llm,
-        running_system(nats_server.url, discovery=OneCandidate(), llm_url=f"{llm}/v1") as system,
+        running_system(nats_server.url, discovery=one_candidate(), llm_url=f"{llm}/v1") as system,
     ):
         events = await system.chat("Anything on transformer architectures?")
         assert events[0]["data"]["intent"] == intent and events[-1]["event"] == "done"

@@ -185,6 +185,17 @@ class UnreachableDiscovery:
         return CandidatesRechecked(**request.reply_fields(), candidates=request.candidates)
 
 
+class FoundDiscovery(UnreachableDiscovery):
+    """Discovery online that finds `candidates` for whatever is asked, keeping each request."""
+
+    def __init__(self, *candidates) -> None:
+        self.candidates, self.requests = list(candidates), []
+
+    async def discover(self, request):
+        self.requests.append(request)
+        return CandidatesFound(**request.reply_fields(), candidates=self.candidates)
+
+
 #: The services that serve the bus through an app of their own (the gateway serves HTTP).
 BUS_SERVICES = ("retrieval", "verifier", "discovery", "staging")
 
