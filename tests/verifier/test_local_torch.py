@@ -176,3 +176,54 @@ async def test_cpu_threads_setting_pins_torch_intra_op_threads(tiny_checkpoint):
     finally:
         await service.close()
         torch.set_num_threads(before)
+
+
+WINDOWED_PASSAGE = (
+    "Aspirin lowered the risk of stroke in the first year. Statins lowered cholesterol in most adults. "
+    "The trial ran for five years at twelve sites."
+)
+
+
+def direct_support(checkpoint, premises: list[str], claim: str) -> list[float]:
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    net = AutoModelForSequenceClassification.from_pretrained(checkpoint).eval()
+    tok = AutoTokenizer.from_pretrained(checkpoint)
+    enc = tok(premises, [claim] * len(premises), padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        return torch.softmax(net(**enc).logits, -1)[:, 1].tolist()  # "entailment" is 1
+
+
+def test_a_passage_of_several_sentences_answers_with_its_best_window(tiny_checkpoint):
+    from zocrates_verifier.domain.windows import windows
+
+    claim = "Statins lower cholesterol in most adults"
+    model = load_model(tiny_checkpoint, max_windows=4)
+    model.setup("cpu")
+    chosen = windows(claim, WINDOWED_PASSAGE, whole_fits=True, max_windows=4)
+    assert len(chosen) == 4 and chosen[0].text == WINDOWED_PASSAGE
+    expected = max(direct_support(tiny_checkpoint, [w.text for w in chosen], claim))
+    assert model.predict([Pair(claim, WINDOWED_PASSAGE)])[0] == pytest.approx(expected, abs=1e-5)
+    assert model.cost(Pair(claim, WINDOWED_PASSAGE)) == sum((len(claim) + len(w.text)) // 4 + 3 for w in chosen)
+
+    whole = load_model(tiny_checkpoint, max_windows=1)
+    whole.setup("cpu")
+    (alone,) = direct_support(tiny_checkpoint, [WINDOWED_PASSAGE], claim)
+    assert whole.predict([Pair(claim, WINDOWED_PASSAGE)])[0] == pytest.approx(alone, abs=1e-5)
+
+
+def test_a_claim_quoted_word_for_word_is_kept_and_the_model_score_stays_visible(tiny_checkpoint):
+    claim = "Statins lowered cholesterol in most adults."
+    ruled = load_model(tiny_checkpoint)
+    ruled.setup("cpu")
+    plain = load_model(tiny_checkpoint, verbatim_rule=False)
+    plain.setup("cpu")
+    model_score = plain.predict([Pair(claim, WINDOWED_PASSAGE)])[0]
+    assert model_score < 0.9  # a random tiny model does not know it
+    assert ruled.predict([Pair(claim, WINDOWED_PASSAGE), Pair(claim.replace("most", "all"), WINDOWED_PASSAGE)]) == [
+        0.99,
+        pytest.approx(plain.predict([Pair(claim.replace("most", "all"), WINDOWED_PASSAGE)])[0], abs=1e-6),
+    ]
+    described = ruled.describe()
+    assert described["verbatim_raised"] == 1
+    assert described["last_verbatim_model_score"] == pytest.approx(model_score, abs=1e-4)

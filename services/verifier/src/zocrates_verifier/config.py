@@ -60,6 +60,20 @@ class VerifierSettings(ZocratesSettings):
         "its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).",
     )
 
+    max_windows: int = Field(
+        4,
+        ge=1,
+        le=32,
+        description="Hugging Face checkpoints: windows of a passage (sentences, runs of two or "
+        "three, the whole when short) a claim is scored against, its best window answering; 1 = "
+        "the whole passage as one row (docs/verifier-model.md, Sentence windows).",
+    )
+    verbatim_rule: bool = Field(
+        True,
+        description="Hugging Face checkpoints: a claim of six words or more found word for word in "
+        "its passage scores at least 0.99 whatever the model says (/health counts such pairs).",
+    )
+
     cpu_threads: int = Field(
         0,
         ge=0,
