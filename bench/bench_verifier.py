@@ -144,8 +144,8 @@ async def _compare(model, device: str, turns, rounds: int) -> tuple[dict, dict]:
 def _flops_per_pair(model, turns) -> float:
     """Mean floating-point operations of the model for one pair, with no padding.
 
-    BERT arithmetic on the rows `predict` really builds (one per clause of a compound claim,
-    tokenized and truncated as `predict` does): per layer, 2n(4h^2 + 2hI) for the projections
+    BERT arithmetic on the rows `predict` really builds (one per clause of a compound claim and
+    window of the passage, tokenized and truncated as `predict` does): per layer, 2n(4h^2 + 2hI) for the projections
     and feed-forward and 4n^2h for attention, plus the pooler and classifier. Written out
     because torch's FlopCounterMode does not count CPU attention (`sdpa`); the test checks
     the rest against it.
@@ -158,13 +158,14 @@ def _flops_per_pair(model, turns) -> float:
     total = 0
     for pair in pairs:
         for claim in claim_parts(pair.claim) if pair.compound else [pair.claim]:
-            n = len(
-                model._tokenizer(pair.source_text, claim, truncation="longest_first", max_length=model.max_seq_len)[
-                    "input_ids"
-                ]
-            )
-            total += layers * (2 * n * (4 * h * h + 2 * h * inner) + 4 * n * n * h)
-            total += 2 * h * h + 2 * h * config.num_labels
+            for window in model._windows(claim, pair.source_text):
+                n = len(
+                    model._tokenizer(window.text, claim, truncation="longest_first", max_length=model.max_seq_len)[
+                        "input_ids"
+                    ]
+                )
+                total += layers * (2 * n * (4 * h * h + 2 * h * inner) + 4 * n * n * h)
+                total += 2 * h * h + 2 * h * config.num_labels
     return total / len(pairs)
 
 

@@ -239,13 +239,16 @@ def throughput(
     checkpoint: Path,
     rows: Sequence[dict],
     *,
-    dtypes=("float32", "bfloat16", "int8"),
+    dtypes=("float32", "bfloat16", "int8", "onnxruntime-int8"),
     threads=(1, 2),
     pairs: int = 128,
     batch: int = 32,
 ) -> list[dict]:
     """Pairs/s of the served model on pairs of at least 256 tokens (cut to 256), `batch` per
-    forward pass, per dtype and torch thread count (one warm-up pass first)."""
+    forward pass, per dtype and torch thread count (one warm-up pass first). `int8` is torch's
+    dynamic quantisation of the Linear layers (what the verifier's `dtype=int8` runs);
+    `onnxruntime-int8` is the same checkpoint exported to ONNX and dynamically quantised by
+    ONNX Runtime (measured only: the verifier does not serve it), skipped without `onnx`."""
     import torch
     from transformers import AutoTokenizer
 
@@ -256,12 +259,19 @@ def throughput(
     found = []
     try:
         for dtype in dtypes:
-            model = served_model(checkpoint, dtype)
-            for n in threads:
-                torch.set_num_threads(n)
-                served_scores(model, long_rows[:batch], batch)
+            if dtype == "onnxruntime-int8":
+                scorers = _onnxruntime_int8(checkpoint, tokenizer, threads)
+                if scorers is None:
+                    continue
+            else:
+                model = served_model(checkpoint, dtype)
+                scorers = {
+                    n: (lambda rs, n=n: (torch.set_num_threads(n), served_scores(model, rs, batch))) for n in threads
+                }
+            for n, score in scorers.items():
+                score(long_rows[:batch])
                 started = time.perf_counter()
-                served_scores(model, long_rows, batch)
+                score(long_rows)
                 seconds = time.perf_counter() - started
                 found.append(
                     {
@@ -276,6 +286,62 @@ def throughput(
     finally:
         torch.set_num_threads(before)
     return found
+
+
+def _onnxruntime_int8(checkpoint: Path, tokenizer, threads, batch: int = 32):
+    """{threads: score(rows)} over an ONNX Runtime session of the int8-quantised export, or None
+    when the `onnx` package (needed to export and quantise) is not installed."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        return None
+    import tempfile
+
+    import numpy as np
+    import onnxruntime
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from transformers import AutoModelForSequenceClassification
+
+    folder = Path(tempfile.mkdtemp(prefix="verifier-onnx-"))
+    net = AutoModelForSequenceClassification.from_pretrained(checkpoint, dtype=torch.float32).eval()
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    example = tokenizer(["a passage"] * 2, ["a claim"] * 2, return_tensors="pt")
+    torch.onnx.export(
+        net,
+        tuple(example[k] for k in names),
+        folder / "model.onnx",
+        input_names=names,
+        output_names=["logits"],
+        dynamic_axes={k: {0: "batch", 1: "tokens"} for k in names} | {"logits": {0: "batch"}},
+        opset_version=17,
+        dynamo=False,
+    )
+    quantize_dynamic(folder / "model.onnx", folder / "model.int8.onnx", weight_type=QuantType.QInt8)
+
+    def scorer(n: int):
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = n, 1
+        session = onnxruntime.InferenceSession(
+            str(folder / "model.int8.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+
+        def score(rows):
+            for i in range(0, len(rows), batch):
+                part = rows[i : i + batch]
+                encoded = tokenizer(
+                    [r["passage"] for r in part],
+                    [r["claim"] for r in part],
+                    truncation="longest_first",
+                    max_length=SERVED_MAX_LENGTH,
+                    padding=True,
+                    return_tensors="np",
+                )
+                session.run(None, {k: encoded[k].astype(np.int64) for k in names})
+
+        return score
+
+    return {n: scorer(n) for n in threads}
 
 
 # --- the reliability diagram ---------------------------------------------------------------
