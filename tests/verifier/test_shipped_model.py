@@ -1,5 +1,6 @@
-"""The trained model that ships in the package is the default, tells support from contradiction,
-and gives way to the heuristic (saying so on /health) when it is absent or does not load."""
+"""The trained model that ships in the package (opt-in: provider=local) tells support from
+contradiction, keeps a sentence quoted from its own passage, and gives way to the heuristic (saying so on
+/health) when it is absent or does not load."""
 
 from __future__ import annotations
 
@@ -96,11 +97,16 @@ def test_shipped_model_catches_reversed_direction_and_passage_negation(shipped):
     assert max(shipped.predict(MISSED)) < calibrated_threshold()
 
 
-def test_int8_scores_stay_close_to_float32(shipped):
-    int8 = local_torch.load_model(local_torch.SHIPPED_MODEL_DIR, dtype="int8")
-    int8.setup("cpu")
-    assert int8.describe()["dtype"] == "int8"
-    assert int8.predict(SUPPORTED + CONTRADICTED) == pytest.approx(shipped.predict(SUPPORTED + CONTRADICTED), abs=0.1)
+def test_int8_and_bfloat16_scores_stay_close_to_float32():
+    def scores(dtype: str) -> list[float]:
+        model = local_torch.load_model(local_torch.SHIPPED_MODEL_DIR, dtype=dtype)
+        model.setup("cpu")
+        assert model.describe()["dtype"] == dtype
+        return model.predict(SUPPORTED + CONTRADICTED)
+
+    exact = scores("float32")
+    assert scores("int8") == pytest.approx(exact, abs=0.1)
+    assert scores("bfloat16") == pytest.approx(exact, abs=0.05)
     with pytest.raises(ValueError, match="CPU only"):
         local_torch.load_model(local_torch.SHIPPED_MODEL_DIR, dtype="int8").setup("cuda")
 

@@ -55,7 +55,8 @@ class VerifierSettings(ZocratesSettings):
     )
     dtype: Literal["auto", "float32", "float16", "bfloat16", "int8"] = Field(
         "auto",
-        description="auto = float16 on a GPU, float32 on CPU; int8 = dynamic "
+        description="auto = float16 on a GPU, bfloat16 on a CPU that has it natively "
+        "(AVX512-BF16 or AMX), else float32; int8 = dynamic "
         "quantisation of the linear layers, CPU only. Hugging Face checkpoints only: Laya picks "
         "its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).",
     )

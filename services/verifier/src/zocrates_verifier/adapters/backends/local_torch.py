@@ -86,13 +86,26 @@ def plan_passes(lengths: Sequence[int], overhead: int) -> list[list[int]]:
     return passes[::-1]
 
 
+def cpu_has_bfloat16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX), as oneDNN sees it."""
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
 def resolve_dtype(dtype: str, device: str):
     import torch
 
     if dtype == "auto":
-        # Half precision where the hardware is built for it; float32 on CPU keeps the
-        # calibrated probabilities exactly those of the checkpoint.
-        return torch.float16 if device.split(":")[0] in ("cuda", "xpu", "mps") else torch.float32
+        # Half precision where the hardware is built for it. On a CPU with native bfloat16 the
+        # shipped model runs three times faster in it and scores the held-out splits within
+        # 0.004 of float32 (docs/verifier-model.md); elsewhere bfloat16 is emulated and slow.
+        if device.split(":")[0] in ("cuda", "xpu", "mps"):
+            return torch.float16
+        return torch.bfloat16 if cpu_has_bfloat16() else torch.float32
     return getattr(torch, dtype)
 
 
