@@ -19,6 +19,7 @@ from pydantic_settings import SettingsConfigDict
 
 from zocrates_runtime.settings import ZocratesSettings
 from zocrates_verifier.adapters.backends import local_torch
+from zocrates_verifier.domain import windows
 
 Provider = Literal["auto", "heuristic", "local", "remote", "openrouter"]
 
@@ -62,7 +63,7 @@ class VerifierSettings(ZocratesSettings):
     )
 
     max_windows: int = Field(
-        4,
+        windows.MAX_WINDOWS,
         ge=1,
         le=32,
         description="Hugging Face checkpoints: windows of a passage (sentences, runs of two or "

@@ -18,14 +18,14 @@ aggregated back into one:
   Contradiction would be too, and a passage with one supporting and one contradicting sentence
   is, read literally, conflicting evidence; but the model's "contradict" on windows other than
   the supporting one is mostly noise: it reads any sentence with other numbers than the
-  claim's as a contradiction. Measured on the quote probe (bench/probe_verbatim_quotes.py, 120
-  sentences quoted from their own chunk of the fixture PDFs, 120 against another chunk) and the
-  calibration split, each aggregation recalibrated there: the best window's distribution kept
-  96 % of the quotes at the calibrated threshold; taking the strongest contradiction of the
-  windows that do not overlap the best one kept 58 %; the strongest contradiction of any window
-  (which includes the longer windows holding the quote itself) kept 17 %. The calibration
-  split's AUROC was 0.932 for all three. A contradiction the model sees in the supporting
-  window itself still lowers the support, as before.
+  claim's as a contradiction. Measured on the quote probe (bench/probe_verbatim_quotes.py,
+  120 sentences quoted from their own chunk of the fixture PDFs, 120 against another chunk) and
+  1,200 pairs of the calibration split, each aggregation recalibrated on those: the best
+  window's distribution kept 96 % of the quotes at the calibrated threshold; taking the
+  strongest contradiction of the windows that do not overlap the best one kept 58 %; the
+  strongest contradiction of any window (which includes the longer windows holding the quote
+  itself) kept 17 %. The calibration pairs' AUROC was 0.932 for all three. A contradiction the
+  model sees in the supporting window itself still lowers the support, as before.
 
 `quoted_verbatim` is a rule beside the model: a claim of at least `MIN_QUOTE_WORDS` words that
 is, word for word, one or more whole sentences of the passage (case, punctuation, line-end
