@@ -417,7 +417,9 @@ def calibrate_and_evaluate(
     measure_throughput: bool = True,
 ) -> dict:
     """Fit T and the threshold on the calibration split, ship (to `ship_to`, else
-    `trained/calibrated`), and evaluate the shipped checkpoint on every split."""
+    `trained/calibrated`), fit the sentence windows' temperature and threshold on the same
+    split (`calibrate_windows`), and evaluate the shipped checkpoint, read whole, on every split
+    (`windows_main` evaluates it through windows)."""
     from tools.cross_encoder import logits
 
     calibration_rows = _sample(splits["calibration"], rows_per_split, seed)
@@ -440,6 +442,12 @@ def calibrate_and_evaluate(
     target = ship_to or trained / "calibrated"
     ship(trained, target, {**json.loads((trained / "training_report.json").read_text()), **report})
     log(f"calibrated float16 checkpoint written to {target}")
+    from zocrates_verifier.domain.windows import MAX_WINDOWS
+
+    windows = calibrate_windows(target, calibration_rows, dtype="float32", max_windows=MAX_WINDOWS)
+    write_window_calibration(target, windows, MAX_WINDOWS)
+    report["windows"] = {"max_windows": MAX_WINDOWS, "calibration": windows | {"dtype": "float32"}}
+    log(f"window calibration: {json.dumps(windows)} (evaluate with python -m tools.verifier_eval --skip-calibration)")
 
     model = served_model(target)
     evaluation, curves = {}, {}
