@@ -432,9 +432,10 @@ def _wait_until_ready(proc: subprocess.Popen, log: Path, url: str, token: str, p
 
 
 @contextlib.contextmanager
-def running_stack(zotero_dir: Path, work: Path, pdfs: int):
+def running_stack(zotero_dir: Path, work: Path, pdfs: int, verifier: str = "default", verifier_threads: int = 0):
     """`python -m zocrates_runtime.stack` on free ports over `zotero_dir`, with no LLM and the
-    default verifier: yields (gateway URL, token, library status) once the library is indexed."""
+    default verifier (or the provider `verifier` names, on `verifier_threads` torch threads when
+    given): yields (gateway URL, token, library status) once the library is indexed."""
     from zocrates_runtime.natsserver import free_port
 
     nats_port = free_port()
@@ -449,6 +450,10 @@ def running_stack(zotero_dir: Path, work: Path, pdfs: int):
         "ZOCRATES_ZOTERO_DIR": str(zotero_dir),
         "ZOCRATES_LOG_JSON": "true",
     }
+    if verifier != "default":
+        env["ZOCRATES_VERIFIER_PROVIDER"] = verifier
+    if verifier_threads:
+        env["ZOCRATES_VERIFIER_CPU_THREADS"] = str(verifier_threads)
     log = work / "stack.log"
     with log.open("w") as out:
         proc = subprocess.Popen(
@@ -522,7 +527,7 @@ def ask_question(client: httpx.Client, url: str, token: str, question: dict, key
     return result | {"first_cited": sorted(names.get(k, k) for k in cited)}
 
 
-def ask_library(splits: list[str]) -> dict:
+def ask_library(splits: list[str], verifier: str = "default", verifier_threads: int = 0) -> dict:
     """Build the library, start the stack, ask every question of `splits`; results by split."""
     from harness.answer_library import PAPERS, build_answer_library
 
@@ -531,8 +536,9 @@ def ask_library(splits: list[str]) -> dict:
         work = Path(tmp)
         library = build_answer_library(work / "Zotero", FIXTURES)
         started = time.perf_counter()
-        with running_stack(library.zotero_dir, work, len(PAPERS)) as (url, token, status):
+        with running_stack(library.zotero_dir, work, len(PAPERS), verifier, verifier_threads) as (url, token, status):
             ready_s = time.perf_counter() - started
+            checker = ((_get(f"{url}/health", token) or {}).get("services") or {}).get("verifier") or {}
             with httpx.Client(timeout=TURN_TIMEOUT_S) as client:
                 for message in WARM_UP:
                     ask(client, url, token, message)
@@ -548,6 +554,7 @@ def ask_library(splits: list[str]) -> dict:
         "turns_s": turns_s,
         "chunks": status.get("chunks_indexed"),
         "items": status.get("items"),
+        "verifier": {k: checker.get(k) for k in ("provider", "model", "model_source", "device", "dtype", "threshold")},
     }
 
 
@@ -769,14 +776,42 @@ online discovery and ended in `discovery_unreachable`. The library was indexed a
 up in 51 s; the 66 turns took 4 s."""
 
 
-def run(split: str = "all") -> str | None:
+def run(split: str = "all", verifier: str = "default", verifier_threads: str = "0") -> str | None:
     """Both parts on both splits, as the section of docs/benchmarks.md; `split="design"` runs the
-    library part on the design questions only, prints it and writes nothing to the docs."""
+    library part on the design questions only, prints it and writes nothing to the docs.
+    `verifier` (a `ZOCRATES_VERIFIER_PROVIDER` value) runs the library part with that verifier in
+    place of the default, prints each split's figures (the held-out one in aggregate) and writes
+    nothing (`python -m bench answers --verifier heuristic`); `verifier_threads` sets its torch
+    threads (`--verifier local --verifier-threads 1`)."""
     if split not in ("all", "design"):
         raise SystemExit(
             f"bench answers: --split must be 'all' or 'design', not {split!r} "
             "(the held-out questions are only ever run together with the design ones)"
         )
+    if verifier != "default" or int(verifier_threads):
+        result = ask_library(["design"] if split == "design" else list(SPLITS), verifier, int(verifier_threads))
+        print(f"verifier: {json.dumps(result['verifier'])}")
+        for name, rows in result["results"].items():
+            print(f"{SPLITS[name]} split:")
+            if name == "design":
+                for r in rows:
+                    how = (
+                        "error"
+                        if r["error"]
+                        else "refused"
+                        if r["refused"]
+                        else "attributed"
+                        if r["attributed"]
+                        else "cites " + ", ".join(r["cited"])
+                    )
+                    print(
+                        f"{r['id']} {r['kind']:<12} {'correct' if r['correct'] else 'wrong':<7} {how[:40]:<40} {r['ms']:6.0f} ms"
+                    )
+            print("\n".join(kind_table(summarise(rows))))
+            print(verdicts(summarise(rows)["all"]))
+        every = summarise([r for rows in result["results"].values() for r in rows])["all"]
+        print(f"all: {verdicts(every)}; {result['turns_s']:.0f} s of turns")
+        return None
     if split == "design":
         result = ask_library(["design"])
         write_design_results(result)

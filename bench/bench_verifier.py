@@ -144,8 +144,8 @@ async def _compare(model, device: str, turns, rounds: int) -> tuple[dict, dict]:
 def _flops_per_pair(model, turns) -> float:
     """Mean floating-point operations of the model for one pair, with no padding.
 
-    BERT arithmetic on the rows `predict` really builds (one per clause of a compound claim,
-    tokenized and truncated as `predict` does): per layer, 2n(4h^2 + 2hI) for the projections
+    BERT arithmetic on the rows `predict` really builds (one per clause of a compound claim and
+    window of the passage, tokenized and truncated as `predict` does): per layer, 2n(4h^2 + 2hI) for the projections
     and feed-forward and 4n^2h for attention, plus the pooler and classifier. Written out
     because torch's FlopCounterMode does not count CPU attention (`sdpa`); the test checks
     the rest against it.
@@ -158,13 +158,14 @@ def _flops_per_pair(model, turns) -> float:
     total = 0
     for pair in pairs:
         for claim in claim_parts(pair.claim) if pair.compound else [pair.claim]:
-            n = len(
-                model._tokenizer(pair.source_text, claim, truncation="longest_first", max_length=model.max_seq_len)[
-                    "input_ids"
-                ]
-            )
-            total += layers * (2 * n * (4 * h * h + 2 * h * inner) + 4 * n * n * h)
-            total += 2 * h * h + 2 * h * config.num_labels
+            for window in model._windows(claim, pair.source_text):
+                n = len(
+                    model._tokenizer(window.text, claim, truncation="longest_first", max_length=model.max_seq_len)[
+                        "input_ids"
+                    ]
+                )
+                total += layers * (2 * n * (4 * h * h + 2 * h * inner) + 4 * n * n * h)
+                total += 2 * h * h + 2 * h * config.num_labels
     return total / len(pairs)
 
 
@@ -397,18 +398,25 @@ def trained_section(shipped: Path | None) -> list[str]:
     from tools.verifier_eval import served_model, served_scores, split_metrics
 
     report = json.loads((shipped / "training_report.json").read_text())
-    threshold = report["calibration"]["threshold"]
+    windows = report["windows"]
+    threshold = windows["calibration"]["threshold"]
+    whole_threshold = report["calibration"]["threshold"]
+    served = "bfloat16" if "evaluation_bfloat16" in windows else "float32"
     rows = load_splits()["eval_scifact_heldout"]
-    now = split_metrics(served_scores(served_model(shipped), rows), [r["label"] for r in rows], threshold)
-    recorded = report["evaluation"]["eval_scifact_heldout"]["trained"]
+    model = served_model(shipped, served, max_windows=windows["max_windows"], verbatim_rule=True)
+    now = split_metrics(served_scores(model, rows), [r["label"] for r in rows], threshold)
+    recorded = windows[f"evaluation_{served}"]["eval_scifact_heldout"]["windowed"]
     lines = [
         "### Trained verifier model (shipped, opt-in: `ZOCRATES_VERIFIER_PROVIDER=local`; "
         "docs/verifier-model.md says why it is not the default yet)",
         "",
-        "Figures recorded by `tools/train_verifier.py` with the weights "
-        f"(`{shipped.relative_to(Path(__file__).resolve().parent.parent)}/training_report.json`; "
-        "how they were made: docs/verifier-model.md). Support probability = calibrated "
-        f"P(support); threshold {threshold:.2f}, chosen on the calibration split. ",
+        "Figures recorded with the weights "
+        f"(`{shipped.relative_to(Path(__file__).resolve().parent.parent)}/training_report.json`: "
+        "`evaluation` by `tools/train_verifier.py`, the passage read whole; `windows` by "
+        "`python -m tools.verifier_eval`, the passage read as sentence windows, as the verifier "
+        "serves it; how they were made: docs/verifier-model.md). Support probability = calibrated "
+        f"P(support); thresholds chosen on the calibration split: {whole_threshold:.2f} whole, "
+        f"{threshold:.2f} windowed.",
         "",
         "| split | pairs | scorer | AUROC support vs rest | AUROC support vs contradict "
         "| ECE | accuracy @ threshold | number swaps below threshold |",
@@ -418,32 +426,47 @@ def trained_section(shipped: Path | None) -> list[str]:
     def cell(value) -> str:
         return "-" if value is None else f"{value:.3f}"
 
+    def row(split: str, pairs: int, scorer: str, m: dict, probe) -> str:
+        return (
+            f"| {split} | {pairs} | {scorer} | {cell(m['auroc_support_vs_rest'])} | "
+            f"{cell(m['auroc_support_vs_contradict'])} | {cell(m.get('ece'))} | "
+            f"{cell(m.get('accuracy'))} | {cell(probe)} |"
+        )
+
     for split, found in report["evaluation"].items():
         for scorer in ("trained", "heuristic", "lexical_overlap"):
-            m = found[scorer]
             probe = (found["number_probe"].get(scorer) or {}).get("swapped_below_threshold")
-            lines.append(
-                f"| {split} | {found['pairs']} | {scorer.replace('_', ' ')} | "
-                f"{cell(m['auroc_support_vs_rest'])} | "
-                f"{cell(m['auroc_support_vs_contradict'])} | {cell(m.get('ece'))} | "
-                f"{cell(m.get('accuracy'))} | {cell(probe)} |"
-            )
+            name = "trained, whole passage" if scorer == "trained" else scorer.replace("_", " ")
+            lines.append(row(split, found["pairs"], name, found[scorer], probe))
+        for dtype in ("float32", "bfloat16"):
+            windowed = windows.get(f"evaluation_{dtype}", {}).get(split)
+            if windowed:
+                probe = windowed["number_probe"]["swapped_below_threshold"]
+                lines.append(row(split, windowed["pairs"], f"trained, windows, {dtype}", windowed["windowed"], probe))
     rates = ", ".join(
         f"{r['dtype']} {r['threads']} thread{'s' if r['threads'] > 1 else ''} {r['pairs_per_s']:.1f}"
-        for r in report.get("throughput", [])
+        for r in windows.get("throughput", [])
     )
+    cost = windows.get(f"cost_{served}", {})
     lines += [
         "",
-        f"Throughput recorded at {report['throughput'][0]['tokens_per_pair']} tokens a pair, "
-        f"{report['throughput'][0]['batch']} a pass (pairs/s): {rates}."
+        f"Throughput recorded at {windows['throughput'][0]['tokens_per_pair']} tokens a pair, "
+        f"{windows['throughput'][0]['batch']} a pass (pairs/s, {windows['measured']}): {rates}."
         if rates
         else "",
         "",
-        f"Re-scored here: held-out SciFact AUROC support vs rest "
+        f"One citation at a time ({served}): "
+        + "; ".join(
+            f"{name.replace('_windows_', ', max windows ')}: {c['rows_per_citation']} rows, {c['ms_per_citation']} ms"
+            for name, c in cost.items()
+        )
+        + ".",
+        "",
+        f"Re-scored here ({served}, windows): held-out SciFact AUROC support vs rest "
         f"{cell(now['auroc_support_vs_rest'])} (recorded {cell(recorded['auroc_support_vs_rest'])}), "
         f"ECE {cell(now['ece'])} (recorded {cell(recorded['ece'])}).",
         "",
-        "![Reliability of the trained model and the heuristic on each split](verifier-reliability.png)",
+        "![Reliability of the trained model (whole passage) and the heuristic on each split](verifier-reliability.png)",
         "",
     ]
     return lines

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -131,16 +132,19 @@ def ship(trained: Path, target: Path, report: dict) -> None:
 # --- scoring -------------------------------------------------------------------------------
 
 
-def served_model(checkpoint: Path, dtype: str = "float32"):
-    """The checkpoint through the verifier's own backend class, on the CPU."""
+def served_model(checkpoint: Path, dtype: str = "float32", *, max_windows: int = 1, verbatim_rule: bool = False):
+    """The checkpoint through the verifier's own backend class, on the CPU: by default the
+    whole passage as one row and no verbatim rule (how the model itself reads a pair)."""
     from zocrates_verifier.adapters.backends.local_torch import load_model
 
-    model = load_model(checkpoint, dtype=dtype, max_seq_len=SERVED_MAX_LENGTH)
+    model = load_model(
+        checkpoint, dtype=dtype, max_seq_len=SERVED_MAX_LENGTH, max_windows=max_windows, verbatim_rule=verbatim_rule
+    )
     model.setup("cpu")
     return model
 
 
-def served_scores(model, rows: Sequence[dict], batch: int = 64) -> list[float]:
+def served_scores(model, rows: Sequence[dict], batch: int = 32) -> list[float]:
     from zocrates_verifier.adapters.backends.base import Pair
 
     pairs = [Pair(r["claim"], r["passage"]) for r in rows]
@@ -236,13 +240,16 @@ def throughput(
     checkpoint: Path,
     rows: Sequence[dict],
     *,
-    dtypes=("float32", "bfloat16", "int8"),
+    dtypes=("float32", "bfloat16", "int8", "onnxruntime-int8"),
     threads=(1, 2),
     pairs: int = 128,
     batch: int = 32,
 ) -> list[dict]:
     """Pairs/s of the served model on pairs of at least 256 tokens (cut to 256), `batch` per
-    forward pass, per dtype and torch thread count (one warm-up pass first)."""
+    forward pass, per dtype and torch thread count (one warm-up pass first). `int8` is torch's
+    dynamic quantisation of the Linear layers (what the verifier's `dtype=int8` runs);
+    `onnxruntime-int8` is the same checkpoint exported to ONNX and dynamically quantised by
+    ONNX Runtime (measured only: the verifier does not serve it), skipped without `onnx`."""
     import torch
     from transformers import AutoTokenizer
 
@@ -253,12 +260,19 @@ def throughput(
     found = []
     try:
         for dtype in dtypes:
-            model = served_model(checkpoint, dtype)
-            for n in threads:
-                torch.set_num_threads(n)
-                served_scores(model, long_rows[:batch], batch)
+            if dtype == "onnxruntime-int8":
+                scorers = _onnxruntime_int8(checkpoint, tokenizer, threads)
+                if scorers is None:
+                    continue
+            else:
+                model = served_model(checkpoint, dtype)
+                scorers = {
+                    n: (lambda rs, n=n: (torch.set_num_threads(n), served_scores(model, rs, batch))) for n in threads
+                }
+            for n, score in scorers.items():
+                score(long_rows[:batch])
                 started = time.perf_counter()
-                served_scores(model, long_rows, batch)
+                score(long_rows)
                 seconds = time.perf_counter() - started
                 found.append(
                     {
@@ -273,6 +287,62 @@ def throughput(
     finally:
         torch.set_num_threads(before)
     return found
+
+
+def _onnxruntime_int8(checkpoint: Path, tokenizer, threads, batch: int = 32):
+    """{threads: score(rows)} over an ONNX Runtime session of the int8-quantised export, or None
+    when the `onnx` package (needed to export and quantise) is not installed."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        return None
+    import tempfile
+
+    import numpy as np
+    import onnxruntime
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from transformers import AutoModelForSequenceClassification
+
+    folder = Path(tempfile.mkdtemp(prefix="verifier-onnx-"))
+    net = AutoModelForSequenceClassification.from_pretrained(checkpoint, dtype=torch.float32).eval()
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    example = tokenizer(["a passage"] * 2, ["a claim"] * 2, return_tensors="pt")
+    torch.onnx.export(
+        net,
+        tuple(example[k] for k in names),
+        folder / "model.onnx",
+        input_names=names,
+        output_names=["logits"],
+        dynamic_axes={k: {0: "batch", 1: "tokens"} for k in names} | {"logits": {0: "batch"}},
+        opset_version=17,
+        dynamo=False,
+    )
+    quantize_dynamic(folder / "model.onnx", folder / "model.int8.onnx", weight_type=QuantType.QInt8)
+
+    def scorer(n: int):
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = n, 1
+        session = onnxruntime.InferenceSession(
+            str(folder / "model.int8.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+
+        def score(rows):
+            for i in range(0, len(rows), batch):
+                part = rows[i : i + batch]
+                encoded = tokenizer(
+                    [r["passage"] for r in part],
+                    [r["claim"] for r in part],
+                    truncation="longest_first",
+                    max_length=SERVED_MAX_LENGTH,
+                    padding=True,
+                    return_tensors="np",
+                )
+                session.run(None, {k: encoded[k].astype(np.int64) for k in names})
+
+        return score
+
+    return {n: scorer(n) for n in threads}
 
 
 # --- the reliability diagram ---------------------------------------------------------------
@@ -348,7 +418,9 @@ def calibrate_and_evaluate(
     measure_throughput: bool = True,
 ) -> dict:
     """Fit T and the threshold on the calibration split, ship (to `ship_to`, else
-    `trained/calibrated`), and evaluate the shipped checkpoint on every split."""
+    `trained/calibrated`), fit the sentence windows' temperature and threshold on the same
+    split (`calibrate_windows`), and evaluate the shipped checkpoint, read whole, on every split
+    (`windows_main` evaluates it through windows)."""
     from tools.cross_encoder import logits
 
     calibration_rows = _sample(splits["calibration"], rows_per_split, seed)
@@ -371,6 +443,12 @@ def calibrate_and_evaluate(
     target = ship_to or trained / "calibrated"
     ship(trained, target, {**json.loads((trained / "training_report.json").read_text()), **report})
     log(f"calibrated float16 checkpoint written to {target}")
+    from zocrates_verifier.domain.windows import MAX_WINDOWS
+
+    windows = calibrate_windows(target, calibration_rows, dtype="float32", max_windows=MAX_WINDOWS)
+    write_window_calibration(target, windows, MAX_WINDOWS)
+    report["windows"] = {"max_windows": MAX_WINDOWS, "calibration": windows | {"dtype": "float32"}}
+    log(f"window calibration: {json.dumps(windows)} (evaluate with python -m tools.verifier_eval --skip-calibration)")
 
     model = served_model(target)
     evaluation, curves = {}, {}
@@ -404,3 +482,148 @@ def calibrate_and_evaluate(
         report["throughput"] = throughput(target, splits["eval_wice"])
         log(f"throughput: {json.dumps(report['throughput'])}")
     return report
+
+
+# --- sentence windows ----------------------------------------------------------------------
+
+
+def calibrate_windows(checkpoint: Path, calibration: Sequence[dict], *, dtype: str, max_windows: int) -> dict:
+    """The window temperature and threshold of `checkpoint` read through sentence windows,
+    fitted on the calibration split only by the same procedure as the model's own temperature
+    (log-loss over the three labels, on the log of the best window's distribution) and threshold
+    (best F0.5 in [0.50, 0.95])."""
+    import numpy as np
+
+    from zocrates_verifier.adapters.backends.base import Pair
+
+    model = served_model(checkpoint, dtype, max_windows=max_windows)
+    pairs = [Pair(r["claim"], r["passage"]) for r in calibration]
+    distributions = []
+    for i in range(0, len(pairs), 32):
+        distributions += model.window_distributions(pairs[i : i + 32])
+    logs = np.log(np.clip(np.asarray(distributions, dtype=float), 1e-12, 1.0))
+    temperature = fit_temperature(logs, [LABELS.index(r["label"]) for r in calibration])
+    support = support_probabilities(logs, temperature)
+    threshold = pick_threshold(support, [r["label"] == "support" for r in calibration])
+    return {"pairs": len(calibration), "temperature": temperature, "threshold": threshold}
+
+
+def write_window_calibration(checkpoint: Path, calibration: dict, max_windows: int) -> None:
+    """Record the window calibration in the checkpoint's config.json (`zocrates_verifier`),
+    where the verifier reads it; the whole-passage threshold is kept beside it."""
+    path = checkpoint / "config.json"
+    config = json.loads(path.read_text())
+    own = config.setdefault("zocrates_verifier", {})
+    own.setdefault("whole_passage_threshold", own.get("threshold"))
+    own |= {
+        "window_temperature": calibration["temperature"],
+        "threshold": calibration["threshold"],
+        "max_windows": max_windows,
+    }
+    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+def evaluate_windows(
+    checkpoint: Path, splits: dict[str, list[dict]], *, dtype: str, max_windows: int, threshold: float, log
+) -> dict:
+    """Every split through the served model as the verifier runs it (sentence windows and the
+    verbatim rule), the number probe, and how many pairs the verbatim rule raised."""
+    model = served_model(checkpoint, dtype, max_windows=max_windows, verbatim_rule=True)
+    found = {}
+    for name in ("calibration",) + EVAL_SPLITS:
+        rows = splits[name]
+        labels = [r["label"] for r in rows]
+        model.verbatim_raised = 0
+        started = time.monotonic()
+        scores = served_scores(model, rows)
+        seconds = time.monotonic() - started
+        raised = model.verbatim_raised
+        model.verbatim_raised = 0
+        probe = probe_metrics(lambda rs: served_scores(model, rs), rows, threshold, also=GATEWAY_THRESHOLD)
+        found[name] = {
+            "pairs": len(rows),
+            "labels": {label: labels.count(label) for label in LABELS},
+            "windowed": split_metrics(scores, labels, threshold),
+            f"windowed_at_{GATEWAY_THRESHOLD:.2f}": split_metrics(scores, labels, GATEWAY_THRESHOLD),
+            "verbatim_rule_raised": raised,
+            "number_probe": probe | {"verbatim_rule_raised": model.verbatim_raised},
+            "scoring_pairs_per_s": round(len(rows) / max(seconds, 1e-9), 1),
+        }
+        log(f"{name}: {json.dumps(found[name])}")
+    return found
+
+
+def window_cost(checkpoint: Path, splits: dict[str, list[dict]], *, dtype: str, max_windows: int, pairs: int = 64):
+    """Rows and milliseconds per citation, one pair per call, on the held-out SciFact and WiCE
+    pairs: the whole passage as one row beside sentence windows."""
+    from zocrates_verifier.adapters.backends.base import Pair
+
+    found = {}
+    for name in ("eval_scifact_heldout", "eval_wice"):
+        sample = [Pair(r["claim"], r["passage"]) for r in splits[name][:pairs]]
+        for windows in (1, max_windows):
+            model = served_model(checkpoint, dtype, max_windows=windows)
+            model.predict(sample[:2])
+            rows = sum(len(model._windows(p.claim, p.source_text)) for p in sample)
+            started = time.perf_counter()
+            for pair in sample:
+                model.predict([pair])
+            found[f"{name}_windows_{windows}"] = {
+                "rows_per_citation": round(rows / len(sample), 2),
+                "ms_per_citation": round((time.perf_counter() - started) * 1000 / len(sample), 1),
+            }
+    return found
+
+
+def windows_main(argv: list[str] | None = None) -> None:
+    """Recalibrate the shipped checkpoint for sentence windows and re-evaluate it (its
+    training_report.json gains a `windows` section; the model's weights are untouched)."""
+    import argparse
+
+    import torch
+
+    from tools.train_verifier import load_splits
+    from zocrates_verifier.adapters.backends.local_torch import SHIPPED_MODEL_DIR
+
+    parser = argparse.ArgumentParser(description=windows_main.__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", type=Path, default=SHIPPED_MODEL_DIR)
+    parser.add_argument("--dtype", default="float32", help="the dtype scored with (calibration and evaluation)")
+    parser.add_argument("--max-windows", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--skip-calibration", action="store_true", help="evaluate with the recorded calibration")
+    parser.add_argument("--no-throughput", action="store_true")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+
+    def log(line: str) -> None:
+        print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
+
+    splits = load_splits()
+    report_path = args.checkpoint / "training_report.json"
+    report = json.loads(report_path.read_text())
+    section = report.setdefault("windows", {})
+    section["max_windows"] = args.max_windows
+    if not args.skip_calibration:
+        started = time.monotonic()
+        calibration = calibrate_windows(
+            args.checkpoint, splits["calibration"], dtype=args.dtype, max_windows=args.max_windows
+        )
+        log(f"window calibration ({time.monotonic() - started:.0f} s): {json.dumps(calibration)}")
+        write_window_calibration(args.checkpoint, calibration, args.max_windows)
+        section["calibration"] = calibration | {"dtype": args.dtype}
+    threshold = section["calibration"]["threshold"]
+    section[f"evaluation_{args.dtype}"] = evaluate_windows(
+        args.checkpoint, splits, dtype=args.dtype, max_windows=args.max_windows, threshold=threshold, log=log
+    )
+    section[f"cost_{args.dtype}"] = window_cost(args.checkpoint, splits, dtype=args.dtype, max_windows=args.max_windows)
+    log(f"cost: {json.dumps(section[f'cost_{args.dtype}'])}")
+    if not args.no_throughput:
+        section["throughput"] = throughput(args.checkpoint, splits["eval_wice"], threads=(1, 2))
+        log(f"throughput: {json.dumps(section['throughput'])}")
+    section["measured"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    section["command"] = " ".join(["python -m tools.verifier_eval"] + (argv if argv is not None else sys.argv[1:]))
+    report_path.write_text(json.dumps(report, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    windows_main()

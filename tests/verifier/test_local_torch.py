@@ -36,7 +36,7 @@ def test_support_label_is_read_from_id2label():
 def test_tiny_checkpoint_scores_match_a_direct_forward_pass(tiny_checkpoint):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    model = load_model(tiny_checkpoint)
+    model = load_model(tiny_checkpoint, dtype="float32")
     assert isinstance(model, SequenceClassifierModel)
     model.setup("cpu")
     pairs = [
@@ -55,7 +55,7 @@ def test_tiny_checkpoint_scores_match_a_direct_forward_pass(tiny_checkpoint):
 
 
 def test_compound_pair_takes_its_best_clause(tiny_checkpoint):
-    model = load_model(tiny_checkpoint)
+    model = load_model(tiny_checkpoint, dtype="float32")
     model.setup("cpu")
     claim = "Aspirin lowers the risk of stroke; statins lower cholesterol in most adults"
     passage = "Statins lowered cholesterol in adults."
@@ -67,7 +67,7 @@ def test_compound_pair_takes_its_best_clause(tiny_checkpoint):
 
 async def test_service_serves_a_local_checkpoint_end_to_end(tiny_checkpoint):
     service = VerifierService(
-        VerifierSettings(provider="local", model_dir=tiny_checkpoint, device="cpu", model="tiny-nli")
+        VerifierSettings(provider="local", model_dir=tiny_checkpoint, device="cpu", model="tiny-nli", dtype="float32")
     )
     await service.start()
     try:
@@ -79,6 +79,17 @@ async def test_service_serves_a_local_checkpoint_end_to_end(tiny_checkpoint):
         assert health["dtype"] == "float32"
     finally:
         await service.close()
+
+
+def test_auto_dtype_is_bfloat16_only_on_a_cpu_that_has_it(monkeypatch):
+    from zocrates_verifier.adapters.backends import local_torch
+
+    assert local_torch.resolve_dtype("auto", "cuda:0") == torch.float16
+    assert local_torch.resolve_dtype("float32", "cpu") == torch.float32
+    monkeypatch.setattr(local_torch, "cpu_has_bfloat16", lambda: True)
+    assert local_torch.resolve_dtype("auto", "cpu") == torch.bfloat16
+    monkeypatch.setattr(local_torch, "cpu_has_bfloat16", lambda: False)
+    assert local_torch.resolve_dtype("auto", "cpu") == torch.float32
 
 
 def test_wrong_checkpoints_are_refused_with_a_hint(tmp_path):
@@ -144,7 +155,7 @@ def test_pass_plan_is_the_cheapest_and_covers_every_row_once(lengths, overhead):
 
 
 def test_ragged_batch_runs_in_several_passes_and_scores_like_one_pair_at_a_time(tiny_checkpoint, monkeypatch):
-    model = load_model(tiny_checkpoint)
+    model = load_model(tiny_checkpoint, dtype="float32")
     model.setup("cpu")
     pairs = [
         Pair(f"Claim {i} about aspirin and risk, stated plainly", "passage words " * n, compound=i % 3 == 0)
@@ -176,3 +187,54 @@ async def test_cpu_threads_setting_pins_torch_intra_op_threads(tiny_checkpoint):
     finally:
         await service.close()
         torch.set_num_threads(before)
+
+
+WINDOWED_PASSAGE = (
+    "Aspirin lowered the risk of stroke in the first year. Statins lowered cholesterol in most adults. "
+    "The trial ran for five years at twelve sites."
+)
+
+
+def direct_support(checkpoint, premises: list[str], claim: str) -> list[float]:
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    net = AutoModelForSequenceClassification.from_pretrained(checkpoint).eval()
+    tok = AutoTokenizer.from_pretrained(checkpoint)
+    enc = tok(premises, [claim] * len(premises), padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        return torch.softmax(net(**enc).logits, -1)[:, 1].tolist()  # "entailment" is 1
+
+
+def test_a_passage_of_several_sentences_answers_with_its_best_window(tiny_checkpoint):
+    from zocrates_verifier.domain.windows import windows
+
+    claim = "Statins lower cholesterol in most adults"
+    model = load_model(tiny_checkpoint, dtype="float32", max_windows=4)
+    model.setup("cpu")
+    chosen = windows(claim, WINDOWED_PASSAGE, whole_fits=True, max_windows=4)
+    assert len(chosen) == 4 and chosen[0].text == WINDOWED_PASSAGE
+    expected = max(direct_support(tiny_checkpoint, [w.text for w in chosen], claim))
+    assert model.predict([Pair(claim, WINDOWED_PASSAGE)])[0] == pytest.approx(expected, abs=1e-5)
+    assert model.cost(Pair(claim, WINDOWED_PASSAGE)) == sum((len(claim) + len(w.text)) // 4 + 3 for w in chosen)
+
+    whole = load_model(tiny_checkpoint, dtype="float32", max_windows=1)
+    whole.setup("cpu")
+    (alone,) = direct_support(tiny_checkpoint, [WINDOWED_PASSAGE], claim)
+    assert whole.predict([Pair(claim, WINDOWED_PASSAGE)])[0] == pytest.approx(alone, abs=1e-5)
+
+
+def test_a_claim_quoted_word_for_word_is_kept_and_the_model_score_stays_visible(tiny_checkpoint):
+    claim = "Statins lowered cholesterol in most adults."
+    ruled = load_model(tiny_checkpoint, dtype="float32")
+    ruled.setup("cpu")
+    plain = load_model(tiny_checkpoint, dtype="float32", verbatim_rule=False)
+    plain.setup("cpu")
+    model_score = plain.predict([Pair(claim, WINDOWED_PASSAGE)])[0]
+    assert model_score < 0.9  # a random tiny model does not know it
+    assert ruled.predict([Pair(claim, WINDOWED_PASSAGE), Pair(claim.replace("most", "all"), WINDOWED_PASSAGE)]) == [
+        0.99,
+        pytest.approx(plain.predict([Pair(claim.replace("most", "all"), WINDOWED_PASSAGE)])[0], abs=1e-6),
+    ]
+    described = ruled.describe()
+    assert described["verbatim_raised"] == 1
+    assert described["last_verbatim_model_score"] == pytest.approx(model_score, abs=1e-4)

@@ -1,5 +1,6 @@
-"""The trained model that ships in the package is the default, tells support from contradiction,
-and gives way to the heuristic (saying so on /health) when it is absent or does not load."""
+"""The trained model that ships in the package (opt-in: provider=local) tells support from
+contradiction, keeps a sentence quoted from its own passage, and gives way to the heuristic (saying so on
+/health) when it is absent or does not load."""
 
 from __future__ import annotations
 
@@ -96,11 +97,16 @@ def test_shipped_model_catches_reversed_direction_and_passage_negation(shipped):
     assert max(shipped.predict(MISSED)) < calibrated_threshold()
 
 
-def test_int8_scores_stay_close_to_float32(shipped):
-    int8 = local_torch.load_model(local_torch.SHIPPED_MODEL_DIR, dtype="int8")
-    int8.setup("cpu")
-    assert int8.describe()["dtype"] == "int8"
-    assert int8.predict(SUPPORTED + CONTRADICTED) == pytest.approx(shipped.predict(SUPPORTED + CONTRADICTED), abs=0.1)
+def test_int8_and_bfloat16_scores_stay_close_to_float32():
+    def scores(dtype: str) -> list[float]:
+        model = local_torch.load_model(local_torch.SHIPPED_MODEL_DIR, dtype=dtype)
+        model.setup("cpu")
+        assert model.describe()["dtype"] == dtype
+        return model.predict(SUPPORTED + CONTRADICTED)
+
+    exact = scores("float32")
+    assert scores("int8") == pytest.approx(exact, abs=0.1)
+    assert scores("bfloat16") == pytest.approx(exact, abs=0.05)
     with pytest.raises(ValueError, match="CPU only"):
         local_torch.load_model(local_torch.SHIPPED_MODEL_DIR, dtype="int8").setup("cuda")
 
@@ -165,3 +171,28 @@ async def test_a_configured_checkpoint_that_does_not_load_is_not_hidden(tmp_path
     with pytest.raises(Exception):  # noqa: B017 -- whatever the loader raises, it surfaces
         await service.start()
     assert service.backend is None
+
+
+#: A passage as retrieval sends one: several sentences of a methods section, one of them quoted.
+METHODS = (
+    "Patients were recruited from three hospitals between 2015 and 2018. "
+    "Venous thrombosis was diagnosed by compression ultrasonography of both legs. "
+    "Prophylaxis with low-molecular-weight heparin was started within 24 hours of admission. "
+    "Bleeding events were recorded by two reviewers blinded to the treatment."
+)
+OTHER = (
+    "The hospital study assessed the quality of care with a structured questionnaire. "
+    "Nurses and physicians answered it at the end of each shift. "
+    "Response rates were above ninety percent in all wards."
+)
+
+
+def test_the_model_itself_keeps_a_sentence_quoted_from_a_longer_passage(shipped):
+    """Regression for the verbatim-quote failure (docs/verifier-model.md): read whole, a quoted
+    sentence of a longer passage looked like "neither" to the model."""
+    plain = local_torch.load_model(local_torch.SHIPPED_MODEL_DIR, verbatim_rule=False)
+    plain.setup("cpu")
+    quote = "Venous thrombosis was diagnosed by compression ultrasonography of both legs."
+    kept, elsewhere = plain.predict([Pair(quote, METHODS), Pair(quote, OTHER)])
+    assert kept >= calibrated_threshold() > elsewhere
+    assert shipped.predict([Pair(quote, METHODS)]) == [local_torch.VERBATIM_SUPPORT]

@@ -36,7 +36,11 @@ def test_a_small_run_trains_calibrates_ships_and_evaluates(tmp_path):
     config = json.loads((ship / "config.json").read_text())
     assert config["id2label"] == {"0": "support", "1": "contradict", "2": "neither"}
     assert config["torch_dtype" if "torch_dtype" in config else "dtype"] == "float16"
-    assert config["zocrates_verifier"]["threshold"] == calibration["threshold"]
+    windows = report["windows"]["calibration"]
+    assert windows["temperature"] > 0 and 0.5 <= windows["threshold"] <= 0.95
+    assert config["zocrates_verifier"]["threshold"] == windows["threshold"]
+    assert config["zocrates_verifier"]["whole_passage_threshold"] == calibration["threshold"]
+    assert config["zocrates_verifier"]["window_temperature"] == windows["temperature"]
     assert json.loads((ship / "tokenizer_config.json").read_text())["model_max_length"] == 256
     assert set(report["evaluation"]) == {"calibration", *train_verifier.EVAL_SPLITS}
     for found in report["evaluation"].values():

@@ -20,6 +20,7 @@ from pydantic_settings import SettingsConfigDict
 from zocrates_contracts import SUPPORT_THRESHOLD
 from zocrates_runtime.settings import ZocratesSettings
 from zocrates_verifier.adapters.backends import local_torch
+from zocrates_verifier.domain import windows
 
 Provider = Literal["auto", "heuristic", "local", "remote", "openrouter"]
 
@@ -63,9 +64,24 @@ class VerifierSettings(ZocratesSettings):
     )
     dtype: Literal["auto", "float32", "float16", "bfloat16", "int8"] = Field(
         "auto",
-        description="auto = float16 on a GPU, float32 on CPU; int8 = dynamic "
+        description="auto = float16 on a GPU, bfloat16 on a CPU that has it natively "
+        "(AVX512-BF16 or AMX), else float32; int8 = dynamic "
         "quantisation of the linear layers, CPU only. Hugging Face checkpoints only: Laya picks "
         "its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).",
+    )
+
+    max_windows: int = Field(
+        windows.MAX_WINDOWS,
+        ge=1,
+        le=32,
+        description="Hugging Face checkpoints: windows of a passage (sentences, runs of two or "
+        "three, the whole when short) a claim is scored against, its best window answering; 1 = "
+        "the whole passage as one row (docs/verifier-model.md, Sentence windows).",
+    )
+    verbatim_rule: bool = Field(
+        True,
+        description="Hugging Face checkpoints: a claim of six words or more found word for word in "
+        "its passage scores at least 0.99 whatever the model says (/health counts such pairs).",
     )
 
     cpu_threads: int = Field(

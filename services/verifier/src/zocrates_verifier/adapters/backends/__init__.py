@@ -42,7 +42,12 @@ def build_backend(settings: VerifierSettings, provider: str, device: str) -> Bac
         from zocrates_verifier.adapters.backends.local_torch import load_model
 
         model = load_model(
-            settings.checkpoint_dir(), dtype=settings.dtype, max_seq_len=settings.max_seq_len, name=settings.model
+            settings.checkpoint_dir(),
+            dtype=settings.dtype,
+            max_seq_len=settings.max_seq_len,
+            name=settings.model,
+            max_windows=settings.max_windows,
+            verbatim_rule=settings.verbatim_rule,
         )
     elif provider == "heuristic":
         from zocrates_verifier.adapters.backends.heuristic import HeuristicModel

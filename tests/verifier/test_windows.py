@@ -1,0 +1,112 @@
+"""Sentence windows: which parts of a passage a claim is scored against, how their verdicts
+combine, and the verbatim rule (zocrates_verifier.domain.windows)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zocrates_verifier.domain.windows import Window, aggregate, quoted_verbatim, sentences, windows
+
+PASSAGE = (
+    "We enrolled 412 adults with atrial fibrillation (Smith et al. 2010). "
+    "Warfarin lowered the rate of stroke by 64% compared with placebo [12]. "
+    "Major bleeding was rare.\n"
+    "Table 2 | outcome | rate"
+)
+
+
+def test_sentences_end_at_terminators_and_line_breaks_but_not_after_abbreviations():
+    assert sentences(PASSAGE) == [
+        "We enrolled 412 adults with atrial fibrillation (Smith et al. 2010).",
+        "Warfarin lowered the rate of stroke by 64% compared with placebo [12].",
+        "Major bleeding was rare.",
+        "Table 2 | outcome | rate",
+    ]
+
+
+def test_the_sentence_sharing_most_words_with_the_claim_is_the_first_window_after_a_short_whole():
+    claim = "Warfarin lowered the rate of stroke by 64%."
+    found = windows(claim, PASSAGE, whole_fits=True, max_windows=4)
+    assert found[0] == Window(PASSAGE, 0, 4)
+    assert found[1] == Window(sentences(PASSAGE)[1], 1, 2)
+    assert len(found) == 4
+    without_whole = windows(claim, PASSAGE, whole_fits=False, max_windows=4)
+    assert PASSAGE not in [w.text for w in without_whole] and without_whole[0] == found[1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.text("abcdefgh ", min_size=3, max_size=30).map(str.strip).filter(bool), min_size=1, max_size=12),
+    st.integers(1, 10),
+)
+def test_windows_are_runs_of_up_to_three_sentences_and_never_exceed_the_cap(parts, cap):
+    passage = ". ".join(p.capitalize() for p in parts) + "."
+    found = windows("abc def", passage, whole_fits=False, max_windows=cap)
+    n = len(sentences(passage))
+    assert 1 <= len(found) <= cap
+    for window in found:
+        assert 0 <= window.first < window.last <= n
+        assert n == 1 or window.last - window.first <= 3
+
+
+def test_a_passage_of_one_sentence_is_its_only_window():
+    assert windows("a claim", "One sentence with no end", whole_fits=False) == [
+        Window("One sentence with no end", 0, 1)
+    ]
+
+
+def test_the_pair_answers_with_its_best_supporting_window():
+    quote, other, whole = Window("q", 1, 2), Window("o", 3, 4), Window("w", 0, 5)
+    scored = [(whole, (0.30, 0.40, 0.30)), (quote, (0.88, 0.09, 0.03)), (other, (0.05, 0.80, 0.15))]
+    assert aggregate(scored) == (0.88, 0.09, 0.03)
+    assert aggregate([(other, (0.05, 0.80, 0.15)), (whole, (0.10, 0.10, 0.80))]) == (0.10, 0.10, 0.80)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Warfarin lowered the rate of stroke by 64% compared with placebo.",
+        "warfarin LOWERED the rate of stroke by 64 % compared with placebo",
+        "We enrolled 412 adults with atrial fibrillation (Smith et al. 2010)",
+    ],
+)
+def test_a_claim_found_word_for_word_in_its_passage_is_quoted(claim):
+    assert quoted_verbatim(claim, PASSAGE)
+
+
+def test_line_end_hyphens_are_joined_before_comparing():
+    assert quoted_verbatim(
+        "the rate of stroke fell in treated patients", "the rate of stroke fell in treat-\ned patients"
+    )
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Warfarin lowered the rate of stroke by 46% compared with placebo.",  # a changed number
+        "Warfarin raised the rate of stroke by 64% compared with placebo.",  # a changed word
+        "Major bleeding was rare.",  # too short to be more than a fragment
+        "lowered the rate of stroke by 64% compared with placebo 12",  # the marker is not text
+    ],
+)
+def test_a_changed_short_or_marker_bearing_claim_is_not_quoted(claim):
+    assert not quoted_verbatim(claim, PASSAGE)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage"),
+    [
+        ("all trials of the drug reduced mortality", "Not all trials of the drug reduced mortality."),
+        ("the drug reduced mortality in older adults", "We tested whether the drug reduced mortality in older adults."),
+        ("We enrolled 412 adults with atrial", PASSAGE),  # part of a sentence
+    ],
+)
+def test_words_inside_a_sentence_that_asserts_something_else_are_not_a_quote(claim, passage):
+    assert not quoted_verbatim(claim, passage)
+
+
+def test_a_quote_may_span_consecutive_sentences():
+    claim = "Warfarin lowered the rate of stroke by 64% compared with placebo. Major bleeding was rare."
+    assert quoted_verbatim(claim, PASSAGE)
