@@ -673,23 +673,28 @@ def write_design_results(run: dict) -> None:
     )
 
 
+def result_line(r: dict) -> str:
+    """One design question's result on one line: id, kind, verdict, how it ended, time, question."""
+    how = (
+        "error"
+        if r["error"]
+        else "refused"
+        if r["refused"]
+        else "attributed"
+        if r["attributed"]
+        else "cites " + ", ".join(r["cited"])
+    )
+    asked = f"{r['first'][:40]} -> {r['question'][:50]}" if r["kind"] == "follow-up" else r["question"][:60]
+    return (
+        f"{r['id']} {r['kind']:<12} {'correct' if r['correct'] else 'wrong':<7} {how[:40]:<40} "
+        f"{r['ms']:6.0f} ms  {asked}"
+    )
+
+
 def print_design(run: dict) -> None:
     results = run["results"]["design"]
     for r in results:
-        how = (
-            "error"
-            if r["error"]
-            else "refused"
-            if r["refused"]
-            else "attributed"
-            if r["attributed"]
-            else "cites " + ", ".join(r["cited"])
-        )
-        asked = f"{r['first'][:40]} -> {r['question'][:50]}" if r["kind"] == "follow-up" else r["question"][:60]
-        print(
-            f"{r['id']} {r['kind']:<12} {'correct' if r['correct'] else 'wrong':<7} {how[:40]:<40} "
-            f"{r['ms']:6.0f} ms  {asked}"
-        )
+        print(result_line(r))
     print("\n".join(kind_table(summarise(results))))
     print(verdicts(summarise(results)))
     print(
@@ -795,18 +800,7 @@ def run(split: str = "all", verifier: str = "default", verifier_threads: str = "
             print(f"{SPLITS[name]} split:")
             if name == "design":
                 for r in rows:
-                    how = (
-                        "error"
-                        if r["error"]
-                        else "refused"
-                        if r["refused"]
-                        else "attributed"
-                        if r["attributed"]
-                        else "cites " + ", ".join(r["cited"])
-                    )
-                    print(
-                        f"{r['id']} {r['kind']:<12} {'correct' if r['correct'] else 'wrong':<7} {how[:40]:<40} {r['ms']:6.0f} ms"
-                    )
+                    print(result_line(r))
             print("\n".join(kind_table(summarise(rows))))
             print(verdicts(summarise(rows)["all"]))
         every = summarise([r for rows in result["results"].values() for r in rows])["all"]
