@@ -34,9 +34,14 @@ async def test_redelivery_after_a_lost_ack_runs_again_but_the_reply_is_stored_on
     try:
         reply = await requester.request(request(requester), timeout=5)
         assert reply.error is None
-        await eventually(lambda: len(calls) == 2, timeout=5)  # the redelivery (AckWait 1 s), handled
-        assert len(calls) == 2, "the un-acked request must be redelivered"
         js = gateway.config.connection_state.stream
+
+        async def redelivery_acked() -> bool:  # run again, its reply published, then acked
+            consumer = await js.consumer_info(AUDIT_STREAM, "retrieval")
+            return len(calls) == 2 and consumer.num_ack_pending == 0 and consumer.num_pending == 0
+
+        await eventually(redelivery_acked, timeout=5)  # AckWait is 1 s
+        assert len(calls) == 2, "the un-acked request must be redelivered"
         info = await js.stream_info(AUDIT_STREAM, subjects_filter=reply_subject("gw1", RETRIEVAL_COMPLETED))
         assert sum(info.state.subjects.values()) == 1, "the second reply is a duplicate, dropped"
         consumer = await js.consumer_info(AUDIT_STREAM, "retrieval")
