@@ -17,6 +17,8 @@ from zocrates_contracts import (
     EvidenceRetrieved,
     LibraryItemsFound,
     LibraryLookupRequested,
+    LibraryOutline,
+    LibraryOutlineRequested,
     PairScore,
     RetrievalRequested,
     VerificationCompleted,
@@ -78,6 +80,10 @@ class FakeRetrieval:
     async def lookup(self, request: LibraryLookupRequested) -> LibraryItemsFound:
         """No item is found by identifier or title here: the fake library is a list of chunks."""
         return LibraryItemsFound(**request.reply_fields(), searched_items=len({c.item_key for c in self.chunks}))
+
+    async def outline(self, request: LibraryOutlineRequested) -> LibraryOutline:
+        """The fake library has neither collections nor tags."""
+        return LibraryOutline(**request.reply_fields())
 
     async def search(self, request: RetrievalRequested) -> EvidenceRetrieved:
         self.calls += 1
@@ -181,8 +187,10 @@ def parse_sse(text: str) -> list[dict]:
     return events
 
 
-async def collect(client, url, message, session_id, token) -> list[dict]:
-    body = {"message": message} | ({"session_id": session_id} if session_id else {})
+async def collect(client, url, message, session_id, token, scope: dict | None = None) -> list[dict]:
+    body = (
+        {"message": message} | ({"session_id": session_id} if session_id else {}) | ({"scope": scope} if scope else {})
+    )
     async with client.stream(
         "POST", f"{url}/chat", json=body, headers={"Authorization": f"Bearer {token}"}
     ) as response:

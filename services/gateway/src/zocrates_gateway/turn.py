@@ -22,11 +22,11 @@ from zocrates_contracts import (
     EvidenceChunk,
     EvidenceRetrieved,
     ItemRef,
+    ItemsScope,
     LibraryItemsFound,
     LibraryLookupRequested,
     References,
     RetrievalRequested,
-    RetrievalScope,
     TurnRecord,
     TurnRequested,
     TurnResolved,
@@ -34,7 +34,7 @@ from zocrates_contracts import (
     VerificationRequested,
     VerificationSummary,
 )
-from zocrates_contracts.messages import MAX_SCOPE_ITEMS
+from zocrates_contracts.messages import MAX_SCOPE_ITEMS, RetrievalScope
 from zocrates_gateway.adapters.llm import LLMError, stream_chat
 from zocrates_gateway.adapters.sessions import TurnAudit
 from zocrates_gateway.config import GatewaySettings
@@ -56,6 +56,7 @@ from zocrates_gateway.domain.lookup import (
 from zocrates_gateway.domain.query import search_text
 from zocrates_gateway.domain.synthesis import (
     CHAT_REPLY,
+    EMPTY_SCOPE,
     ONLINE_PROMPT,
     candidates_answer,
     extractive_answer,
@@ -85,8 +86,11 @@ class TurnFailed(Exception):
         self.code, self.message = code, message
 
 
-async def run_turn(gateway: Gateway, turn: TurnLog, message: str, session_title: str) -> None:
-    """Drive the turn, appending its events to `turn`; always ends with `done` or `error`."""
+async def run_turn(
+    gateway: Gateway, turn: TurnLog, message: str, session_title: str, scope: RetrievalScope | None = None
+) -> None:
+    """Drive the turn, appending its events to `turn`; always ends with `done` or `error`.
+    `scope`: where in the library a library question is searched (None: all of it)."""
     structlog.contextvars.bind_contextvars(turn_id=turn.turn_id, session_id=turn.session_id)
     started = time.perf_counter()
     intent = route_intent(message)
@@ -105,7 +109,7 @@ async def run_turn(gateway: Gateway, turn: TurnLog, message: str, session_title:
         elif intent == "discovery":
             record = await discovery_turn(gateway, turn, message, ids)
         else:
-            record = await library_turn(gateway, turn, message, ids)
+            record = await library_turn(gateway, turn, message, ids, scope)
         await asyncio.gather(
             gateway.sessions.add_turn(turn.user_id, record),
             bus.publish(gateway.requester.broker, TurnResolved(**ids, record=record)),
@@ -152,23 +156,30 @@ async def _ask(gateway: Gateway, what: str, request_cls, timeout: float, **field
     return reply
 
 
-async def library_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
+async def library_turn(
+    gateway: Gateway, turn: TurnLog, message: str, ids: dict, scope: RetrievalScope | None = None
+) -> TurnRecord:
     """A question about the library; one that names items (a DOI, an arXiv id, a PMID, a
-    title) looks them up in the library first."""
+    title) looks them up in the library first, unless the user chose a scope: then the
+    question is searched there, whatever it names."""
     asked = read_message(message)
-    if asked:
+    if asked and scope is None:
         return await named_items_turn(gateway, turn, message, ids, asked)
-    return await search_turn(gateway, turn, message, ids)
+    return await search_turn(gateway, turn, message, ids, scope)
 
 
-async def search_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
-    """Search the whole library with the message, cut to the query cap when it is longer (the
-    answer then says how it was cut)."""
+async def search_turn(
+    gateway: Gateway, turn: TurnLog, message: str, ids: dict, scope: RetrievalScope | None = None
+) -> TurnRecord:
+    """Search the library (or the `scope` of it) with the message, cut to the query cap when
+    it is longer (the answer then says how it was cut). A scope that holds nothing is answered
+    as such, without sources."""
     search = search_text(message)
-    chunks = await retrieve(gateway, turn, ids, search.text)
-    return await answer_turn(
-        gateway, turn, message, ids, chunks, question=search.question, notes=[search.note] if search.note else []
-    )
+    notes = [search.note] if search.note else []
+    evidence = await retrieve_evidence(gateway, turn, ids, search.text, scope)
+    if evidence.scope_empty:
+        return await answer_turn(gateway, turn, message, ids, [], question=search.question, written=[EMPTY_SCOPE])
+    return await answer_turn(gateway, turn, message, ids, list(evidence.chunks), question=search.question, notes=notes)
 
 
 #: Queries one discovery request takes (DiscoveryRequested.queries).
@@ -206,7 +217,7 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
                 queries=[n.query() for n in found.missing][:MAX_DISCOVERY_QUERIES],
             )
         return await search_turn(gateway, turn, message, ids)  # a quoted phrase that is no title here
-    scope = RetrievalScope(
+    scope = ItemsScope(
         items=[ItemRef(library_id=i.library_id, item_key=i.item_key) for i in found.items[:MAX_SCOPE_ITEMS]]
     )
     notes = [missing_line(found)] if found.missing else []
@@ -241,9 +252,15 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
 async def retrieve(
     gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope | None = None
 ) -> list[EvidenceChunk]:
+    return list((await retrieve_evidence(gateway, turn, ids, query, scope)).chunks)
+
+
+async def retrieve_evidence(
+    gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope | None = None
+) -> EvidenceRetrieved:
     s = gateway.settings
     await status(turn, "retrieval")
-    evidence: EvidenceRetrieved = await _ask(
+    return await _ask(
         gateway,
         "retrieval",
         RetrievalRequested,
@@ -254,7 +271,6 @@ async def retrieve(
         top_k=s.top_k,
         scope=scope,
     )
-    return list(evidence.chunks)
 
 
 async def retrieve_items(
