@@ -707,14 +707,40 @@ function createGroups(Zotero) {
  * collectionsView.selectLibrary(libraryID) and selectCollection(id) select one row, as in
  * collectionTree.jsx; the test helper collectionsView.addToSelection(collectionID) stands for a
  * Ctrl-click on Zotero 10.
+ *
+ * getSelectedItems(asIDs) follows the selected tab (zoteroPane.js, the same on 7.0.32 and
+ * 10.0.0 for these cases; Zotero_Tabs is the main window's, fakeTabs): the items tree's
+ * selection on the library tab (itemsView.selectItems(ids) selects, as itemTree.jsx), the
+ * reader's attachment's parent item (or the attachment when it has none) on a reader tab, []
+ * on any other.
  */
 export function fakeZoteroPane(Zotero) {
   const major = Number(String(Zotero.version || "7").split(".")[0]);
   let rows = [{ libraryID: Zotero.Libraries.userLibraryID, collectionID: null }];
   const treeOrder = (libraryID) => Zotero.Libraries.getAll().findIndex((l) => l.libraryID === libraryID);
   const collectionOf = (row, asID) => (asID ? row.collectionID : Zotero.Collections.get(row.collectionID));
+  let selectedIDs = [];
   const pane = {
     selectedItems: [],
+    itemsView: {
+      getSelectedItems: (asIDs) => (asIDs ? [...selectedIDs] : Zotero.Items.get(selectedIDs)),
+      async selectItems(ids) {
+        selectedIDs = ids.filter((id) => Zotero.Items.get(id));
+        return selectedIDs.length;
+      },
+    },
+    getSelectedItems(asIDs) {
+      const tabs = Zotero.getMainWindow().Zotero_Tabs;
+      if (tabs.selectedType === "library") return this.itemsView.getSelectedItems(asIDs);
+      if (tabs.selectedType === "reader") {
+        const reader = Zotero.Reader.getByTabID(tabs.selectedID);
+        if (!reader) return [];
+        let item = Zotero.Items.get(reader.itemID);
+        if (item.parentItem) item = item.parentItem;
+        return asIDs ? [item.id] : [item];
+      }
+      return [];
+    },
     collectionsView: {
       async selectLibrary(libraryID = 1) {
         if (!Zotero.Libraries.get(libraryID)) return false;
@@ -764,6 +790,41 @@ export function fakeZoteroPane(Zotero) {
     };
   }
   return pane;
+}
+
+/**
+ * The main window's tabs (chrome/content/zotero/tabs.js) and the readers in them
+ * (xpcom/reader.js): Zotero_Tabs.selectedID, and selectedType, the selected tab's type
+ * ("library" for the library tab "zotero-pane", "reader" for a reader, "reader-unloaded" for
+ * one not loaded yet); select(id). Zotero.Reader.getByTabID(tabID) is the reader of a tab
+ * (undefined for any other tab), its itemID the attachment's id. Test helper
+ * openReader(itemID, {loaded}) adds a reader tab and selects it, as opening a file does.
+ * Installs Zotero.getMainWindow() (with Zotero_Tabs) and Zotero.Reader; returns Zotero_Tabs.
+ */
+export function fakeTabs(Zotero) {
+  const tabs = [{ id: "zotero-pane", type: "library" }];
+  const readers = [];
+  let selectedID = "zotero-pane";
+  let next = 1;
+  const Zotero_Tabs = {
+    get selectedID() { return selectedID; },
+    get selectedType() { return tabs.find((t) => t.id === selectedID).type; },
+    select(id) {
+      if (tabs.some((t) => t.id === id)) selectedID = id;
+    },
+    openReader(itemID, { loaded = true } = {}) {
+      const item = Zotero.Items.get(itemID);
+      if (!item || !item.isAttachment()) throw new Error(`Item ${itemID} is not an attachment`);
+      const id = `tab-${next++}`;
+      tabs.push({ id, type: loaded ? "reader" : "reader-unloaded" });
+      if (loaded) readers.push({ tabID: id, get itemID() { return item.id; } });
+      selectedID = id;
+      return id;
+    },
+  };
+  Zotero.Reader = { ...(Zotero.Reader || {}), getByTabID: (tabID) => readers.find((r) => r.tabID === tabID) };
+  Zotero.getMainWindow = () => ({ Zotero_Tabs });
+  return Zotero_Tabs;
 }
 
 /** The `window` a host module sees inside Zotero: IOUtils, PathUtils, WebCrypto, fetch. */
