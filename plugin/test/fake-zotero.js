@@ -261,6 +261,13 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
     },
   };
 
+  // ---- Zotero.Tags (xpcom/data/tags.js): a tag's id by name, assigned on first use.
+  const tagIDs = new Map();
+  const tagID = (name) => {
+    if (!tagIDs.has(name)) tagIDs.set(name, tagIDs.size + 1);
+    return tagIDs.get(name);
+  };
+
   // ---- Zotero.Collections (xpcom/data/collections.js)
   const collections = new Map();
   Zotero.Collections = {
@@ -268,10 +275,18 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
     getByLibrary: (libraryID, recursive) => [...collections.values()].filter((c) => c.libraryID === libraryID && (recursive || !c.parentID)),
     getIDFromLibraryAndKey: (libraryID, key) => [...collections.values()].find((c) => c.libraryID === libraryID && c.key === key)?.id || false,
   };
+  // Test helpers: createCollection saves a new collection, updateCollection(id, {name,
+  // parentID, deleted}) changes one (a rename, a move, the trash); each sends its "collection"
+  // event ("add" or "modify"; collection.js _saveData), awaited as saveTx() would be.
   Zotero.createCollection = (name, parentID = null, libraryID = Zotero.Libraries.userLibraryID) => {
-    const c = { id: nextID++, key: generateKey(), name, parentID, libraryID };
+    const c = { id: nextID++, key: generateKey(), name, parentID, libraryID, deleted: false };
     collections.set(c.id, c);
+    void Zotero.Notifier.trigger("add", "collection", c.id, {});
     return c;
+  };
+  Zotero.updateCollection = (id, changes) => {
+    Object.assign(collections.get(id), changes);
+    return Zotero.Notifier.trigger("modify", "collection", id, {});
   };
 
   // ---- Zotero.Attachments (xpcom/attachments.js): storage directory per key;
@@ -410,6 +425,13 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
 
     getTags() { return this._tags.map((t) => ({ ...t })); }
 
+    removeTag(name) {
+      const before = this._tags.length;
+      this._tags = this._tags.filter((t) => t.tag !== name);
+      this._changed ||= this._tags.length !== before;
+      return this._tags.length !== before;
+    }
+
     setCollections(idsOrKeys) {
       if (!this.libraryID) this.libraryID = Zotero.Libraries.userLibraryID;
       this._collections = [...new Set((idsOrKeys || []).map((v) => {
@@ -509,6 +531,15 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
         Zotero.Notifier.queue("modify", "item", this._id, {});
         if (this._trashChanged && this._deleted) Zotero.Notifier.queue("trash", "item", this._id, {});
       }
+      // item.js _saveData: a collection joined or left is a "collection-item" event
+      // ("<collectionID>-<itemID>"), a tag added or removed an "item-tag" one ("<itemID>-<tagID>").
+      const before = this._saved || { collections: [], tags: [] };
+      for (const id of this._collections.filter((c) => !before.collections.includes(c))) Zotero.Notifier.queue("add", "collection-item", `${id}-${this._id}`, {});
+      for (const id of before.collections.filter((c) => !this._collections.includes(c))) Zotero.Notifier.queue("remove", "collection-item", `${id}-${this._id}`, {});
+      const names = this._tags.map((t) => t.tag);
+      for (const tag of names.filter((t) => !before.tags.includes(t))) Zotero.Notifier.queue("add", "item-tag", `${this._id}-${tagID(tag)}`, {});
+      for (const tag of before.tags.filter((t) => !names.includes(t))) Zotero.Notifier.queue("remove", "item-tag", `${this._id}-${tagID(tag)}`, {});
+      this._saved = { collections: [...this._collections], tags: names };
       this._changed = false;
       this._trashChanged = false;
       return isNew ? this._id : true;
@@ -551,7 +582,8 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
       }
       if ((this.isAttachment() || this.isNote()) && (this._note || this.isNote())) obj.note = this._note;
       obj.tags = this.getTags();
-      if (this.isTopLevelItem()) obj.collections = this._collections.map((id) => collections.get(id).key);
+      // getCollections() leaves trashed collections out (item.js)
+      if (this.isTopLevelItem()) obj.collections = this._collections.filter((id) => !collections.get(id).deleted).map((id) => collections.get(id).key);
       obj.relations = {};
       if (this.dateAdded) obj.dateAdded = this.dateAdded;
       if (this.dateModified) obj.dateModified = this.dateModified;

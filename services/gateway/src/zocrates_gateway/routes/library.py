@@ -49,7 +49,7 @@ from zocrates_runtime import bus
 
 router = APIRouter()
 
-SYNC_FIELDS = {"library_id", "sync_id", "page", "final", "full", "items", "deleted"}
+SYNC_FIELDS = {"library_id", "sync_id", "page", "final", "full", "items", "deleted", "collections"}
 SPOOL_IN_MEMORY = 8 * 1024 * 1024  # bigger uploads spill to a temp file on disk
 ENVELOPE = {"schema_version", "message_id", "turn_id", "session_id", "user_id", "trace", "created_at", "error"}
 
