@@ -392,10 +392,11 @@ def filler_item(n: int) -> str:
 
 
 def bench_scoped(searcher, store, tenant, qtexts: list[str], items: int, pyrng) -> dict:
-    """Hybrid search (query embedding included) within a 50-item scope and within the
-    5,000-item collection: p50 / p99 in ms, and the chunks each scope holds."""
+    """Hybrid search within a 50-item scope and within the 5,000-item collection: end to end
+    (query embedding included) and the index part alone (hybrid, 36 results), p50 / p99 in ms,
+    each query's two timings taken one after the other; and the chunks each scope holds."""
     from zocrates_contracts import CollectionScope, ItemRef, ItemsScope
-    from zocrates_retrieval.adapters.store import count_chunks
+    from zocrates_retrieval.adapters.store import count_chunks, query_chunks
     from zocrates_retrieval.scope import narrowings
 
     scopes = {
@@ -408,21 +409,25 @@ def bench_scoped(searcher, store, tenant, qtexts: list[str], items: int, pyrng) 
     }
     out = {}
     for name, scope in scopes.items():
-        within = narrowings(scope)
+        [within] = narrowings(scope)
         for q in qtexts[:10]:  # warm the filter's caches
-            searcher.search(tenant, q, 12, within=within)
-        took = []
+            searcher.search(tenant, q, 12, within=[within])
+        end_to_end, store_only = [], []
         for q in qtexts:
             t0 = time.perf_counter()
-            hits = searcher.search(tenant, q, 12, within=within)
-            took.append((time.perf_counter() - t0) * 1000)
-            assert hits and all(any(n.admits(h.payload) for n in within) for h in hits), (
-                f"{name}: a hit outside the scope"
-            )
+            hits = searcher.search(tenant, q, 12, within=[within])
+            end_to_end.append((time.perf_counter() - t0) * 1000)
+            assert hits and all(within.admits(h.payload) for h in hits), f"{name}: a hit outside the scope"
+            qvec, qsparse = searcher.embedder.embed_query(q), searcher.sparse.query(q)
+            t0 = time.perf_counter()
+            query_chunks(store, tenant, dense=qvec, sparse=qsparse, limit=36, mode="hybrid", within=within)
+            store_only.append((time.perf_counter() - t0) * 1000)
         out[name] = {
-            "p50": float(np.percentile(took, 50)),
-            "p99": float(np.percentile(took, 99)),
-            "chunks": sum(count_chunks(store, tenant, n) for n in within),
+            "p50": float(np.percentile(end_to_end, 50)),
+            "p99": float(np.percentile(end_to_end, 99)),
+            "store_p50": float(np.percentile(store_only, 50)),
+            "store_p99": float(np.percentile(store_only, 99)),
+            "chunks": count_chunks(store, tenant, within),
         }
     out["queries"] = len(qtexts)
     return out
@@ -473,11 +478,13 @@ def run() -> str:
         f"| hybrid query at {scale['points']:,} chunks, incl. query embedding, p50 / p99 | "
         f"{scale['p50']:.1f} / {scale['p99']:.1f} ms | p50 < {TARGET_P50_MS:.0f} ms: {yes(p50_met)} |",
         f"| the index part alone (hybrid, 36 results), p50 / p99 | {scale['store_p50']:.1f} / {scale['store_p99']:.1f} ms | |",
-        f"| the same query in a scope of {SCOPE_ITEMS} items ({scoped['items']['chunks']:,} chunks), p50 / p99 | "
-        f"{scoped['items']['p50']:.1f} / {scoped['items']['p99']:.1f} ms | "
+        f"| the same query in a scope of {SCOPE_ITEMS} items ({scoped['items']['chunks']:,} chunks), p50 / p99; "
+        f"the index part alone | {scoped['items']['p50']:.1f} / {scoped['items']['p99']:.1f} ms; "
+        f"{scoped['items']['store_p50']:.1f} / {scoped['items']['store_p99']:.1f} ms | "
         f"p50 < {TARGET_P50_MS:.0f} ms: {yes(scoped['items']['p50'] < TARGET_P50_MS)} |",
         f"| the same query in a collection of {COLLECTION_ITEMS:,} items ({scoped['collection']['chunks']:,} chunks), "
-        f"p50 / p99 | {scoped['collection']['p50']:.1f} / {scoped['collection']['p99']:.1f} ms | "
+        f"p50 / p99; the index part alone | {scoped['collection']['p50']:.1f} / {scoped['collection']['p99']:.1f} ms; "
+        f"{scoped['collection']['store_p50']:.1f} / {scoped['collection']['store_p99']:.1f} ms | "
         f"p50 < {TARGET_P50_MS:.0f} ms: {yes(scoped['collection']['p50'] < TARGET_P50_MS)} |",
         f"| dense top-10 alone, p50 | {scale['dense_p50']:.1f} ms | |",
         f"| HNSW recall@10 against exact search at {scale['points']:,} | {scale['recall10']:.3f} | >= 0.95 |",

@@ -70,18 +70,15 @@ class StoreError(RuntimeError):
 
 @dataclass(frozen=True)
 class Tenant:
-    """Whose chunks: a user, optionally narrowed to one of their Zotero libraries, and within
-    it to one item (a question about the item a DOI names)."""
+    """Whose chunks: a user, optionally narrowed to one of their Zotero libraries (part of a
+    library is a `Narrowing`)."""
 
     user_id: str
     library_id: str | None = None
-    item_key: str | None = None
 
     def __post_init__(self) -> None:
         if not self.user_id:
             raise ValueError("a tenant needs a non-empty user_id")
-        if self.item_key is not None and self.library_id is None:
-            raise ValueError("an item is named within its library: item keys are unique only there")
 
 
 def point_id(user_id: str, library_id: str, source_key: str, chunk_no: int) -> str:
@@ -168,8 +165,6 @@ def tenant_filter(
     base = [(TENANT_FIELD, tenant.user_id)]
     if tenant.library_id is not None:
         base.append((LIBRARY_FIELD, tenant.library_id))
-    if tenant.item_key is not None:
-        base.append((ITEM_FIELD, tenant.item_key))
     any_of: tuple[tuple[str, tuple[str, ...]], ...] = ()
     if within is not None:
         base.append((LIBRARY_FIELD, within.library_id))
@@ -278,7 +273,6 @@ def query_chunks(
         for h in hits
         if h.payload.get(TENANT_FIELD) == tenant.user_id
         and (tenant.library_id is None or h.payload.get(LIBRARY_FIELD) == tenant.library_id)
-        and (tenant.item_key is None or h.payload.get(ITEM_FIELD) == tenant.item_key)
         and (within is None or within.admits(h.payload))
     ]
     if len(safe) != len(hits):
