@@ -10,9 +10,9 @@ What is real and what is synthetic:
 - 100k index: the 5,183 real SciFact abstracts (real MiniLM vectors, real BM25) plus filler
   chunks up to 100,000, whose vectors are normalised mixtures of two real abstract vectors
   with noise and whose texts are sentences drawn from the corpus (so BM25 postings have a
-  realistic shape); all in one tenant and one library, the worst case of one user with 100k
-  chunks; the filler chunks belong to items of 10 chunks each, the first 5,000 of them in one
-  collection; queries are real SciFact claims embedded at query time, so latency includes the
+  realistic shape); all in one tenant, the worst case of one user with 100k chunks; the
+  filler chunks are one library (`user`) of items of 10 chunks each, the first 5,000 of them
+  in one collection; queries are real SciFact claims embedded at query time, so latency includes the
   query embedding;
 - scoped queries: the same hybrid search within a scope (`zocrates_retrieval.scope`), a set of
   50 items (about 500 chunks) and the 5,000-item collection (about 50,000 chunks);
@@ -183,12 +183,12 @@ def index_scifact(store, docs, vectors, sparse) -> None:
         text = _doc_text(doc)
         batch.append(
             ChunkPoint(
-                point_id(TENANT_ID, LIBRARY_ID, doc["_id"], 0),
+                point_id(TENANT_ID, "scifact", doc["_id"], 0),
                 vec,
                 sparse.document(text),
                 {
                     "user_id": TENANT_ID,
-                    "library_id": LIBRARY_ID,
+                    "library_id": "scifact",
                     "source_key": doc["_id"],
                     "chunk_no": 0,
                     "item_key": doc["_id"],
