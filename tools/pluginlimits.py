@@ -56,6 +56,7 @@ def values() -> dict:
     sync = _schema("LibrarySyncRequested")
     item = sync["$defs"]["SyncedItem"]["properties"]
     upload = _schema("AttachmentUploaded")["properties"]
+    scope = _schema("RetrievalRequested")["$defs"]
     return {
         "MAX_SYNC_ITEMS": _bound(sync["properties"]["items"], "maxItems"),
         "MAX_SYNC_DELETED": _bound(sync["properties"]["deleted"], "maxItems"),
@@ -69,7 +70,12 @@ def values() -> dict:
         "SYNCED_ITEM_MAX": {
             **{field: _bound(item[field], "maxLength") for field in SYNCED_TEXT_FIELDS},
             "creators": _bound(item["creators"], "maxItems"),
+            "collections": _bound(item["collections"], "maxItems"),
+            "tags": _bound(item["tags"], "maxItems"),
+            "tag": _bound(item["tags"]["items"], "maxLength"),
         },
+        "MAX_SYNC_COLLECTIONS": _bound(sync["properties"]["collections"], "maxItems"),
+        "MAX_SCOPE_ITEMS": _bound(scope["ItemsScope"]["properties"]["items"], "maxItems"),
     }
 
 
@@ -83,7 +89,9 @@ DOCS = {
     "ITEM_TYPE_PATTERN": "A Zotero item type (SyncedItem.item_type).",
     "CONTENT_TYPE_PATTERN": "A content type (SyncedItem.content_type, AttachmentUploaded.content_type).",
     "SHA256_PATTERN": "A file's SHA-256, lower-case hex (SyncedItem.sha256).",
-    "SYNCED_ITEM_MAX": "SyncedItem: the longest value of each text field, and the most creators.",
+    "SYNCED_ITEM_MAX": "SyncedItem: the longest value of each text field, the most creators, collections and tags, the longest tag.",
+    "MAX_SYNC_COLLECTIONS": "Collections of one library's tree in a sync page (LibrarySyncRequested.collections).",
+    "MAX_SCOPE_ITEMS": "Items a question's scope may name (ItemsScope.items).",
 }
 
 

@@ -261,6 +261,13 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
     },
   };
 
+  // ---- Zotero.Tags (xpcom/data/tags.js): a tag's id by name, assigned on first use.
+  const tagIDs = new Map();
+  const tagID = (name) => {
+    if (!tagIDs.has(name)) tagIDs.set(name, tagIDs.size + 1);
+    return tagIDs.get(name);
+  };
+
   // ---- Zotero.Collections (xpcom/data/collections.js)
   const collections = new Map();
   Zotero.Collections = {
@@ -268,10 +275,18 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
     getByLibrary: (libraryID, recursive) => [...collections.values()].filter((c) => c.libraryID === libraryID && (recursive || !c.parentID)),
     getIDFromLibraryAndKey: (libraryID, key) => [...collections.values()].find((c) => c.libraryID === libraryID && c.key === key)?.id || false,
   };
+  // Test helpers: createCollection saves a new collection, updateCollection(id, {name,
+  // parentID, deleted}) changes one (a rename, a move, the trash); each sends its "collection"
+  // event ("add" or "modify"; collection.js _saveData), awaited as saveTx() would be.
   Zotero.createCollection = (name, parentID = null, libraryID = Zotero.Libraries.userLibraryID) => {
-    const c = { id: nextID++, key: generateKey(), name, parentID, libraryID };
+    const c = { id: nextID++, key: generateKey(), name, parentID, libraryID, deleted: false };
     collections.set(c.id, c);
+    void Zotero.Notifier.trigger("add", "collection", c.id, {});
     return c;
+  };
+  Zotero.updateCollection = (id, changes) => {
+    Object.assign(collections.get(id), changes);
+    return Zotero.Notifier.trigger("modify", "collection", id, {});
   };
 
   // ---- Zotero.Attachments (xpcom/attachments.js): storage directory per key;
@@ -410,6 +425,13 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
 
     getTags() { return this._tags.map((t) => ({ ...t })); }
 
+    removeTag(name) {
+      const before = this._tags.length;
+      this._tags = this._tags.filter((t) => t.tag !== name);
+      this._changed ||= this._tags.length !== before;
+      return this._tags.length !== before;
+    }
+
     setCollections(idsOrKeys) {
       if (!this.libraryID) this.libraryID = Zotero.Libraries.userLibraryID;
       this._collections = [...new Set((idsOrKeys || []).map((v) => {
@@ -509,6 +531,15 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
         Zotero.Notifier.queue("modify", "item", this._id, {});
         if (this._trashChanged && this._deleted) Zotero.Notifier.queue("trash", "item", this._id, {});
       }
+      // item.js _saveData: a collection joined or left is a "collection-item" event
+      // ("<collectionID>-<itemID>"), a tag added or removed an "item-tag" one ("<itemID>-<tagID>").
+      const before = this._saved || { collections: [], tags: [] };
+      for (const id of this._collections.filter((c) => !before.collections.includes(c))) Zotero.Notifier.queue("add", "collection-item", `${id}-${this._id}`, {});
+      for (const id of before.collections.filter((c) => !this._collections.includes(c))) Zotero.Notifier.queue("remove", "collection-item", `${id}-${this._id}`, {});
+      const names = this._tags.map((t) => t.tag);
+      for (const tag of names.filter((t) => !before.tags.includes(t))) Zotero.Notifier.queue("add", "item-tag", `${this._id}-${tagID(tag)}`, {});
+      for (const tag of before.tags.filter((t) => !names.includes(t))) Zotero.Notifier.queue("remove", "item-tag", `${this._id}-${tagID(tag)}`, {});
+      this._saved = { collections: [...this._collections], tags: names };
       this._changed = false;
       this._trashChanged = false;
       return isNew ? this._id : true;
@@ -551,7 +582,8 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
       }
       if ((this.isAttachment() || this.isNote()) && (this._note || this.isNote())) obj.note = this._note;
       obj.tags = this.getTags();
-      if (this.isTopLevelItem()) obj.collections = this._collections.map((id) => collections.get(id).key);
+      // getCollections() leaves trashed collections out (item.js)
+      if (this.isTopLevelItem()) obj.collections = this._collections.filter((id) => !collections.get(id).deleted).map((id) => collections.get(id).key);
       obj.relations = {};
       if (this.dateAdded) obj.dateAdded = this.dateAdded;
       if (this.dateModified) obj.dateModified = this.dateModified;
@@ -707,14 +739,40 @@ function createGroups(Zotero) {
  * collectionsView.selectLibrary(libraryID) and selectCollection(id) select one row, as in
  * collectionTree.jsx; the test helper collectionsView.addToSelection(collectionID) stands for a
  * Ctrl-click on Zotero 10.
+ *
+ * getSelectedItems(asIDs) follows the selected tab (zoteroPane.js, the same on 7.0.32 and
+ * 10.0.0 for these cases; Zotero_Tabs is the main window's, fakeTabs): the items tree's
+ * selection on the library tab (itemsView.selectItems(ids) selects, as itemTree.jsx), the
+ * reader's attachment's parent item (or the attachment when it has none) on a reader tab, []
+ * on any other.
  */
 export function fakeZoteroPane(Zotero) {
   const major = Number(String(Zotero.version || "7").split(".")[0]);
   let rows = [{ libraryID: Zotero.Libraries.userLibraryID, collectionID: null }];
   const treeOrder = (libraryID) => Zotero.Libraries.getAll().findIndex((l) => l.libraryID === libraryID);
   const collectionOf = (row, asID) => (asID ? row.collectionID : Zotero.Collections.get(row.collectionID));
+  let selectedIDs = [];
   const pane = {
     selectedItems: [],
+    itemsView: {
+      getSelectedItems: (asIDs) => (asIDs ? [...selectedIDs] : Zotero.Items.get(selectedIDs)),
+      async selectItems(ids) {
+        selectedIDs = ids.filter((id) => Zotero.Items.get(id));
+        return selectedIDs.length;
+      },
+    },
+    getSelectedItems(asIDs) {
+      const tabs = Zotero.getMainWindow().Zotero_Tabs;
+      if (tabs.selectedType === "library") return this.itemsView.getSelectedItems(asIDs);
+      if (tabs.selectedType === "reader") {
+        const reader = Zotero.Reader.getByTabID(tabs.selectedID);
+        if (!reader) return [];
+        let item = Zotero.Items.get(reader.itemID);
+        if (item.parentItem) item = item.parentItem;
+        return asIDs ? [item.id] : [item];
+      }
+      return [];
+    },
     collectionsView: {
       async selectLibrary(libraryID = 1) {
         if (!Zotero.Libraries.get(libraryID)) return false;
@@ -764,6 +822,41 @@ export function fakeZoteroPane(Zotero) {
     };
   }
   return pane;
+}
+
+/**
+ * The main window's tabs (chrome/content/zotero/tabs.js) and the readers in them
+ * (xpcom/reader.js): Zotero_Tabs.selectedID, and selectedType, the selected tab's type
+ * ("library" for the library tab "zotero-pane", "reader" for a reader, "reader-unloaded" for
+ * one not loaded yet); select(id). Zotero.Reader.getByTabID(tabID) is the reader of a tab
+ * (undefined for any other tab), its itemID the attachment's id. Test helper
+ * openReader(itemID, {loaded}) adds a reader tab and selects it, as opening a file does.
+ * Installs Zotero.getMainWindow() (with Zotero_Tabs) and Zotero.Reader; returns Zotero_Tabs.
+ */
+export function fakeTabs(Zotero) {
+  const tabs = [{ id: "zotero-pane", type: "library" }];
+  const readers = [];
+  let selectedID = "zotero-pane";
+  let next = 1;
+  const Zotero_Tabs = {
+    get selectedID() { return selectedID; },
+    get selectedType() { return tabs.find((t) => t.id === selectedID).type; },
+    select(id) {
+      if (tabs.some((t) => t.id === id)) selectedID = id;
+    },
+    openReader(itemID, { loaded = true } = {}) {
+      const item = Zotero.Items.get(itemID);
+      if (!item || !item.isAttachment()) throw new Error(`Item ${itemID} is not an attachment`);
+      const id = `tab-${next++}`;
+      tabs.push({ id, type: loaded ? "reader" : "reader-unloaded" });
+      if (loaded) readers.push({ tabID: id, get itemID() { return item.id; } });
+      selectedID = id;
+      return id;
+    },
+  };
+  Zotero.Reader = { ...(Zotero.Reader || {}), getByTabID: (tabID) => readers.find((r) => r.tabID === tabID) };
+  Zotero.getMainWindow = () => ({ Zotero_Tabs });
+  return Zotero_Tabs;
 }
 
 /** The `window` a host module sees inside Zotero: IOUtils, PathUtils, WebCrypto, fetch. */

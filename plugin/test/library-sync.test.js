@@ -20,7 +20,15 @@ test("a regular item, an attachment and a note become SyncedItems the gateway ac
     key: "ABCD2345", item_type: "journalArticle", title: "Somatic mutations in twins",
     creators: [{ creator_type: "author", first_name: "H.", last_name: "Jonsson" }, { creator_type: "editor", name: "deCODE" }],
     date: "2021-03-04", year: 2021, publication: "Nature Genetics", doi: "10.1038/x", url: "https://doi.org/10.1038/x",
+    tags: ["genomics"],
   });
+  // Where it sits: its collections (keys) and tag names, each once; none of either, no field.
+  const placed = syncedItem({ ...article, collections: ["COLL2345", "COLL2345", "../x"], tags: [{ tag: " a " }, { tag: "a", type: 1 }, { tag: "" }] });
+  assert.deepEqual([placed.collections, placed.tags], [["COLL2345"], ["a"]]);
+  const bare = syncedItem({ ...article, tags: [] });
+  assert.ok(!("tags" in bare) && !("collections" in bare));
+  assert.ok(!("collections" in syncedItem({ key: "JKLM2345", itemType: "note", parentItem: "ABCD2345", collections: ["COLL2345"] })),
+    "a child item is in no collection of its own");
   const sha = "a".repeat(64);
   assert.deepEqual(syncedItem({ key: "EFGH6789", itemType: "attachment", parentItem: "ABCD2345", title: "Full Text PDF",
     linkMode: "imported_file", contentType: "application/pdf", filename: "paper.pdf" }, { contentType: "application/pdf", sha256: sha }),
@@ -94,10 +102,13 @@ test("notifier events: suppressed ids are ignored, deletes keep their key, one b
   changes.note("modify", "item", 9);
   changes.note("trash", "item", [10]);
   changes.note("delete", "item", [11, 7], { 11: { libraryID: 1, key: "GONE2345" }, 7: { libraryID: 1, key: "MINE2345" } });
-  assert.equal(changes.note("add", "collection", [1]), false);
+  assert.equal(changes.note("add", "collection", [1]), true);
+  assert.equal(changes.note("add", "setting", [1]), false);
+  changes.note("add", "collection-item", ["4-13", "4-7"]);
+  changes.note("remove", "item-tag", ["14-2"]);
   changes.note("delete", "item", [12], { 12: { libraryID: 3, key: "GONE2345" } });
-  assert.deepEqual(changes.take(), { ids: [8, 9, 10], deleted: [{ libraryID: 1, key: "GONE2345" }, { libraryID: 3, key: "GONE2345" }] },
-    "the same key deleted in two libraries is two deletions");
+  assert.deepEqual(changes.take(), { ids: [8, 9, 10, 13, 14], deleted: [{ libraryID: 1, key: "GONE2345" }, { libraryID: 3, key: "GONE2345" }], trees: true },
+    "the same key deleted in two libraries is two deletions; a collection's or a tag's item is sent again");
   assert.equal(changes.empty, true);
 
   let now = 0;

@@ -594,3 +594,53 @@ test("library sync: a group joined later goes in full by itself; state saved bef
   assert.equal(joined.uploaded, 1);
   assert.equal(api.items.get(mine.item.key).title, "Mine");
 });
+
+test("library sync: items carry their collections and tags, the library its collection tree; a move, a retag or a rename is sent alone", async () => {
+  const Zotero = createFakeZotero();
+  const trauma = Zotero.createCollection("Trauma");
+  const reviews = Zotero.createCollection("Reviews", trauma.id);
+  const old = Zotero.createCollection("Old");
+  const { item: paper, attachment: pdf } = await Zotero.addItem({ fields: { title: "Twins" }, file: { bytes: PDF, name: "twins.pdf" } });
+  paper.setCollections([reviews.id]);
+  paper.addTag("to-read");
+  await paper.saveTx();
+  const { item: other } = await Zotero.addItem({ fields: { title: "Other" } });
+  await Zotero.updateCollection(old.id, { deleted: true }); // in the trash: not in the tree
+  const api = fakeGateway();
+  const sync = createLibrarySync({ Zotero, IOUtils: fakeIOUtils(), crypto: globalThis.crypto, api, store: memoryStore(), sleep: async () => {} });
+  await sync.syncLibrary();
+  const [first] = api.routes("sync").map((c) => c.page);
+  const tree = [{ key: reviews.key, name: "Reviews", parent_key: trauma.key }, { key: trauma.key, name: "Trauma" }]
+    .sort((a, b) => (a.key < b.key ? -1 : 1));
+  assert.deepEqual(first.collections, tree);
+  const byKey = new Map(first.items.map((i) => [i.key, i]));
+  assert.deepEqual([byKey.get(paper.key).collections, byKey.get(paper.key).tags], [[reviews.key], ["to-read"]]);
+  assert.ok(!("collections" in byKey.get(pdf.key)) && !("tags" in byKey.get(other.key)));
+
+  // Watching: a move and a retag send the item again (not its file); a rename sends the tree alone.
+  sync.observe();
+  api.calls.length = 0;
+  paper.setCollections([trauma.id]);
+  paper.removeTag("to-read");
+  paper.addTag("done");
+  await paper.saveTx();
+  await sync.flush();
+  await sync.idle();
+  let [page] = api.routes("sync").map((c) => c.page);
+  assert.deepEqual(page.items.map((i) => [i.key, i.collections, i.tags]), [[paper.key, [trauma.key], ["done"]]]);
+  assert.equal(page.collections, undefined, "the tree did not change");
+  assert.deepEqual(api.routes("upload"), []);
+
+  api.calls.length = 0;
+  await Zotero.updateCollection(reviews.id, { name: "Systematic reviews" });
+  await sync.flush();
+  await sync.idle();
+  [page] = api.routes("sync").map((c) => c.page);
+  assert.deepEqual([page.items, page.deleted], [[], []]);
+  assert.equal(page.collections.find((c) => c.key === reviews.key).name, "Systematic reviews");
+
+  api.calls.length = 0;
+  await sync.syncLibrary();
+  assert.deepEqual(api.routes("sync"), [], "nothing changed since: nothing is sent");
+  assert.deepEqual([Zotero.errors, Zotero.warnings], [[], []]);
+});

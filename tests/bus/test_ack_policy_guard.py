@@ -49,6 +49,7 @@ def test_every_request_is_redelivered_while_its_caller_still_waits():
         subjects.LIBRARY_UPLOAD_REQUESTED: gw.library_timeout_s,
         subjects.LIBRARY_STATUS_REQUESTED: gw.library_timeout_s,
         subjects.LIBRARY_LOOKUP_REQUESTED: gw.retrieval_timeout_s,
+        subjects.LIBRARY_OUTLINE_REQUESTED: gw.library_timeout_s,
     }
     checked = set()
     for name in BUS_SERVICES:

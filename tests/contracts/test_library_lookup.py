@@ -65,10 +65,11 @@ def test_a_match_names_its_item_within_its_library():
 
 
 def test_a_retrieval_scope_names_items_and_a_version_1_request_still_decodes():
+    # written the version-2 way (untagged items); read as version 3's items scope
     scoped = RetrievalRequested(
         **ENVELOPE, query="sample size", scope={"items": [{"library_id": "user", "item_key": "ABCD2345"}]}
     )
-    assert scoped.schema_version == 2 and scoped.scope.items[0].item_key == "ABCD2345"
+    assert scoped.schema_version == 3 and scoped.scope.kind == "items" and scoped.scope.items[0].item_key == "ABCD2345"
     assert RetrievalRequested.model_validate_json(scoped.model_dump_json()) == scoped
     v1 = RetrievalRequested.model_validate({**ENVELOPE, "query": "q", "schema_version": 1})
     assert v1.scope is None

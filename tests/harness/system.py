@@ -25,6 +25,8 @@ from zocrates_contracts import (
     EvidenceRetrieved,
     LibraryItemsFound,
     LibraryLookupRequested,
+    LibraryOutline,
+    LibraryOutlineRequested,
     PairScore,
     RecheckRequested,
     RetrievalRequested,
@@ -90,13 +92,17 @@ class FakeRetrieval:
         """No item is found by identifier or title here: the fake library is a list of chunks."""
         return LibraryItemsFound(**request.reply_fields(), searched_items=len({c.item_key for c in self.chunks}))
 
+    async def outline(self, request: LibraryOutlineRequested) -> LibraryOutline:
+        """The fake library has neither collections nor tags."""
+        return LibraryOutline(**request.reply_fields())
+
     async def search(self, request: RetrievalRequested) -> EvidenceRetrieved:
         self.calls += 1
         self.requests.append(request)
         if self.delay:
             await asyncio.sleep(self.delay)
         chunks = self.chunks[: request.top_k]
-        if request.scope is not None and request.scope.items:  # a scope of items: only theirs
+        if getattr(request.scope, "items", None):  # a scope of items: only theirs
             keys = {i.item_key for i in request.scope.items}
             chunks = [c for c in self.chunks if c.item_key in keys][: request.top_k]
         if self.score_units:  # as the real service does at search time (the real embedding model)
@@ -267,8 +273,10 @@ def parse_sse(text: str) -> list[dict]:
     return events
 
 
-async def collect(client, url, message, session_id, token) -> list[dict]:
-    body = {"message": message} | ({"session_id": session_id} if session_id else {})
+async def collect(client, url, message, session_id, token, scope: dict | None = None) -> list[dict]:
+    body = (
+        {"message": message} | ({"session_id": session_id} if session_id else {}) | ({"scope": scope} if scope else {})
+    )
     async with client.stream(
         "POST", f"{url}/chat", json=body, headers={"Authorization": f"Bearer {token}"}
     ) as response:

@@ -254,6 +254,31 @@ class ZoteroLibraryBuilder:
         self.con.commit()
         return cur.lastrowid
 
+    def collection_key(self, collection_id: int) -> str:
+        return self.con.execute("SELECT key FROM collections WHERE collectionID=?", (collection_id,)).fetchone()[0]
+
+    def set_collections(self, item_id: int, collection_ids: list[int]) -> None:
+        """Move an item: it is in exactly these collections afterwards."""
+        self.con.execute("DELETE FROM collectionItems WHERE itemID=?", (item_id,))
+        for collection_id in collection_ids:
+            self.con.execute("INSERT INTO collectionItems VALUES (?, ?, 0)", (collection_id, item_id))
+        self.con.commit()
+
+    def add_tag(self, item_id: int, name: str, tag_type: int = 0) -> None:
+        """Tag an item (type 0: added by the user, 1: automatic), as Zotero's `tags`/`itemTags`."""
+        self.con.execute("INSERT OR IGNORE INTO tags (name) VALUES (?)", (name,))
+        tag_id = self.con.execute("SELECT tagID FROM tags WHERE name=?", (name,)).fetchone()[0]
+        self.con.execute(
+            "INSERT OR IGNORE INTO itemTags (itemID, tagID, type) VALUES (?, ?, ?)", (item_id, tag_id, tag_type)
+        )
+        self.con.commit()
+
+    def remove_tag(self, item_id: int, name: str) -> None:
+        self.con.execute(
+            "DELETE FROM itemTags WHERE itemID=? AND tagID=(SELECT tagID FROM tags WHERE name=?)", (item_id, name)
+        )
+        self.con.commit()
+
     def trash(self, item_id: int) -> None:
         self.con.execute("INSERT INTO deletedItems (itemID) VALUES (?)", (item_id,))
         self.con.commit()

@@ -4,7 +4,7 @@ file's parent item, one per annotation, in the section "Annotations > p. <label>
 from __future__ import annotations
 
 from harness.zotero import ZoteroLibraryBuilder
-from zocrates_retrieval.adapters.store import EdgeStore, Tenant, indexed_versions
+from zocrates_retrieval.adapters.store import EdgeStore, Tenant, indexed_sources
 from zocrates_retrieval.adapters.zotero import read_library
 from zocrates_retrieval.ingest import Ingestor
 from zocrates_retrieval.search import Searcher, to_evidence
@@ -76,7 +76,7 @@ def test_annotations_are_searchable_and_cite_their_page(tmp_path, schema_dir, ma
         b.con.commit()
         progress = ingestor.ingest_zotero(b.dir, "u1")
         assert progress.removed == 1
-        assert {key for _, key in indexed_versions(store, Tenant("u1"))} == {keys["pdf"]}
+        assert {key for _, key in indexed_sources(store, Tenant("u1"))} == {keys["pdf"]}
     finally:
         b.close()
         store.close()

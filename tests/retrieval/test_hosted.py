@@ -356,3 +356,43 @@ def test_zotero_dir_is_also_read_from_the_shared_variable(tmp_path, monkeypatch,
     (tmp_path / "zotero" / "zotero.sqlite").touch()
     monkeypatch.setenv("ZOCRATES_ZOTERO_DIR", str(tmp_path / "zotero"))
     assert RetrievalSettings(data_dir=tmp_path).zotero_dir == tmp_path / "zotero"
+
+
+async def test_a_hosted_librarys_collections_and_tags_come_from_the_sync_and_change_without_re_embedding(hosted):
+    from zocrates_contracts import LibraryOutlineRequested, SyncedCollection
+
+    svc = hosted.service
+    note = SyncedItem(key=NOTE, item_type="note", parent_key=PARENT, note="<p>Filters were placed in 12 patients.</p>")
+    tree = [
+        SyncedCollection(key="COLL2AB1", name="Trauma"),
+        SyncedCollection(key="COLL2AB2", name="Reviews", parent_key="COLL2AB1"),
+    ]
+    placed = article().model_copy(update={"collections": ["COLL2AB2"], "tags": ["to-read"]})
+    await svc.sync_library(sync("alice", [placed, note], collections=tree))
+    await hosted.settled("alice")
+
+    def scoped(scope: dict) -> RetrievalRequested:
+        return RetrievalRequested(turn_id="t2", user_id="alice", query="filters placed", scope=scope, **ENVELOPE)
+
+    trauma = {"kind": "collection", "library_id": "user", "collection_key": "COLL2AB1"}
+    assert (await svc.search(scoped(trauma))).scope_empty  # the note's item is in Reviews, below Trauma
+    below = await svc.search(scoped({**trauma, "subcollections": True}))
+    assert {c.item_key for c in below.chunks} == {PARENT}
+    to_read = {"kind": "tag", "library_id": "user", "tag": "to-read"}
+    assert {c.item_key for c in (await svc.search(scoped(to_read))).chunks} == {PARENT}
+    outline = await svc.outline(LibraryOutlineRequested(turn_id="t5", user_id="alice", part="collections", **ENVELOPE))
+    assert {(c.name, c.parent_key, c.items) for c in outline.collections} == {
+        ("Trauma", None, 0),
+        ("Reviews", "COLL2AB1", 1),
+    }
+
+    retagged = placed.model_copy(update={"tags": ["done"]})
+    await svc.sync_library(sync("alice", [retagged], sync_id="sync2"))
+    await hosted.settled("alice")
+    run, _ = await hosted.catalog.index_run("alice")
+    assert (run.progress["indexed"], run.progress["placed"]) == (0, 1)  # the note's chunks, updated in place
+    assert (await svc.search(scoped(to_read))).scope_empty
+    done = await svc.search(scoped({"kind": "tag", "library_id": "user", "tag": "done"}))
+    assert {c.item_key for c in done.chunks} == {PARENT}
+    bob = await svc.search(RetrievalRequested(turn_id="t6", user_id="bob", query="filters", scope=to_read, **ENVELOPE))
+    assert bob.chunks == [] and bob.error is not None  # bob has no library here: told so, shown nothing

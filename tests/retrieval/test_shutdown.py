@@ -7,7 +7,7 @@ import time
 
 from harness.waiting import wait_until
 from harness.zotero import ZoteroLibraryBuilder
-from zocrates_retrieval.adapters.store import Tenant, indexed_versions
+from zocrates_retrieval.adapters.store import Tenant, indexed_sources
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.service import RetrievalService
 
@@ -36,7 +36,7 @@ async def test_close_mid_ingest_returns_within_a_second_or_two(tmp_path, schema_
     reopened = RetrievalService(RetrievalSettings(zotero_dir=None, data_dir=tmp_path / "data", embedding_device="cpu"))
     await reopened.start()
     try:
-        kept = indexed_versions(reopened.store, Tenant("local"))
+        kept = indexed_sources(reopened.store, Tenant("local"))
         assert len(kept) == svc._progress["local"].indexed  # what was indexed stays; nothing half-written
     finally:
         await reopened.close()

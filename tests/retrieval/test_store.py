@@ -19,7 +19,7 @@ from zocrates_retrieval.adapters.store import (
     count_chunks,
     delete_source,
     delete_tenant,
-    indexed_versions,
+    indexed_sources,
     point_id,
     query_chunks,
 )
@@ -118,7 +118,7 @@ def test_upserts_are_idempotent_and_versions_replace_each_other(store):
     store.upsert([point("ann", "user", "A", 0, "version two", "h2")])
     delete_source(store, Tenant("ann", "user"), "A", keep_hash="h2")
     assert count_chunks(store, Tenant("ann")) == 1
-    assert indexed_versions(store, Tenant("ann")) == {("user", "A"): "h2"}
+    assert {k: v.content_hash for k, v in indexed_sources(store, Tenant("ann")).items()} == {("user", "A"): "h2"}
 
 
 def test_deleting_one_tenant_leaves_the_others(store):

@@ -21,8 +21,13 @@ from zocrates_contracts import (
     Candidate,
     CandidatesFound,
     DiscoveryRequested,
+    LibraryOutline,
+    LibraryOutlineRequested,
     LibraryStatus,
     LibraryStatusRequested,
+    OutlineCollection,
+    OutlineLibrary,
+    OutlineTag,
 )
 from zocrates_contracts.subjects import DISCOVERY_CONSUMER
 from zocrates_runtime import bus
@@ -66,6 +71,22 @@ async def demo_library_status(request: LibraryStatusRequested) -> LibraryStatus:
     )
 
 
+async def demo_outline(request: LibraryOutlineRequested) -> LibraryOutline:
+    """A library with a collection, a subcollection and a tag, for the scope chip."""
+    found = {
+        "collections": [
+            OutlineCollection(library_id="user", key="TRAUMA01", name="Trauma", items=2),
+            OutlineCollection(library_id="user", key="REVIEWS1", name="Reviews", parent_key="TRAUMA01", items=1),
+        ],
+        "tags": [OutlineTag(library_id="user", tag="to-read", items=3)],
+    }
+    return LibraryOutline(
+        **request.reply_fields(),
+        libraries=[OutlineLibrary(library_id="user", name="My Library")],
+        **{request.part: found[request.part]},
+    )
+
+
 def _require_tools() -> tuple[str, Path]:
     node = shutil.which("node")
     if node is None:
@@ -92,6 +113,7 @@ async def test_sidebar_web_page_end_to_end_in_chromium(nats_server):
         # A slower verifier leaves time to press Stop during a turn.
         system.verifier.delay = 1.5
         system.retrieval.library_status = demo_library_status
+        system.retrieval.outline = demo_outline
         system.retrieval.score_units = True  # units scored by the real model, as the answer writer gets them
         try:
             env = os.environ | {

@@ -131,6 +131,16 @@ export class ApiClient {
     return this.json("/library/rescan", { method: "POST" });
   }
 
+  /** `GET /library/collections`: `{libraries, collections: [{library_id, key, name, parent_key, items}], truncated}`. */
+  libraryCollections() {
+    return this.json("/library/collections");
+  }
+
+  /** `GET /library/tags`: `{libraries, tags: [{library_id, tag, items}], truncated}`. */
+  libraryTags() {
+    return this.json("/library/tags");
+  }
+
   /** One sync page (docs/api.md, "The lab-hosted library") -> `{needs_upload, complete, ...}`. */
   syncLibrary(page) {
     return this.json("/library/sync", { method: "POST", body: page });
@@ -151,11 +161,13 @@ export class ApiClient {
   /**
    * Run one turn: POST /chat, then, if the connection drops before `done` or `error`,
    * GET /chat/{turn_id}/events with Last-Event-ID until the turn ends. `onEvent({event,
-   * data, id})` sees each event once, in order. Resolves with the terminal event.
+   * data, id})` sees each event once, in order. Resolves with the terminal event. `scope`
+   * (core/scope.js) limits a library question to part of the library; null: all of it.
    */
-  async streamTurn({ message, sessionId, onEvent, signal }) {
+  async streamTurn({ message, sessionId, scope = null, onEvent, signal }) {
     const body = { message };
     if (sessionId) body.session_id = sessionId;
+    if (scope) body.scope = scope;
     let turnId = null;
     let lastId = "";
     let resumes = 0;

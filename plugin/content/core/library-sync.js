@@ -5,7 +5,7 @@
 
 import {
   CONTENT_TYPE_PATTERN as CONTENT_TYPE, ITEM_KEY_PATTERN as ITEM_KEY, ITEM_TYPE_PATTERN as ITEM_TYPE, MAX_SYNC_BODY_BYTES,
-  MAX_SYNC_DELETED, MAX_SYNC_ITEMS, SHA256_PATTERN, SYNCED_ITEM_MAX as MAX, UPLOAD_TYPES as INDEXED_TYPES,
+  MAX_SYNC_COLLECTIONS, MAX_SYNC_DELETED, MAX_SYNC_ITEMS, SHA256_PATTERN, SYNCED_ITEM_MAX as MAX, UPLOAD_TYPES as INDEXED_TYPES,
 } from "./limits.js";
 
 /** The gateway's limits for one sync page (limits.js, generated from libs/contracts). */
@@ -76,7 +76,35 @@ export function syncedItem(json, file = {}) {
     if (file.sha256 && SHA256_PATTERN.test(file.sha256)) item.sha256 = file.sha256;
   }
   if (type === "note") item.note = clip(json.note, MAX.note);
+  // Where the item sits (a question's scope): its collections (top-level items only, as in
+  // Zotero's JSON) and its tags; left out when empty, so such an item's fingerprint is as before.
+  const collections = [...new Set((json.collections || []).filter((key) => ITEM_KEY.test(key)))].slice(0, MAX.collections);
+  if (collections.length && !item.parent_key) item.collections = collections;
+  const tags = [...new Set((json.tags || []).map((t) => String(t?.tag ?? "").trim()).filter((t) => t && t.length <= MAX.tag))];
+  if (tags.length) item.tags = tags.slice(0, MAX.tags);
   return item;
+}
+
+/**
+ * A library's collection tree as the sync sends it (`LibrarySyncRequested.collections`):
+ * `{key, name, parent_key?}` in key order, the trash left out (with what is under it), at most
+ * MAX_SYNC_COLLECTIONS. `collections` are Zotero.Collection objects of one library.
+ */
+export function collectionTree(collections) {
+  const live = collections.filter((c) => !c.deleted && ITEM_KEY.test(c.key || ""));
+  const byID = new Map(live.map((c) => [c.id, c]));
+  const inTrash = (c) => {
+    for (let p = c, seen = 0; p && seen < 1000; p = p.parentID ? byID.get(p.parentID) : null, seen++) {
+      if (p.parentID && !byID.has(p.parentID)) return true; // under a trashed (or unknown) parent
+    }
+    return false;
+  };
+  return live.filter((c) => !inTrash(c)).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, MAX_SYNC_COLLECTIONS)
+    .map((c) => {
+      const node = { key: c.key, name: clip(c.name, MAX.title) };
+      if (c.parentID) node.parent_key = byID.get(c.parentID).key;
+      return node;
+    });
 }
 
 /** Whether the server can index an attachment of this content type. */
@@ -89,7 +117,15 @@ export function isUploadable(contentType) {
  * key to send only what changed since the last sync.
  */
 export function fingerprint(item) {
-  const text = JSON.stringify(item, Object.keys(item).sort());
+  return fnv(JSON.stringify(item, Object.keys(item).sort()));
+}
+
+/** The fingerprint of a collection tree (`collectionTree`), to send it again only when it changed. */
+export function treeFingerprint(tree) {
+  return fnv(JSON.stringify(tree));
+}
+
+function fnv(text) {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);
@@ -120,13 +156,13 @@ export function planSync(remembered, current) {
  * their attachments and notes, so a page never names a parent a later page brings.
  * An empty change is one empty page (the server answers with nothing to do).
  */
-export function syncPages({ syncId, libraryId = "user", full = false, items = [], deleted = [] }) {
+export function syncPages({ syncId, libraryId = "user", full = false, items = [], deleted = [], collections = null }) {
   const encoder = new TextEncoder();
   const size = (value) => encoder.encode(JSON.stringify(value)).length;
   const ordered = [...items].sort((a, b) => Number(Boolean(a.parent_key)) - Number(Boolean(b.parent_key)));
   const pages = [];
   let page = { items: [], deleted: [] };
-  let bytes = 0;
+  let bytes = collections ? size(collections) : 0; // the tree goes on the first page
   const flush = () => {
     pages.push(page);
     page = { items: [], deleted: [] };
@@ -145,7 +181,7 @@ export function syncPages({ syncId, libraryId = "user", full = false, items = []
   }
   if (page.items.length || page.deleted.length || !pages.length) flush();
   return pages.map((p, i) => ({ sync_id: syncId, library_id: libraryId, page: i, final: i === pages.length - 1, full,
-    items: p.items, deleted: p.deleted }));
+    items: p.items, deleted: p.deleted, ...(collections && i === 0 ? { collections } : {}) }));
 }
 
 /** A sync id the gateway accepts (ID_PATTERN in limits.js), readable in logs. */
@@ -200,21 +236,37 @@ export async function withRetry(attempt, { sleep, ...options } = {}) {
   }
 }
 
+/** Zotero's notifier types the library watch listens to (xpcom/notifier.js). */
+export const WATCHED_TYPES = ["item", "collection", "collection-item", "item-tag"];
+
 /**
- * Zotero notifier events ("item" type) collected between syncs: ids to send again and items
- * deleted for good, as `{libraryID, key}` (keys are unique only within a library, and the
- * item is gone, so its library comes from the event). Ids the plugin registered as suppressed
- * (its own import) are ignored; a trashed item is read back at flush time and sent as deleted.
+ * Zotero notifier events collected between syncs: ids to send again and items deleted for
+ * good, as `{libraryID, key}` (keys are unique only within a library, and the item is gone,
+ * so its library comes from the event), and whether a collection changed (`trees`: the
+ * collection trees are compared again). An item joining or leaving a collection
+ * ("collection-item", ids "<collectionID>-<itemID>") or gaining, losing or renaming a tag
+ * ("item-tag", ids "<itemID>-<tagID>") is sent again, as Zotero may not report it as an item
+ * change. Ids the plugin registered as suppressed (its own import) are ignored; a trashed item
+ * is read back at flush time and sent as deleted.
  */
 export class ChangeSet {
   constructor() {
     this.ids = new Set();
     this.deleted = new Map(); // "libraryID/key" -> {libraryID, key}
     this.suppressed = new Set();
+    this.trees = false;
   }
 
   /** Record one `notify(event, type, ids, extraData)` call; true when it changed anything. */
   note(event, type, ids, extraData = {}) {
+    if (type === "collection") {
+      this.trees = true;
+      return true;
+    }
+    if (type === "collection-item" || type === "item-tag") {
+      const itemIDs = [].concat(ids).map((pair) => Number(String(pair).split("-")[type === "item-tag" ? 0 : 1]));
+      return this.note("modify", "item", itemIDs.filter((id) => Number.isInteger(id) && id > 0));
+    }
     if (type !== "item") return false;
     let changed = false;
     for (const id of [].concat(ids)) {
@@ -233,14 +285,15 @@ export class ChangeSet {
   }
 
   get empty() {
-    return !this.ids.size && !this.deleted.size;
+    return !this.ids.size && !this.deleted.size && !this.trees;
   }
 
   /** Hand over what was collected and start afresh (the suppression set stays). */
   take() {
-    const taken = { ids: [...this.ids], deleted: [...this.deleted.values()] };
+    const taken = { ids: [...this.ids], deleted: [...this.deleted.values()], trees: this.trees };
     this.ids.clear();
     this.deleted.clear();
+    this.trees = false;
     return taken;
   }
 }

@@ -2,6 +2,8 @@
 // a Bearer header) and the open session kept in sessionStorage, the browser clipboard, and the
 // Zotero-only actions disabled: papers are staged on the server and offered as PDF downloads.
 
+import { webScopeOptions } from "../core/scope.js";
+
 const TOKEN_KEY = "zocrates.token";
 const FONT_KEY = "zocrates.fontSize";
 const SESSION_KEY = "zocrates.session";
@@ -47,6 +49,11 @@ export function createHost(window) {
     },
     async selectInLibrary() {
       throw new Error(this.zoteroOnlyHint);
+    },
+    /** The scopes a question may be asked in: the server's lists of collections and tags. */
+    async scopeOptions(api) {
+      const [collections, tags] = await Promise.all([api.libraryCollections(), api.libraryTags()]);
+      return webScopeOptions(collections, tags);
     },
     // No Zotero library to write into: the dialog offers no target here.
     async listImportTargets() {

@@ -1,14 +1,15 @@
 // The Zotero half of the lab-hosted library sync: reads the user's libraries through Zotero's
-// API (My Library and every group library Zotero has locally; items, attachment files and
-// their SHA-256), sends each with core/library-sync.js's pages to /library/sync under its own
+// API (My Library and every group library Zotero has locally; items with their collections and
+// tags, attachment files and their SHA-256, each library's collection tree), sends each with
+// core/library-sync.js's pages to /library/sync under its own
 // library_id ("user", "group-<groupID>"), uploads the files the server asks for, and keeps
 // them current from Zotero.Notifier events. What it sent is remembered per library (a small
 // JSON file per server), so a restart sends only what changed. Runs inside Zotero; the Node tests drive it with the fake
 // Zotero of plugin/test/fake-zotero.js.
 
 import {
-  ChangeSet, Debouncer, fingerprint, isUploadable, libraryMode, newSyncId, planSync, serverMatches, syncPages,
-  syncedItem, withRetry,
+  ChangeSet, Debouncer, WATCHED_TYPES, collectionTree, fingerprint, isUploadable, libraryMode, newSyncId, planSync,
+  serverMatches, syncPages, syncedItem, treeFingerprint, withRetry,
 } from "../core/library-sync.js";
 
 const KIND = { attachment: "attachment", note: "note" };
@@ -136,6 +137,15 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
       .filter((library) => library.libraryId);
   }
 
+  /** A library's collection tree now, and its fingerprint. */
+  function treeOf(libraryID) {
+    const tree = collectionTree(Zotero.Collections.getByLibrary(libraryID, true));
+    return { tree, fp: treeFingerprint(tree) };
+  }
+
+  /** The fingerprint of the tree last sent for a library; none sent: the server has an empty one. */
+  const sentTree = (library) => library?.tree ?? treeFingerprint([]);
+
   async function readLibrary(libraryID, remembered) {
     const items = await Zotero.Items.getAll(libraryID, false, false);
     const described = [];
@@ -177,9 +187,9 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
   }
 
   /**
-   * Send a plan (items and deleted keys) as pages, then upload the files the server asked
-   * for. What the server accepted is remembered; an attachment whose file could not be
-   * uploaded is marked, so the next sync offers it again.
+   * Send a plan (items and deleted keys, and the collection tree when it changed) as pages,
+   * then upload the files the server asked for. What the server accepted is remembered; an
+   * attachment whose file could not be uploaded is marked, so the next sync offers it again.
    */
   async function send(libraryId, plan, described, state, name = "") {
     const byKey = new Map(described.map((d) => [d.item.key, d]));
@@ -198,6 +208,7 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
         delete state.items[key];
         delete state.files[key];
       }
+      if (page.collections) state.tree = treeFingerprint(page.collections);
       needs.push(...(reply.needs_upload || []));
     }
     for (const [i, key] of needs.entries()) {
@@ -259,7 +270,9 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
           const previous = full || !remembered.libraries[libraryId] ? null
             : Object.fromEntries(Object.entries(before.items).map(([k, v]) => [k, v.fp]));
           const plan = planSync(previous, described.map((d) => d.item));
-          if (!plan.full && !plan.items.length && !plan.deleted.length) continue;
+          const { tree, fp } = treeOf(libraryID);
+          if (plan.full || fp !== sentTree(before)) plan.collections = tree;
+          if (!plan.full && !plan.items.length && !plan.deleted.length && !plan.collections) continue;
           state.libraries[libraryId] = full ? emptyLibrary() : state.libraries[libraryId] || emptyLibrary();
           addSummary(total, libraryId, await send(libraryId, plan, described, state.libraries[libraryId], name));
         }
@@ -294,10 +307,11 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
 
   /**
    * Send a batch of changed item ids and deleted items (`{libraryID, key}`, from the notifier,
-   * or from an import) as one sync per library they belong to, with the uploads it calls for.
+   * or from an import) as one sync per library they belong to, with the uploads it calls for;
+   * with `trees`, also each library's collection tree that changed since it was sent.
    * Unchanged items, and items of libraries that are not synced (feeds), are not sent.
    */
-  function syncChanges({ ids = [], deleted = [] }) {
+  function syncChanges({ ids = [], deleted = [], trees = false }) {
     return enqueue(async () => {
       if (engine.mode === null) await refreshStatus();
       if (engine.mode !== "hosted") return { mode: engine.mode };
@@ -326,15 +340,21 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
         const d = await describe(item, remembered);
         if (d && remembered.items[d.item.key]?.fp !== fingerprint(d.item)) change.described.push(d);
       }
+      if (trees) {
+        for (const { libraryID, libraryId } of syncedLibraries()) {
+          const { tree, fp } = treeOf(libraryID);
+          if (fp !== sentTree(state.libraries[libraryId])) changesOf(libraryID).collections = tree;
+        }
+      }
       const total = emptySummary(false);
       try {
         for (const [libraryId, change] of changes) {
           const library = (state.libraries[libraryId] ||= emptyLibrary());
           const gone = [...change.deleted].filter((key) => key in library.items || change.explicit.has(key));
-          if (!change.described.length && !gone.length) continue;
+          if (!change.described.length && !gone.length && !change.collections) continue;
           const name = Zotero.Libraries.get(change.libraryID)?.name || "";
-          addSummary(total, libraryId, await send(libraryId, { full: false, items: change.described.map((d) => d.item), deleted: gone },
-            change.described, library, name));
+          const plan = { full: false, items: change.described.map((d) => d.item), deleted: gone, collections: change.collections || null };
+          addSummary(total, libraryId, await send(libraryId, plan, change.described, library, name));
         }
         if (!total.libraries.length) return { mode: "hosted", ...total };
         onProgress({ phase: "done", message: summaryLine(total) });
@@ -348,8 +368,9 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
   }
 
   /**
-   * Watch the library (Zotero.Notifier, "item" events) and send what changed once activity
-   * settles. Events of suppressed ids (the plugin's own import) are ignored. Returns the undo.
+   * Watch the library (Zotero.Notifier: items, collections, items joining or leaving a
+   * collection, tags on items) and send what changed once activity settles. Events of
+   * suppressed ids (the plugin's own import) are ignored. Returns the undo.
    */
   function observe() {
     const flush = () => {
@@ -362,7 +383,7 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
         if (changes.note(event, type, ids, extraData)) debouncer.poke();
       },
     };
-    const id = Zotero.Notifier.registerObserver(observer, ["item"], "zocrates-library-sync");
+    const id = Zotero.Notifier.registerObserver(observer, WATCHED_TYPES, "zocrates-library-sync");
     engine.flush = () => debouncer.fire();
     return () => {
       Zotero.Notifier.unregisterObserver(id);

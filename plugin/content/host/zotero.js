@@ -4,6 +4,7 @@
 
 import { findOutlineTarget } from "../core/outline.js";
 import { zoteroItemData } from "../core/candidates.js";
+import { WHOLE_LIBRARY, itemsOption } from "../core/scope.js";
 import { createLibrarySync, fileStore, serverLibraryId, summaryLine, zoteroLibraryID } from "./zotero-library.js";
 import { selectedCollections, selectedLibraryIDs, selectItemInPane } from "./zotero-compat.js";
 
@@ -162,6 +163,47 @@ export function createHost(window, Zotero = window.parent.Zotero) {
           selected: c.id === defaultCollection?.id,
         })),
       }));
+    },
+
+    /**
+     * The scopes a question may be asked in, from what Zotero shows now (core/scope.js): the
+     * whole library; "This PDF" while the selected tab is a reader (Zotero_Tabs.selectedType
+     * "reader", its attachment from Zotero.Reader.getByTabID); "N selected items" while the
+     * library tab shows selected items (a child attachment or note stands for its parent
+     * item, whose key its passages carry); the selected collection, with its subcollections
+     * when Zotero shows their items too (the recursiveCollections pref); the selected library.
+     */
+    async scopeOptions() {
+      const options = [WHOLE_LIBRARY];
+      const tabs = mainWindow()?.Zotero_Tabs;
+      const zoteroPane = pane();
+      const ref = (item) => ({ library_id: serverLibraryId(Zotero, item.libraryID), item_key: item.key });
+      if (tabs?.selectedType === "reader") {
+        const reader = Zotero.Reader.getByTabID(tabs.selectedID);
+        const item = reader ? Zotero.Items.get(reader.itemID) : null;
+        if (item && item.isAttachment() && serverLibraryId(Zotero, item.libraryID)) {
+          const title = item.parentItem?.getField("title") || item.getField("title");
+          const kind = item.attachmentContentType === "application/pdf" ? "PDF" : "file";
+          options.push({ label: `This ${kind}`, detail: title,
+            scope: { kind: "attachment", library_id: serverLibraryId(Zotero, item.libraryID), attachment_key: item.key } });
+        }
+      } else if (zoteroPane) {
+        const items = zoteroPane.getSelectedItems().map((item) => (item.parentItem ? item.parentItem : item));
+        const selected = itemsOption(items.filter((item) => serverLibraryId(Zotero, item.libraryID)).map(ref));
+        if (selected) options.push(selected);
+      }
+      const collection = selectedCollections(zoteroPane)[0];
+      const path = (c) => (c.parentID ? `${path(Zotero.Collections.get(c.parentID))} › ${c.name}` : c.name);
+      if (collection && serverLibraryId(Zotero, collection.libraryID)) {
+        const subcollections = Boolean(Zotero.Prefs.get("recursiveCollections"));
+        options.push({ label: path(collection), detail: subcollections ? "with subcollections" : "",
+          scope: { kind: "collection", library_id: serverLibraryId(Zotero, collection.libraryID), collection_key: collection.key, subcollections } });
+      }
+      const library = Zotero.Libraries.get(selectedLibraryIDs(zoteroPane)[0]);
+      if (library && serverLibraryId(Zotero, library.libraryID)) {
+        options.push({ label: library.name, scope: { kind: "library", library_id: serverLibraryId(Zotero, library.libraryID) } });
+      }
+      return options;
     },
 
     openInspectorWindow(record) {

@@ -12,13 +12,14 @@ import * as connection from "./features/connection.js";
 import * as library from "./features/library.js";
 import * as sessions from "./features/sessions.js";
 import * as chat from "./features/chat.js";
+import * as scope from "./features/scope.js";
 import * as popover from "./features/popover.js";
 import * as importer from "./features/import.js";
 import * as actions from "./features/actions.js";
 import * as inspector from "./features/inspector.js";
 
 // Mount order is listener order: the candidates are added to a finished message before its actions.
-const FEATURES = [menu, connection, library, sessions, chat, popover, importer, actions, inspector];
+const FEATURES = [menu, connection, library, sessions, chat, scope, popover, importer, actions, inspector];
 
 export function startSidebar({ window, host, libs }) {
   const ctx = createContext({ window, host, libs });

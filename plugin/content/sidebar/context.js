@@ -72,7 +72,8 @@ export function disposer() {
  * The shared context. `state` fields and who writes them: `sessionId` (sessions, and the chat
  * when a turn names its new session), `running` ({controller, message} of the turn in flight;
  * chat), `messages` (the chat's message objects; chat), `popover` (the open evidence popover;
- * popover). `window.zocrates.state` is this object.
+ * popover), `scope` (the chip's option, `{label, scope}`: where questions are searched; scope).
+ * `window.zocrates.state` is this object.
  */
 export function createContext({ window, host, libs }) {
   const document = window.document;
@@ -96,6 +97,7 @@ export function createContext({ window, host, libs }) {
       running: null,
       messages: [],
       popover: null,
+      scope: null,
     },
     bus: createBus(),
   };

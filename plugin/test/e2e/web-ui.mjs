@@ -351,12 +351,32 @@ try {
   await quotes.locator(".modal-close").click();
   await page.setViewportSize({ width: 520, height: 900 });
 
+  step("the scope chip: the server's collections and tags, the one chosen sent with the question");
+  await page.click("#new-session-btn");
+  assert.equal(await page.innerText("#scope-label"), "Whole library");
+  await page.click("#scope-chip");
+  await page.waitForSelector('#scope-options button:has-text("Trauma › Reviews")');
+  assert.deepEqual(await page.locator("#scope-options button").evaluateAll((bs) => bs.map((b) => [b.firstChild.textContent, b.getAttribute("aria-checked")])), [
+    ["Whole library", "true"], ["Trauma", "false"], ["Trauma, with subcollections", "false"], ["Trauma › Reviews", "false"], ["to-read", "false"]]);
+  await page.click('#scope-options button:has-text("Trauma, with subcollections")');
+  assert.equal(await page.locator("#scope-menu").isHidden(), true);
+  assert.equal(await page.innerText("#scope-label"), "Trauma, with subcollections");
+  await page.fill("#chat-input", "What is known about somatic mutation rates in twins?");
+  const [chatRequest] = await Promise.all([page.waitForRequest((r) => r.url().endsWith("/chat") && r.method() === "POST"), page.click("#send-btn")]);
+  assert.deepEqual(JSON.parse(chatRequest.postData()).scope, { kind: "collection", library_id: "user", collection_key: "TRAUMA01", subcollections: true });
+  await page.waitForSelector("#send-btn:not([hidden])");
+  assert.equal(await page.locator(".message-wrapper.user .message-scope").last().innerText(), "In Trauma, with subcollections");
+  await shot(page, "08-scope-chip.png");
+  await page.click("#scope-chip");
+  await page.click('#scope-options button:has-text("Whole library")');
+  assert.equal(await page.evaluate(() => window.zocrates.state.scope.scope), null);
+
   step("dark theme");
   await page.emulateMedia({ colorScheme: "dark" });
   await openSession(page, firstSession);
   await page.waitForSelector(".citation-pill:not(.pending)");
   await page.locator(".citation-pill").first().click();
-  await shot(page, "08-dark-popover.png");
+  await shot(page, "09-dark-popover.png");
 
   step("unmount: every feature's mount(ctx) is undone");
   const messagesBefore = await page.locator(".message-wrapper").count();

@@ -20,6 +20,7 @@ from zocrates_contracts.messages import (
     AttachmentUploaded,
     DiscoveryRequested,
     LibraryLookupRequested,
+    LibraryOutlineRequested,
     LibraryStatusRequested,
     LibrarySyncRequested,
     RecheckRequested,
@@ -34,6 +35,7 @@ from zocrates_contracts.subjects import (
     AUDIT_STREAM,
     DISCOVERY_CONSUMER,
     LIBRARY_LOOKUP_CONSUMER,
+    LIBRARY_OUTLINE_CONSUMER,
     LIBRARY_STATUS_CONSUMER,
     LIBRARY_SYNC_CONSUMER,
     LIBRARY_UPLOAD_CONSUMER,
@@ -47,7 +49,7 @@ from zocrates_contracts.subjects import (
 
 #: The document's own version: raise it when a subject, a route or a message is added or removed
 #: (each message's schema carries its own `x-schema-version`).
-DOCUMENT_VERSION = "1.0.0"
+DOCUMENT_VERSION = "1.1.0"
 
 GATEWAY = "gateway"
 
@@ -59,6 +61,7 @@ CONSUMERS: dict[type[Request], tuple[str, str]] = {
     AttachmentUploaded: ("retrieval", LIBRARY_UPLOAD_CONSUMER),
     LibraryStatusRequested: ("retrieval", LIBRARY_STATUS_CONSUMER),
     LibraryLookupRequested: ("retrieval", LIBRARY_LOOKUP_CONSUMER),
+    LibraryOutlineRequested: ("retrieval", LIBRARY_OUTLINE_CONSUMER),
     VerificationRequested: ("verifier", VERIFIER_CONSUMER),
     DiscoveryRequested: ("discovery", DISCOVERY_CONSUMER),
     RecheckRequested: ("discovery", RECHECK_CONSUMER),

@@ -22,6 +22,8 @@ from zocrates_contracts.subjects import (
     DISCOVERY_REQUESTED,
     LIBRARY_LOOKUP_COMPLETED,
     LIBRARY_LOOKUP_REQUESTED,
+    LIBRARY_OUTLINE_COMPLETED,
+    LIBRARY_OUTLINE_REQUESTED,
     LIBRARY_STATUS_COMPLETED,
     LIBRARY_STATUS_REQUESTED,
     LIBRARY_SYNC_COMPLETED,
@@ -47,10 +49,12 @@ MAX_CLAIM_CHARS = 4_000
 MAX_SOURCE_CHARS = 32_000
 MAX_PAIRS = 512
 MAX_CANDIDATES = 200
-MAX_SCOPE_ITEMS = 20
+MAX_SCOPE_ITEMS = 1_000
+MAX_TAG_CHARS = 255
 
 LibraryId = Annotated[str, StringConstraints(pattern=LIBRARY_ID_PATTERN)]
 ItemKey = Annotated[str, StringConstraints(pattern=ITEM_KEY_PATTERN)]
+TagName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TAG_CHARS)]
 
 
 class Request(Message):
@@ -94,38 +98,102 @@ class ItemRef(BaseModel):
     item_key: ItemKey
 
 
-class RetrievalScope(BaseModel):
-    """Where in the user's own library to search; it only narrows, the tenant gate stays.
-    For now a set of items, e.g. the item whose DOI the question names."""
+class LibraryScope(BaseModel):
+    """One Zotero library: My Library (`user`) or a group (`group-<groupID>`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    kind: Literal["library"] = "library"
+    library_id: LibraryId
+
+
+class CollectionScope(BaseModel):
+    """The items of one collection, and with `subcollections` those of every collection under
+    it (expanded by retrieval from the library's collection tree when the question is asked)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["collection"] = "collection"
+    library_id: LibraryId
+    collection_key: ItemKey
+    subcollections: bool = False
+
+
+class TagScope(BaseModel):
+    """The items of one library that carry a tag (Zotero tags are names, per library)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["tag"] = "tag"
+    library_id: LibraryId
+    tag: TagName
+
+
+class ItemsScope(BaseModel):
+    """A set of items (the items selected in Zotero, the items a DOI or a title names)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["items"] = "items"
     items: list[ItemRef] = Field(min_length=1, max_length=MAX_SCOPE_ITEMS)
+
+
+class AttachmentScope(BaseModel):
+    """One attachment (the PDF open in Zotero's reader), with the annotations made on it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["attachment"] = "attachment"
+    library_id: LibraryId
+    attachment_key: ItemKey
+
+
+#: Where in the user's own library a question is asked; it only narrows, the tenant gate
+#: stays. Tagged by `kind`. A version-2 scope (`{"items": [...]}`, no `kind`) reads as "items".
+RetrievalScope = Annotated[
+    LibraryScope | CollectionScope | TagScope | ItemsScope | AttachmentScope, Field(discriminator="kind")
+]
+
+
+def upgrade_scope(value: object) -> object:
+    """A scope as version 2 of `RetrievalRequested` wrote it (items only, untagged), tagged."""
+    if isinstance(value, dict) and "kind" not in value and "items" in value:
+        return {"kind": "items", **value}
+    return value
 
 
 class RetrievalRequested(Request):
     """Find the passages of the user's library most relevant to `query` (within `scope`)."""
 
     SUBJECT = RETRIEVAL_REQUESTED
-    SCHEMA_VERSION = 2  # 2: scope
-    schema_version: int = 2
+    SCHEMA_VERSION = 3  # 2: scope (items); 3: scope tagged by kind (library, collection, tag, items, attachment)
+    schema_version: int = 3
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     top_k: int = Field(default=12, ge=1, le=100)
     library_id: Id | None = None
-    scope: RetrievalScope | None = Field(default=None, description="Search only these items; None: the whole library")
+    scope: RetrievalScope | None = Field(default=None, description="Search only here; None: the whole library")
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _upgrade_scope(cls, value: object) -> object:
+        return upgrade_scope(value)
 
 
 class EvidenceRetrieved(Message):
     """Ranked evidence for a `RetrievalRequested` (most relevant first), or an error.
 
-    Version 2: each chunk carries its section `role` and its answer `units`."""
+    Version 2: each chunk carries its section `role` and its answer `units`. Version 3:
+    `scope_empty`."""
 
     SUBJECT = RETRIEVAL_COMPLETED
-    SCHEMA_VERSION = 2
-    schema_version: int = 2
+    SCHEMA_VERSION = 3
+    schema_version: int = 3
 
     chunks: list[EvidenceChunk] = Field(default_factory=list, max_length=100)
+    scope_empty: bool = Field(
+        default=False, description="The request's scope holds no indexed passage (no items, or none with text)"
+    )
     error: ServiceError | None = None
 
 
@@ -283,6 +351,10 @@ MAX_STATUS_FAILURES = 100
 #: The largest sync request body the gateway reads, in bytes: a page must fit one bus message
 #: (NATS max_payload is 1 MB) with its envelope.
 MAX_SYNC_BODY = 768 * 1024
+#: Collections and tags one synced item names, and collections one library has (sent whole).
+MAX_ITEM_COLLECTIONS = 100
+MAX_ITEM_TAGS = 200
+MAX_SYNC_COLLECTIONS = 2_000
 #: The attachment content types that are indexed; the gateway refuses an upload of any other.
 UPLOAD_TYPES = frozenset(
     {"application/pdf", "text/html", "application/xhtml+xml", "text/plain", "text/markdown", "text/x-markdown"}
@@ -319,6 +391,12 @@ class SyncedItem(BaseModel):
     sha256: Sha256 | None = None
     filename: str | None = Field(default=None, max_length=255)
     note: str | None = Field(default=None, max_length=MAX_NOTE_CHARS, description="A note's HTML")
+    collections: list[ItemKey] = Field(
+        default_factory=list,
+        max_length=MAX_ITEM_COLLECTIONS,
+        description="Keys of the collections the item is in (top-level items only: Zotero files children under their parent)",
+    )
+    tags: list[TagName] = Field(default_factory=list, max_length=MAX_ITEM_TAGS)
 
     @model_validator(mode="after")
     def _fields_fit_the_type(self) -> SyncedItem:
@@ -330,7 +408,19 @@ class SyncedItem(BaseModel):
             raise ValueError(f"item {self.key}: only attachments and notes have a parent_key")
         if self.parent_key == self.key:
             raise ValueError(f"item {self.key} cannot be its own parent")
+        if self.parent_key is not None and self.collections:
+            raise ValueError(f"item {self.key}: a child item is in no collection of its own")
         return self
+
+
+class SyncedCollection(BaseModel):
+    """One collection of a synced library; `parent_key` is the collection it sits in."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: ItemKey
+    name: Text
+    parent_key: ItemKey | None = None
 
 
 class CatalogEntry(BaseModel):
@@ -349,9 +439,15 @@ class LibrarySyncRequested(Request):
     `final`. `items` are created or replaced, `deleted` keys are removed with their files and
     index entries. A `full` sync lists the whole library: once every page of it has arrived,
     the items of `library_id` that it did not list are removed as well.
+
+    `collections`, when present, is the library's whole collection tree and replaces the one
+    stored (the plugin sends it on the first page of a sync whenever it changed); an item's
+    `collections` and `tags` place it there. Version 2: both.
     """
 
     SUBJECT = LIBRARY_SYNC_REQUESTED
+    SCHEMA_VERSION = 2
+    schema_version: int = 2
 
     library_id: LibraryId = "user"
     sync_id: Id
@@ -360,6 +456,11 @@ class LibrarySyncRequested(Request):
     full: bool = False
     items: list[SyncedItem] = Field(default_factory=list, max_length=MAX_SYNC_ITEMS)
     deleted: list[ItemKey] = Field(default_factory=list, max_length=MAX_SYNC_DELETED)
+    collections: list[SyncedCollection] | None = Field(
+        default=None,
+        max_length=MAX_SYNC_COLLECTIONS,
+        description="The library's whole collection tree, replacing the stored one; None: unchanged",
+    )
 
     @model_validator(mode="after")
     def _unique_keys(self) -> LibrarySyncRequested:
@@ -368,6 +469,9 @@ class LibrarySyncRequested(Request):
             raise ValueError("items: each key may appear once per page")
         if set(keys) & set(self.deleted):
             raise ValueError("a key cannot be both in items and in deleted")
+        collection_keys = [c.key for c in self.collections or []]
+        if len(set(collection_keys)) != len(collection_keys):
+            raise ValueError("collections: each key may appear once")
         return self
 
 
@@ -562,6 +666,59 @@ class LibraryItemsFound(Message):
     error: ServiceError | None = None
 
 
+# --- the library's collections and tags (the scope a question may be asked in) ----------------
+
+MAX_OUTLINE_LIBRARIES = 500
+MAX_OUTLINE_ENTRIES = 5_000
+
+
+class LibraryOutlineRequested(Request):
+    """The requesting user's libraries with their collections, or with their tags: what a
+    question's scope (`RetrievalScope`) may name."""
+
+    SUBJECT = LIBRARY_OUTLINE_REQUESTED
+
+    part: Literal["collections", "tags"]
+
+
+class OutlineLibrary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    library_id: LibraryId
+    name: str = Field(default="", max_length=2_000, description="`My Library` or the group's name")
+
+
+class OutlineCollection(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    library_id: LibraryId
+    key: ItemKey
+    name: str = Field(max_length=2_000)
+    parent_key: ItemKey | None = None
+    items: int = Field(default=0, ge=0, description="Items directly in the collection (not in its subcollections)")
+
+
+class OutlineTag(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    library_id: LibraryId
+    tag: str = Field(max_length=MAX_TAG_CHARS)
+    items: int = Field(default=0, ge=0, description="Items that carry the tag")
+
+
+class LibraryOutline(Message):
+    """The answer to `LibraryOutlineRequested`: the part asked for, in name order, at most
+    `MAX_OUTLINE_ENTRIES` of it (`truncated` says when there were more)."""
+
+    SUBJECT = LIBRARY_OUTLINE_COMPLETED
+
+    libraries: list[OutlineLibrary] = Field(default_factory=list, max_length=MAX_OUTLINE_LIBRARIES)
+    collections: list[OutlineCollection] = Field(default_factory=list, max_length=MAX_OUTLINE_ENTRIES)
+    tags: list[OutlineTag] = Field(default_factory=list, max_length=MAX_OUTLINE_ENTRIES)
+    truncated: bool = False
+    error: ServiceError | None = None
+
+
 #: Every message class, for schema export and the drift test.
 ALL_MESSAGES: tuple[type[Message], ...] = (
     TurnRequested,
@@ -584,6 +741,8 @@ ALL_MESSAGES: tuple[type[Message], ...] = (
     LibraryStatus,
     LibraryLookupRequested,
     LibraryItemsFound,
+    LibraryOutlineRequested,
+    LibraryOutline,
 )
 
 #: The reply class of each request class, so the bus can answer with an error on its own.
@@ -597,4 +756,5 @@ REPLY_OF: dict[type[Request], type[Message]] = {
     AttachmentUploaded: AttachmentAccepted,
     LibraryStatusRequested: LibraryStatus,
     LibraryLookupRequested: LibraryItemsFound,
+    LibraryOutlineRequested: LibraryOutline,
 }

@@ -24,6 +24,8 @@ LIBRARY_STATUS_REQUESTED = f"{PREFIX}.library.status.requested"
 LIBRARY_STATUS_COMPLETED = f"{PREFIX}.library.status.completed"
 LIBRARY_LOOKUP_REQUESTED = f"{PREFIX}.library.lookup.requested"
 LIBRARY_LOOKUP_COMPLETED = f"{PREFIX}.library.lookup.completed"
+LIBRARY_OUTLINE_REQUESTED = f"{PREFIX}.library.outline.requested"
+LIBRARY_OUTLINE_COMPLETED = f"{PREFIX}.library.outline.completed"
 
 
 def reply_subject(instance_id: str, completed_subject: str) -> str:
@@ -68,6 +70,7 @@ LIBRARY_SYNC_CONSUMER = "retrieval-library-sync"
 LIBRARY_UPLOAD_CONSUMER = "retrieval-library-upload"
 LIBRARY_STATUS_CONSUMER = "retrieval-library-status"
 LIBRARY_LOOKUP_CONSUMER = "retrieval-library-lookup"
+LIBRARY_OUTLINE_CONSUMER = "retrieval-library-outline"
 DISCOVERY_LIBRARY_CONSUMER = "discovery-library-sync"  # retired: discovery reads the catalog bucket
 
 #: Object Store bucket of the lab-hosted libraries' attachment files (the claim-check of

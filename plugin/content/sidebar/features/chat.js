@@ -1,5 +1,6 @@
 // The chat stream: the composer (Enter sends, Shift+Enter breaks the line, Stop cancels), the
-// streamed turn rendered as it arrives, the message list and the status line under it.
+// streamed turn rendered as it arrives, the message list and the status line under it. Each
+// question goes with the scope chip's scope (features/scope.js), named under it when narrowed.
 // A finished message (streamed or reloaded) is emitted as "message.finalized" for the
 // features that add to it (candidates, actions). Listens to "status" (text, error).
 // Answers "chat.send", "chat.stop", "chat.reset" (turns), "chat.showEmpty", "chat.focus" and
@@ -46,7 +47,8 @@ export function mount({ document, api, renderer, state, $, bus }) {
     if (!text || state.running) return;
     input.value = "";
     messagesEl.querySelector(".empty-state")?.remove();
-    addUserMessage(text);
+    const scope = state.scope?.scope ?? null;
+    addUserMessage(text, scope ? state.scope.label : "");
     const message = addAssistantMessage();
     const controller = new AbortController();
     state.running = { controller, message };
@@ -56,6 +58,7 @@ export function mount({ document, api, renderer, state, $, bus }) {
       const terminal = await api.streamTurn({
         message: text,
         sessionId: state.sessionId,
+        scope,
         signal: controller.signal,
         onEvent: (event) => onTurnEvent(message, event),
       });
@@ -108,13 +111,19 @@ export function mount({ document, api, renderer, state, $, bus }) {
     }
   }
 
-  function addUserMessage(text) {
+  function addUserMessage(text, scopeLabel = "") {
     const wrapper = document.createElement("div");
     wrapper.className = "message-wrapper user";
     const bubble = document.createElement("div");
     bubble.className = "message-bubble";
     bubble.textContent = text;
     wrapper.appendChild(bubble);
+    if (scopeLabel) {
+      const scope = document.createElement("div");
+      scope.className = "message-scope";
+      scope.textContent = `In ${scopeLabel}`;
+      wrapper.appendChild(scope);
+    }
     messagesEl.appendChild(wrapper);
     messagesEl.scrollTop = messagesEl.scrollHeight;
   }

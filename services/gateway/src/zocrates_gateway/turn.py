@@ -24,11 +24,11 @@ from zocrates_contracts import (
     EvidenceChunk,
     EvidenceRetrieved,
     ItemRef,
+    ItemsScope,
     LibraryItemsFound,
     LibraryLookupRequested,
     References,
     RetrievalRequested,
-    RetrievalScope,
     TurnError,
     TurnRecord,
     TurnRequested,
@@ -37,7 +37,7 @@ from zocrates_contracts import (
     VerificationRequested,
     VerificationSummary,
 )
-from zocrates_contracts.messages import MAX_QUERY_CHARS, MAX_SCOPE_ITEMS
+from zocrates_contracts.messages import MAX_QUERY_CHARS, MAX_SCOPE_ITEMS, RetrievalScope
 from zocrates_gateway.adapters.llm import LLMError, ask_json, stream_chat
 from zocrates_gateway.adapters.sessions import TurnAudit
 from zocrates_gateway.config import GatewaySettings
@@ -75,6 +75,7 @@ from zocrates_gateway.domain.lookup import (
 )
 from zocrates_gateway.domain.query import search_text
 from zocrates_gateway.domain.synthesis import (
+    EMPTY_SCOPE,
     ONLINE_PROMPT,
     candidates_answer,
     extractive_answer,
@@ -105,8 +106,11 @@ class TurnFailed(Exception):
         self.code, self.message = code, message
 
 
-async def run_turn(gateway: Gateway, turn: TurnLog, message: str, session_title: str) -> None:
-    """Drive the turn, appending its events to `turn`; always ends with `done` or `error`."""
+async def run_turn(
+    gateway: Gateway, turn: TurnLog, message: str, session_title: str, scope: RetrievalScope | None = None
+) -> None:
+    """Drive the turn, appending its events to `turn`; always ends with `done` or `error`.
+    `scope`: where in the library a library question is searched (None: all of it)."""
     structlog.contextvars.bind_contextvars(turn_id=turn.turn_id, session_id=turn.session_id)
     started = time.perf_counter()
     intent = await route(gateway.settings, message)
@@ -125,7 +129,7 @@ async def run_turn(gateway: Gateway, turn: TurnLog, message: str, session_title:
         elif intent == "discovery":
             record = await discovery_turn(gateway, turn, message, ids)
         else:
-            record = await library_turn(gateway, turn, message, ids)
+            record = await library_turn(gateway, turn, message, ids, scope)
         await asyncio.gather(
             gateway.sessions.add_turn(turn.user_id, record),
             bus.publish(gateway.requester.broker, TurnResolved(**ids, record=record)),
@@ -212,20 +216,28 @@ async def _ask(gateway: Gateway, what: str, request_cls, timeout: float, **field
     return reply
 
 
-async def library_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
+async def library_turn(
+    gateway: Gateway, turn: TurnLog, message: str, ids: dict, scope: RetrievalScope | None = None
+) -> TurnRecord:
     """A question about the library; one that names items (a DOI, an arXiv id, a PMID, a
-    title) looks them up in the library first."""
+    title) looks them up in the library first, unless the user chose a scope: then the
+    question is searched there, whatever it names."""
     asked = read_message(message)
-    if asked:
+    if asked and scope is None:
         return await named_items_turn(gateway, turn, message, ids, asked)
-    return await search_turn(gateway, turn, message, ids)
+    return await search_turn(gateway, turn, message, ids, scope)
 
 
-async def search_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict) -> TurnRecord:
-    """Search the library with the message, cut to the query cap when it is longer (the answer
-    then says how it was cut). A follow-up of the session's previous turn is searched with it:
-    rewritten into a standalone query by the language model, or offline by `resolve_follow_up`."""
+async def search_turn(
+    gateway: Gateway, turn: TurnLog, message: str, ids: dict, scope: RetrievalScope | None = None
+) -> TurnRecord:
+    """Search the library (or the `scope` of it) with the message, cut to the query cap when
+    it is longer (the answer then says how it was cut). A follow-up of the session's previous
+    turn is searched with it: rewritten into a standalone query by the language model, or
+    offline by `resolve_follow_up` (the previous turn's items first, unless the user chose a
+    scope). A scope that holds nothing is answered as such, without sources."""
     search = search_text(message)
+    notes = [search.note] if search.note else []
     history = [] if search.note else await gateway.sessions.recent(turn.user_id, turn.session_id, HISTORY_TURNS)
     question, query = search.question, search.text
     follow = resolve_follow_up(search.question, history[-1] if history else None)
@@ -233,22 +245,18 @@ async def search_turn(gateway: Gateway, turn: TurnLog, message: str, ids: dict) 
         query = await rewrite_query(
             gateway.settings, search.question, history, fallback=follow.query if follow else query
         )
-        chunks = await retrieve(gateway, turn, ids, query)
     elif follow is not None:
-        question = follow.question
-        chunks = await retrieve_follow_up(gateway, turn, ids, follow)
-    else:
-        chunks = await retrieve(gateway, turn, ids, query)
-    return await answer_turn(
-        gateway,
-        turn,
-        message,
-        ids,
-        chunks,
-        question=question,
-        notes=[search.note] if search.note else [],
-        history=history,
-    )
+        question, query = follow.question, follow.query
+        if scope is None:
+            chunks = await retrieve_follow_up(gateway, turn, ids, follow)
+            return await answer_turn(
+                gateway, turn, message, ids, chunks, question=question, notes=notes, history=history
+            )
+    evidence = await retrieve_evidence(gateway, turn, ids, query, scope)
+    if evidence.scope_empty:
+        return await answer_turn(gateway, turn, message, ids, [], question=search.question, written=[EMPTY_SCOPE])
+    chunks = list(evidence.chunks)
+    return await answer_turn(gateway, turn, message, ids, chunks, question=question, notes=notes, history=history)
 
 
 async def retrieve_follow_up(gateway: Gateway, turn: TurnLog, ids: dict, follow: FollowUp) -> list[EvidenceChunk]:
@@ -326,7 +334,7 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
                 queries=[n.query() for n in found.missing][:MAX_DISCOVERY_QUERIES],
             )
         return await search_turn(gateway, turn, message, ids)  # a quoted phrase that is no title here
-    scope = RetrievalScope(
+    scope = ItemsScope(
         items=[ItemRef(library_id=i.library_id, item_key=i.item_key) for i in found.items[:MAX_SCOPE_ITEMS]]
     )
     notes = [missing_line(found)] if found.missing else []
@@ -361,10 +369,16 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
 async def retrieve(
     gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope | None = None, top_k: int = 0
 ) -> list[EvidenceChunk]:
+    return list((await retrieve_evidence(gateway, turn, ids, query, scope, top_k)).chunks)
+
+
+async def retrieve_evidence(
+    gateway: Gateway, turn: TurnLog, ids: dict, query: str, scope: RetrievalScope | None = None, top_k: int = 0
+) -> EvidenceRetrieved:
     s = gateway.settings
     if not turn.events or turn.events[-1].data.get("stage") != "retrieval":  # one line for concurrent searches
         await status(turn, "retrieval")
-    evidence: EvidenceRetrieved = await _ask(
+    return await _ask(
         gateway,
         "retrieval",
         RetrievalRequested,
@@ -375,7 +389,6 @@ async def retrieve(
         top_k=top_k or s.top_k,
         scope=scope,
     )
-    return list(evidence.chunks)
 
 
 async def retrieve_items(

@@ -1,7 +1,7 @@
 """The retrieval service on the bus: `RetrievalRequested` in, ranked `EvidenceRetrieved` out;
 `LibraryLookupRequested` (is this DOI, arXiv id, PMID or title in my library?) in,
-`LibraryItemsFound` out; and the lab-hosted library: sync pages, uploaded files
-(claim-checks), status."""
+`LibraryItemsFound` out; `LibraryOutlineRequested` (my collections, my tags) in, `LibraryOutline`
+out; and the lab-hosted library: sync pages, uploaded files (claim-checks), status."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from faststream import FastStream
 from zocrates_contracts import (
     AttachmentUploaded,
     LibraryLookupRequested,
+    LibraryOutlineRequested,
     LibraryStatusRequested,
     LibrarySyncRequested,
     RetrievalRequested,
@@ -17,6 +18,7 @@ from zocrates_contracts import (
 from zocrates_contracts.subjects import (
     LIBRARY_BUCKET,
     LIBRARY_LOOKUP_CONSUMER,
+    LIBRARY_OUTLINE_CONSUMER,
     LIBRARY_STATUS_CONSUMER,
     LIBRARY_SYNC_CONSUMER,
     LIBRARY_UPLOAD_CONSUMER,
@@ -83,6 +85,18 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
     async def on_lookup(request: LibraryLookupRequested):
         """Which items of the caller's own library carry these identifiers or this title."""
         return await service.lookup(request)
+
+    @bus.request_consumer(
+        broker,
+        LibraryOutlineRequested,
+        durable=LIBRARY_OUTLINE_CONSUMER,
+        service="retrieval",
+        max_workers=4,
+        ack_wait=5.0,
+    )
+    async def on_outline(request: LibraryOutlineRequested):
+        """The caller's libraries with their collections or tags (what a scope may name)."""
+        return await service.outline(request)
 
     async def start() -> None:
         js = broker.config.connection_state.stream

@@ -133,13 +133,13 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from zocrates_retrieval.adapters.store import Tenant, count_chunks, indexed_versions
+    from zocrates_retrieval.adapters.store import Tenant, count_chunks, indexed_sources
 
     settings = _settings(args)
     _, store = _open(settings)
     try:
         user = args.user or settings.local_user_id
-        versions = indexed_versions(store, Tenant(user))
+        versions = indexed_sources(store, Tenant(user))
         libraries = sorted({lib for lib, _ in versions})
         print(
             json.dumps(

@@ -2,7 +2,9 @@
 
 Each source (an attachment file, a note, or the annotations made on a file) has a content
 hash over its bytes, its parent's metadata and what shapes its chunks (index version, chunk
-size, embedding model). A source whose hash is already indexed is skipped; a changed one is
+size, embedding model). A source whose hash is already indexed is not embedded again; where
+its item sits (its collections and tags, `ItemMeta.placement`) is no part of the hash, and a
+change of it is written onto the indexed chunks in place (`set_placement`). A changed one is
 re-chunked and upserted under the same deterministic point ids, then its chunks of other
 versions are deleted (so a search never sees the source missing); a source that is gone,
 trashed or no longer convertible loses its chunks. Files that cannot be converted are
@@ -30,12 +32,14 @@ from zocrates_retrieval.adapters.isolation import ConverterPool, ConvertJob
 from zocrates_retrieval.adapters.store import (
     ChunkPoint,
     ChunkStore,
+    IndexedSource,
     SparseEncoder,
     Tenant,
     delete_source,
     encode_vectors,
-    indexed_versions,
+    indexed_sources,
     point_id,
+    set_placement,
 )
 from zocrates_retrieval.adapters.zotero import ItemMeta, Source, read_library
 from zocrates_retrieval.domain.chunking import Chunk, chunk_blocks
@@ -45,7 +49,9 @@ from zocrates_retrieval.domain.markup import convert_html
 log = structlog.get_logger(__name__)
 
 #: Bump when conversion or chunking changes what a source turns into: everything re-indexes.
-INDEX_VERSION = "5"
+#: 6: each chunk carries its item's placement (`collection_keys`, `tags`); an index of
+#: version 5 gets them written in place, without re-embedding (`_migrated_from_5`).
+INDEX_VERSION = "6"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128
@@ -92,6 +98,7 @@ class IngestProgress:
     sources_done: int = 0
     indexed: int = 0
     unchanged: int = 0
+    placed: int = 0  # unchanged sources whose item's collections or tags were updated in place
     removed: int = 0
     chunks: int = 0
     pages: int = 0
@@ -218,7 +225,7 @@ class Ingestor:
         known_failures: Iterable[Failure] = (),
     ) -> None:
         known = {(f.library_id, f.source_key): f for f in known_failures}
-        indexed = indexed_versions(self.store, Tenant(user_id))
+        indexed = indexed_sources(self.store, Tenant(user_id))
         keep: set[tuple[str, str]] = set()
         todo: list[tuple[Source, str]] = []
         progress.sources_total = len(sources)
@@ -231,7 +238,8 @@ class Ingestor:
                 self._fail(progress, src, src.missing_code, src.missing_reason)
                 continue
             digest = self._content_hash(src)
-            if indexed.get((src.library_id, src.key)) == digest:
+            have = indexed.get((src.library_id, src.key))
+            if have is not None and self._still_current(user_id, src, digest, have, progress):
                 keep.add((src.library_id, src.key))
                 progress.unchanged += 1
                 progress.sources_done += 1
@@ -294,14 +302,38 @@ class Ingestor:
             if self._written >= self.optimize_after and self.store.optimize():
                 self._written = 0  # else (a failed or dropped build) the next run tries again
 
-    def _content_hash(self, src: Source) -> str:
+    def _still_current(
+        self, user_id: str, src: Source, digest: str, have: IndexedSource, progress: IngestProgress
+    ) -> bool:
+        """Whether the indexed version of `src` is this one (then its item's placement is
+        brought up to date in place, when it changed); False: it must be indexed again."""
+        placement = src.item.placement()
+        if have.content_hash == digest:
+            if have.placement != placement:
+                set_placement(self.store, Tenant(user_id, src.library_id), src.key, placement)
+                progress.placed += 1
+            return True
+        if have.placement is None and have.content_hash == self._migrated_from_5(src):
+            set_placement(self.store, Tenant(user_id, src.library_id), src.key, {**placement, "content_hash": digest})
+            progress.placed += 1
+            return True
+        return False
+
+    def _migrated_from_5(self, src: Source) -> str:
+        """The content hash index version 5 gave this source (the item's collection paths
+        were part of it then), so that a version-5 index is brought to version 6 by writing
+        the new fields, not by embedding the library again. Remove once no such index is left."""
+        legacy = {**src.item.payload(), "collections": list(src.item.collections)}
+        return self._content_hash(src, version="5", item=legacy)
+
+    def _content_hash(self, src: Source, version: str = INDEX_VERSION, item: dict | None = None) -> str:
         h = hashlib.sha256()
         shape = {
-            "v": INDEX_VERSION,
+            "v": version,
             "tokens": self.chunk_tokens,
             "model": self.embedder.name,
             "kind": src.kind,
-            "item": src.item.payload(),
+            "item": item if item is not None else src.item.payload(),
         }
         h.update(json.dumps(shape, sort_keys=True, default=str).encode())
         if src.note_html is not None:
@@ -453,4 +485,5 @@ def _payload(
         "units": [[u.kind, u.start, u.end, u.text] for u in chunk.units],
         "unit_vectors": encode_vectors(unit_vectors),
         **meta.payload(),
+        **meta.placement(),
     }

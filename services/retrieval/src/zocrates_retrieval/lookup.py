@@ -22,6 +22,7 @@ from zocrates_contracts import LibraryItemMatch, LibraryLookupRequested, SyncedI
 from zocrates_contracts.identifiers import item_identifiers, normalize_title
 from zocrates_contracts.messages import MAX_LOOKUP_MATCHES
 from zocrates_retrieval.adapters.zotero import ItemMeta, LibrarySnapshot, synced_item_meta
+from zocrates_retrieval.scope import Outline
 
 NOT_ITEMS = ("attachment", "note", "annotation")
 #: Users whose lookup index is kept in memory (rebuilt when their library changes).
@@ -126,17 +127,26 @@ def synced_index(items: dict[tuple[str, str], SyncedItem]) -> ItemIndex:
     )
 
 
+@dataclass(frozen=True)
+class LibraryView:
+    """What one read of a user's library gives the requests that do not search text: the
+    lookup index, and the outline (collections, tags) a question's scope is chosen from."""
+
+    items: ItemIndex
+    outline: Outline
+
+
 class IndexCache:
-    """The lookup indexes of the last `size` users asked about, each with the stamp of what it
+    """The library views of the last `size` users asked about, each with the stamp of what it
     was built from (a zotero.sqlite's size and mtime, a catalog revision): rebuilt when the
     library changed since, the least recently used dropped first."""
 
     def __init__(self, size: int = LOOKUP_INDEXES):
         self.size = size
-        self._indexes: OrderedDict[str, tuple[object, ItemIndex]] = OrderedDict()
+        self._indexes: OrderedDict[str, tuple[object, LibraryView]] = OrderedDict()
         self._lock = asyncio.Lock()
 
-    async def get(self, user_id: str, stamp: object, build: Callable[[], Awaitable[ItemIndex]]) -> ItemIndex:
+    async def get(self, user_id: str, stamp: object, build: Callable[[], Awaitable[LibraryView]]) -> LibraryView:
         async with self._lock:
             cached = self._indexes.get(user_id)
             if cached is None or cached[0] != stamp:

@@ -5,12 +5,22 @@ declarations, author details) ranked last unless asked about, turned into `Evide
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
 from zocrates_contracts import SCORED_UNITS, AnswerUnit, Creator, EvidenceChunk
 from zocrates_retrieval.adapters.embed import Embedder, Reranker
-from zocrates_retrieval.adapters.store import ChunkStore, Hit, Mode, SparseEncoder, Tenant, decode_vectors, query_chunks
+from zocrates_retrieval.adapters.store import (
+    ChunkStore,
+    Hit,
+    Mode,
+    Narrowing,
+    SparseEncoder,
+    Tenant,
+    decode_vectors,
+    query_chunks,
+)
 from zocrates_retrieval.domain.structure import is_back_matter
 
 #: Citation tokens a follow-up question may carry over from an answer: [3], [1, 2], [2-4], [ 5 ].
@@ -111,29 +121,77 @@ class Searcher:
         self.reranker = reranker
         self.candidates = candidates
 
-    def search(self, tenant: Tenant, query: str, top_k: int = 12, mode: Mode = "hybrid") -> list[Hit]:
+    def search(
+        self,
+        tenant: Tenant,
+        query: str,
+        top_k: int = 12,
+        mode: Mode = "hybrid",
+        within: Sequence[Narrowing] | None = None,
+    ) -> list[Hit]:
         """Most relevant first, at most `top_k`, no two near-identical passages; back matter
-        after everything else unless the question is about it (`order_back_matter`)."""
+        after everything else unless the question is about it (`order_back_matter`). With
+        `within`, only chunks inside one of those narrowings of the tenant (none: nothing)."""
         text = sanitize_query(query)
         if not text:
             return []
         dense = self.embedder.embed_query(text) if mode != "lexical" else None
-        return self._ranked(tenant, text, dense, top_k, mode)
+        return self._within(tenant, text, dense, top_k, mode, within)
 
-    def evidence(self, tenant: Tenant, query: str, top_k: int = 12, mode: Mode = "hybrid") -> list[EvidenceChunk]:
+    def evidence(
+        self,
+        tenant: Tenant,
+        query: str,
+        top_k: int = 12,
+        mode: Mode = "hybrid",
+        within: Sequence[Narrowing] | None = None,
+    ) -> list[EvidenceChunk]:
         """`search` as evidence, each quotable unit scored against the query."""
         text = sanitize_query(query)
         if not text:
             return []
         dense = self.embedder.embed_query(text)
-        hits = self._ranked(tenant, text, dense if mode != "lexical" else None, top_k, mode)
+        hits = self._within(tenant, text, dense if mode != "lexical" else None, top_k, mode, within)
         return [to_evidence(h, dense) for h in hits]
 
-    def _ranked(self, tenant: Tenant, text: str, dense: np.ndarray | None, top_k: int, mode: Mode) -> list[Hit]:
+    def _within(
+        self,
+        tenant: Tenant,
+        text: str,
+        dense: np.ndarray | None,
+        top_k: int,
+        mode: Mode,
+        within: Sequence[Narrowing] | None,
+    ) -> list[Hit]:
+        """One ranking per narrowing (a scope spans several only when its items lie in several
+        libraries), merged by score."""
+        if within is None:
+            return self._ranked(tenant, text, dense, top_k, mode)
+        if len(within) == 1:
+            return self._ranked(tenant, text, dense, top_k, mode, within[0])
+        hits = [h for n in within for h in self._ranked(tenant, text, dense, top_k, mode, n)]
+        return sorted(hits, key=lambda h: -h.score)[:top_k]
+
+    def _ranked(
+        self,
+        tenant: Tenant,
+        text: str,
+        dense: np.ndarray | None,
+        top_k: int,
+        mode: Mode,
+        within: Narrowing | None = None,
+    ) -> list[Hit]:
         sparse = self.sparse.query(text) if mode != "dense" else None
         pool = max(top_k * 3, 30)  # room for duplicates to drop out and the reranker to choose
         hits = query_chunks(
-            self.store, tenant, dense=dense, sparse=sparse, limit=pool, candidates=self.candidates, mode=mode
+            self.store,
+            tenant,
+            dense=dense,
+            sparse=sparse,
+            limit=pool,
+            candidates=self.candidates,
+            mode=mode,
+            within=within,
         )
         if self.reranker is not None and hits:
             scores = self.reranker.scores(text, [h.payload.get("text", "") for h in hits])

@@ -1,9 +1,9 @@
-"""The retrieval service's entry point for the bus wiring: start, search, lookup, status, close,
-and the lab-hosted library (sync pages, uploaded files) that feeds the same ingest.
+"""The retrieval service's entry point for the bus wiring: start, search, lookup, outline,
+status, close, and the lab-hosted library (sync pages, uploaded files) that feeds the same ingest.
 
-Each request is a short method here; what it does lives in plain modules: `search`, `lookup`,
-`status`, `ingest`, and for hosted libraries the catalog in KV (`catalog`), the uploaded files
-(`files`) and the indexing runs under a lease (`indexing`).
+Each request is a short method here; what it does lives in plain modules: `search`, `scope`,
+`lookup`, `status`, `ingest`, and for hosted libraries the catalog in KV (`catalog`), the
+uploaded files (`files`) and the indexing runs under a lease (`indexing`).
 
 Blocking work (loading the model, opening the index, ingesting, embedding a query) runs in
 threads so the event loop keeps serving other requests. The service never answers with
@@ -21,10 +21,11 @@ import structlog
 from zocrates_contracts import (
     AttachmentAccepted,
     AttachmentUploaded,
-    EvidenceChunk,
     EvidenceRetrieved,
     LibraryItemsFound,
     LibraryLookupRequested,
+    LibraryOutline,
+    LibraryOutlineRequested,
     LibraryStatus,
     LibraryStatusRequested,
     LibrarySynced,
@@ -32,16 +33,24 @@ from zocrates_contracts import (
     RetrievalRequested,
     ServiceError,
 )
-from zocrates_retrieval import status
+from zocrates_retrieval import scope, status
 from zocrates_retrieval.adapters.catalog import Catalog
 from zocrates_retrieval.adapters.embed import Embedder, Reranker
 from zocrates_retrieval.adapters.files import LibraryFiles
-from zocrates_retrieval.adapters.store import ChunkStore, EdgeStore, ServerStore, SparseEncoder, Tenant, count_chunks
+from zocrates_retrieval.adapters.store import (
+    ChunkStore,
+    EdgeStore,
+    Narrowing,
+    ServerStore,
+    SparseEncoder,
+    Tenant,
+    count_chunks,
+)
 from zocrates_retrieval.adapters.zotero import read_library
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.indexing import HostedIndexer
 from zocrates_retrieval.ingest import Ingestor, IngestProgress
-from zocrates_retrieval.lookup import IndexCache, ItemIndex, snapshot_index, synced_index
+from zocrates_retrieval.lookup import IndexCache, LibraryView, snapshot_index, synced_index
 from zocrates_retrieval.search import Searcher
 from zocrates_runtime.zotero_dir import demo_papers
 from zocrates_runtime.zotero_snapshot import database_signature
@@ -79,7 +88,7 @@ class RetrievalService:
         self._closing = asyncio.Event()
         self.indexer = HostedIndexer(self._ingest_lock, self._closing, lambda: self.ingestor)
         self._sweep_task: asyncio.Task | None = None
-        self._item_indexes = IndexCache()  # lookup indexes by user
+        self._views = IndexCache()  # lookup indexes and outlines by user
 
     # This replica's name in the indexing leases and their timing (tests shorten it).
     instance = property(lambda self: self.indexer.instance)
@@ -170,7 +179,8 @@ class RetrievalService:
     # --- search and lookup ------------------------------------------------------------------
 
     async def search(self, request: RetrievalRequested) -> EvidenceRetrieved:
-        """Ranked evidence for the request's user (and library, when it names one)."""
+        """Ranked evidence for the request's user (and library, when it names one), within the
+        request's scope; a scope that holds nothing indexed says so (`scope_empty`)."""
 
         def refuse(message: str) -> EvidenceRetrieved:
             return EvidenceRetrieved(
@@ -181,36 +191,41 @@ class RetrievalService:
             return refuse(f"Library search is not available: {self.startup_error or 'the service is still starting'}")
         tenant = Tenant(request.user_id, request.library_id)
         try:
-            chunks = await asyncio.to_thread(self._evidence, tenant, request)
+            within = await self._narrowings(request)
+            chunks = await asyncio.to_thread(
+                self.searcher.evidence, tenant, request.query, request.top_k, within=within
+            )
             if not chunks and await asyncio.to_thread(count_chunks, self.store, tenant) == 0:
                 progress, state = await self._progress_of(request.user_id)
                 no_local_library = request.user_id == self.settings.local_user_id and self.settings.zotero_dir is None
                 return refuse(status.not_indexed_message(progress, state, no_local_library))
+            if not chunks and within is not None and await asyncio.to_thread(self._count_within, tenant, within) == 0:
+                return EvidenceRetrieved(**request.reply_fields(), scope_empty=True)
         except Exception as exc:
             log.exception("search failed")
             return refuse(f"The library index is not available right now ({type(exc).__name__}: {exc})")
         return EvidenceRetrieved(**request.reply_fields(), chunks=chunks)
 
-    def _evidence(self, tenant: Tenant, request: RetrievalRequested) -> list[EvidenceChunk]:
-        """The best passages of the tenant's library, or of each item of the request's scope
-        (inside the tenant: an item of another library than the one the request names is not
-        searched), best first."""
+    async def _narrowings(self, request: RetrievalRequested) -> list[Narrowing] | None:
+        """The parts of the index the request's scope means (None: the whole tenant); a
+        collection with its subcollections is expanded from the library's outline."""
         if request.scope is None:
-            return self.searcher.evidence(tenant, request.query, request.top_k)
-        found: list[EvidenceChunk] = []
-        for ref in request.scope.items:
-            if tenant.library_id in (None, ref.library_id):
-                found += self.searcher.evidence(
-                    Tenant(tenant.user_id, ref.library_id, ref.item_key), request.query, request.top_k
-                )
-        return sorted(found, key=lambda c: -(c.score or 0.0))[: request.top_k]
+            return None
+        outline = None
+        if scope.needs_outline(request.scope):
+            view = await self._library_view(request.user_id)
+            outline = view.outline if view is not None else None
+        return scope.narrowings(request.scope, outline)
+
+    def _count_within(self, tenant: Tenant, within: list[Narrowing]) -> int:
+        return sum(count_chunks(self.store, tenant, n) for n in within)
 
     async def lookup(self, request: LibraryLookupRequested) -> LibraryItemsFound:
         """The items of the requesting user's own library that carry the requested identifiers
         or titles: the local Zotero library for the local user, their synced catalog for a
         hosted user, nothing for anyone else (tenancy: an index is built per user)."""
         try:
-            index = await self._item_index(request.user_id)
+            view = await self._library_view(request.user_id)
         except Exception as exc:  # noqa: BLE001 - an unreadable library is reported, not raised
             log.warning("library lookup failed", error=str(exc))
             return LibraryItemsFound(
@@ -219,28 +234,53 @@ class RetrievalService:
                     code="not_available", service=SERVICE, message=f"Your library could not be read: {exc}"
                 ),
             )
-        if index is None:
+        if view is None:
             return LibraryItemsFound(**request.reply_fields())
+        index = view.items
         return LibraryItemsFound(**request.reply_fields(), items=index.find(request), searched_items=index.size)
 
-    async def _item_index(self, user_id: str) -> ItemIndex | None:
-        """The user's lookup index, rebuilt when the library changed since it was built: the
-        local zotero.sqlite's size and mtime, or the revision of a hosted user's last sync page."""
+    async def outline(self, request: LibraryOutlineRequested) -> LibraryOutline:
+        """The requesting user's libraries with their collections or their tags (what a
+        question's scope may name): the local Zotero library's, or a hosted one's as synced."""
+        try:
+            view = await self._library_view(request.user_id)
+        except Exception as exc:  # noqa: BLE001 - an unreadable library is reported, not raised
+            log.warning("library outline failed", error=str(exc))
+            return LibraryOutline(
+                **request.reply_fields(),
+                error=ServiceError(
+                    code="not_available", service=SERVICE, message=f"Your library could not be read: {exc}"
+                ),
+            )
+        return scope.outline_reply(request, view.outline if view is not None else None)
+
+    async def _library_view(self, user_id: str) -> LibraryView | None:
+        """The user's lookup index and outline, rebuilt when the library changed since they
+        were built: the local zotero.sqlite's size and mtime, or the revision of a hosted
+        user's last sync page. None: no library of this user is here."""
         if self._is_local(user_id):
             zotero_dir = self.settings.zotero_dir
 
-            async def build() -> ItemIndex:
+            async def build() -> LibraryView:
                 snap = await asyncio.to_thread(read_library, zotero_dir, self.settings.zotero_base_dir)
-                return await asyncio.to_thread(snapshot_index, snap)
+                return LibraryView(
+                    await asyncio.to_thread(snapshot_index, snap), await asyncio.to_thread(scope.snapshot_outline, snap)
+                )
 
             stamp = database_signature(zotero_dir / "zotero.sqlite")
         elif self.catalog is not None and (stamp := await self.catalog.synced_revision(user_id)):
 
-            async def build() -> ItemIndex:
-                return await asyncio.to_thread(synced_index, await self.catalog.synced_items(user_id))
+            async def build() -> LibraryView:
+                items, trees = await asyncio.gather(
+                    self.catalog.synced_items(user_id), self.catalog.collection_trees(user_id)
+                )
+                return LibraryView(
+                    await asyncio.to_thread(synced_index, items),
+                    await asyncio.to_thread(scope.synced_outline, items, trees),
+                )
         else:
             return None
-        return await self._item_indexes.get(user_id, stamp, build)
+        return await self._views.get(user_id, stamp, build)
 
     # --- status -----------------------------------------------------------------------------
 

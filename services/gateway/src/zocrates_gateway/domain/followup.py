@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from zocrates_contracts import ItemRef, RetrievalScope, TurnRecord
+from zocrates_contracts import ItemRef, ItemsScope, TurnRecord
 from zocrates_contracts.messages import MAX_QUERY_CHARS, MAX_SCOPE_ITEMS
 from zocrates_gateway.domain.synthesis import content_words
 
@@ -64,8 +64,8 @@ class FollowUp:
     items: tuple[ItemRef, ...]
     restricted: bool
 
-    def scope(self) -> RetrievalScope | None:
-        return RetrievalScope(items=list(self.items[:MAX_SCOPE_ITEMS])) if self.items else None
+    def scope(self) -> ItemsScope | None:
+        return ItemsScope(items=list(self.items[:MAX_SCOPE_ITEMS])) if self.items else None
 
 
 def points_back(question: str) -> bool:

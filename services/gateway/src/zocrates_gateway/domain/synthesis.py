@@ -52,6 +52,10 @@ in a few short paragraphs. Do not use bracketed citations. Do not invent papers.
 {candidates}"""
 
 NOT_FOUND = "I could not find a passage in your library that addresses this question."
+EMPTY_SCOPE = (
+    "No items in this scope: the collection, tag, selection or file it names holds no item whose "
+    "text is indexed. Choose another scope, or ask across the whole library."
+)
 ANSWER_INTRO = (
     "Here is what your library says (quoted from the most relevant passages, their own reference numbers removed):\n\n"
 )

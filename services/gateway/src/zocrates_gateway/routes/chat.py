@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
 from zocrates_contracts import ID_PATTERN, new_id
+from zocrates_contracts.messages import RetrievalScope
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.deps import GatewayDep
 from zocrates_gateway.errors import ApiError
@@ -32,6 +33,13 @@ class ChatRequest(BaseModel):
         default=None, pattern=ID_PATTERN, description="Continue this session; omit to start a new one"
     )
     message: str = Field(min_length=1, description="The question, at most 32 KB of UTF-8")
+    scope: RetrievalScope | None = Field(
+        default=None,
+        description=(
+            "Where in your library to search: a library, a collection (with or without its "
+            "subcollections), a tag, a set of items or one attachment; omit for the whole library"
+        ),
+    )
 
 
 @router.post("/chat", responses={200: {"content": {"text/event-stream": {}}}})
@@ -49,7 +57,7 @@ async def chat(gateway: GatewayDep, body: ChatRequest, user: CurrentUser) -> Eve
     if body.session_id is not None and await gateway.sessions.get_meta(user.user_id, body.session_id) is None:
         raise ApiError(404, "session_not_found", f"No session {body.session_id} for this user.")
     session_id = body.session_id or new_id()
-    turn = start_turn(gateway, user.user_id, session_id, message)
+    turn = start_turn(gateway, user.user_id, session_id, message, body.scope)
     return sse(gateway, turn, after=0)
 
 

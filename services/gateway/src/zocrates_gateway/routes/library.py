@@ -1,5 +1,6 @@
 """The library routes: `POST /library/sync`, `PUT /library/attachments/{key}` (lab-hosted),
-`GET /library/status` and `POST /library/rescan` (either kind of library).
+`GET /library/status` and `POST /library/rescan` (either kind of library), and
+`GET /library/collections` and `GET /library/tags`, what a question's scope may name.
 
 In the hosted deployment the plugin uploads the researcher's library: its metadata in pages
 (each page one `LibrarySyncRequested` to retrieval, which stores it and answers which files it
@@ -28,6 +29,8 @@ from pydantic import ValidationError
 from zocrates_contracts import (
     AttachmentAccepted,
     AttachmentUploaded,
+    LibraryOutline,
+    LibraryOutlineRequested,
     LibraryStatus,
     LibraryStatusRequested,
     LibrarySynced,
@@ -46,7 +49,7 @@ from zocrates_runtime import bus
 
 router = APIRouter()
 
-SYNC_FIELDS = {"library_id", "sync_id", "page", "final", "full", "items", "deleted"}
+SYNC_FIELDS = {"library_id", "sync_id", "page", "final", "full", "items", "deleted", "collections"}
 SPOOL_IN_MEMORY = 8 * 1024 * 1024  # bigger uploads spill to a temp file on disk
 ENVELOPE = {"schema_version", "message_id", "turn_id", "session_id", "user_id", "trace", "created_at", "error"}
 
@@ -220,3 +223,23 @@ async def rescan(gateway: GatewayDep, user: CurrentUser) -> dict:
 async def _status(gateway: Gateway, user: Principal, *, rescan: bool) -> dict:
     reply: LibraryStatus = await _ask(gateway, "answer", LibraryStatusRequested, **_ids(user), rescan=rescan)
     return reply.model_dump(mode="json", exclude=ENVELOPE - {"error"})
+
+
+@router.get("/library/collections")
+async def collections(gateway: GatewayDep, user: CurrentUser) -> dict:
+    """The caller's libraries and their collections (`parent_key` places each in its tree),
+    with the items directly in each: what a question's scope may name."""
+    return await _outline(gateway, user, "collections")
+
+
+@router.get("/library/tags")
+async def tags(gateway: GatewayDep, user: CurrentUser) -> dict:
+    """The caller's libraries and their tags, with the items carrying each."""
+    return await _outline(gateway, user, "tags")
+
+
+async def _outline(gateway: Gateway, user: Principal, part: str) -> dict:
+    reply: LibraryOutline = await _ask(gateway, "answer", LibraryOutlineRequested, **_ids(user), part=part)
+    if reply.error is not None:
+        raise _service_error(reply)
+    return reply.model_dump(mode="json", include={"libraries", part, "truncated"})

@@ -11,6 +11,7 @@ produces, so one ingest path indexes both. Keys (the user is the second token of
 every read names the user and one user's catalog is invisible to another's):
 
     i.<user>.<library>.<key>      a synced item: {"sync_id", "item"}   (discovery reads these too)
+    t.<user>.<library>            the library's collection tree: {"collections": [SyncedCollection]}
     f.<user>.<library>.<key>      the uploaded file of an attachment item
     s.<user>.<library>.<sync_id>  which pages of a sync arrived (compare-and-set)
     x.<user>.<library>.<key>      a conversion failure with its content hash (not converted again)
@@ -35,7 +36,7 @@ from dataclasses import asdict, dataclass, field, replace
 import nats.js.errors
 from nats.js.kv import KeyValue
 
-from zocrates_contracts import CatalogEntry, LibrarySyncRequested, SyncedItem
+from zocrates_contracts import CatalogEntry, LibrarySyncRequested, SyncedCollection, SyncedItem
 from zocrates_contracts.subjects import (
     LIBRARY_CATALOG_BUCKET,
     catalog_item_key,
@@ -188,6 +189,9 @@ class Catalog:
             )
             for item in page.items
         )
+        if page.collections is not None:
+            tree = [c.model_dump(mode="json", exclude_defaults=True) for c in page.collections]
+            await self._put(f"t.{user_id}.{lib}", {"collections": tree})
         deleted, orphaned = await self._delete_items(user_id, lib, page.deleted) if page.deleted else ([], [])
         record = await self._note_page(user_id, page)
         if record["complete"] and not record["done"]:
@@ -336,6 +340,13 @@ class Catalog:
     async def synced_items(self, user_id: str) -> dict[tuple[str, str], SyncedItem]:
         """Every synced item of the user (regular items, attachments and notes) by (library, key)."""
         return {k: SyncedItem.model_validate(v["item"]) for k, v in (await self._items(user_id)).items()}
+
+    async def collection_trees(self, user_id: str) -> dict[str, list[SyncedCollection]]:
+        """Library id -> the collection tree it last synced."""
+        return {
+            lib: [SyncedCollection.model_validate(c) for c in value["collections"]]
+            for (lib,), value in (await self._json_entries(f"t.{user_id}.*")).items()
+        }
 
     async def sources(self, user_id: str) -> tuple[list[Source], int, int]:
         """The user's indexable sources (uploaded attachments and notes, each resolved to its

@@ -2,11 +2,16 @@
 
 One collection holds every user's chunks. The tenant is the payload field `user_id`
 (indexed with `is_tenant`, so Qdrant keeps each tenant's points together), narrowed to one
-Zotero library by `library_id` when a request names one (RELIABILITY.md section 5), and to one
-of its items by `item_key` when a request's scope names items.
+Zotero library by `library_id` when a request names one (RELIABILITY.md section 5).
+
+A question's scope (`Narrowing`: one library, and there some of its items, collections, tags
+or one attachment) is ANDed inside that gate, on indexed payload fields: `item_key`,
+`attachment_key`, `collection_keys` (the collections the item is directly in) and `tags`.
+The last two describe where an item sits, not what its text is: they change without
+re-embedding (`set_placement`).
 
 Tenancy is enforced here and nowhere else:
-- `tenant_filter()` is the only place a tenant becomes a filter;
+- `tenant_filter()` is the only place a tenant (and a narrowing) becomes a filter;
 - `query_chunks()` is the only caller of a store's `_search`, and `_search` is the only code
   that calls Qdrant's query API; a test parses the package to keep it so;
 - the other tenant operations (count, delete, list what is indexed) also take a `Tenant`.
@@ -42,6 +47,11 @@ log = structlog.get_logger(__name__)
 TENANT_FIELD = "user_id"
 LIBRARY_FIELD = "library_id"
 ITEM_FIELD = "item_key"
+ATTACHMENT_FIELD = "attachment_key"
+COLLECTIONS_FIELD = "collection_keys"
+TAGS_FIELD = "tags"
+#: The payload fields that say where an item sits in its library (`set_placement`).
+PLACEMENT_FIELDS = (COLLECTIONS_FIELD, TAGS_FIELD)
 DENSE, SPARSE = "dense", "bm25"
 RRF_K = 60  # the constant of Cormack et al. (2009); Qdrant's default too
 Mode = Literal["dense", "lexical", "hybrid"]
@@ -50,7 +60,7 @@ Mode = Literal["dense", "lexical", "hybrid"]
 POINT_NAMESPACE = uuid.UUID("6f1c9e0a-3d4b-5a7e-9c2f-7a8b9d0e1f23")
 
 #: Payload fields with an index (keyword unless listed as integer).
-KEYWORD_INDEXES = (LIBRARY_FIELD, "source_key", ITEM_FIELD, "content_hash")
+KEYWORD_INDEXES = (LIBRARY_FIELD, "source_key", ITEM_FIELD, "content_hash", ATTACHMENT_FIELD, *PLACEMENT_FIELDS)
 INTEGER_INDEXES = ("chunk_no",)
 
 
@@ -60,18 +70,15 @@ class StoreError(RuntimeError):
 
 @dataclass(frozen=True)
 class Tenant:
-    """Whose chunks: a user, optionally narrowed to one of their Zotero libraries, and within
-    it to one item (a question about the item a DOI names)."""
+    """Whose chunks: a user, optionally narrowed to one of their Zotero libraries (part of a
+    library is a `Narrowing`)."""
 
     user_id: str
     library_id: str | None = None
-    item_key: str | None = None
 
     def __post_init__(self) -> None:
         if not self.user_id:
             raise ValueError("a tenant needs a non-empty user_id")
-        if self.item_key is not None and self.library_id is None:
-            raise ValueError("an item is named within its library: item keys are unique only there")
 
 
 def point_id(user_id: str, library_id: str, source_key: str, chunk_no: int) -> str:
@@ -106,24 +113,64 @@ class Hit:
     payload: dict
 
 
+#: The fields a narrowing may match on (each a keyword index).
+NARROWING_FIELDS = (ITEM_FIELD, ATTACHMENT_FIELD, COLLECTIONS_FIELD, TAGS_FIELD)
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """Part of one library: the chunks whose `field` holds one of `values` (for a list field
+    such as `tags`, any of its elements); with no `field`, the whole library."""
+
+    library_id: str
+    field: str | None = None
+    values: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.field is not None and self.field not in NARROWING_FIELDS:
+            raise ValueError(f"a narrowing matches on one of {NARROWING_FIELDS}, not {self.field!r}")
+        if self.field is not None and not self.values:
+            raise ValueError("a narrowing by a field needs at least one value (an empty one matches nothing)")
+
+    def admits(self, payload: dict) -> bool:
+        """Whether a chunk's payload lies inside (the re-check of every hit)."""
+        if payload.get(LIBRARY_FIELD) != self.library_id:
+            return False
+        if self.field is None:
+            return True
+        have = payload.get(self.field)
+        have = have if isinstance(have, list) else [have]
+        return any(v in self.values for v in have)
+
+
 @dataclass(frozen=True)
 class Conditions:
-    """A store-neutral filter: every `must` field equals its value, no `must_not` one does."""
+    """A store-neutral filter: every `must` field equals its value, every `any_of` field holds
+    one of its values, no `must_not` one equals its value."""
 
     must: tuple[tuple[str, str | int], ...]
     must_not: tuple[tuple[str, str | int], ...] = ()
+    any_of: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def tenant_filter(
-    tenant: Tenant, *must: tuple[str, str | int], must_not: tuple[tuple[str, str | int], ...] = ()
+    tenant: Tenant,
+    *must: tuple[str, str | int],
+    must_not: tuple[tuple[str, str | int], ...] = (),
+    within: Narrowing | None = None,
 ) -> Conditions:
-    """The one place a tenant becomes a filter; extra conditions can only narrow it."""
+    """The one place a tenant becomes a filter; extra conditions and a narrowing are ANDed
+    with it, so they can only narrow it (a narrowing to another library than the tenant's
+    matches nothing)."""
     base = [(TENANT_FIELD, tenant.user_id)]
     if tenant.library_id is not None:
         base.append((LIBRARY_FIELD, tenant.library_id))
-    if tenant.item_key is not None:
-        base.append((ITEM_FIELD, tenant.item_key))
-    return Conditions(tuple(base) + tuple(must), tuple(must_not))
+    any_of: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    if within is not None:
+        base.append((LIBRARY_FIELD, within.library_id))
+        if within.field is not None:
+            any_of = ((within.field, tuple(within.values)),)
+    return Conditions(tuple(base) + tuple(must), tuple(must_not), any_of)
 
 
 @dataclass
@@ -159,6 +206,10 @@ class ChunkStore(ABC):
 
     @abstractmethod
     def delete(self, where: Conditions) -> None: ...
+
+    @abstractmethod
+    def set_payload(self, where: Conditions, payload: dict) -> None:
+        """Set these payload fields on every matching point (vectors untouched)."""
 
     @abstractmethod
     def count(self, where: Conditions) -> int: ...
@@ -199,11 +250,13 @@ def query_chunks(
     limit: int,
     candidates: int = 50,
     mode: Mode = "hybrid",
+    within: Narrowing | None = None,
 ) -> list[Hit]:
-    """The tenant's best chunks for a query: dense, lexical (BM25) or both fused by RRF.
+    """The tenant's best chunks for a query (`within` a narrowing of it): dense, lexical
+    (BM25) or both fused by RRF.
 
     The only function that queries the index. It injects the tenant filter, and re-checks
-    every hit's tenant so that an engine bug cannot leak another user's text.
+    every hit's tenant (and narrowing) so that an engine bug cannot leak another user's text.
     """
     if mode in ("dense", "hybrid") and dense is None:
         raise ValueError(f"mode {mode!r} needs a dense query vector")
@@ -213,21 +266,22 @@ def query_chunks(
         return []
     if mode == "hybrid" and sparse is None:
         mode = "dense"
-    hits = store._search(tenant_filter(tenant), dense, sparse, limit, max(candidates, limit), mode)
+    where = tenant_filter(tenant, within=within)
+    hits = store._search(where, dense, sparse, limit, max(candidates, limit), mode)
     safe = [
         h
         for h in hits
         if h.payload.get(TENANT_FIELD) == tenant.user_id
         and (tenant.library_id is None or h.payload.get(LIBRARY_FIELD) == tenant.library_id)
-        and (tenant.item_key is None or h.payload.get(ITEM_FIELD) == tenant.item_key)
+        and (within is None or within.admits(h.payload))
     ]
     if len(safe) != len(hits):
         log.error("index returned chunks of another tenant; dropped", chunks=len(hits) - len(safe))
     return safe
 
 
-def count_chunks(store: ChunkStore, tenant: Tenant) -> int:
-    return store.count(tenant_filter(tenant))
+def count_chunks(store: ChunkStore, tenant: Tenant, within: Narrowing | None = None) -> int:
+    return store.count(tenant_filter(tenant, within=within))
 
 
 def delete_source(store: ChunkStore, tenant: Tenant, source_key: str, keep_hash: str | None = None) -> None:
@@ -240,13 +294,36 @@ def delete_tenant(store: ChunkStore, tenant: Tenant) -> None:
     store.delete(tenant_filter(tenant))
 
 
-def indexed_versions(store: ChunkStore, tenant: Tenant) -> dict[tuple[str, str], str]:
-    """(library id, source key) -> content hash of every source indexed for `tenant`."""
-    fields = [LIBRARY_FIELD, "source_key", "content_hash"]
+@dataclass(frozen=True)
+class IndexedSource:
+    """What the index holds of one source: the content hash of its version, and where its
+    item sits (`placement`: the `PLACEMENT_FIELDS`; None for an index written before they
+    existed, index version 5)."""
+
+    content_hash: str
+    placement: dict | None
+
+
+def indexed_sources(store: ChunkStore, tenant: Tenant) -> dict[tuple[str, str], IndexedSource]:
+    """(library id, source key) -> what is indexed of every source of `tenant`."""
+    fields = [LIBRARY_FIELD, "source_key", "content_hash", *PLACEMENT_FIELDS]
     return {
-        (p[LIBRARY_FIELD], p["source_key"]): p["content_hash"]
+        (p[LIBRARY_FIELD], p["source_key"]): IndexedSource(
+            p["content_hash"],
+            {f: p[f] for f in PLACEMENT_FIELDS} if all(f in p for f in PLACEMENT_FIELDS) else None,
+        )
         for p in store.scroll(tenant_filter(tenant, ("chunk_no", 0)), fields)
     }
+
+
+def set_placement(store: ChunkStore, tenant: Tenant, source_key: str, placement: dict) -> None:
+    """Write where a source's item sits (its collections and tags, and possibly its
+    `content_hash`) on every chunk of the source in `tenant` (a library), without re-embedding."""
+    if tenant.library_id is None:
+        raise ValueError("a source is named within its library")
+    if unknown := set(placement) - {*PLACEMENT_FIELDS, "content_hash"}:
+        raise ValueError(f"not placement fields: {sorted(unknown)}")
+    store.set_payload(tenant_filter(tenant, ("source_key", source_key)), placement)
 
 
 # --- embedded: qdrant-edge --------------------------------------------------------------------
@@ -308,7 +385,7 @@ class EdgeStore(ChunkStore):
                 self.shard = q.EdgeShard.load(str(self.path), edge_config(q, dim))
             else:
                 self.shard = q.EdgeShard.create(str(self.path), edge_config(q, dim))
-                self._create_indexes()
+            self._create_indexes()
         except Exception as exc:
             self._lock_file.close()
             raise StoreError(
@@ -338,14 +415,20 @@ class EdgeStore(ChunkStore):
                 shutil.rmtree(leftover)
 
     def _create_indexes(self) -> None:
+        """The payload indexes this code filters on; those an older index lacks are added
+        (an index written before `collection_keys` and `tags` existed gets them on open)."""
         q = self.q
-        self.shard.update(q.UpdateOperation.create_field_index(TENANT_FIELD, q.KeywordIndexParams(is_tenant=True)))
+        have = set(self.shard.info().payload_schema)
+        if TENANT_FIELD not in have:
+            self.shard.update(q.UpdateOperation.create_field_index(TENANT_FIELD, q.KeywordIndexParams(is_tenant=True)))
         for name in KEYWORD_INDEXES:
-            self.shard.update(q.UpdateOperation.create_field_index(name, q.PayloadSchemaType.Keyword))
+            if name not in have:
+                self.shard.update(q.UpdateOperation.create_field_index(name, q.PayloadSchemaType.Keyword))
         for name in INTEGER_INDEXES:
-            self.shard.update(
-                q.UpdateOperation.create_field_index(name, q.IntegerIndexParams(lookup=True, range=False))
-            )
+            if name not in have:
+                self.shard.update(
+                    q.UpdateOperation.create_field_index(name, q.IntegerIndexParams(lookup=True, range=False))
+                )
 
     def _filter(self, where: Conditions):
         q = self.q
@@ -353,9 +436,9 @@ class EdgeStore(ChunkStore):
         def cond(key, value):
             return q.FieldCondition(key=key, match=q.MatchValue(value))
 
-        return q.Filter(
-            must=[cond(k, v) for k, v in where.must], must_not=[cond(k, v) for k, v in where.must_not] or None
-        )
+        must = [cond(k, v) for k, v in where.must]
+        must += [q.FieldCondition(key=k, match=q.MatchAny(list(values))) for k, values in where.any_of]
+        return q.Filter(must=must, must_not=[cond(k, v) for k, v in where.must_not] or None)
 
     def upsert(self, points: list[ChunkPoint]) -> None:
         q = self.q
@@ -374,6 +457,9 @@ class EdgeStore(ChunkStore):
 
     def delete(self, where: Conditions) -> None:
         self._write(self.q.UpdateOperation.delete_points_by_filter(self._filter(where)))
+
+    def set_payload(self, where: Conditions, payload: dict) -> None:
+        self._write(self.q.UpdateOperation.set_payload_by_filter(self._filter(where), payload))
 
     def _write(self, operation) -> None:
         with self._writes, self._mutex:
@@ -552,12 +638,14 @@ class ServerStore(ChunkStore):
                 )
                 self._create_indexes()
             else:
-                have = client.get_collection(collection).config.params.vectors[DENSE].size
+                info = client.get_collection(collection)
+                have = info.config.params.vectors[DENSE].size
                 if have != dim:
                     raise StoreError(
                         f"collection {collection!r} holds {have}-dimensional vectors, the "
                         f"embedding model makes {dim}; use another collection name"
                     )
+                self._create_indexes(set(info.payload_schema or {}))
         except StoreError:
             raise
         except Exception as exc:
@@ -569,18 +657,25 @@ class ServerStore(ChunkStore):
 
         return cls(QdrantClient(url=url, api_key=api_key, timeout=10), collection, dim)
 
-    def _create_indexes(self) -> None:
+    def _create_indexes(self, have: set[str] = frozenset()) -> None:
+        """The payload indexes this code filters on, but those in `have` already."""
         m = self.m
         import warnings
 
         with warnings.catch_warnings():  # local mode says payload indexes have no effect there
             warnings.simplefilter("ignore")
-            self.client.create_payload_index(
-                self.collection, TENANT_FIELD, m.KeywordIndexParams(type=m.KeywordIndexType.KEYWORD, is_tenant=True)
-            )
+            if TENANT_FIELD not in have:
+                self.client.create_payload_index(
+                    self.collection,
+                    TENANT_FIELD,
+                    m.KeywordIndexParams(type=m.KeywordIndexType.KEYWORD, is_tenant=True),
+                )
             for name in KEYWORD_INDEXES:
-                self.client.create_payload_index(self.collection, name, m.PayloadSchemaType.KEYWORD)
+                if name not in have:
+                    self.client.create_payload_index(self.collection, name, m.PayloadSchemaType.KEYWORD)
             for name in INTEGER_INDEXES:
+                if name in have:
+                    continue
                 self.client.create_payload_index(
                     self.collection,
                     name,
@@ -593,9 +688,9 @@ class ServerStore(ChunkStore):
         def cond(key, value):
             return m.FieldCondition(key=key, match=m.MatchValue(value=value))
 
-        return m.Filter(
-            must=[cond(k, v) for k, v in where.must], must_not=[cond(k, v) for k, v in where.must_not] or None
-        )
+        must = [cond(k, v) for k, v in where.must]
+        must += [m.FieldCondition(key=k, match=m.MatchAny(any=list(values))) for k, values in where.any_of]
+        return m.Filter(must=must, must_not=[cond(k, v) for k, v in where.must_not] or None)
 
     def upsert(self, points: list[ChunkPoint]) -> None:
         m = self.m
@@ -618,6 +713,11 @@ class ServerStore(ChunkStore):
     def delete(self, where: Conditions) -> None:
         self.client.delete(
             self.collection, points_selector=self.m.FilterSelector(filter=self._filter(where)), wait=True
+        )
+
+    def set_payload(self, where: Conditions, payload: dict) -> None:
+        self.client.set_payload(
+            self.collection, payload, points=self.m.FilterSelector(filter=self._filter(where)), wait=True
         )
 
     def count(self, where: Conditions) -> int:

@@ -30,7 +30,7 @@ import re
 import sqlite3
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from zocrates_contracts import Creator, SyncedItem
@@ -78,10 +78,13 @@ class ItemMeta:
     publication: str | None = None
     doi: str | None = None
     url: str | None = None
-    collections: tuple[str, ...] = ()
+    collections: tuple[str, ...] = ()  # paths, "Parent/Child" (what the lookup shows)
     extra: str | None = None  # Zotero's Extra field: arXiv ids and PMIDs live there (not indexed)
+    collection_keys: tuple[str, ...] = ()  # the collections the item is directly in
+    tags: tuple[str, ...] = ()
 
     def payload(self) -> dict:
+        """What the index keeps of the item on each chunk, and what a change of re-indexes."""
         return {
             "item_key": self.key,
             "item_type": self.item_type,
@@ -90,8 +93,12 @@ class ItemMeta:
             "year": self.year,
             "publication": self.publication,
             "doi": self.doi,
-            "collections": list(self.collections),
         }
+
+    def placement(self) -> dict:
+        """Where the item sits in its library (the `PLACEMENT_FIELDS` of the index): kept on
+        each chunk too, but updated in place when it changes, never re-embedded."""
+        return {"collection_keys": sorted(self.collection_keys), "tags": sorted(self.tags)}
 
 
 @dataclass(frozen=True)
@@ -131,11 +138,22 @@ class Source:
     attachment_key: str | None = None
 
 
+@dataclass(frozen=True)
+class Collection:
+    """A collection of a library, in the tree its `parent_key` places it."""
+
+    library_id: str
+    key: str
+    name: str
+    parent_key: str | None = None
+
+
 @dataclass
 class LibrarySnapshot:
     """Everything the ingest needs from one Zotero data directory, read at one instant."""
 
     libraries: list[Library] = field(default_factory=list)
+    collections: list[Collection] = field(default_factory=list)  # not in the trash
     items: dict[str, ItemMeta] = field(default_factory=dict)  # "<library_id>/<key>" -> meta
     sources: list[Source] = field(default_factory=list)  # not in the trash
     trashed: set[str] = field(default_factory=set)  # "<library_id>/<key>" of trashed items
@@ -227,10 +245,24 @@ def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | Non
             )
 
     collections = _collection_paths(con)
+    rows_by_id = {
+        r[0]: r
+        for r in con.execute("SELECT collectionID, key, collectionName, parentCollectionID, libraryID FROM collections")
+    }
+    for cid in collections:
+        r = rows_by_id[cid]
+        if r[4] in lib_ids:
+            parent = rows_by_id[r[3]][1] if r[3] in rows_by_id else None
+            snap.collections.append(Collection(lib_ids[r[4]], r[1], r[2], parent))
     in_collections: dict[int, list[str]] = defaultdict(list)
+    in_collection_keys: dict[int, list[str]] = defaultdict(list)
     for r in con.execute("SELECT collectionID, itemID FROM collectionItems"):
         if r[0] in collections:
             in_collections[r[1]].append(collections[r[0]])
+            in_collection_keys[r[1]].append(rows_by_id[r[0]][1])
+    tags: dict[int, list[str]] = defaultdict(list)
+    for r in con.execute("SELECT it.itemID, t.name FROM itemTags it JOIN tags t ON t.tagID = it.tagID"):
+        tags[r[0]].append(r[1])
 
     deleted = {r[0] for r in con.execute("SELECT itemID FROM deletedItems")}
 
@@ -243,8 +275,10 @@ def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | Non
     for r in rows:
         if r["libraryID"] not in lib_ids:
             continue
-        metas[r["itemID"]] = _meta(
-            r, lib_ids[r["libraryID"]], values[r["itemID"]], creators[r["itemID"]], in_collections[r["itemID"]]
+        metas[r["itemID"]] = replace(
+            _meta(r, lib_ids[r["libraryID"]], values[r["itemID"]], creators[r["itemID"]], in_collections[r["itemID"]]),
+            collection_keys=tuple(sorted(in_collection_keys[r["itemID"]])),
+            tags=tuple(sorted(set(tags[r["itemID"]]))),
         )
         if r["typeName"] not in ("attachment", "note", "annotation"):
             snap.items[f"{metas[r['itemID']].library_id}/{r['key']}"] = metas[r["itemID"]]
@@ -446,6 +480,8 @@ def synced_item_meta(item: SyncedItem, library_id: str) -> ItemMeta:
         doi=doi_of(item.doi, item.extra or "", item.url or ""),
         url=item.url or None,
         extra=item.extra or None,
+        collection_keys=tuple(sorted(set(item.collections))),
+        tags=tuple(sorted(set(item.tags))),
     )
 
 
