@@ -450,7 +450,7 @@ async def answer_turn(
     with tracer.start_as_current_span("citation_verification") as span:
         if verifying:
             await status(turn, "verification")
-            probabilities, summary = await verify(gateway, ids, chunks, occurrences)
+            probabilities, summary = await verify(gateway, ids, chunks, occurrences, quotes)
 
         await status(turn, "resolution")
         audit = TurnAudit(
@@ -565,14 +565,14 @@ async def synthesize(
 
 
 async def verify(
-    gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occurrences
+    gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occurrences, quotes=None
 ) -> tuple[dict, VerificationSummary]:
     """Score every occurrence, in as many requests as its pairs need, all within the verification
     budget. A request that fails (no reply, an error, a malformed reply, the bus) leaves its
     pairs unverified (`None`: fail open) with a note; the others keep their scores."""
     s = gateway.settings
     timeout = min(s.verification_timeout_s, s.verification_budget_s)
-    pairs = verification.pairs_for(occurrences, chunks)
+    pairs = verification.pairs_for(occurrences, chunks, quotes)
     if not pairs:
         return verification.unverified(occurrences), VerificationSummary()
     started = time.perf_counter()
