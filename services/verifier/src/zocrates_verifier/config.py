@@ -80,8 +80,10 @@ class VerifierSettings(ZocratesSettings):
     )
     verbatim_rule: bool = Field(
         True,
-        description="Hugging Face checkpoints: a claim of six words or more found word for word in "
-        "its passage scores at least 0.99 whatever the model says (/health counts such pairs).",
+        description="A quote scores at least 0.99 whatever the model (or the heuristic) says: a "
+        "pair the gateway sends as the answer writer's rendering of a unit of its passage "
+        "(`quoted`), or a claim of six words or more that is word for word whole sentences of its "
+        "passage (/health counts such pairs and shows the model's own score of the last).",
     )
 
     cpu_threads: int = Field(

@@ -166,7 +166,7 @@ class VerifierService:
     async def verify(self, request: VerificationRequested) -> VerificationCompleted:
         """Scores for every pair of `request`, in its order; failures are `None` plus `error`."""
         started = time.perf_counter()
-        pairs = [Pair(p.claim, p.source_text, p.compound) for p in request.pairs]
+        pairs = [Pair(p.claim, p.source_text, p.compound, p.quoted) for p in request.pairs]
         try:
             outcomes = await self.score(pairs, monotonic_deadline(request.deadline))
         except Overloaded as exc:

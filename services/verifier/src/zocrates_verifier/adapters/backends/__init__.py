@@ -52,7 +52,7 @@ def build_backend(settings: VerifierSettings, provider: str, device: str) -> Bac
     elif provider == "heuristic":
         from zocrates_verifier.adapters.backends.heuristic import HeuristicModel
 
-        model = HeuristicModel()
+        model = HeuristicModel(verbatim_rule=settings.verbatim_rule)
     else:
         raise ValueError(f"unknown verifier provider {provider!r}")
     return BatchedBackend(
