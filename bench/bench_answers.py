@@ -808,8 +808,8 @@ def run(split: str = "all", verifier: str = "default", verifier_threads: str = "
                         f"{r['id']} {r['kind']:<12} {'correct' if r['correct'] else 'wrong':<7} {how[:40]:<40} {r['ms']:6.0f} ms"
                     )
             print("\n".join(kind_table(summarise(rows))))
-            print(verdicts(summarise(rows)["all"]))
-        every = summarise([r for rows in result["results"].values() for r in rows])["all"]
+            print(verdicts(summarise(rows)))
+        every = summarise([r for rows in result["results"].values() for r in rows])
         print(f"all: {verdicts(every)}; {result['turns_s']:.0f} s of turns")
         return None
     if split == "design":
