@@ -344,6 +344,7 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
                 records,
                 question=search.question,
                 written=no_text_answer(found, records),
+                written_quotes=True,
                 notes=notes,
             )
         return await answer_turn(
@@ -354,7 +355,15 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
     titles = search_text(" ".join(i.title for i in found.items if i.title) or "abstract").text
     chunks = [record_chunk(i) for i in found.items] + await retrieve_items(gateway, turn, ids, titles, scope)
     return await answer_turn(
-        gateway, turn, message, ids, chunks, question=titles, written=item_answer(asked, found, chunks), notes=notes
+        gateway,
+        turn,
+        message,
+        ids,
+        chunks,
+        question=titles,
+        written=item_answer(asked, found, chunks),
+        written_quotes=True,
+        notes=notes,
     )
 
 
@@ -401,12 +410,15 @@ async def answer_turn(
     question: str,
     lead: str = "",
     written=None,
+    written_quotes: bool = False,
     notes=(),
     history: list[TurnRecord] | None = None,
 ) -> TurnRecord:
     """Write the answer from `chunks` (a language model reads the whole message, the offline
     writer the search question), or stream the one `written` for the turn; after a `lead` line,
-    with `notes` at the end. Then verify its citations and resolve them."""
+    with `notes` at the end. Then verify its citations and resolve them. `written_quotes`: every
+    citation of `written` is the offline writer's rendering of its passage (an item's record,
+    its opening sentences), so each is verified and shown as a quote."""
     s = gateway.settings
     await status(turn, "synthesis")
     parts: list[str] = []
@@ -446,6 +458,8 @@ async def answer_turn(
     probabilities, summary = None, VerificationSummary(enabled=False)
     answer = parse_answer(text, len(chunks))  # tokenised once: claims to verify, then resolution
     occurrences = list(answer.occurrences)
+    if written is not None and written_quotes:
+        quotes = every_occurrence_quoted(occurrences)
     verifying = s.citations_enabled and s.verification_enabled and bool(occurrences)
     with tracer.start_as_current_span("citation_verification") as span:
         if verifying:
@@ -475,6 +489,15 @@ async def answer_turn(
         if verifying:
             record_verification(span, record, occurrences, chunks)
     return record
+
+
+def every_occurrence_quoted(occurrences) -> dict[int, list[float | None]]:
+    """Quotes (`ExtractiveAnswer.quotes`' shape) for an answer whose every citation is a
+    rendering of its passage; no relevance is known for them."""
+    found: dict[int, list[float | None]] = {}
+    for o in occurrences:
+        found.setdefault(o.chunk_index, []).append(None)
+    return found
 
 
 def record_verification(span, record: TurnRecord, occurrences, chunks: list[EvidenceChunk]) -> None:
