@@ -59,7 +59,7 @@ def build_backend(settings: VerifierSettings, provider: str, device: str) -> Bac
         model,
         device,
         warmup=settings.warmup,
-        cpu_threads=settings.cpu_threads,
+        cpu_threads=settings.cpu_threads if provider == "local" else 0,  # the heuristic needs no torch
         max_batch_tokens=settings.max_batch_tokens,
         max_batch_items=settings.max_batch_pairs,
         max_wait_s=settings.max_wait_ms / 1000.0,
