@@ -18,11 +18,11 @@ and the first sentence of each of the top four chunks.
 The library part asks the real system: a Zotero library built from the fixture PDFs and a
 real Zotero database (tests/harness/answer_library.py), `python -m zocrates_runtime.stack` as
 `make run` starts it (real nats-server on free ports, retrieval indexing that library, the
-gateway, the default offline verifier, no LLM: the offline extractive answer writer answers),
-and each labelled question of bench/data/answers/ posted to `POST /chat` one at a time, the
-`done` payload read from the SSE stream as a client reads it. A follow-up question is asked as
-two turns of one session: its first question, then the second with the `session_id` the first
-turn's `turn` event gave; only the second turn is scored. Scoring:
+gateway, the default verifier (the shipped trained model, offline), no LLM: the offline extractive
+answer writer answers), and each labelled question of bench/data/answers/ posted to `POST /chat`
+one at a time, the `done` payload read from the SSE stream as a client reads it. A follow-up
+question is asked as two turns of one session: its first question, then the second with the
+`session_id` the first turn's `turn` event gave; only the second turn is scored. Scoring:
 
 - correct: an expected string appears in the answer's prose (the text before its source sections),
   after NFKC, case folding, unicode dashes as `-`, whitespace collapsed, line-end hyphens
@@ -802,8 +802,8 @@ def run(split: str = "all", verifier: str = "default", verifier_threads: str = "
                 for r in rows:
                     print(result_line(r))
             print("\n".join(kind_table(summarise(rows))))
-            print(verdicts(summarise(rows)["all"]))
-        every = summarise([r for rows in result["results"].values() for r in rows])["all"]
+            print(verdicts(summarise(rows)))
+        every = summarise([r for rows in result["results"].values() for r in rows])
         print(f"all: {verdicts(every)}; {result['turns_s']:.0f} s of turns")
         return None
     if split == "design":

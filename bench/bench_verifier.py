@@ -407,8 +407,8 @@ def trained_section(shipped: Path | None) -> list[str]:
     now = split_metrics(served_scores(model, rows), [r["label"] for r in rows], threshold)
     recorded = windows[f"evaluation_{served}"]["eval_scifact_heldout"]["windowed"]
     lines = [
-        "### Trained verifier model (shipped, opt-in: `ZOCRATES_VERIFIER_PROVIDER=local`; "
-        "docs/verifier-model.md says why it is not the default yet)",
+        "### Trained verifier model (shipped, the default: `ZOCRATES_VERIFIER_PROVIDER=auto` or "
+        "`local`; docs/verifier-model.md)",
         "",
         "Figures recorded with the weights "
         f"(`{shipped.relative_to(Path(__file__).resolve().parent.parent)}/training_report.json`: "

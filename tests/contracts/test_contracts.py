@@ -16,6 +16,7 @@ from zocrates_contracts import (
     RetrievalRequested,
     TurnRecord,
     TurnRequested,
+    VerificationRequested,
 )
 from zocrates_contracts.export import SCHEMA_DIR, render, schemas
 
@@ -54,6 +55,16 @@ def test_a_newer_schema_version_is_refused_clearly():
 def test_every_message_is_written_at_its_own_schema_version():
     for model in ALL_MESSAGES:
         assert model.model_fields["schema_version"].default == model.SCHEMA_VERSION, model.__name__
+
+
+def test_a_version_1_verification_request_reads_as_pairs_not_quoted():
+    pair = {"chunk_index": 1, "occurrence": 1, "claim": "Rates rose.", "source_text": "Rates rose."}
+    v1 = {"turn_id": "t", "session_id": "s", "user_id": "u", "reply_to": "r", "schema_version": 1, "pairs": [pair]}
+    assert VerificationRequested.model_validate(v1).pairs[0].quoted is False
+    v2 = VerificationRequested(**{**v1, "schema_version": 2, "pairs": [{**pair, "quoted": True}]})
+    assert VerificationRequested.model_validate_json(v2.model_dump_json()).pairs[0].quoted is True
+    with pytest.raises(ValidationError, match="schema_version 3"):
+        VerificationRequested.model_validate({**v1, "schema_version": 3})
 
 
 def test_a_version_1_discovery_request_still_decodes_and_a_version_2_one_is_refused_by_a_v1_reader():

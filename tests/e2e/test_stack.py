@@ -104,7 +104,12 @@ def test_make_run_answers_a_library_question_and_stops_cleanly(tmp_path, zotero_
     try:
         url, token, banner = read_banner(proc, time.monotonic() + 240)
         assert any(line.startswith("  Answers: sentences quoted from your library") for line in banner)
-        assert any(line.startswith("  Citation checks: heuristic") for line in banner)
+        assert any(
+            line.startswith(
+                "  Citation checks: local (zocrates-verifier-minilm-v1, the trained model that ships with Zocrates)"
+            )
+            for line in banner
+        )
         children = psutil.Process(proc.pid).children(recursive=True)
         assert len(children) >= 6  # nats-server + five services
         auth = {"Authorization": f"Bearer {token}"}

@@ -190,6 +190,8 @@ async def test_is_this_doi_in_my_library_is_answered_from_the_library_with_its_c
     # cited: its library record and its own passage, both from this turn's lookup and retrieval
     assert cited_items(record) == {("user", keys["dvt"])}
     assert sorted(c["kind"] == "record" for c in record["citations"]) == [False, True]
+    # the record's line and the opening sentences are the writer's renderings of their passages
+    assert all(o["quoted"] for c in record["citations"] for o in c["occurrences"])
     assert [r["item_key"] for r in record["references"]["cited"]] == [keys["dvt"]]
     assert len(discovery.requests) == asked_online  # never went online
 

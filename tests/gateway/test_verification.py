@@ -58,6 +58,21 @@ def test_pairs_beyond_one_request_are_split_and_blank_ones_left_out():
     assert [len(b) for b in verification.batches(pairs)] == [MAX_PAIRS, MAX_PAIRS, 1200 - 2 * MAX_PAIRS]
 
 
+def test_the_writer_s_quotes_go_out_quoted_and_nothing_else_does():
+    # Chunk 1 is quoted by its first two occurrences, chunk 2 by none; a language model's
+    # answer (no quotes) sends nothing quoted.
+    pairs = verification.pairs_for(occurrences(3), CHUNKS, {1: [0.9, 0.4], 2: []})
+    assert [(p.chunk_index, p.occurrence, p.quoted) for p in pairs] == [
+        (1, 1, True),
+        (1, 2, True),
+        (1, 3, False),
+        (2, 1, False),
+        (2, 2, False),
+        (2, 3, False),
+    ]
+    assert not any(p.quoted for p in verification.pairs_for(occurrences(3), CHUNKS))
+
+
 @pytest.fixture
 async def gateway(nats_server):
     gw = Gateway.create(GatewaySettings(nats_url=nats_server.url, instance_id="gwtest", verification_timeout_s=10.0))

@@ -90,3 +90,23 @@ def test_shipped_coefficients_hold_up_on_held_out_scifact(fixtures_dir):
 def test_shipped_coefficients_are_what_the_fit_script_produces(fixtures_dir):
     refit = calibration.refit(fixtures_dir / "claims" / "scifact")
     assert [round(c, 4) for c in refit] == pytest.approx(list(COEFFICIENTS), abs=2e-4)
+
+
+def test_a_quote_scores_at_least_the_verbatim_floor_and_nothing_is_lowered():
+    """The verbatim rule is the heuristic's too: a pair the writer quoted (a table row with its
+    caption and headers) and a sentence quoted word for word keep 0.99 at least; the estimator's
+    own score stays visible; a pair that is no quote scores as the estimator says."""
+    from zocrates_verifier.adapters.backends.heuristic import HeuristicModel
+
+    passage = "Table 3. Baseline characteristics.\nage, years | 54.2 ± 8.1\nWomen were a third of the cohort overall."
+    row = Pair("Table 3 (Baseline characteristics): age, years — 54.2 ± 8.1", passage, quoted=True)
+    sentence = Pair("Women were a third of the cohort overall.", passage)
+    unrelated = Pair("Statins lowered cholesterol in most adults.", passage)
+    model = HeuristicModel()
+    scores = model.predict([row, sentence, unrelated])
+    own = [score_pair(p) for p in (row, sentence, unrelated)]
+    assert scores[0] >= 0.99 and scores[1] >= 0.99 and scores[2] == own[2] < 0.5
+    assert all(s >= o for s, o in zip(scores, own))
+    described = model.describe()
+    assert described["verbatim_raised"] == sum(o < 0.99 for o in own[:2]) >= 1
+    assert HeuristicModel(verbatim_rule=False).predict([row]) == [own[0]]

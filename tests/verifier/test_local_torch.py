@@ -238,3 +238,22 @@ def test_a_claim_quoted_word_for_word_is_kept_and_the_model_score_stays_visible(
     described = ruled.describe()
     assert described["verbatim_raised"] == 1
     assert described["last_verbatim_model_score"] == pytest.approx(model_score, abs=1e-4)
+
+
+def test_a_pair_the_writer_quoted_is_kept_like_a_verbatim_one_and_the_model_score_stays_visible(tiny_checkpoint):
+    # A table row as the answer writer renders it (caption, headers, cells): not a sentence of
+    # the passage, so only the pair's `quoted` makes it a quote.
+    row = "Table 3 (Baseline characteristics): age, years — 54.2 ± 8.1"
+    ruled = load_model(tiny_checkpoint, dtype="float32")
+    ruled.setup("cpu")
+    plain = load_model(tiny_checkpoint, dtype="float32", verbatim_rule=False)
+    plain.setup("cpu")
+    model_score = plain.predict([Pair(row, WINDOWED_PASSAGE, quoted=True)])[0]
+    assert model_score < 0.9
+    assert ruled.predict([Pair(row, WINDOWED_PASSAGE, quoted=True), Pair(row, WINDOWED_PASSAGE)]) == [
+        0.99,
+        pytest.approx(model_score, abs=1e-6),
+    ]
+    described = ruled.describe()
+    assert described["verbatim_raised"] == 1
+    assert described["last_verbatim_model_score"] == pytest.approx(model_score, abs=1e-4)

@@ -137,7 +137,9 @@ async def test_heuristic_answers_when_asked_and_disabled_scores_nothing():
 
 def test_auto_provider_follows_what_is_configured(monkeypatch, tmp_path):
     assert local_torch.shipped_model_present(), "the trained model ships in the package"
-    assert VerifierSettings().resolved_provider() == "heuristic"  # the shipped model is opt-in
+    assert VerifierSettings().resolved_provider() == "local"  # the shipped model is the default
+    assert VerifierSettings().uses_shipped_model()
+    assert VerifierSettings(provider="heuristic").resolved_provider() == "heuristic"
     assert VerifierSettings(provider="local").checkpoint_dir() == local_torch.SHIPPED_MODEL_DIR
     assert VerifierSettings(provider="local").uses_shipped_model()
     assert VerifierSettings(model_dir=tmp_path).resolved_provider() == "local"
@@ -151,6 +153,7 @@ def test_auto_provider_follows_what_is_configured(monkeypatch, tmp_path):
     monkeypatch.setattr(local_torch, "SHIPPED_MODEL_DIR", tmp_path / "absent")
     with pytest.raises(ValueError, match="MODEL_DIR"):
         VerifierSettings(provider="local")
+    assert VerifierSettings().resolved_provider() == "local"  # the service falls back, and says so
     with pytest.raises(ValueError):
         VerifierSettings(threshold=0.4)
 

@@ -132,18 +132,36 @@ async def test_provider_local_answers_with_the_trained_model_and_health_names_it
         await service.close()
 
 
-async def test_the_heuristic_is_the_default_and_asking_for_missing_weights_is_refused(monkeypatch, tmp_path):
-    service = VerifierService(VerifierSettings())
+async def test_the_trained_model_is_the_default_and_the_heuristic_answers_without_its_weights(monkeypatch, tmp_path):
+    service = VerifierService(VerifierSettings(device="cpu"))
     await service.start()
     try:
         health = await health_over_http(service)
-        assert health["provider"] == "heuristic" and health["model"] == "lexical-logistic-v1"
-        assert health["model_source"] == "heuristic" and health["fallback_reason"] is None
+        assert health["provider"] == "local" and health["model"] == "zocrates-verifier-minilm-v1"
+        assert health["model_source"] == "trained" and health["fallback_reason"] is None
+        assert service.backend._cpu_threads == 1  # one torch thread on a CPU shared with the others
     finally:
         await service.close()
+    heuristic = VerifierService(VerifierSettings(provider="heuristic"))
+    await heuristic.start()
+    try:
+        health = await health_over_http(heuristic)
+        assert health["provider"] == "heuristic" and health["model_source"] == "heuristic"
+        assert health["fallback_reason"] is None and heuristic.backend._cpu_threads == 0  # no torch
+    finally:
+        await heuristic.close()
     monkeypatch.setattr(local_torch, "SHIPPED_MODEL_DIR", tmp_path / "absent")
     with pytest.raises(ValueError, match=str(tmp_path / "absent")):
         VerifierSettings(provider="local")
+    fallback = VerifierService(VerifierSettings(device="cpu"))
+    await fallback.start()
+    try:
+        health = await health_over_http(fallback)
+        assert health["provider"] == "heuristic" and health["model_source"] == "heuristic-fallback"
+        assert health["fallback_reason"] == f"the trained model is not at {tmp_path / 'absent'}"
+        assert isinstance((await fallback.score(SUPPORTED[:1], None))[0], float)
+    finally:
+        await fallback.close()
 
 
 async def test_heuristic_answers_when_the_shipped_weights_fail_to_load(monkeypatch, tmp_path):

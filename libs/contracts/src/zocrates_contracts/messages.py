@@ -210,6 +210,12 @@ class VerificationPair(BaseModel):
     claim: str = Field(min_length=1, max_length=MAX_CLAIM_CHARS)
     source_text: str = Field(min_length=1, max_length=MAX_SOURCE_CHARS)
     compound: bool = False
+    quoted: bool = Field(
+        default=False,
+        description="The claim is the answer writer's rendering of a unit of this passage (a "
+        "sentence, list item, table row with its headers, or the item's own record), not a claim "
+        "a language model wrote",
+    )
 
 
 class PairScore(BaseModel):
@@ -224,6 +230,8 @@ class PairScore(BaseModel):
 
 class VerificationRequested(Request):
     SUBJECT = VERIFICATION_REQUESTED
+    SCHEMA_VERSION = 2  # 2: a pair's `quoted` (a version 1 pair reads as not quoted)
+    schema_version: int = 2
 
     pairs: list[VerificationPair] = Field(min_length=1, max_length=MAX_PAIRS)
 

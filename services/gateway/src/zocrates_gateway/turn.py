@@ -352,6 +352,7 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
                 records,
                 question=search.question,
                 written=no_text_answer(found, records),
+                written_quotes=True,
                 notes=notes,
             )
         return await answer_turn(
@@ -362,7 +363,15 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
     titles = search_text(" ".join(i.title for i in found.items if i.title) or "abstract").text
     chunks = [record_chunk(i) for i in found.items] + await retrieve_items(gateway, turn, ids, titles, scope)
     return await answer_turn(
-        gateway, turn, message, ids, chunks, question=titles, written=item_answer(asked, found, chunks), notes=notes
+        gateway,
+        turn,
+        message,
+        ids,
+        chunks,
+        question=titles,
+        written=item_answer(asked, found, chunks),
+        written_quotes=True,
+        notes=notes,
     )
 
 
@@ -414,12 +423,15 @@ async def answer_turn(
     question: str,
     lead: str = "",
     written=None,
+    written_quotes: bool = False,
     notes=(),
     history: list[TurnRecord] | None = None,
 ) -> TurnRecord:
     """Write the answer from `chunks` (a language model reads the whole message, the offline
     writer the search question), or stream the one `written` for the turn; after a `lead` line,
-    with `notes` at the end. Then verify its citations and resolve them."""
+    with `notes` at the end. Then verify its citations and resolve them. `written_quotes`: every
+    citation of `written` is the offline writer's rendering of its passage (an item's record,
+    its opening sentences), so each is verified and shown as a quote."""
     s = gateway.settings
     await status(turn, "synthesis")
     parts: list[str] = []
@@ -459,11 +471,13 @@ async def answer_turn(
     probabilities, summary = None, VerificationSummary(enabled=False)
     answer = parse_answer(text, len(chunks))  # tokenised once: claims to verify, then resolution
     occurrences = list(answer.occurrences)
+    if written is not None and written_quotes:
+        quotes = every_occurrence_quoted(occurrences)
     verifying = s.citations_enabled and s.verification_enabled and bool(occurrences)
     with tracer.start_as_current_span("citation_verification") as span:
         if verifying:
             await status(turn, "verification")
-            probabilities, summary = await verify(gateway, ids, chunks, occurrences)
+            probabilities, summary = await verify(gateway, ids, chunks, occurrences, quotes)
 
         await status(turn, "resolution")
         audit = TurnAudit(
@@ -488,6 +502,15 @@ async def answer_turn(
         if verifying:
             record_verification(span, record, occurrences, chunks)
     return record
+
+
+def every_occurrence_quoted(occurrences) -> dict[int, list[float | None]]:
+    """Quotes (`ExtractiveAnswer.quotes`' shape) for an answer whose every citation is a
+    rendering of its passage; no relevance is known for them."""
+    found: dict[int, list[float | None]] = {}
+    for o in occurrences:
+        found.setdefault(o.chunk_index, []).append(None)
+    return found
 
 
 def record_verification(span, record: TurnRecord, occurrences, chunks: list[EvidenceChunk]) -> None:
@@ -578,14 +601,14 @@ async def synthesize(
 
 
 async def verify(
-    gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occurrences
+    gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occurrences, quotes=None
 ) -> tuple[dict, VerificationSummary]:
     """Score every occurrence, in as many requests as its pairs need, all within the verification
     budget. A request that fails (no reply, an error, a malformed reply, the bus) leaves its
     pairs unverified (`None`: fail open) with a note; the others keep their scores."""
     s = gateway.settings
     timeout = min(s.verification_timeout_s, s.verification_budget_s)
-    pairs = verification.pairs_for(occurrences, chunks)
+    pairs = verification.pairs_for(occurrences, chunks, quotes)
     if not pairs:
         return verification.unverified(occurrences), VerificationSummary()
     started = time.perf_counter()

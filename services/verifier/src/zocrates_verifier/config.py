@@ -2,11 +2,10 @@
 
 One `VerifierSettings` per process. `provider="auto"` picks the most capable backend that is
 configured: a local checkpoint (`model_dir`), then a remote `/v1/systemone` server
-(`remote_url` set explicitly), then OpenRouter (a key), else the offline heuristic.
-`provider="local"` without a `model_dir` answers with the trained model that ships with the
-verifier (`zocrates_verifier/model`; the heuristic answers when it is absent or fails to load).
-It is not the default: it scores sentences quoted verbatim from their passage as unsupported
-(docs/verifier-model.md).
+(`remote_url` set explicitly), then OpenRouter (a key), else the trained model that ships with
+the verifier (`zocrates_verifier/model`), with the offline heuristic answering when its weights
+are absent or fail to load (docs/verifier-model.md). `provider="local"` without a `model_dir`
+is the shipped model too; `provider="heuristic"` the heuristic alone.
 """
 
 from __future__ import annotations
@@ -40,9 +39,9 @@ class VerifierSettings(ZocratesSettings):
         None,
         description="Local checkpoint: a Hugging Face sequence-classification (NLI or "
         "cross-encoder) directory, or a Laya checkpoint (has rl_agent_config.json; needs "
-        "the laya package: pip install 'zocrates-verifier[laya]'). Unset with provider=local: "
-        "the trained model that ships in the package (zocrates_verifier/model), or the "
-        "heuristic when it is absent or fails to load.",
+        "the laya package: pip install 'zocrates-verifier[laya]'). Unset: the trained model "
+        "that ships in the package (zocrates_verifier/model), or the heuristic when it is absent "
+        "or fails to load.",
     )
     model: str = Field(
         "",
@@ -80,18 +79,21 @@ class VerifierSettings(ZocratesSettings):
     )
     verbatim_rule: bool = Field(
         True,
-        description="Hugging Face checkpoints: a claim of six words or more found word for word in "
-        "its passage scores at least 0.99 whatever the model says (/health counts such pairs).",
+        description="A quote scores at least 0.99 whatever the model (or the heuristic) says: a "
+        "pair the gateway sends as the answer writer's rendering of a unit of its passage "
+        "(`quoted`), or a claim of six words or more that is word for word whole sentences of its "
+        "passage (/health counts such pairs and shows the model's own score of the last).",
     )
 
     cpu_threads: int = Field(
-        0,
+        1,
         ge=0,
         le=256,
-        description="Torch intra-op threads when the "
-        "model runs on CPU; 0 = torch's default (one per core). Fewer "
-        "than the cores avoids fork-join stalls when other processes "
-        "share them (docs/benchmarks.md, Verifier).",
+        description="Torch intra-op threads when a model runs on CPU; 0 = torch's default (one "
+        "per core). One by default: the verifier shares the CPU with the other services, and with "
+        "one thread per core every op waits at its fork-join whenever another process holds a core "
+        "(median turn 1,075 ms with two threads against 111 ms with one on a loaded 2-core machine; "
+        "docs/verifier-model.md). A machine that runs the verifier alone may set 0.",
     )
 
     # --- micro-batching (local and heuristic backends) ---------------------------------------
@@ -162,8 +164,8 @@ class VerifierSettings(ZocratesSettings):
             raise ValueError(
                 "provider=local needs ZOCRATES_VERIFIER_MODEL_DIR (a checkpoint "
                 "directory), and the shipped model is not at "
-                f"{local_torch.SHIPPED_MODEL_DIR}; unset the provider to use the "
-                "offline heuristic"
+                f"{local_torch.SHIPPED_MODEL_DIR}; set the provider to auto (the offline "
+                "heuristic answers in its place) or heuristic"
             )
         return self
 
@@ -177,9 +179,9 @@ class VerifierSettings(ZocratesSettings):
             return "remote"
         if self.openrouter_api_key is not None:
             return "openrouter"
-        # The shipped trained model is not the default yet: it scores a sentence quoted verbatim
-        # from its passage as unsupported (docs/verifier-model.md); `provider=local` selects it.
-        return "heuristic"
+        # The trained model that ships with the verifier (docs/verifier-model.md); the service
+        # answers with the heuristic, and says why, when its weights are absent or do not load.
+        return "local"
 
     def checkpoint_dir(self) -> Path:
         """The checkpoint the local backend loads: `model_dir`, else the shipped model."""

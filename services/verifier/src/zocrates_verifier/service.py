@@ -74,10 +74,10 @@ class VerifierService:
 
     @property
     def model_source(self) -> str:
-        """Which kind of model answers: `trained` (the shipped model, `provider=local`),
-        `heuristic-fallback` (the heuristic, because the shipped model failed to load),
-        `heuristic` (the default), `checkpoint` (a configured `model_dir`), `remote`, or
-        `disabled`."""
+        """Which kind of model answers: `trained` (the shipped model, the default),
+        `heuristic-fallback` (the heuristic, because the shipped model is absent or failed to
+        load), `heuristic` (`provider=heuristic`), `checkpoint` (a configured `model_dir`),
+        `remote`, or `disabled`."""
         if self.provider == "heuristic":
             return "heuristic-fallback" if self.fallback_reason else "heuristic"
         if self.provider == "local":
@@ -107,7 +107,9 @@ class VerifierService:
             if not (self.provider == "local" and self.settings.uses_shipped_model()):
                 raise  # a configured checkpoint that does not load is the operator's to fix
             self.fallback_reason = (
-                f"the trained model at {local_torch.SHIPPED_MODEL_DIR} failed to load ({type(exc).__name__}: {exc})"
+                f"the trained model is not at {local_torch.SHIPPED_MODEL_DIR}"
+                if not local_torch.shipped_model_present()
+                else f"the trained model at {local_torch.SHIPPED_MODEL_DIR} failed to load ({type(exc).__name__}: {exc})"
             )
             log.warning("trained verifier model not loaded; the heuristic answers", reason=self.fallback_reason)
             self.provider, self.device = "heuristic", "cpu"
@@ -166,7 +168,7 @@ class VerifierService:
     async def verify(self, request: VerificationRequested) -> VerificationCompleted:
         """Scores for every pair of `request`, in its order; failures are `None` plus `error`."""
         started = time.perf_counter()
-        pairs = [Pair(p.claim, p.source_text, p.compound) for p in request.pairs]
+        pairs = [Pair(p.claim, p.source_text, p.compound, p.quoted) for p in request.pairs]
         try:
             outcomes = await self.score(pairs, monotonic_deadline(request.deadline))
         except Overloaded as exc:

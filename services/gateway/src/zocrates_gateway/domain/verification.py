@@ -4,13 +4,22 @@ keeps that unless a score for it arrives."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from zocrates_contracts import EvidenceChunk, PairScore, VerificationPair
 from zocrates_contracts.messages import MAX_CLAIM_CHARS, MAX_PAIRS, MAX_SOURCE_CHARS
 
 
-def pairs_for(occurrences, chunks: list[EvidenceChunk]) -> list[VerificationPair]:
+def pairs_for(
+    occurrences, chunks: list[EvidenceChunk], quotes: Mapping[int, Sequence[object]] | None = None
+) -> list[VerificationPair]:
     """One pair per occurrence. The pair's bounds are the contract's: a longer claim or passage
-    is cut, and a blank one left unverified, never a validation error that would end the turn."""
+    is cut, and a blank one left unverified, never a validation error that would end the turn.
+
+    `quotes`: per chunk index, one entry per occurrence citing it, in answer order, that is the
+    offline writer's rendering of a unit of that passage (`ExtractiveAnswer.quotes`, what
+    resolution marks `quoted`): the first that many occurrences of that index are sent `quoted`."""
+    quoted_per_index = {int(k): len(v) for k, v in (quotes or {}).items()}
     pairs = []
     for o in occurrences:
         claim, source = o.claim[:MAX_CLAIM_CHARS], chunks[o.chunk_index - 1].text[:MAX_SOURCE_CHARS]
@@ -22,6 +31,7 @@ def pairs_for(occurrences, chunks: list[EvidenceChunk]) -> list[VerificationPair
                     claim=claim,
                     source_text=source,
                     compound=o.compound,
+                    quoted=o.occurrence <= quoted_per_index.get(o.chunk_index, 0),
                 )
             )
     return pairs

@@ -30,7 +30,12 @@ aggregated back into one:
 `quoted_verbatim` is a rule beside the model: a claim of at least `MIN_QUOTE_WORDS` words that
 is, word for word, one or more whole sentences of the passage (case, punctuation, line-end
 hyphens and the passage's own bracketed reference numbers aside) is entailed by it: the passage
-asserts exactly that. What the offline answer writer writes is such a quote.
+asserts exactly that. What the offline answer writer writes is such a quote. A pair the gateway
+sends `quoted` (the writer's rendering of a unit of that passage: a sentence, a list item, a
+table row with its caption and headers, the item's own record) is one too, though a rendered
+row or record is not a sentence of the passage. `raise_quotes` applies the rule: every backend
+that scores in-process (the trained model, the heuristic) floors a quote's score at
+`VERBATIM_SUPPORT` and reports the score it would have given.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ MAX_WINDOWS = 4
 MAX_WINDOW_SENTENCES = 3
 #: A claim shorter than this is a fragment; the verbatim rule leaves it to the model.
 MIN_QUOTE_WORDS = 6
+#: What a quote (`is_quote`) scores at least, whatever the model says.
+VERBATIM_SUPPORT = 0.99
 
 _WORD = re.compile(r"[^\W_]+")
 _REFERENCE_MARKER = re.compile(r"\[\s*\d{1,4}(?:\s*[-–—,;]\s*\d{1,4})*\s*\]")
@@ -149,3 +156,21 @@ def quoted_verbatim(claim: str, passage: str) -> bool:
         if run == wanted:
             return True
     return False
+
+
+def is_quote(claim: str, passage: str, quoted: bool = False) -> bool:
+    """The verbatim rule's question: the answer writer says the claim renders a unit of the
+    passage (`quoted`), or the claim is word for word whole sentences of it (`quoted_verbatim`)."""
+    return quoted or quoted_verbatim(claim, passage)
+
+
+def raise_quotes(pairs: Sequence, support: list[float]) -> list[tuple[int, float]]:
+    """The verbatim rule over a batch: each pair (with `claim`, `source_text`, `quoted`) that is
+    a quote and scored below `VERBATIM_SUPPORT` is raised to it in `support` (in place). Returns
+    (position, the score before) of each pair raised, for the backend's /health counters."""
+    raised = []
+    for i, pair in enumerate(pairs):
+        if support[i] < VERBATIM_SUPPORT and is_quote(pair.claim, pair.source_text, getattr(pair, "quoted", False)):
+            raised.append((i, support[i]))
+            support[i] = VERBATIM_SUPPORT
+    return raised

@@ -52,14 +52,14 @@ def build_backend(settings: VerifierSettings, provider: str, device: str) -> Bac
     elif provider == "heuristic":
         from zocrates_verifier.adapters.backends.heuristic import HeuristicModel
 
-        model = HeuristicModel()
+        model = HeuristicModel(verbatim_rule=settings.verbatim_rule)
     else:
         raise ValueError(f"unknown verifier provider {provider!r}")
     return BatchedBackend(
         model,
         device,
         warmup=settings.warmup,
-        cpu_threads=settings.cpu_threads,
+        cpu_threads=settings.cpu_threads if provider == "local" else 0,  # the heuristic needs no torch
         max_batch_tokens=settings.max_batch_tokens,
         max_batch_items=settings.max_batch_pairs,
         max_wait_s=settings.max_wait_ms / 1000.0,

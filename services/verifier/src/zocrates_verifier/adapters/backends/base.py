@@ -32,6 +32,8 @@ class Pair:
     claim: str
     source_text: str
     compound: bool = False
+    #: The answer writer's rendering of a unit of the passage (`VerificationPair.quoted`).
+    quoted: bool = False
 
     @property
     def question(self) -> str:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from zocrates_verifier.adapters.backends.base import BatchModel, Pair, claim_parts
+from zocrates_verifier.domain import windows
 
 #: Fitted by scripts/fit_heuristic.py (L2 logistic regression, SciFact train split plus
 #: number-swap negatives). Order: intercept, then FEATURES.
@@ -244,10 +245,18 @@ def score_pair(pair: Pair, coefficients: Sequence[float] = COEFFICIENTS) -> floa
 
 
 class HeuristicModel(BatchModel):
-    """The heuristic as a `BatchModel`, so it shares the batcher's deadlines and back-pressure."""
+    """The heuristic as a `BatchModel`, so it shares the batcher's deadlines and back-pressure.
+    With `verbatim_rule`, a quote scores at least `windows.VERBATIM_SUPPORT`, as with the trained
+    model (`windows.raise_quotes`; the rule only raises a score)."""
 
     provider = "heuristic"
     model = "lexical-logistic-v1"
+
+    def __init__(self, *, verbatim_rule: bool = True) -> None:
+        self.verbatim_rule = verbatim_rule
+        #: Pairs the verbatim rule raised above the estimator's own score, and the last such score.
+        self.verbatim_raised = 0
+        self.last_verbatim_model_score: float | None = None
 
     def setup(self, device: str) -> None:
         # Nothing to load; the estimator is pure Python and runs on the CPU.
@@ -257,7 +266,17 @@ class HeuristicModel(BatchModel):
         return (len(pair.claim) + len(pair.source_text)) // 4 + 1
 
     def predict(self, pairs: Sequence[Pair]) -> list[float]:
-        return [score_pair(p) for p in pairs]
+        support = [score_pair(p) for p in pairs]
+        if self.verbatim_rule:
+            for _, own in windows.raise_quotes(pairs, support):
+                self.verbatim_raised += 1
+                self.last_verbatim_model_score = round(own, 4)
+        return support
 
     def describe(self) -> dict:
-        return {"features": list(FEATURES)}
+        return {
+            "features": list(FEATURES),
+            "verbatim_rule": self.verbatim_rule,
+            "verbatim_raised": self.verbatim_raised,
+            "last_verbatim_model_score": self.last_verbatim_model_score,
+        }

@@ -140,8 +140,8 @@ def contradict_index(id2label: dict[Any, str]) -> int | None:
 #: A passage is also scored whole when, with the claim, it is at most this long: the length the
 #: shipped model was trained at (longer premises read as "neither" to it).
 WHOLE_PASSAGE_TOKENS = 128
-#: What a claim quoted word for word from its passage scores at least (`windows.quoted_verbatim`).
-VERBATIM_SUPPORT = 0.99
+#: What a quote scores at least (`windows.raise_quotes`).
+VERBATIM_SUPPORT = windows.VERBATIM_SUPPORT
 
 
 class SequenceClassifierModel(BatchModel):
@@ -282,11 +282,9 @@ class SequenceClassifierModel(BatchModel):
     def predict(self, pairs: Sequence[Pair]) -> list[float]:
         support = [self._support(d) for d in self.window_distributions(pairs)]
         if self.verbatim_rule:
-            for i, pair in enumerate(pairs):
-                if support[i] < VERBATIM_SUPPORT and windows.quoted_verbatim(pair.claim, pair.source_text):
-                    self.verbatim_raised += 1
-                    self.last_verbatim_model_score = round(support[i], 4)
-                    support[i] = VERBATIM_SUPPORT
+            for _, own in windows.raise_quotes(pairs, support):
+                self.verbatim_raised += 1
+                self.last_verbatim_model_score = round(own, 4)
         return support
 
     def _support(self, distribution: tuple[float, float, float]) -> float:
