@@ -224,16 +224,9 @@ class RetrievalService:
         """The items of the requesting user's own library that carry the requested identifiers
         or titles: the local Zotero library for the local user, their synced catalog for a
         hosted user, nothing for anyone else (tenancy: an index is built per user)."""
-        try:
-            view = await self._library_view(request.user_id)
-        except Exception as exc:  # noqa: BLE001 - an unreadable library is reported, not raised
-            log.warning("library lookup failed", error=str(exc))
-            return LibraryItemsFound(
-                **request.reply_fields(),
-                error=ServiceError(
-                    code="not_available", service=SERVICE, message=f"Your library could not be read: {exc}"
-                ),
-            )
+        view, error = await self._readable_view(request.user_id, "lookup")
+        if error is not None:
+            return LibraryItemsFound(**request.reply_fields(), error=error)
         if view is None:
             return LibraryItemsFound(**request.reply_fields())
         index = view.items
@@ -242,17 +235,20 @@ class RetrievalService:
     async def outline(self, request: LibraryOutlineRequested) -> LibraryOutline:
         """The requesting user's libraries with their collections or their tags (what a
         question's scope may name): the local Zotero library's, or a hosted one's as synced."""
-        try:
-            view = await self._library_view(request.user_id)
-        except Exception as exc:  # noqa: BLE001 - an unreadable library is reported, not raised
-            log.warning("library outline failed", error=str(exc))
-            return LibraryOutline(
-                **request.reply_fields(),
-                error=ServiceError(
-                    code="not_available", service=SERVICE, message=f"Your library could not be read: {exc}"
-                ),
-            )
+        view, error = await self._readable_view(request.user_id, "outline")
+        if error is not None:
+            return LibraryOutline(**request.reply_fields(), error=error)
         return scope.outline_reply(request, view.outline if view is not None else None)
+
+    async def _readable_view(self, user_id: str, what: str) -> tuple[LibraryView | None, ServiceError | None]:
+        """`_library_view`, or the error that says the library could not be read (reported to
+        the user, not raised)."""
+        try:
+            return await self._library_view(user_id), None
+        except Exception as exc:  # noqa: BLE001 - an unreadable library is reported, not raised
+            log.warning(f"library {what} failed", error=str(exc))
+            message = f"Your library could not be read: {exc}"
+            return None, ServiceError(code="not_available", service=SERVICE, message=message)
 
     async def _library_view(self, user_id: str) -> LibraryView | None:
         """The user's lookup index and outline, rebuilt when the library changed since they
