@@ -6,7 +6,7 @@
 #     MiniLM tokenizer and config, which the device machine cannot fetch (no registry there,
 #     and ../shared does not travel).
 #
-#   there, through the device tool (carry ["build/device-verifier"], timeout_s 420):
+#   there, with build/device-verifier copied beside the checkout (about 7 minutes):
 #     bash bench/device_verifier.sh run
 #     uses the image's own python3 (torch with CUDA, transformers, numpy; zocrates_verifier's
 #     models need nothing else), measures one pair per pass against dynamic batching on cuda

@@ -118,11 +118,11 @@ def test_the_shared_name_wins_over_an_older_one(here, monkeypatch):
 def test_a_services_own_setting_is_read_from_dotenv_and_from_its_toml_table(here, monkeypatch):
     (here / "zocrates.toml").write_text(
         'data_dir = "from-toml"\ntop_k = 7\n\n[retrieval]\nchunk_tokens = 100\n\n'
-        '[discovery]\ntimeout_s = 3.5\n\n[staging]\nconcurrency = 2\n\n[verifier]\nmax_batch_pairs = 16\n'
+        '[discovery]\nhttp_timeout_s = 3.5\n\n[staging]\nconcurrency = 2\n\n[verifier]\nmax_batch_pairs = 16\n'
     )
     settings = RetrievalSettings()
     assert (settings.chunk_tokens, settings.data_dir) == (100, Path("from-toml"))
-    assert DiscoverySettings().timeout_s == 3.5
+    assert DiscoverySettings().http_timeout_s == 3.5
     assert StagingSettings().concurrency == 2
     assert VerifierSettings().max_batch_pairs == 16
     assert GatewaySettings().top_k == 7
@@ -136,10 +136,10 @@ def test_a_services_own_setting_is_read_from_dotenv_and_from_its_toml_table(here
 
 
 def test_a_top_level_toml_key_sets_no_services_own_setting_of_that_name(here):
-    # `timeout_s` at the top level would be the gateway's ZOCRATES_TIMEOUT_S (none), not
-    # discovery's ZOCRATES_DISCOVERY_TIMEOUT_S.
-    (here / "zocrates.toml").write_text("timeout_s = 3.5\nconcurrency = 9\n")
-    assert DiscoverySettings().timeout_s == DiscoverySettings.model_fields["timeout_s"].default
+    # `http_timeout_s` at the top level would be the gateway's ZOCRATES_HTTP_TIMEOUT_S (none),
+    # not discovery's ZOCRATES_DISCOVERY_HTTP_TIMEOUT_S.
+    (here / "zocrates.toml").write_text("http_timeout_s = 3.5\nconcurrency = 9\n")
+    assert DiscoverySettings().http_timeout_s == DiscoverySettings.model_fields["http_timeout_s"].default
     assert StagingSettings().concurrency == StagingSettings.model_fields["concurrency"].default
 
 
@@ -159,3 +159,17 @@ def test_every_service_refuses_hosted_mode_without_nats_credentials(here, monkey
     for cls in SERVICES:
         with pytest.raises(ValidationError, match="hosted mode needs NATS credentials"):
             cls()
+
+
+def test_one_environment_variable_names_one_setting():
+    """Each service reads its own fields under its prefix: no two classes may answer to the same
+    variable (ZOCRATES_DISCOVERY_TIMEOUT_S once set both the gateway's turn deadline and the
+    discovery service's HTTP timeout)."""
+    owners: dict[str, set[str]] = {}
+    for cls in (GatewaySettings, RetrievalSettings, DiscoverySettings, StagingSettings, VerifierSettings):
+        prefix = cls.model_config.get("env_prefix", "")
+        for name, field in cls.model_fields.items():
+            if name in ZocratesSettings.model_fields:
+                continue  # shared: one definition, read by every service
+            owners.setdefault(f"{prefix}{name}".upper(), set()).add(cls.__name__)
+    assert {var: cls for var, cls in owners.items() if len(cls) > 1} == {}

@@ -36,7 +36,8 @@ class DiscoverySettings(ZocratesSettings):
     semantic_scholar_url: str = "https://api.semanticscholar.org/graph/v1"
     pubmed_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 
-    timeout_s: float = Field(default=10.0, gt=0, description="Timeout of one HTTP request.")
+    # Not `timeout_s`: ZOCRATES_DISCOVERY_TIMEOUT_S is the gateway's deadline for a whole discovery turn.
+    http_timeout_s: float = Field(default=10.0, gt=0, description="Timeout of one HTTP request to a scholarly API.")
     abstract_timeout_s: float = Field(
         default=2.0, gt=0, description="Budget of each abstract backfill source (Semantic Scholar, PubMed)."
     )

@@ -147,7 +147,7 @@ class DiscoveryService:
         if self._client is None:
             self._client = httpx.AsyncClient(
                 headers={"User-Agent": s.user_agent},
-                timeout=httpx.Timeout(s.timeout_s, connect=5.0),
+                timeout=httpx.Timeout(s.http_timeout_s, connect=5.0),
                 follow_redirects=True,
             )
         self.http = Http(
