@@ -118,7 +118,7 @@ def test_a_request_for_literature_is_read_as_its_topic_and_how_recent(message, t
     from zocrates_gateway.domain.intent import read_literature_request
 
     asked = read_literature_request(message, year=2026)
-    assert (asked.topic, asked.from_year) == (topic, from_year)
+    assert (asked.queries, asked.from_year) == ([topic], from_year)
 
 
 @pytest.mark.parametrize(

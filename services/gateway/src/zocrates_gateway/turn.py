@@ -246,7 +246,7 @@ async def search_turn(
             gateway.settings, search.question, history, fallback=follow.query if follow else query
         )
     elif follow is not None:
-        question, query = follow.question, follow.query
+        question = query = follow.query
         if scope is None:
             chunks = await retrieve_follow_up(gateway, turn, ids, follow)
             return await answer_turn(
@@ -261,17 +261,14 @@ async def search_turn(
 
 async def retrieve_follow_up(gateway: Gateway, turn: TurnLog, ids: dict, follow: FollowUp) -> list[EvidenceChunk]:
     """The previous turn's cited items first (only them when the question names them), then
-    the whole library, half the chunks each, so that a question on a new topic still finds it.
-    Within the previous items the question is asked as it is (the scope already says what it is
-    about, and their units are scored against its own words); the whole library is searched
-    with the previous question's terms added."""
+    the whole library, half the chunks each, so that a question on a new topic still finds it."""
     scope, top_k = follow.scope(), gateway.settings.top_k
     if scope is None:
         return await retrieve(gateway, turn, ids, follow.query)
     if follow.restricted:
-        return await retrieve_items(gateway, turn, ids, follow.question, scope)
+        return await retrieve_items(gateway, turn, ids, follow.query, scope)
     first, rest = await asyncio.gather(
-        retrieve_items(gateway, turn, ids, follow.question, scope, top_k=max(1, top_k // 2)),
+        retrieve_items(gateway, turn, ids, follow.query, scope, top_k=max(1, top_k // 2)),
         retrieve(gateway, turn, ids, follow.query),
     )
     chunks = {c.chunk_id: c for c in first}

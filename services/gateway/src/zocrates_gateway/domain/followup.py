@@ -56,11 +56,12 @@ _TOKEN_RE = re.compile(r"\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\]")
 
 @dataclass(frozen=True)
 class FollowUp:
-    """How to search a follow-up: `query` (the question and the previous question's key terms),
-    `items` (the previous turn's cited items, searched first), and `restricted` (only them)."""
+    """How to search a follow-up: `query` (the question and the previous question's key terms;
+    the answer writer reads it too, since a follow-up's own words rarely name what it asks
+    about: "how many were taken?"), `items` (the previous turn's cited items, searched first),
+    and `restricted` (only them)."""
 
     query: str
-    question: str
     items: tuple[ItemRef, ...]
     restricted: bool
 
@@ -94,9 +95,6 @@ def resolve_follow_up(question: str, previous: TurnRecord | None) -> FollowUp | 
     query = " ".join([question, *carried])[:MAX_QUERY_CHARS]
     return FollowUp(
         query=query,
-        # The answer writer too reads the referent's words: a follow-up's own words rarely
-        # name what it asks about ("how many were taken?").
-        question=query,
         items=items,
         restricted=bool(items) and bool(_RESTRICT_RE.search(question)),
     )

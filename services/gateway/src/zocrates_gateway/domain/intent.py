@@ -138,10 +138,6 @@ class LiteratureRequest:
     from_year: int | None
 
     @property
-    def topic(self) -> str:
-        return self.queries[0]
-
-    @property
     def said(self) -> str:
         since = f", published since {self.from_year}" if self.from_year else ""
         return f"Searched for {', '.join(f'“{q}”' for q in self.queries)}{since}."
