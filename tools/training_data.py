@@ -33,9 +33,7 @@ def dedupe(rows: list[dict], first: str, second: str) -> tuple[list[dict], int]:
     return kept, len(rows) - len(kept)
 
 
-def calibration_split(
-    pool: list[dict], bucket: Callable[[str, str], int], percent: int
-) -> dict[str, list[dict]]:
+def calibration_split(pool: list[dict], bucket: Callable[[str, str], int], percent: int) -> dict[str, list[dict]]:
     """The training pool as `train` and `calibration`: `percent` of its groups (by the builder's
     `bucket(salt, group)`) go to calibration."""
     return {
@@ -139,9 +137,7 @@ def sources_manifest(
     return info
 
 
-def manifest(
-    src: ModuleType, seed: str, settings: dict, split_info: dict, source_info: dict, dropped: dict
-) -> dict:
+def manifest(src: ModuleType, seed: str, settings: dict, split_info: dict, source_info: dict, dropped: dict) -> dict:
     """A builder's manifest: its seed and `settings` (the held-out and calibration shares), its
     labels, splits and sources, what it dropped, and what its sources module `src` says was
     excluded or not used."""

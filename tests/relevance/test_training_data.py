@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.relevance_data import build, sources
 from harness.training_data import assert_excluded_sets_are_absent, assert_raw_files_match_the_manifest
+from tools.relevance_data import build, sources
 from tools.training_data import changed_splits, jsonl_bytes, read_splits, straddling_groups
 from tools.training_data import sha256_bytes as sha256
 
