@@ -90,7 +90,7 @@ def main() -> None:
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
 
-    splits = read_splits(DATA, json.loads((DATA / "manifest.json").read_text()))
+    splits = read_splits(DATA)
     rows = list(splits["train"])
     random.Random(args.seed).shuffle(rows)  # the build writes rows by source: a --limit takes from all
     rows = rows[: args.limit] if args.limit else rows

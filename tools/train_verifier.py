@@ -50,7 +50,7 @@ SERVED_MAX_LENGTH = 256
 
 
 def load_splits() -> dict[str, list[dict]]:
-    return read_splits(DATA, json.loads((DATA / "manifest.json").read_text()))
+    return read_splits(DATA)
 
 
 def number_swaps(rows: list[dict], seed: int) -> list[dict]:

@@ -80,8 +80,14 @@ def read_raw(raw: Path, name: str) -> bytes:
     return gzip.decompress(data) if name.endswith(".gz") else data
 
 
-def read_splits(data_dir: Path, manifest: dict) -> dict[str, list[dict]]:
-    """Every split the manifest lists, as rows."""
+def read_manifest(data_dir: Path) -> dict:
+    """The manifest.json a builder wrote under `data_dir`."""
+    return json.loads((data_dir / "manifest.json").read_text())
+
+
+def read_splits(data_dir: Path, manifest: dict | None = None) -> dict[str, list[dict]]:
+    """Every split the manifest (by default, the one under `data_dir`) lists, as rows."""
+    manifest = manifest if manifest is not None else read_manifest(data_dir)
     out = {}
     for name, info in manifest["splits"].items():
         with gzip.open(data_dir / "splits" / info["file"], "rt", encoding="utf-8") as f:

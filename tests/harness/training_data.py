@@ -1,14 +1,31 @@
-"""Checks that hold for every committed training-data set under bench/data (the verifier's and
-the relevance model's): its raw files are the ones its manifest records, and the sets it
-excludes stay out of its sources, its splits and its raw files."""
+"""Fixtures and checks for every committed training-data set under bench/data (the verifier's
+and the relevance model's): its manifest and splits, that its raw files are the ones its
+manifest records, and that the sets it excludes stay out of its sources, splits and raw files."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from tools.training_data import read_raw
+import pytest
+
+from tools.training_data import read_manifest, read_raw, read_splits
 from tools.training_data import sha256_bytes as sha256
+
+
+def data_set_fixtures(data: Path):
+    """The `manifest` and `splits` fixtures (module scope) of the data set under `data`; a test
+    module binds them to those names."""
+
+    @pytest.fixture(scope="module")
+    def manifest() -> dict:
+        return read_manifest(data)
+
+    @pytest.fixture(scope="module")
+    def splits(manifest) -> dict[str, list[dict]]:
+        return read_splits(data, manifest)
+
+    return manifest, splits
 
 
 def assert_raw_files_match_the_manifest(data: Path, manifest: dict) -> int:

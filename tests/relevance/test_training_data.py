@@ -4,15 +4,16 @@ every row is well formed, and the excluded sets stay out."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-import pytest
-
-from harness.training_data import assert_excluded_sets_are_absent, assert_raw_files_match_the_manifest
+from harness.training_data import (
+    assert_excluded_sets_are_absent,
+    assert_raw_files_match_the_manifest,
+    data_set_fixtures,
+)
 from tools.relevance_data import build, sources
-from tools.training_data import changed_splits, jsonl_bytes, read_splits, straddling_groups
+from tools.training_data import changed_splits, jsonl_bytes, straddling_groups
 from tools.training_data import sha256_bytes as sha256
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,14 +23,7 @@ EXCLUDED_NAMES = re.compile(r"(^|[^a-z])(wikiqa|sciq|bioasq|marco|newsqa)", re.I
 ROW_KEYS = {"question", "sentence", "label", "source", "group"}
 
 
-@pytest.fixture(scope="module")
-def manifest() -> dict:
-    return json.loads((DATA / "manifest.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def splits(manifest) -> dict[str, list[dict]]:
-    return read_splits(DATA, manifest)
+manifest, splits = data_set_fixtures(DATA)
 
 
 def test_committed_raw_files_match_the_manifest_sha256(manifest):

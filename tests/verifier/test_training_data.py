@@ -10,8 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.training_data import assert_excluded_sets_are_absent, assert_raw_files_match_the_manifest
-from tools.training_data import changed_splits, jsonl_bytes, read_splits, straddling_groups
+from harness.training_data import (
+    assert_excluded_sets_are_absent,
+    assert_raw_files_match_the_manifest,
+    data_set_fixtures,
+)
+from tools.training_data import changed_splits, jsonl_bytes, straddling_groups
 from tools.training_data import sha256_bytes as sha256
 from tools.verifier_data import build, sources
 
@@ -31,14 +35,7 @@ def needs_shared():
         pytest.skip(f"shared fixtures not found at {SCIFACT}")
 
 
-@pytest.fixture(scope="module")
-def manifest() -> dict:
-    return json.loads((DATA / "manifest.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def splits(manifest) -> dict[str, list[dict]]:
-    return read_splits(DATA, manifest)
+manifest, splits = data_set_fixtures(DATA)
 
 
 def test_committed_raw_files_match_the_manifest_sha256(manifest):
