@@ -64,6 +64,7 @@ from zocrates_contracts.turns import (
     CitationOccurrence,
     References,
     SourceRef,
+    TextSpan,
     TurnError,
     TurnRecord,
     Verdict,

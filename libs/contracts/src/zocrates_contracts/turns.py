@@ -27,6 +27,21 @@ Verdict = Literal["KEPT", "DEMOTED", "FAIL_OPEN"]
 SUPPORT_THRESHOLD = 0.60
 
 
+class TextSpan(BaseModel):
+    """The characters `text[start:end]` of a passage."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TextSpan:
+        if self.end <= self.start:
+            raise ValueError(f"a span ends after it starts; got start={self.start}, end={self.end}")
+        return self
+
+
 class CitationOccurrence(BaseModel):
     """One occurrence of a citation token in the answer, judged on its own."""
 
