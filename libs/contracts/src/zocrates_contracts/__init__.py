@@ -62,6 +62,7 @@ from zocrates_contracts.turns import (
     SUPPORT_THRESHOLD,
     Citation,
     CitationOccurrence,
+    CitationQuality,
     References,
     SourceRef,
     TextSpan,
