@@ -35,32 +35,28 @@ _WORD = re.compile(r"[^\W\d_]")  # a letter: what makes a piece of text a senten
 def claim_sentences(answer: ParsedAnswer, end: int | None = None) -> list[tuple[int, int]]:
     """`(start, end)` of each claim sentence of `answer.text[:end]` (see the module), in order,
     whitespace around it left out; the source sections, when the answer holds any, are not claims."""
-    masked = answer.view.masked
     stop = len(split_sources(answer.text)[0]) if end is None else min(end, len(answer.text))
-    structure = _Structure(masked[:stop])
+    masked = answer.view.masked[:stop]
+    structure = _Structure(masked)
     skipped = [(a, b) for a, b in zip(structure.stops, structure.starts) if b > a]  # headings, blanks
+    skipped_starts = [a for a, _ in skipped]
+    plain, cursor = [], 0  # the masked text with its tokens blanked: a lone token is no sentence
+    for token in answer.tokens:
+        if token.start < stop:
+            plain += [masked[cursor : token.start], " " * (min(token.end, stop) - token.start)]
+            cursor = min(token.end, stop)
+    words = "".join([*plain, masked[cursor:]])
     cuts = sorted({0, stop, *structure.stops, *structure.starts, *structure.sentence_ends})
-    tokens = [(t.start, t.end) for t in answer.tokens]
     sentences = []
     for start, finish in zip(cuts, cuts[1:]):
-        if any(a <= start and finish <= b for a, b in skipped):
+        k = bisect_right(skipped_starts, start) - 1
+        if k >= 0 and finish <= skipped[k][1]:
             continue
-        words = _without_tokens(masked, start, finish, tokens).strip()
-        if _WORD.search(words) and not words.endswith(":"):
-            piece = masked[start:finish]
-            sentences.append((start + len(piece) - len(piece.lstrip()), start + len(piece.rstrip())))
+        piece = words[start:finish].strip()
+        if _WORD.search(piece) and not piece.endswith(":"):
+            raw = masked[start:finish]
+            sentences.append((start + len(raw) - len(raw.lstrip()), start + len(raw.rstrip())))
     return sentences
-
-
-def _without_tokens(masked: str, start: int, end: int, tokens: Sequence[tuple[int, int]]) -> str:
-    words, cursor = [], start
-    for a, b in tokens:
-        if b <= start or a >= end:
-            continue
-        words.append(masked[cursor:a])
-        cursor = max(cursor, b)
-    words.append(masked[cursor:end])
-    return "".join(words)
 
 
 def citation_quality(answer: ParsedAnswer, citations: Sequence[Citation], end: int | None = None) -> CitationQuality:
