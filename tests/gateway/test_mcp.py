@@ -1,9 +1,12 @@
 """The MCP tools through the SDK's own client: over streamable HTTP against the gateway's
-`/mcp` (real nats-server, real gateway over HTTP, the services' real bus apps), and over stdio
-through `zocrates mcp`, started as a process, relaying to that gateway."""
+`/mcp` (real nats-server, real gateway over HTTP, the services' real bus apps; discovery is the
+real service, answering from a recorded OpenAlex response and filtering against a Zotero
+library built from the real schema), and over stdio through `zocrates mcp`, started as a
+process, relaying to that gateway."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from contextlib import asynccontextmanager
@@ -11,32 +14,47 @@ from contextlib import asynccontextmanager
 import httpx2
 import pytest
 import pytest_asyncio
+import respx
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from harness.system import FakeDiscovery, running_system
-from zocrates_contracts import (
-    Candidate,
-    Creator,
-    DroppedCandidate,
-    LibraryItemMatch,
-    LibraryItemsFound,
-)
+from harness.system import running_system
+from harness.zotero import ZoteroLibraryBuilder
+from zocrates_contracts import Creator, LibraryItemMatch, LibraryItemsFound
+from zocrates_discovery.config import DiscoverySettings
+from zocrates_discovery.service import DiscoveryService
 
 pytestmark = [pytest.mark.connected, pytest.mark.asyncio(loop_scope="module")]
 
-NEW = Candidate(candidate_id="cand1", title="Clonal hematopoiesis in twins", authors=["A. Lee"], year=2024)
-OWNED = Candidate(candidate_id="cand2", title="Somatic mutation rates in monozygotic twins", doi="10.1/own")
 QUESTION = "What was the somatic mutation rate estimated from twins?"
+OWNED_DOI = "10.1038/s42256-024-00832-8"
+RECORDED_SEARCH = "api/paperqa/openalex/works_search__Augmenting_large_language_models_with_chemistry_tools__200_*.json"
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def system(module_nats_server):
-    discovery = FakeDiscovery(
-        candidates=[NEW],
-        dropped=[DroppedCandidate(candidate=OWNED, reason="DOI match", matched_item_key="ITEMAAAA")],
+async def system(module_nats_server, tmp_path_factory, request):
+    fixtures = request.config.rootpath.parent / "shared" / "fixtures"
+    if not fixtures.exists():
+        pytest.skip(f"shared fixtures not found at {fixtures}")
+    zotero = ZoteroLibraryBuilder(tmp_path_factory.mktemp("zotero"), fixtures / "zotero" / "schema")
+    zotero.add_item(
+        "journalArticle",
+        {"title": "Augmenting large language models with chemistry tools", "DOI": OWNED_DOI},
+        key="OWNEDCHM",
     )
-    async with running_system(module_nats_server.url, discovery=discovery) as running:
+    zotero.close()
+    settings = DiscoverySettings(
+        _env_file=None,
+        openalex_api_key="test-key",
+        contact_email="researcher@example.org",
+        zotero_dir=zotero.dir,
+        local_user_id="alice",  # the token's user owns that library
+        retry_wait_initial_s=0.0,
+        retry_wait_max_s=0.0,
+        cache_ttl_s=0,
+    )
+    async with running_system(module_nats_server.url, discovery=DiscoveryService(settings)) as running:
+        running.recorded_search = json.loads(next(fixtures.glob(RECORDED_SEARCH)).read_text())
         yield running
 
 
@@ -101,10 +119,16 @@ async def test_search_library_returns_passages_with_item_metadata(system):
 
 
 async def test_find_papers_leaves_out_what_the_library_owns(system):
-    result = await call(system, "find_papers", {"query": "somatic mutations in twins", "from_year": 2020})
+    # The MCP client speaks httpx2, which respx leaves alone; discovery's httpx calls are replayed.
+    with respx.mock() as mock:  # any request without a route fails
+        search = mock.get("https://api.openalex.org/works").respond(200, json=system.recorded_search)
+        result = await call(system, "find_papers", {"query": "LLM agents for chemistry", "limit": 5})
+    assert search.call_count == 1 and not result.is_error
     found = result.structured_content
-    assert [c["title"] for c in found["candidates"]] == [NEW.title]
-    assert found["owned"] == [{"title": OWNED.title, "doi": "10.1/own", "reason": "DOI match", "item_key": "ITEMAAAA"}]
+    [candidate] = found["candidates"]
+    assert candidate["title"].startswith("ChemCrow") and candidate["arxiv_id"] == "2304.05376"
+    [owned] = found["owned"]
+    assert owned["doi"] == OWNED_DOI and owned["item_key"] == "OWNEDCHM" and "same DOI" in owned["reason"]
 
 
 async def test_get_item_looks_the_identifier_up_in_the_callers_library(system):
