@@ -187,6 +187,8 @@ async def test_bad_arguments_are_tool_errors_that_say_why(system):
     assert huge.is_error and "message_too_large: " in huge.content[0].text
     bad_scope = await call(system, "search_library", {"query": "a", "scope": {"kind": "shelf"}})
     assert bad_scope.is_error
+    bad_session = await call(system, "ask_library", {"question": "why?", "session_id": "../other"})
+    assert bad_session.is_error and "session_id" in bad_session.content[0].text
 
 
 async def test_zocrates_mcp_relays_the_tools_over_stdio(system):

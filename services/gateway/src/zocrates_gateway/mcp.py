@@ -29,6 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from zocrates_citations import format_authors
 from zocrates_contracts import (
+    ID_PATTERN,
     CandidatesFound,
     DiscoveryRequested,
     EvidenceRetrieved,
@@ -88,7 +89,7 @@ def build_server(gateway: Gateway) -> MCPServer:
         scope: ScopeArg = None,
         session_id: Annotated[
             str | None,
-            Field(description="Continue this session (a follow-up question); omit for a new one"),
+            Field(pattern=ID_PATTERN, description="Continue this session (a follow-up question); omit for a new one"),
         ] = None,
     ) -> dict[str, Any]:
         """Answer a question from the library, as the Zocrates sidebar does: the answer's prose with
