@@ -4,12 +4,16 @@ round trip through a real citeproc (pandoc's) with every key resolved."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zocrates_citations.export import export_answer, generated_key
+from zocrates_citations.parsing import find_tokens, mask
 from zocrates_contracts import Citation, Creator
 
 JONSSON = [Creator(first_name="Hákon", last_name="Jónsson"), Creator(first_name="Kári", last_name="Stefánsson")]
@@ -74,6 +78,31 @@ def test_bibtex_escapes_specials_and_keeps_institutions_whole():
     assert r"author = {{R\&D Group} and O'Neil, A.}" in bib
     assert r"title = {{Genes \& environment: 50\% of variance in \{twins\}}}" in bib
     assert r"journal = {J. Stat\_Genet}" in bib
+
+
+PIECES = st.one_of(
+    st.sampled_from("twins rate rose . , ; ( ) **bold** \n\n `a[1]` [x](y)".split(" ")),
+    st.lists(st.integers(1, 6), min_size=1, max_size=3).map(lambda ns: "[" + ", ".join(map(str, ns)) + "]"),
+)
+CITATIONS = st.lists(
+    st.tuples(st.sampled_from(["AAAAAAAA", "BBBBBBBB", "CCCCCCCC"]), st.sampled_from(["Smith", "Lee"]), st.booleans()),
+    max_size=6,
+)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=200, deadline=None)
+@given(st.lists(PIECES, max_size=40).map(" ".join), CITATIONS)
+def test_every_citation_of_the_export_has_exactly_one_entry_and_no_number_is_left(prose, drawn):
+    citations = [
+        citation(i, key, creators=[Creator(last_name=name)], title="Same title", survives=survives)
+        for i, (key, name, survives) in enumerate(drawn, start=1)
+    ]
+    out = export_answer(prose, citations)
+    ids = [entry["id"] for entry in out.csl_json]
+    assert len(ids) == len(set(ids)) == len({c.item_key for c in citations if c.survives})
+    assert set(re.findall(r"@([A-Za-z0-9]+)", out.markdown)) <= set(ids)
+    assert all(not t.valid for t in find_tokens(mask(out.markdown).masked, 6)), "a number was left as a citation"
 
 
 PANDOC = shutil.which("pandoc")
