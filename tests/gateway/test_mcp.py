@@ -59,11 +59,11 @@ async def system(module_nats_server, tmp_path_factory, request):
 
 
 @asynccontextmanager
-async def mcp_client(system, token: str):
+async def mcp_client(system, token: str, mode: str = "auto"):
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
     async with (
         http,
-        Client(streamable_http_client(f"{system.url}/mcp", http_client=http)) as client,
+        Client(streamable_http_client(f"{system.url}/mcp", http_client=http), mode=mode) as client,
     ):
         yield client
 
@@ -79,6 +79,14 @@ async def test_the_four_tools_are_listed_with_their_input_schemas(system):
     assert set(tools) == {"ask_library", "search_library", "find_papers", "get_item"}
     assert tools["ask_library"].input_schema["required"] == ["question"]
     assert "scope" in tools["search_library"].input_schema["properties"]
+
+
+async def test_clients_of_the_handshake_era_reach_the_tools_too(system):
+    async with mcp_client(system, system.token, mode="legacy") as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        result = await client.call_tool("search_library", {"query": "attention", "limit": 1})
+    assert names == {"ask_library", "search_library", "find_papers", "get_item"}
+    assert result.structured_content["passages"][0]["item_key"] == "ITEMAAAA"
 
 
 async def test_ask_library_answers_as_chat_does_with_verified_citations_and_both_tiers(system):
