@@ -73,12 +73,11 @@ def test_an_item_without_a_file_answers_from_its_abstract_and_abstracts_come_fir
         progress = ingestor.ingest_zotero(b.dir, "u1")
         assert progress.state == "done" and progress.failures == []
         assert progress.indexed == 4  # two abstracts, two files
-        # every abstract before any file; the files most recently changed item first
-        assert order[:2] == sorted(order[:2]) and {k.removesuffix(ABSTRACT_SUFFIX) for k in order[:2]} == {
-            keys["sleep"],
-            keys["coral"],
-        }
-        assert order[2:] == [keys["newer_pdf"], keys["coral_pdf"]]
+        # every abstract before any file (written twice: searchable by its words, then embedded);
+        # the files most recently changed item first
+        abstracts = {keys["sleep"] + ABSTRACT_SUFFIX, keys["coral"] + ABSTRACT_SUFFIX}
+        assert set(order[:2]) == set(order[2:4]) == abstracts
+        assert order[4:] == [keys["newer_pdf"], keys["coral_pdf"]]
 
         hits = Searcher(store, embedder).search(Tenant("u1"), "does sleeping help people remember word pairs?", 3)
         top = to_evidence(hits[0])
@@ -110,3 +109,62 @@ def test_a_synced_abstract_belongs_to_a_regular_item():
     for item_type in ("note", "attachment"):
         with pytest.raises(ValueError, match="abstract belongs to regular items"):
             SyncedItem(key="ABCD2345", item_type=item_type, abstract=SLEEP)
+
+
+def test_abstracts_are_found_by_their_words_before_they_are_embedded_and_a_stop_in_between_loses_nothing(
+    tmp_path, schema_dir, make, embedder
+):
+    from zocrates_retrieval.adapters.store import SparseEncoder, query_chunks, tenant_filter
+    from zocrates_retrieval.ingest import LEXICAL
+
+    b, keys = build(tmp_path, schema_dir, make)
+    store = EdgeStore(tmp_path / "edge", embedder.dim)
+    ingestor = Ingestor(store, embedder)
+    seen: list[dict] = []
+
+    def stop_once_searchable_by_words(p):
+        if p.abstracts and not seen:
+            hashes = {
+                q["source_key"]: q["content_hash"]
+                for q in store.scroll(tenant_filter(Tenant("u1")), ["source_key", "content_hash"])
+            }
+            seen.append(hashes)
+            lexical = query_chunks(
+                store,
+                Tenant("u1"),
+                dense=None,
+                sparse=SparseEncoder().query("slept eight hours recalled word pairs"),
+                limit=3,
+                mode="lexical",
+            )
+            hybrid = Searcher(store, embedder).search(Tenant("u1"), "slept eight hours recalled word pairs", 3)
+            seen.append({"lexical": lexical[0].payload["item_key"], "hybrid": hybrid[0].payload["item_key"]})
+            ingestor.stop.set()
+
+    try:
+        progress = ingestor.ingest_zotero(b.dir, "u1", on_progress=stop_once_searchable_by_words)
+        assert progress.state == "stopped" and progress.abstracts == 2 and progress.indexed == 0
+        hashes, found = seen
+        assert set(hashes) == {keys["sleep"] + ABSTRACT_SUFFIX, keys["coral"] + ABSTRACT_SUFFIX}
+        assert all(h.startswith(LEXICAL) for h in hashes.values())
+        assert found == {"lexical": keys["sleep"], "hybrid": keys["sleep"]}  # no dense vector yet: found all the same
+        dense = query_chunks(
+            store, Tenant("u1"), dense=embedder.embed_query("memory after sleep"), sparse=None, limit=5, mode="dense"
+        )
+        assert dense == []  # nothing is embedded yet
+
+        ingestor.stop.clear()
+        progress = ingestor.ingest_zotero(b.dir, "u1")  # the next run embeds them
+        assert progress.state == "done" and progress.indexed == 4 and progress.abstracts == 2
+        hashes = {
+            q["source_key"]: q["content_hash"]
+            for q in store.scroll(tenant_filter(Tenant("u1")), ["source_key", "content_hash"])
+        }
+        assert not any(h.startswith(LEXICAL) for h in hashes.values())
+        dense = query_chunks(
+            store, Tenant("u1"), dense=embedder.embed_query("memory after sleep"), sparse=None, limit=5, mode="dense"
+        )
+        assert dense[0].payload["item_key"] == keys["sleep"]
+    finally:
+        b.close()
+        store.close()

@@ -56,6 +56,12 @@ INDEX_VERSION = "6"
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128
 
+#: Abstracts written at a time by the pass that makes them searchable by their words.
+LEXICAL_SLICE = 1024
+#: The content hash of a source written without its dense vectors starts with this (so it is
+#: never current: the next run embeds it).
+LEXICAL = "lexical-"
+
 #: Lab-hosted files are fetched from the object store this many at a time (bounded scratch disk).
 FETCH_BATCH = 16
 
@@ -292,13 +298,22 @@ class Ingestor:
             ((s, h) for s, h in todo if s.kind == "attachment"), key=lambda f: f[0].item.modified, reverse=True
         )
         progress.files_todo = len(files)
+        # Abstracts are searchable by their words first (a few seconds for thousands), by their
+        # meaning once embedded: until then they are written under a `LEXICAL` content hash, so
+        # a run stopped in between embeds them next time.
+        abstracts = [(s, h) for s, h in texts if s.kind == "abstract"]
+        for start in range(0, len(abstracts), LEXICAL_SLICE):
+            if self.stop.is_set():
+                return
+            batch = [(src, digest, _convert_text(src)) for src, digest in abstracts[start : start + LEXICAL_SLICE]]
+            progress.abstracts += len(self._index_many(user_id, batch, progress, lexical=True))
+            notify(progress)
         for start in range(0, len(texts), EMBED_SLICE):
             if self.stop.is_set():
                 return
             batch = [(src, digest, _convert_text(src)) for src, digest in texts[start : start + EMBED_SLICE]]
             for src in self._index_many(user_id, batch, progress):
                 keep.add((src.library_id, src.key))
-                progress.abstracts += src.kind == "abstract"
             notify(progress)
         progress.files_started_at = time.time()
         with (
@@ -402,48 +417,62 @@ class Ingestor:
         return bool(self._index_many(user_id, [(src, digest, result)], progress))
 
     def _index_many(
-        self, user_id: str, converted: list[tuple[Source, str, Document | ConversionError]], progress: IngestProgress
+        self,
+        user_id: str,
+        converted: list[tuple[Source, str, Document | ConversionError]],
+        progress: IngestProgress,
+        lexical: bool = False,
     ) -> list[Source]:
         """Index converted sources, their chunks embedded together (many small sources, such as
         abstracts, fill the model's batches); returns those indexed. One without text is
-        reported failed; none is written when asked to stop."""
+        reported failed; none is written when asked to stop. `lexical`: written without dense
+        vectors (found by their words only) under the hash `LEXICAL + digest`, and not counted
+        as indexed: the pass that embeds them follows."""
         ready: list[tuple[Source, str, Document, ItemMeta, list[Chunk], list[str]]] = []
         for src, digest, result in converted:
             if isinstance(result, ConversionError):
-                self._fail(progress, src, result.reason, result.detail, digest)
+                if not lexical:
+                    self._fail(progress, src, result.reason, result.detail, digest)
                 continue
             meta = _with_fallbacks(src.item, result)
             chunks = chunk_blocks(result.blocks, self.chunk_tokens, self.embedder.count_tokens)
             if not chunks:
-                self._fail(progress, src, "empty", "no text after conversion", digest)
+                if not lexical:
+                    self._fail(progress, src, "empty", "no text after conversion", digest)
                 continue
             chunks = [_with_role(src, c) for c in chunks]
             ready.append((src, digest, result, meta, chunks, [_embedding_text(meta, c) for c in chunks]))
-        embedded = self._embed(
-            [t for *_, texts in ready for t in texts], [c for *_, chunks, _ in ready for c in chunks]
-        )
-        if embedded is None:
-            return []
-        vectors, unit_vectors = embedded
+        n = sum(len(chunks) for *_, chunks, _ in ready)
+        if lexical:
+            vectors, unit_vectors = [None] * n, [np.zeros((0, self.embedder.dim), dtype=np.float32)] * n
+        else:
+            embedded = self._embed(
+                [t for *_, texts in ready for t in texts], [c for *_, chunks, _ in ready for c in chunks]
+            )
+            if embedded is None:
+                return []
+            vectors, unit_vectors = embedded
         at = 0
         for src, digest, doc, meta, chunks, texts in ready:
+            written = LEXICAL + digest if lexical else digest
             points = [
                 ChunkPoint(
                     id=point_id(user_id, src.library_id, src.key, no),
                     dense=vectors[at + no],
                     sparse=self.sparse.document(texts[no]),
-                    payload=_payload(user_id, src, meta, c, no, digest, _kind(src, c), unit_vectors[at + no]),
+                    payload=_payload(user_id, src, meta, c, no, written, _kind(src, c), unit_vectors[at + no]),
                 )
                 for no, c in enumerate(chunks)
             ]
             at += len(chunks)
             for start in range(0, len(points), 256):
                 self.store.upsert(points[start : start + 256])
-            delete_source(self.store, Tenant(user_id, src.library_id), src.key, keep_hash=digest)
-            progress.indexed += 1
-            progress.sources_done += 1
-            progress.chunks += len(points)
-            progress.pages += doc.pages
+            delete_source(self.store, Tenant(user_id, src.library_id), src.key, keep_hash=written)
+            if not lexical:
+                progress.indexed += 1
+                progress.sources_done += 1
+                progress.chunks += len(points)
+                progress.pages += doc.pages
         return [src for src, *_ in ready]
 
     def _embed(self, texts: list[str], chunks: list[Chunk]) -> tuple[np.ndarray, list[np.ndarray]] | None:
