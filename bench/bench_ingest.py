@@ -6,9 +6,10 @@ holding one of the fixture PDFs, made distinct by a line of its own on the first
 content hash or near-duplicate check can collapse them). One ingest through the real
 `Ingestor` into an embedded qdrant-edge index, on CPU, measures:
 
-- time to the first answer: when every abstract is searchable (they are indexed before any
-  file), and then, at that moment, how many of `PROBES` SciFact claims find the abstract
-  judged relevant to them among the top 10 (hybrid search);
+- time to the first answer: when every abstract is searchable by its words (they are written
+  before any is embedded, and before any file), and when every abstract is embedded; at each
+  moment, how many of `PROBES` SciFact claims find the abstract judged relevant to them among
+  the top 10 (hybrid search);
 - time to full text, the file phase's pages per second, and from that the time a library of
   5,000 items with files of the same mix would take;
 - peak memory (this process, and the converter child processes) and the index's size on disk.
@@ -63,7 +64,9 @@ def build_library(root: Path, abstract_items: int, file_items: int):
     item_doc: dict[str, str] = {}
     for doc in chosen:
         year = str(1990 + rng.randrange(35))
-        _, key = b.add_item("journalArticle", {"title": doc["title"], "date": year, "abstractNote": doc["text"]}, commit=False)
+        _, key = b.add_item(
+            "journalArticle", {"title": doc["title"], "date": year, "abstractNote": doc["text"]}, commit=False
+        )
         item_doc[key] = doc["_id"]
     b.con.commit()
     pdfs = sorted((FIXTURES / "pdfs").glob("*/*.pdf"))
@@ -96,22 +99,28 @@ def measure(abstract_items: int = ABSTRACT_ITEMS, file_items: int = FILE_ITEMS) 
         store = EdgeStore(root / "edge", embedder.dim)
         searcher = Searcher(store, embedder)
         marks: dict[str, float] = {}
-        found: list[bool] = []
+        found: dict[str, list[bool]] = {"lexical": [], "embedded": []}
+
+        def probe(phase: str) -> None:
+            marks[phase] = time.perf_counter()
+            for claim, relevant in probes:
+                hits = searcher.search(Tenant(TENANT_ID), claim, 10)
+                found[phase].append(bool({h.payload["item_key"] for h in hits} & {key_of_doc[d] for d in relevant}))
+            marks[phase + "_probed"] = time.perf_counter()
 
         def on_progress(p) -> None:
-            if "abstracts" not in marks and p.abstracts >= abstract_items:
-                marks["abstracts"] = time.perf_counter()
-                for claim, relevant in probes:  # answered now, before any file is read
-                    hits = searcher.search(Tenant(TENANT_ID), claim, 10)
-                    found.append(bool({h.payload["item_key"] for h in hits} & {key_of_doc[d] for d in relevant}))
-                marks["probed"] = time.perf_counter()
+            if "lexical" not in marks and p.abstracts >= abstract_items:
+                probe("lexical")  # searchable by their words, before any is embedded
+            if "embedded" not in marks and p.indexed >= abstract_items:
+                probe("embedded")
 
         started = time.perf_counter()
         progress = Ingestor(store, embedder).ingest_zotero(builder.dir, TENANT_ID, on_progress=on_progress)
         finished = time.perf_counter()
         disk_mb = _du_mb(root / "edge")
         store.close()
-    files_s = finished - marks["probed"]
+    probing = (marks["lexical_probed"] - marks["lexical"]) + (marks["embedded_probed"] - marks["embedded"])
+    files_s = finished - marks["embedded_probed"]
     pages_per_s = progress.pages / files_s
     return {
         "abstract_items": abstract_items,
@@ -121,12 +130,13 @@ def measure(abstract_items: int = ABSTRACT_ITEMS, file_items: int = FILE_ITEMS) 
         "chunks": progress.chunks,
         "state": progress.state,
         "failures": progress.failures_by_reason(),
-        "first_answer_s": marks["abstracts"] - started,
-        "abstracts_per_s": abstract_items / (marks["abstracts"] - started),
-        "probes": len(found),
-        "probes_found": sum(found),
+        "first_answer_s": marks["lexical"] - started,
+        "embedded_s": marks["embedded"] - started - (marks["lexical_probed"] - marks["lexical"]),
+        "probes": len(found["lexical"]),
+        "found_lexical": sum(found["lexical"]),
+        "found_embedded": sum(found["embedded"]),
         "files_s": files_s,
-        "total_s": finished - started,
+        "total_s": finished - started - probing,
         "pages_per_s": pages_per_s,
         "library_full_text_h": LIBRARY_ITEMS * (file_pages / file_items) / pages_per_s / 3600,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -139,6 +149,8 @@ def run(abstract_items: str = str(ABSTRACT_ITEMS), file_items: str = str(FILE_IT
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     m = measure(int(abstract_items), int(file_items))
     met = "met" if m["first_answer_s"] <= TARGET_FIRST_ANSWER_S else "NOT met"
+    if m["abstract_items"] < LIBRARY_ITEMS:
+        met = f"not judged ({m['abstract_items']:,} items)"
     per_item = m["file_pages"] / m["file_items"]
     return "\n".join(
         [
@@ -151,15 +163,17 @@ def run(abstract_items: str = str(ABSTRACT_ITEMS), file_items: str = str(FILE_IT
             "",
             "| what | measured | target |",
             "| --- | --- | --- |",
-            f"| time to the first answer: every abstract searchable ({m['abstracts_per_s']:.0f} abstracts/s) | "
-            f"{m['first_answer_s']:.0f} s | <= {TARGET_FIRST_ANSWER_S:.0f} s for {LIBRARY_ITEMS:,} items: {met} |",
-            f"| SciFact claims answered from the abstracts at that moment (the judged abstract in the top 10) | "
-            f"{m['probes_found']} of {m['probes']} | |",
+            f"| time to the first answer: every abstract searchable by its words | {m['first_answer_s']:.0f} s | "
+            f"<= {TARGET_FIRST_ANSWER_S:.0f} s for {LIBRARY_ITEMS:,} items: {met} |",
+            f"| SciFact claims that find their judged abstract in the top 10 (hybrid search) at that moment | "
+            f"{m['found_lexical']} of {m['probes']} | |",
+            f"| every abstract embedded ({m['abstract_items'] / m['embedded_s']:.0f} abstracts/s) | "
+            f"{m['embedded_s']:.0f} s; then {m['found_embedded']} of {m['probes']} claims | |",
             f"| file phase: {m['pages']:,} pages, {m['chunks']:,} chunks in all | {m['files_s']:.0f} s, "
             f"{m['pages_per_s']:.1f} pages/s | |",
             f"| full text of {LIBRARY_ITEMS:,} items with files of this mix ({per_item:.1f} pages each), "
             f"extrapolated from the pages/s | {m['library_full_text_h']:.1f} h | |",
-            f"| whole run | {m['total_s']:.0f} s ({m['state']}; failures: {m['failures'] or 'none'}) | |",
+            f"| whole run (the probes' searches left out) | {m['total_s']:.0f} s ({m['state']}; failures: {m['failures'] or 'none'}) | |",
             f"| peak memory: this process (model loaded) / a converter child | {m['peak_rss_mb']:.0f} MiB / "
             f"{m['peak_child_rss_mb']:.0f} MiB | |",
             f"| index on disk | {m['disk_mb']:.0f} MiB | |",
