@@ -396,3 +396,20 @@ async def test_a_hosted_librarys_collections_and_tags_come_from_the_sync_and_cha
     assert {c.item_key for c in done.chunks} == {PARENT}
     bob = await svc.search(RetrievalRequested(turn_id="t6", user_id="bob", query="filters", scope=to_read, **ENVELOPE))
     assert bob.chunks == [] and bob.error is not None  # bob has no library here: told so, shown nothing
+
+
+async def test_a_synced_abstract_answers_before_any_file_is_uploaded(hosted, pdf_dir):
+    svc = hosted.service
+    abstract = (
+        "Low molecular weight heparin given to trauma patients for thrombosis prophylaxis caused major "
+        "bleeding in 3% of them, most often after solid organ injury."
+    )
+    pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
+    item = article().model_copy(update={"abstract": abstract})
+    synced = await svc.sync_library(sync("alice", [item, attachment(hashlib.sha256(pdf).hexdigest())]))
+    assert synced.error is None and synced.needs_upload == [PDF_KEY]
+    status = await hosted.settled("alice")
+    assert status.abstracts == 1 and status.awaiting_upload == 1
+    reply = await svc.search(ask("alice", "How often did heparin prophylaxis cause bleeding in trauma?"))
+    top = reply.chunks[0]
+    assert (top.item_key, top.attachment_key, top.kind, top.text) == (PARENT, None, "abstract", abstract)

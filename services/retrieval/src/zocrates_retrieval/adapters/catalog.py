@@ -42,7 +42,7 @@ from zocrates_contracts.subjects import (
     catalog_item_key,
     catalog_synced_key,
 )
-from zocrates_retrieval.adapters.zotero import Source, synced_item_meta
+from zocrates_retrieval.adapters.zotero import Source, abstract_source, synced_item_meta
 from zocrates_retrieval.ingest import Failure
 from zocrates_runtime import stores
 from zocrates_runtime.bus import retrying
@@ -349,8 +349,8 @@ class Catalog:
         }
 
     async def sources(self, user_id: str) -> tuple[list[Source], int, int]:
-        """The user's indexable sources (uploaded attachments and notes, each resolved to its
-        parent item), the number of libraries and of regular items."""
+        """The user's indexable sources (uploaded attachments, notes and abstracts, each
+        resolved to its parent item), the number of libraries and of regular items."""
         stored, files = await asyncio.gather(self._items(user_id), self._files(user_id))
         items = {k: SyncedItem.model_validate(v["item"]) for k, v in stored.items()}
         sources: list[Source] = []
@@ -376,6 +376,8 @@ class Catalog:
                         key=key, library_id=lib, kind="note", item=meta, content_type="text/html", note_html=item.note
                     )
                 )
+            elif item.item_type not in ("attachment", "note") and (abstract := abstract_source(meta, item.abstract)):
+                sources.append(abstract)
         regular = sum(1 for i in items.values() if i.item_type not in ("attachment", "note", "annotation"))
         return sources, len({lib for lib, _ in items}), regular
 
