@@ -45,6 +45,15 @@ test("sources render from references, considered ones collapsible, keys only in 
   assert.ok(!html.includes("&lt;span"), "the text's own HTML leaked as text");
 });
 
+test("an item read only by its abstract says so in its tier", () => {
+  const [first, ...rest] = RECORD.references.cited;
+  const html = r.renderTurn({ ...RECORD, references: { ...RECORD.references, cited: [{ ...first, abstract_only: true }, ...rest] } });
+  const cited = html.split('<ul class="sources-list cited">')[1].split("</ul>")[0];
+  assert.equal((cited.match(/class="abstract-only"/g) || []).length, 1);
+  assert.match(cited, /^<li>[^]*?\(abstract only\)<\/span><\/span><\/li>/);
+  assert.ok(!r.renderTurn(RECORD).includes("abstract only"));
+});
+
 test("a refusal lists no cited sources, only what was searched", () => {
   const refused = {
     ...RECORD, text: "I could not find a passage in your library that addresses this question.", citations: [],

@@ -438,3 +438,22 @@ def test_spans_beyond_a_quote_limit_are_clipped_to_it_or_dropped(make_chunk):
     shown = len(citation.quote) - 1  # the quote ends with "…"
     assert citation.quote.endswith("…") and shown < 60
     assert [(s.start, s.end) for s in citation.occurrences[0].spans] == [(0, 20), (30, shown)]
+
+
+def test_an_item_read_only_by_its_abstract_says_so_in_both_tiers(make_chunks):
+    """An item whose only evidence is its Abstract field (no passage of a file) is marked
+    abstract only; one with a passage of its PDF is not, even when its abstract came too."""
+    plain = make_chunks(["K1", "K2", "K3", "K2"])
+    record = {"kind": "abstract", "attachment_key": None}
+    chunks = [
+        plain[0].model_copy(update=record),  # K1: its abstract alone
+        plain[1].model_copy(update=record),  # K2: its abstract ...
+        plain[2].model_copy(update=record),  # K3: its abstract alone, only considered
+        plain[3].model_copy(update={"kind": "abstract", "attachment_key": "PDF2"}),  # ... and its PDF's abstract
+    ]
+    resolved = resolve_citations_and_references("A [1]. B [2].", chunks, support_probabilities={1: [0.9], 2: [0.9]})
+    cited = {r.item_key: r.abstract_only for r in resolved.references.cited}
+    considered = {r.item_key: r.abstract_only for r in resolved.references.considered}
+    assert cited == {"K1": True, "K2": False} and considered == {"K3": True}
+    sources = resolved.text.split("# Cited Sources", 1)[1]
+    assert sources.count("(abstract only)") == 2

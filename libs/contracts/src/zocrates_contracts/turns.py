@@ -116,6 +116,11 @@ class SourceRef(BaseModel):
     authors: str = ""
     year: int | None = None
     publication: str | None = None
+    abstract_only: bool = Field(
+        default=False,
+        description="All the turn read of this item is its abstract (Zotero's Abstract field): no "
+        "passage of a file of it was among the evidence, e.g. while its PDF is still being indexed",
+    )
 
 
 class References(BaseModel):
