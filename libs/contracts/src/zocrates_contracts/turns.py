@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from zocrates_contracts.base import LIBRARY_ID_PATTERN
 from zocrates_contracts.candidates import Candidate
-from zocrates_contracts.evidence import Creator
+from zocrates_contracts.evidence import Creator, Pages
 
 Verdict = Literal["KEPT", "DEMOTED", "FAIL_OPEN"]
 
@@ -72,6 +72,9 @@ class Citation(BaseModel):
     section: str | None = None
     publication: str | None = None
     kind: str = "text"
+    pages: Pages | None = Field(
+        default=None, description="The pages the cited passage sits on (version 4; none before, and for notes)"
+    )
     quote: str = Field(description="The full chunk text unless a quote limit is configured")
     occurrences: list[CitationOccurrence] = Field(default_factory=list)
     survives: bool = Field(description="At least one occurrence survived verification")
@@ -143,6 +146,7 @@ class TurnRecord(BaseModel):
     Version 2 also types `candidates` (they were plain dicts of the same fields). Version 3 keeps
     a turn that ended in an error too (`error` set, `prose` what had streamed before it), and
     `coordinator_view`, what a follow-up question in the same session is answered with.
+    Version 4: each citation's `pages` (the printed page numbers; a citation stored before has none).
 
     The answer travels in two parts: `prose` (what the client renders, with its citation
     tokens) and `sources` (the source sections, for clients that show markdown as is; the
@@ -152,9 +156,10 @@ class TurnRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    SCHEMA_VERSION: ClassVar[int] = 3  # 2: prose and sources apart from text; typed candidates. 3: error, memory
+    # 2: prose and sources apart from text; typed candidates. 3: error, memory. 4: citation pages
+    SCHEMA_VERSION: ClassVar[int] = 4
 
-    schema_version: int = 3
+    schema_version: int = 4
     turn_id: str
     session_id: str
     intent: Literal["library", "discovery", "chat"]
