@@ -64,17 +64,30 @@ export function pillLabel(citation) {
   return `${head} (${citation.year ?? "n.d."})`;
 }
 
-/** The pill tooltip: title, section, this occurrence's support probability (or that it is a quote). */
+/**
+ * Where a cited passage sits, as a reader cites it: "p. 1236", or "pp. 1236–1237" when it runs
+ * onto later pages; "" without pages (a note, a web page, a turn stored before them). The label
+ * is the number printed on the page (`pages.printed` false: its place in the file).
+ */
+export function pagesText(pages) {
+  if (!pages || !pages.label) return "";
+  const spans = pages.last_label && pages.last_index !== null && pages.last_index !== undefined && pages.last_index !== pages.index;
+  return spans ? `pp. ${pages.label}–${pages.last_label}` : `p. ${pages.label}`;
+}
+
+/** The pill tooltip: title, section, pages, this occurrence's support probability (or that it is a quote). */
 export function pillTooltip(citation, occurrence) {
   const lines = [`Title: ${citation.title || "Untitled source"}`];
   if (citation.section) lines.push(`Section: ${citation.section}`);
+  const pages = pagesText(citation.pages);
+  if (pages) lines.push(`Page: ${pages}`);
   const p = occurrence ? occurrence.probability : null;
   if (isQuoted(occurrence)) lines.push(QUOTED_TEXT);
   else lines.push(p === null || p === undefined ? "Support probability: not verified" : `Support probability: ${p.toFixed(2)}`);
   return lines.join("\n");
 }
 
-/** `Authors (Year) • Venue` for the popover header. */
+/** `Authors (Year) • Venue • p. 12` for the popover header (the page of a cited passage, when known). */
 export function bylineOf(source) {
   const parts = [];
   const who = source.authors || "";
@@ -82,6 +95,8 @@ export function bylineOf(source) {
   parts.push(who ? `${who} (${year})` : String(year));
   const venue = source.publication || source.venue;
   if (venue) parts.push(venue);
+  const pages = pagesText(source.pages);
+  if (pages) parts.push(pages);
   return parts.join(" • ");
 }
 
