@@ -218,9 +218,12 @@ def _drop_running_lines(lines: list[_Line], pages: int) -> list[_Line]:
 def _page_labels(doc, pages: int) -> dict[int, str]:
     """The PDF's own page labels (its /PageLabels: "iv", "1234", "A-3"), by 1-based page.
     Labels that only count the pages from 1 (what many PDF writers set by default) say nothing
-    the index does not: {} then, so that the printed numbers are read (an excerpt's pages 1, 9,
-    10, 11 are labelled 1 to 4)."""
-    rules = doc.get_page_labels()
+    the index does not: {} then, so that the printed numbers are read (an excerpt of a paper's
+    pages 1, 9, 10 and 11 may well be labelled 1 to 4). A broken label tree counts as none."""
+    try:
+        rules = doc.get_page_labels()
+    except Exception:  # noqa: BLE001 - pymupdf raises its own errors on a malformed number tree
+        return {}
     labels = {n: doc[n - 1].get_label().strip()[:32] for n in range(1, pages + 1)} if rules else {}
     if all(label == str(n) for n, label in labels.items()):
         return {}
