@@ -3,8 +3,9 @@ import assert from "node:assert/strict";
 import markdownit from "markdown-it";
 import katex from "katex";
 import { createRenderer } from "../content/core/render.js";
-import { bylineOf, occurrenceBadge, pagesText, pillTooltip, quoteScores, supportBadge, supportLevel, throttle } from "../content/core/format.js";
+import { occurrenceBadge, pagesText, pillTooltip, quoteScores, supportBadge, supportLevel, throttle } from "../content/core/format.js";
 import { QUOTED_RECORD, RECORD, RECORD_V2 } from "./fixtures.js";
+import { passagePlace } from "../content/core/evidence.js";
 
 const r = createRenderer({ markdownit, katex });
 
@@ -46,10 +47,8 @@ test("a citation names the printed page of its passage, both pages when it runs 
   assert.equal(pillTooltip({ title: "T", section: "Results", pages }, { probability: 0.81 }),
     "Title: T\nSection: Results\nPage: p. 1236\nSupport probability: 0.81");
   assert.equal(pillTooltip({ title: "T", pages: null }, { probability: 0.81 }), "Title: T\nSupport probability: 0.81");
-  // the popover's header
-  assert.equal(bylineOf({ authors: "Douglas et al.", year: 2014, publication: "Clinical Science", pages }),
-    "Douglas et al. (2014) • Clinical Science • p. 1236");
-  assert.equal(bylineOf({ authors: "Douglas et al.", year: 2014 }), "Douglas et al. (2014)");
+  // the popover's page badge, and the locator of pills of one item's passages
+  assert.equal(passagePlace({ pages: { ...pages, last_index: 4, last_label: "1237" }, section: "Results" }), "pp. 1236–1237 · § Results");
 });
 
 test("sources render from references, considered ones collapsible, keys only in data attributes", () => {

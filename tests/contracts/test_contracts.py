@@ -130,6 +130,33 @@ def test_a_version_2_turn_record_reads_as_a_turn_without_an_error():
     assert TurnRecord.model_validate_json(failed.model_dump_json()).error.code == "timeout"
 
 
+def test_a_version_3_turn_record_reads_with_no_spans_and_no_quality():
+    occurrence = {"occurrence": 1, "claim": "Rates rose.", "probability": 0.9, "verdict": "KEPT"}
+    citation = {"index": 1, "chunk_id": "c1", "item_key": "ABCD1234", "quote": "Rates rose by 5%.", "survives": True}
+    stored = {
+        **TURN,
+        "schema_version": 3,
+        "prose": "Rates rose [1].",
+        "citations": [citation | {"occurrences": [occurrence]}],
+    }
+    record = TurnRecord.model_validate_json(json.dumps(stored))
+    assert record.schema_version == 3 and record.quality is None
+    assert record.citations[0].occurrences[0].spans == []
+
+
+def test_a_turn_records_spans_and_quality_survive_a_round_trip_with_recall_and_precision():
+    from zocrates_contracts import CitationQuality, TextSpan
+
+    quality = CitationQuality(claims=4, supported=2, uncited=1, unverified=0, citations=3, supporting=2)
+    assert (quality.recall, quality.precision) == (0.5, 2 / 3)
+    dumped = json.loads(TurnRecord(**TURN, prose="x", quality=quality).model_dump_json())
+    assert dumped["quality"]["recall"] == 0.5 and dumped["schema_version"] == 4
+    assert TurnRecord.model_validate(dumped).quality == quality
+    assert CitationQuality().recall is None and CitationQuality().precision is None
+    with pytest.raises(ValidationError, match="ends after it starts"):
+        TextSpan(start=5, end=5)
+
+
 def test_a_turn_record_carries_prose_and_sources_and_text_is_their_concatenation():
     record = TurnRecord(**TURN, prose="Rates rose [1].\n\n", sources="# Cited Sources\n- x")
     assert record.schema_version == TurnRecord.SCHEMA_VERSION == 4 and record.error is None

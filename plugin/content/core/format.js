@@ -75,7 +75,8 @@ export function pagesText(pages) {
   return spans ? `pp. ${pages.label}–${pages.last_label}` : `p. ${pages.label}`;
 }
 
-/** The pill tooltip: title, section, pages, this occurrence's support probability (or that it is a quote). */
+/** The pill tooltip: title, section, pages, this occurrence's support probability (or that it
+ * is a quote) and the start of the sentence that supports it. */
 export function pillTooltip(citation, occurrence) {
   const lines = [`Title: ${citation.title || "Untitled source"}`];
   if (citation.section) lines.push(`Section: ${citation.section}`);
@@ -84,10 +85,21 @@ export function pillTooltip(citation, occurrence) {
   const p = occurrence ? occurrence.probability : null;
   if (isQuoted(occurrence)) lines.push(QUOTED_TEXT);
   else lines.push(p === null || p === undefined ? "Support probability: not verified" : `Support probability: ${p.toFixed(2)}`);
+  const span = (occurrence?.spans || [])[0];
+  if (span && citation.quote) lines.push(`Supported by: “${excerpt(citation.quote.slice(span.start, span.end), 100)}”`);
   return lines.join("\n");
 }
 
-/** `Authors (Year) • Venue • p. 12` for the popover header (the page of a cited passage, when known). */
+/** `text` on one line, cut at a word to at most `max` characters with "…". */
+export function excerpt(text, max) {
+  const line = String(text || "").replace(/\s+/g, " ").trim();
+  if (line.length <= max) return line;
+  const cut = line.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  return (space > max / 2 ? cut.slice(0, space) : cut) + "…";
+}
+
+/** `Authors (Year) • Venue` for the popover header. */
 export function bylineOf(source) {
   const parts = [];
   const who = source.authors || "";
@@ -95,8 +107,6 @@ export function bylineOf(source) {
   parts.push(who ? `${who} (${year})` : String(year));
   const venue = source.publication || source.venue;
   if (venue) parts.push(venue);
-  const pages = pagesText(source.pages);
-  if (pages) parts.push(pages);
   return parts.join(" • ");
 }
 

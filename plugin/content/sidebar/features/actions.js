@@ -4,7 +4,7 @@
 
 import { hasCitations, recordWithAuthorYear, recordWithoutCitations, stripCitations } from "../../core/citations.js";
 import { escapeHtml } from "../../core/format.js";
-import { countsLine, inspectorTooltip, probabilityStats, statsLine, verificationCounts } from "../../core/inspector.js";
+import { countsLine, inspectorTooltip, probabilityStats, qualityLine, statsLine, verificationCounts } from "../../core/inspector.js";
 import { ICONS } from "../icons.js";
 import { openModal } from "../modal.js";
 import { selectInLibrary } from "../host-actions.js";
@@ -89,6 +89,8 @@ export function mount(ctx) {
       html += '<h3>Citation Support</h3>' +
         `<p class="info-line stats-line">${escapeHtml(statsLine(stats))}</p>` +
         `<p class="info-line counts-line">${escapeHtml(countsLine(counts))}</p>`;
+      const quality = qualityLine(record.quality);
+      if (quality) html += `<p class="info-line quality-line">${escapeHtml(quality)}</p>`;
       if (v) {
         html += `<p class="info-muted">Decision model: ${escapeHtml(v.provider || "—")}${v.model ? ` / ${escapeHtml(v.model)}` : ""} · ` +
           `threshold ${Number(v.threshold ?? 0.6).toFixed(2)} · ${Math.round(v.latency_ms || 0)} ms${v.note ? ` · ${escapeHtml(v.note)}` : ""}</p>`;
