@@ -145,6 +145,7 @@ def test_evidence_maps_payload_fields():
                 "creators": [{"first_name": "A", "last_name": "B", "name": "", "creator_type": "author"}],
                 "section": "Intro > Aim",
                 "publication": "J",
+                "citation_key": "b2020t",
                 "text": "txt",
                 "kind": "text",
                 "pages": {"index": 3, "label": "1236", "last_index": None, "last_label": None, "printed": True},
@@ -161,6 +162,7 @@ def test_evidence_maps_payload_fields():
     )
     assert ev.creators[0].last_name == "B"
     assert ev.pages == Pages(index=3, label="1236")
+    assert ev.citation_key == "b2020t"
 
 
 @pytest.fixture(scope="module")

@@ -120,6 +120,16 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       Zotero.Utilities.Internal.copyTextToClipboard(text);
     },
 
+    /** Save `text` where the user chooses, `filename` proposed (Zotero's own file picker). */
+    async saveFile(filename, text) {
+      const { FilePicker } = ChromeUtils.importESModule("chrome://zotero/content/modules/filePicker.mjs");
+      const picker = new FilePicker();
+      picker.init(window, `Save ${filename}`, picker.modeSave);
+      picker.defaultString = filename;
+      const chosen = await picker.show();
+      if (chosen === picker.returnOK || chosen === picker.returnReplace) await Zotero.File.putContentsAsync(picker.file, text);
+    },
+
     /**
      * Open the cited attachment, in its library, at the passage's page (`pages.index`, the
      * reader's 0-based `pageIndex`); a passage without a page (a snapshot, a turn stored before

@@ -3,7 +3,7 @@
 // Started by tests/ui/test_web_ui_e2e.py. Prints one JSON line (the report) at the end.
 
 import { chromium } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
@@ -207,6 +207,20 @@ try {
   assert.ok(!/Cited Sources|\[\d+\]|\(\w[^()]*, \d{4}\)/.test(hiddenCopy), `clean copy still cites: ${hiddenCopy}`);
   report.copies = { visible: visibleCopy, hidden: hiddenCopy };
   await assistant.locator(".citations-toggle").click();
+
+  step("export for a manuscript: Pandoc citations copied, BibTeX downloaded");
+  await assistant.locator(".export-btn").click();
+  const exportDialog = page.locator("#export-dialog");
+  await exportDialog.locator(".export-copy").click();
+  const markdown = await page.evaluate(() => navigator.clipboard.readText());
+  assert.match(markdown, /\[@[A-Za-z][\w-]*(; @[A-Za-z][\w-]*)*\]/, "no Pandoc citation in the exported markdown");
+  assert.ok(!/\[\d+\]/.test(markdown) && /# References\n$/.test(markdown), `not a manuscript export: ${markdown}`);
+  const [download] = await Promise.all([page.waitForEvent("download"), exportDialog.locator(".export-bibtex").click()]);
+  assert.equal(download.suggestedFilename(), "references.bib");
+  const bibtex = readFileSync(await download.path(), "utf8");
+  for (const [, key] of markdown.matchAll(/@([A-Za-z][\w-]*)/g)) assert.ok(bibtex.includes(`{${key},`), `no entry for ${key}`);
+  report.export = { markdown, bibtex };
+  await exportDialog.locator(".modal-close").click();
 
   step("claim verification inspector");
   await page.setViewportSize({ width: 1200, height: 900 });
