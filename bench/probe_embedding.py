@@ -140,7 +140,12 @@ def evaluate(encode, ids, texts, queries, qrels) -> dict:
     ranked = np.argsort(-(query_vectors @ doc_vectors.T), axis=1)[:, :50]
     ndcg = [ndcg_at([ids[j] for j in row], qrels[q]) for q, row in zip(qids, ranked, strict=True)]
     recall = [recall_at([ids[j] for j in row], qrels[q]) for q, row in zip(qids, ranked, strict=True)]
-    return {"docs_per_s": docs_per_s, "ndcg": float(np.mean(ndcg)), "recall": float(np.mean(recall)), "vectors": doc_vectors}
+    return {
+        "docs_per_s": docs_per_s,
+        "ndcg": float(np.mean(ndcg)),
+        "recall": float(np.mean(recall)),
+        "vectors": doc_vectors,
+    }
 
 
 def main() -> None:
@@ -164,7 +169,11 @@ def main() -> None:
         result = evaluate(builders[name](), ids, texts, queries, qrels)
         if reference is None:
             reference = result["vectors"]
-        agreement = float(np.mean(np.sum(result["vectors"][:, : reference.shape[1]] * reference, axis=1))) if result["vectors"].shape == reference.shape else float("nan")
+        agreement = (
+            float(np.mean(np.sum(result["vectors"][:, : reference.shape[1]] * reference, axis=1)))
+            if result["vectors"].shape == reference.shape
+            else float("nan")
+        )
         rows.append((name, result["docs_per_s"], result["ndcg"], result["recall"], agreement))
         print(rows[-1], flush=True)
     print("\n| option | abstracts/s | dense nDCG@10 | Recall@50 | cosine to torch-fp32 |")

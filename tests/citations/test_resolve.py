@@ -7,6 +7,7 @@ import re
 import pytest
 
 from zocrates_citations import Resolution, extract_claim_occurrences, resolve_citations_and_references
+from zocrates_contracts import Pages
 
 
 def tiers(resolution: Resolution) -> tuple[list[str], list[str]]:
@@ -130,6 +131,14 @@ def test_citations_carry_chunk_and_item_metadata_and_every_occurrence(make_chunk
     assert citation.section == "Results" and citation.publication == "Nature"
     assert citation.occurrences[0].claim == "DNA is a double helix of two chains."
     assert resolved.cited_chunk_ids == ["chunk-1"]
+    assert citation.pages is None  # a chunk without pages (a note) cites none
+
+
+def test_a_citation_carries_the_printed_pages_of_its_passage(make_chunk):
+    pages = Pages(index=2, label="737", last_index=3, last_label="738")
+    chunk = make_chunk(1, "KEYAAAA1").model_copy(update={"pages": pages})
+    resolved = resolve_citations_and_references("DNA is a double helix [1].", [chunk], support_probabilities={1: [0.9]})
+    assert resolved.citations[0].pages == pages
 
 
 def test_citations_are_listed_by_index_and_include_demoted_chunks(make_chunks):

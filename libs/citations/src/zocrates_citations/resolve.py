@@ -412,6 +412,7 @@ def _citation(
         section=chunk.section,
         publication=chunk.publication,
         kind=chunk.kind,
+        pages=chunk.pages,
         quote=_quote(chunk.text, max_quote_chars),
         occurrences=occurrences,
         survives=any(o.verdict != "DEMOTED" for o in occurrences),
