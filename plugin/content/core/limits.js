@@ -9,7 +9,7 @@ export const MAX_SYNC_DELETED = 5000;
 /** The largest sync request body the gateway reads (MAX_SYNC_BODY). */
 export const MAX_SYNC_BODY_BYTES = 786432;
 /** Attachment content types that are indexed; others are refused (UPLOAD_TYPES). */
-export const UPLOAD_TYPES = Object.freeze(["application/pdf", "application/xhtml+xml", "text/html", "text/markdown", "text/plain", "text/x-markdown"]);
+export const UPLOAD_TYPES = Object.freeze(["application/epub+zip", "application/pdf", "application/xhtml+xml", "text/html", "text/markdown", "text/plain", "text/x-markdown"]);
 /** Ids: sync, session and turn ids (ID_PATTERN). */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** A Zotero item key (SyncedItem.key). */

@@ -373,7 +373,15 @@ MAX_ITEM_TAGS = 200
 MAX_SYNC_COLLECTIONS = 2_000
 #: The attachment content types that are indexed; the gateway refuses an upload of any other.
 UPLOAD_TYPES = frozenset(
-    {"application/pdf", "text/html", "application/xhtml+xml", "text/plain", "text/markdown", "text/x-markdown"}
+    {
+        "application/pdf",
+        "application/epub+zip",
+        "text/html",
+        "application/xhtml+xml",
+        "text/plain",
+        "text/markdown",
+        "text/x-markdown",
+    }
 )
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]

@@ -27,6 +27,7 @@ import numpy as np
 import structlog
 
 from zocrates_contracts import SCORED_UNITS, Creator
+from zocrates_contracts.messages import UPLOAD_TYPES
 from zocrates_retrieval.adapters.embed import Embedder
 from zocrates_retrieval.adapters.isolation import ConverterPool, ConvertJob
 from zocrates_retrieval.adapters.store import (
@@ -69,15 +70,9 @@ FETCH_BATCH = 16
 #: Materialises a source's file in a scratch directory and returns its path.
 Fetch = Callable[[Source, Path], Path]
 
-#: Content types we convert; other attachments (images, audio, ...) are counted as unsupported.
-SUPPORTED_TYPES = (
-    "application/pdf",
-    "text/html",
-    "application/xhtml+xml",
-    "text/plain",
-    "text/markdown",
-    "text/x-markdown",
-)
+#: Content types we convert (the contract's, which the gateway checks uploads against); other
+#: attachments (images, audio, ...) are counted as unsupported.
+SUPPORTED_TYPES = UPLOAD_TYPES
 
 
 @dataclass
