@@ -160,6 +160,8 @@ test("indexing shows its pace and the time left once known, and the abstracts al
   assert.match(libraryStatusLine({ ...running, pages_per_s: 6.93, eta_s: 750 }), /\(indexing 5004 of 9000 \(6\.9 pages\/s, about 13 min left\)\)/);
   assert.match(libraryStatusLine({ ...running, pages_per_s: 6.93, eta_s: 12000 }), /about 3\.3 h left/);
   assert.match(libraryStatusLine({ ...running, pages_per_s: 6.93, eta_s: 20 }), /about 20 s left/);
+  assert.equal(libraryStatusLine({ ...running, state: "done", failures_by_reason: { scanned: 2, missing_file: 1 } }),
+    "Library read from Zotero on the server: 5004 sources indexed; 5000 abstracts searchable; 3 not readable (2 scanned, 1 missing_file).");
   const hosted = { source: "hosted", state: "running", items: 9, attachments: 4, abstracts: 9, sources_done: 10, sources_total: 13, eta_s: 0 };
   assert.equal(libraryStatusLine(hosted), "9 items, 4 attachments on the server; 9 abstracts searchable; indexing 10 of 13 (about 1 s left).");
 });

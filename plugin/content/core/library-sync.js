@@ -343,7 +343,9 @@ export function libraryStatusLine(status) {
   }
   if (status.source === "zotero_dir") {
     const abstracts = status.abstracts ? `; ${status.abstracts} abstracts searchable` : "";
-    return `Library read from Zotero on the server: ${status.indexed} sources indexed${abstracts}${indexing ? ` (${indexing})` : ""}.`;
+    const failed = unreadable(status);
+    return `Library read from Zotero on the server: ${status.indexed} sources indexed${abstracts}${failed ? `; ${failed}` : ""}` +
+      `${indexing ? ` (${indexing})` : ""}.`;
   }
   if (status.source === "none") return "Your library is not on the server yet.";
   const parts = [`${status.items} items, ${status.attachments} attachments on the server`];
@@ -351,12 +353,17 @@ export function libraryStatusLine(status) {
   if (status.abstracts) parts.push(`${status.abstracts} abstracts searchable`);
   if (status.state === "running") parts.push(indexing);
   else parts.push(`${status.indexed} indexed`);
-  const failed = Object.entries(status.failures_by_reason || {});
-  if (failed.length) {
-    const total = failed.reduce((n, [, count]) => n + count, 0);
-    parts.push(`${total} not readable (${failed.map(([reason, count]) => `${count} ${reason}`).join(", ")})`);
-  }
+  const failed = unreadable(status);
+  if (failed) parts.push(failed);
   return `${parts.join("; ")}.`;
+}
+
+/** "3 not readable (2 scanned, 1 encrypted)", or "" when every file was read. */
+function unreadable(status) {
+  const failed = Object.entries(status.failures_by_reason || {});
+  if (!failed.length) return "";
+  const total = failed.reduce((n, [, count]) => n + count, 0);
+  return `${total} not readable (${failed.map(([reason, count]) => `${count} ${reason}`).join(", ")})`;
 }
 
 /** "indexing 120 of 5000 (6.9 pages/s, about 12 min left)": the pace and time left once known. */
