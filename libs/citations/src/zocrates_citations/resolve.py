@@ -200,29 +200,25 @@ def _item_hooks(ref: SourceRef) -> str:
     return hooks
 
 
-def _cited_entry(ref: SourceRef) -> str:
+def _entry(ref: SourceRef, esc, strong: tuple[str, str], em: tuple[str, str]) -> str:
+    """A bibliography entry's text, its parts escaped by `esc` and marked up by `strong`/`em`."""
     heading, title, publication = entry_parts(ref)
-    parts = [f"**{_markdown_escape(heading)}**."]
+    parts = [f"{strong[0]}{esc(heading)}{strong[1]}."]
     if title:
-        parts.append(emphasised(_markdown_escape(title), "*", "*"))
+        parts.append(emphasised(esc(title), *em))
     if publication:
-        parts.append(emphasised(_markdown_escape(publication), "", ""))
+        parts.append(emphasised(esc(publication), "", ""))
     if ref.abstract_only:
         parts.append(ABSTRACT_ONLY)
-    return f'- <span class="zotero-source-link"{_item_hooks(ref)}>{" ".join(parts)}</span>'
+    return f'<span class="zotero-source-link"{_item_hooks(ref)}>{" ".join(parts)}</span>'
+
+
+def _cited_entry(ref: SourceRef) -> str:
+    return "- " + _entry(ref, _markdown_escape, ("**", "**"), ("*", "*"))
 
 
 def _considered_entry(ref: SourceRef) -> str:
-    heading, title, publication = entry_parts(ref)
-    parts = [f"<strong>{escape(heading)}</strong>."]
-    if title:
-        parts.append(emphasised(escape(title), "<em>", "</em>"))
-    if publication:
-        parts.append(emphasised(escape(publication), "", ""))
-    if ref.abstract_only:
-        parts.append(ABSTRACT_ONLY)
-    link = f'<span class="zotero-source-link"{_item_hooks(ref)}>{" ".join(parts)}</span>'
-    return f"    <li>{link}</li>"
+    return f"    <li>{_entry(ref, lambda text: escape(text, quote=False), ('<strong>', '</strong>'), ('<em>', '</em>'))}</li>"
 
 
 def render_source_sections(references: References) -> str:
