@@ -1,11 +1,13 @@
 // The Zotero host: the sidebar iframe inside a Zotero main window. Settings from the
 // extensions.zocrates.* prefs (Zotero.Zocrates.prefs), the clipboard through Zotero, the
-// reader and library actions, and the import of staged candidates into the library.
+// reader and library actions, the import of staged candidates into the library, and answers
+// saved as notes (host/zotero-notes.js).
 
 import { findOutlineTarget } from "../core/outline.js";
 import { zoteroItemData } from "../core/candidates.js";
 import { WHOLE_LIBRARY, itemsOption } from "../core/scope.js";
 import { createLibrarySync, fileStore, serverLibraryId, summaryLine, zoteroLibraryID } from "./zotero-library.js";
+import { createNoteWriter } from "./zotero-notes.js";
 import { selectedCollections, selectedLibraryIDs, selectItemInPane } from "./zotero-compat.js";
 
 export function createHost(window, Zotero = window.parent.Zotero) {
@@ -16,6 +18,7 @@ export function createHost(window, Zotero = window.parent.Zotero) {
   // set lives in the bootstrap scope (hooks.js), shared by every window's sidebar.
   const suppressed = Zotero.Zocrates.suppressedItemIDs;
   let librarySync = null;
+  const notes = createNoteWriter(Zotero, { pane, itemByKey });
 
   /** The library sync for this sidebar (one per server URL's remembered state). */
   function librarySyncFor(api, onProgress = () => {}) {
@@ -215,6 +218,12 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       }
       return options;
     },
+
+    canWriteNotes: true,
+    /** Where a standalone note would go now (the pane's selected collection or library); throws when read-only. */
+    noteWhere: () => notes.standaloneWhere(),
+    /** An answer's note (HTML) written in one transaction: standalone, or under `parent` (`{item_key, library_id}`). */
+    saveNote: (html, options) => notes.saveNote(html, options),
 
     openInspectorWindow(record) {
       const args = { record, wrappedJSObject: null };

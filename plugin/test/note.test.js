@@ -1,0 +1,101 @@
+// core/note.js: an answer as a Zotero note (HTML in the note editor's subset) and as Markdown.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import markdownit from "markdown-it";
+import katex from "katex";
+import { createRenderer } from "../content/core/render.js";
+import {
+  UNSUPPORTED_MARK, answerNoteHtml, answerNoteMarkdown, citedSources, proseWithUnsupported, zoteroSelectUri,
+} from "../content/core/note.js";
+import { RECORD, RECORD_V2 } from "./fixtures.js";
+
+const { md } = createRenderer({ markdownit, katex });
+const ALLOWED = new Set(["p", "h1", "h2", "h3", "ul", "ol", "li", "a", "strong", "em", "blockquote"]);
+const tagsOf = (html) => new Set([...html.matchAll(/<\/?([a-z0-9]+)/g)].map((m) => m[1]));
+
+// A record citing one item of My Library and one of a group library, with markup everywhere.
+const GROUP_RECORD = {
+  turn_id: "t9", session_id: "s9", intent: "library", question: "Does <script>alert(1)</script> & co. matter?",
+  prose: "## Findings\n\nTwins differ [1]. Groups agree [2]; both do [1, 2]. Code `[1]` stays.\n\n" +
+    "- A <b>raw</b> claim [2]\n- $x^2$ rises\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\ncode [1]\n```\n",
+  sources: "",
+  citations: [
+    { index: 1, chunk_id: "c1", item_key: "ITEMAAAA", library_id: "user", title: "Rates & <i>twins</i>", authors: "O'Brien & Smith", year: 2021,
+      quote: "q", survives: true, occurrences: [] },
+    { index: 2, chunk_id: "c2", item_key: "GRPKEY22", library_id: "group-4711", title: "Group paper", authors: "Lee et al.", year: null,
+      publication: "J. <Tests>", quote: "q", survives: true, occurrences: [] },
+  ],
+  references: {
+    cited: [
+      { item_key: "ITEMAAAA", library_id: "user", title: "Rates & <i>twins</i>", authors: "O'Brien & Smith", year: 2021 },
+      { item_key: "GRPKEY22", library_id: "group-4711", title: "Group paper", authors: "Lee et al.", year: null, publication: "J. <Tests>" },
+    ],
+    considered: [{ item_key: "ITEMCCCC", library_id: "user", title: "Considered only", authors: "Doe", year: 2000 }],
+  },
+};
+
+test("zotero:// links select an item in My Library, or in its group library by group id", () => {
+  assert.equal(zoteroSelectUri({ item_key: "ABCD2345", library_id: "user" }), "zotero://select/library/items/ABCD2345");
+  assert.equal(zoteroSelectUri({ item_key: "ABCD2345" }), "zotero://select/library/items/ABCD2345");
+  assert.equal(zoteroSelectUri({ item_key: "ABCD2345", library_id: "group-4711" }), "zotero://select/groups/4711/items/ABCD2345");
+});
+
+test("the note: the question as heading, each token an author-year link to its item, a linked References list", () => {
+  const html = answerNoteHtml(GROUP_RECORD, { md });
+  assert.ok(html.startsWith("<h1>Does &lt;script&gt;alert(1)&lt;/script&gt; &amp; co. matter?</h1>\n<h2>Findings</h2>\n"));
+  assert.match(html, /<p>Twins differ \(<a href="zotero:\/\/select\/library\/items\/ITEMAAAA">O&#39;Brien &amp; Smith, 2021<\/a>\)\. /);
+  assert.match(html, /Groups agree \(<a href="zotero:\/\/select\/groups\/4711\/items\/GRPKEY22">Lee et al\., n\.d\.<\/a>\); /);
+  assert.match(html, /both do \(<a href="[^"]*ITEMAAAA">O&#39;Brien &amp; Smith, 2021<\/a>; <a href="[^"]*GRPKEY22">Lee et al\., n\.d\.<\/a>\)\./);
+  assert.match(html, /Code \[1\] stays\./, "a token in code is text, not a citation");
+  assert.match(html, /<li>A &lt;b&gt;raw&lt;\/b&gt; claim \(<a /, "raw HTML in the prose is escaped");
+  assert.match(html, /<li>\$x\^2\$ rises<\/li>/, "math as its TeX");
+  assert.match(html, /<p>a \| b<\/p>\n<p>1 \| 2<\/p>/, "a table row as a paragraph");
+  assert.match(html, /<p>code \[1\]<\/p>/);
+  assert.match(html, /<h2>References<\/h2>\n<ul>\n<li><a href="zotero:\/\/select\/library\/items\/ITEMAAAA">O&#39;Brien &amp; Smith \(2021\)<\/a>\. <em>Rates &amp; &lt;i&gt;twins&lt;\/i&gt;<\/em>\.<\/li>\n/);
+  assert.match(html, /<li><a href="zotero:\/\/select\/groups\/4711\/items\/GRPKEY22">Lee et al\. \(n\.d\.\)<\/a>\. <em>Group paper<\/em>\. J\. &lt;Tests&gt;\.<\/li>/);
+  assert.doesNotMatch(html, /Considered only/, "the bibliography is of the cited sources");
+  assert.deepEqual([...tagsOf(html)].filter((t) => !ALLOWED.has(t)), [], "only the note editor's subset");
+  assert.doesNotMatch(html, /<script|<b>|<i>|[\ue001\ue002]/);
+});
+
+test("a compound token of one item's two passages is one link; a record without references lists its citations' items", () => {
+  const html = answerNoteHtml(RECORD_V2, { md });
+  assert.match(html, /Attention maps queries \(<a href="zotero:\/\/select\/library\/items\/ITEMBBBB">Vaswani et al\., 2017<\/a>\)\./);
+  assert.equal((html.match(/<li>/g) || []).length, 2);
+  const bare = { ...RECORD_V2, references: { cited: [], considered: [] } };
+  assert.deepEqual(citedSources(bare).map((s) => s.item_key), ["ITEMAAAA", "ITEMBBBB"]);
+  assert.match(answerNoteHtml(bare, { md }), /<h2>References<\/h2>[^]*Jonsson &amp; Stefansson \(2021\)[^]*Vaswani et al\. \(2017\)/);
+  // A version 1 record (text only): its prose is split from its source sections.
+  assert.match(answerNoteHtml(RECORD, { md }), /^<h1>What about twins\?<\/h1>\n<p>Mutation rates[^]*<\/p>\n<h2>References<\/h2>/);
+  assert.doesNotMatch(answerNoteHtml(RECORD, { md }), /Cited Sources|data-item-key/);
+});
+
+test("unsupported claims: no markers by default; marked before their full stop, or removed, as the setting says", () => {
+  const prose = "Rates rose in twins [1]. Nobody checked this. Attention works [2].";
+  const unsupported = new Set(["Nobody checked this."]);
+  assert.equal(proseWithUnsupported(prose, unsupported), prose);
+  assert.equal(proseWithUnsupported(prose, unsupported, "leave"), prose);
+  assert.equal(proseWithUnsupported(prose, unsupported, "mark"), `Rates rose in twins [1]. Nobody checked this ${UNSUPPORTED_MARK}. Attention works [2].`);
+  assert.equal(proseWithUnsupported(prose, unsupported, "remove"), "Rates rose in twins [1]. Attention works [2].");
+  assert.equal(proseWithUnsupported("Only this.\n\nNext [1].", new Set(["Only this."]), "remove"), "\n\nNext [1].");
+  assert.equal(proseWithUnsupported(prose, new Set(["Not in the prose."]), "mark"), prose);
+  const record = { ...RECORD_V2, prose };
+  assert.match(answerNoteHtml(record, { md, unsupported, mode: "mark" }), /Nobody checked this \[unsupported\]\. Attention/);
+  assert.doesNotMatch(answerNoteHtml(record, { md, unsupported, mode: "remove" }), /Nobody/);
+  assert.match(answerNoteMarkdown(record, { unsupported, mode: "mark" }), /Nobody checked this \[unsupported\]\./);
+});
+
+test("the Markdown download: heading, author-year links (group libraries too), a References list", () => {
+  const text = answerNoteMarkdown(GROUP_RECORD);
+  assert.ok(text.startsWith("# Does <script>alert(1)</script> & co. matter?\n\n## Findings\n\n"));
+  assert.match(text, /Twins differ \(\[O'Brien & Smith, 2021\]\(zotero:\/\/select\/library\/items\/ITEMAAAA\)\)\./);
+  assert.match(text, /both do \(\[O'Brien & Smith, 2021\]\([^)]*ITEMAAAA\); \[Lee et al\., n\.d\.\]\(zotero:\/\/select\/groups\/4711\/items\/GRPKEY22\)\)\./);
+  assert.match(text, /Code `\[1\]` stays\./);
+  assert.match(text, /\n## References\n\n- \[O'Brien & Smith \(2021\)\]\(zotero:\/\/select\/library\/items\/ITEMAAAA\)\. \*Rates & <i>twins<\/i>\*\.\n/);
+  assert.match(text, /- \[Lee et al\. \(n\.d\.\)\]\(zotero:\/\/select\/groups\/4711\/items\/GRPKEY22\)\. \*Group paper\*\. J\. <Tests>\.\n$/);
+  // Brackets in a label cannot end its link early.
+  const odd = { ...GROUP_RECORD, citations: [{ ...GROUP_RECORD.citations[0], authors: "[Anon]" }], prose: "X [1]." };
+  assert.match(answerNoteMarkdown(odd), /X \(\[\\\[Anon\\\], 2021\]\(zotero:/);
+  // An answer without citations is its prose alone.
+  assert.equal(answerNoteMarkdown({ question: "Hi?", prose: "Hello.", citations: [], references: {} }), "# Hi?\n\nHello.\n");
+});
