@@ -1,11 +1,13 @@
-// core/note.js: an answer as a Zotero note (HTML in the note editor's subset) and as Markdown.
+// core/note.js: an answer as a Zotero note (HTML in the note editor's subset) and as Markdown,
+// and the provenance note of an item imported from discovery.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import markdownit from "markdown-it";
 import katex from "katex";
 import { createRenderer } from "../content/core/render.js";
 import {
-  UNSUPPORTED_MARK, answerNoteHtml, answerNoteMarkdown, citedSources, proseWithUnsupported, zoteroSelectUri,
+  UNSUPPORTED_MARK, answerNoteHtml, answerNoteMarkdown, candidateMentions, citedSources, proseWithUnsupported,
+  provenanceNoteHtml, zoteroSelectUri,
 } from "../content/core/note.js";
 import { RECORD, RECORD_V2 } from "./fixtures.js";
 
@@ -98,4 +100,34 @@ test("the Markdown download: heading, author-year links (group libraries too), a
   assert.match(answerNoteMarkdown(odd), /X \(\[\\\[Anon\\\], 2021\]\(zotero:/);
   // An answer without citations is its prose alone.
   assert.equal(answerNoteMarkdown({ question: "Hi?", prose: "Hello.", citations: [], references: {} }), "# Hi?\n\nHello.\n");
+});
+
+test("what an overview says about each candidate: sentences naming or citing it; else its numbered line", () => {
+  const llm = "Candidate 2 (Smith et al. (2021)) introduces **reflection** tokens. Candidates 1 and 3 compare retrievers.\n\n" +
+    "The field moves fast. Only one cites [3]; candidate 9 does not exist.\n\n_Note: Searched for “rag”, candidate 1._";
+  assert.deepEqual(candidateMentions(llm, 3), [
+    ["Candidates 1 and 3 compare retrievers."],
+    ["Candidate 2 (Smith et al. (2021)) introduces reflection tokens."],
+    ["Candidates 1 and 3 compare retrievers.", "Only one cites; candidate 9 does not exist."],
+  ]);
+  const offline = "I found 2 candidate papers not yet in your library:\n\n1. **Self-RAG** (Asai; 2024; ICLR) — open access PDF available\n" +
+    "2. **CRAG** (Yan; 2024)\n\nTick the papers you want and import them into Zotero.";
+  assert.deepEqual(candidateMentions(offline, 2), [["Self-RAG (Asai; 2024; ICLR) — open access PDF available"], ["CRAG (Yan; 2024)"]]);
+  assert.deepEqual(candidateMentions("Nothing about them.", 2), [[], []]);
+});
+
+test("the provenance note: the question, the date found (ISO), what the overview said, all escaped", () => {
+  const record = {
+    intent: "discovery", question: "Find <recent> papers on RAG & co", completed_at: "2026-11-30T23:10:00Z",
+    prose: "Candidate 1 is <b>the</b> best. Candidate 2 is older.",
+    candidates: [{ candidate_id: "cand_1", title: "A" }, { candidate_id: "cand_2", title: "B" }, { candidate_id: "cand_3", title: "C" }],
+  };
+  const html = provenanceNoteHtml(record, record.candidates[0]);
+  assert.equal(html, "<h2>Found with Zocrates</h2>\n<p><strong>Question:</strong> Find &lt;recent&gt; papers on RAG &amp; co</p>\n" +
+    "<p><strong>Found:</strong> 2026-11-30</p>\n<p><strong>What the overview said:</strong></p>\n" +
+    "<blockquote><p>Candidate 1 is &lt;b&gt;the&lt;/b&gt; best.</p></blockquote>\n");
+  assert.match(provenanceNoteHtml(record, record.candidates[2]), /<p>The overview did not discuss it beyond finding it\.<\/p>/);
+  const undated = provenanceNoteHtml({ ...record, completed_at: undefined }, record.candidates[1], new Date("2027-01-02T10:00:00Z"));
+  assert.match(undated, /<strong>Found:<\/strong> 2027-01-02<\/p>/);
+  assert.deepEqual([...tagsOf(html)].filter((t) => !ALLOWED.has(t)), []);
 });

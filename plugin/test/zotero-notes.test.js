@@ -1,12 +1,14 @@
 // Notes the plugin writes into Zotero (host/zotero-notes.js through host/zotero.js), against the
 // fake Zotero: an answer saved standalone where the pane points or under a cited item, in one
-// transaction.
+// transaction; and the provenance note each item imported from discovery gets.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import vm from "node:vm";
 import { createFakeZotero, fakeWindow, fakeZoteroPane, ZOTERO_VERSIONS } from "./fake-zotero.js";
+import { fakeGateway } from "./fake-gateway.js";
 import { createHost } from "../content/host/zotero.js";
+import { provenanceNoteHtml } from "../content/core/note.js";
 
 function zoteroWithPlugin({ version } = {}) {
   const Zotero = createFakeZotero({ version });
@@ -81,4 +83,40 @@ test("a read-only library takes no note, standalone or child: a clear error befo
   await assert.rejects(host.saveNote(HTML, { parent: { item_key: item.key, library_id: "group-99" } }), /You cannot add notes to “Shared”/);
   assert.equal(Zotero.DB.transactions, before, "no transaction was opened");
   assert.deepEqual(item.getNotes(), []);
+});
+
+test("import: each item gets its provenance note as a child, in the import's one transaction, sent with the items", async () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  const api = fakeGateway({ staged: new Map() });
+  await host.startLibrarySync(api, () => {});
+  api.calls.length = 0;
+  const record = {
+    intent: "discovery", question: "Find papers on self-reflection", completed_at: "2026-11-30T10:00:00Z",
+    prose: "Candidate 1 (Asai, 2024) adds reflection tokens. Candidate 2 grades retrieval.",
+    candidates: [
+      { candidate_id: "cand_1", title: "Self-RAG", authors: ["Akari Asai"], year: 2024 },
+      { candidate_id: "cand_2", title: "CRAG", authors: ["Shi-Qi Yan"], year: 2024 },
+    ],
+  };
+  const plan = record.candidates.map((candidate) => ({ candidate, file: { status: "no_pdf" }, action: "metadata",
+    note: provenanceNoteHtml(record, candidate) }));
+  const before = Zotero.DB.transactions;
+  const { results } = await host.importBatch(plan, { collectionId: "", api });
+  assert.equal(Zotero.DB.transactions - before, 1, "items and their notes in ONE transaction");
+  assert.deepEqual(results.map((r) => r.status), ["metadata", "metadata"]);
+  const items = await Zotero.Items.getAll(1, true);
+  for (const [i, title] of ["Self-RAG", "CRAG"].entries()) {
+    const item = items.find((it) => it.getField("title") === title);
+    const notes = item.getNotes().map((id) => Zotero.Items.get(id).getNote());
+    assert.equal(notes.length, 1);
+    assert.match(notes[0], /<p><strong>Question:<\/strong> Find papers on self-reflection<\/p>/);
+    assert.match(notes[0], /<p><strong>Found:<\/strong> 2026-11-30<\/p>/);
+    assert.match(notes[0], i === 0 ? /<blockquote><p>Candidate 1 \(Asai, 2024\) adds reflection tokens\.<\/p><\/blockquote>/
+      : /<blockquote><p>Candidate 2 grades retrieval\.<\/p><\/blockquote>/);
+  }
+  // Hosted: the one batch ingest sends the notes with their items.
+  const sent = api.routes("sync").flatMap((c) => c.page.items);
+  assert.deepEqual(sent.filter((i) => i.item_type === "note").length, 2);
+  assert.equal(Zotero.Zocrates.suppressedItemIDs.size, 0);
+  assert.deepEqual(Zotero.errors, []);
 });

@@ -1,8 +1,8 @@
 // An answer as it lives on in Zotero: a note (HTML in the subset Zotero's note editor keeps:
 // p, h1-h3, ul/ol/li, a, strong, em, blockquote) with author-year citations linked to their
-// items and the bibliography of the cited sources; and the same answer as Markdown for the web
-// page, which has no Zotero to write into. Everything taken from the record is escaped. No DOM
-// and no Zotero here.
+// items and the bibliography of the cited sources; the same answer as Markdown for the web
+// page, which has no Zotero to write into; and the provenance note an item imported from
+// discovery carries. Everything taken from the record is escaped. No DOM and no Zotero here.
 
 import { authorYear, entryParts, findTokens, mask, sourceId, spliceTokens, turnParts } from "./citations.js";
 import { escapeHtml } from "./format.js";
@@ -199,4 +199,64 @@ function inlineHtml(children, text) {
     else if (t.type === "image") out += text(t.content || "");
   }
   return out.replace(/<a>([\s\S]*?)<\/a>/g, "$1");
+}
+
+// ---- Provenance: what an item imported from discovery keeps of how it was found.
+
+const CANDIDATE_RE = /\b[Cc]andidates?\s+(\d{1,2}(?:\s*(?:,|and|&)\s*\d{1,2})*)/g;
+const LIST_ITEM_RE = /^\s*(\d{1,2})[.)]\s+(.+)$/;
+// A sentence ends at . ! or ? before a space and a capital, a quote or a digit ("et al. (2021)" does not).
+const SENTENCE_END_RE = /(?<=[.!?])\s+(?=[A-Z0-9“"])/;
+
+/**
+ * What a discovery overview says about each of its `count` candidates: an array of `count`
+ * lists of sentences. A sentence mentions candidate n when it names it ("Candidate 2",
+ * "candidates 2 and 3") or cites it (`[2]`); an overview that does neither, as the offline
+ * one, lists the candidates numbered ("2. **Title** (…)"), and that line is what it says.
+ * Notes after the overview (`_Note: …_`) are not about a candidate.
+ */
+export function candidateMentions(prose, count) {
+  const said = Array.from({ length: count }, () => []);
+  const add = (n, sentence) => {
+    const clean = plainSentence(sentence, count);
+    if (n >= 1 && n <= count && clean && !said[n - 1].includes(clean)) said[n - 1].push(clean);
+  };
+  const lines = String(prose || "").split("\n").filter((line) => !/^\s*_Note: /.test(line));
+  for (const line of lines) {
+    for (const sentence of line.split(SENTENCE_END_RE)) {
+      for (const m of sentence.matchAll(CANDIDATE_RE)) for (const n of m[1].match(/\d+/g)) add(Number(n), sentence);
+      for (const token of findTokens(mask(sentence).masked, count)) for (const n of token.indices) add(n, sentence);
+    }
+  }
+  if (said.some((s) => s.length)) return said;
+  for (const line of lines) {
+    const m = LIST_ITEM_RE.exec(line);
+    if (m) add(Number(m[1]), m[2]);
+  }
+  return said;
+}
+
+/** A sentence as the note quotes it: no citation tokens, no bold or list markers, one line. */
+function plainSentence(sentence, count) {
+  const tokens = findTokens(mask(sentence).masked, count);
+  const text = spliceTokens(sentence, tokens, () => null);
+  return oneLine(text.replace(/\*\*|__/g, "").replace(/^\s*(?:[-*+]|\d{1,2}[.)])\s+/, ""));
+}
+
+/**
+ * The provenance note of a candidate imported from the discovery turn `record`: the question
+ * that found it, the date it was found (ISO, from the turn; `now` for a turn without one), and
+ * what the overview said about it.
+ */
+export function provenanceNoteHtml(record, candidate, now = new Date()) {
+  const index = (record.candidates || []).findIndex((c) => c.candidate_id === candidate.candidate_id);
+  const said = index >= 0 ? candidateMentions(turnParts(record)[0], record.candidates.length)[index] : [];
+  const when = new Date(record.completed_at || record.created_at || now);
+  const date = (Number.isNaN(when.getTime()) ? now : when).toISOString().slice(0, 10);
+  return "<h2>Found with Zocrates</h2>\n" +
+    `<p><strong>Question:</strong> ${escapeHtml(oneLine(record.question || ""))}</p>\n` +
+    `<p><strong>Found:</strong> ${date}</p>\n` +
+    (said.length
+      ? `<p><strong>What the overview said:</strong></p>\n<blockquote>${said.map((s) => `<p>${escapeHtml(s)}</p>`).join("")}</blockquote>\n`
+      : "<p>The overview did not discuss it beyond finding it.</p>\n");
 }

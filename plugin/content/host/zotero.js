@@ -234,8 +234,8 @@ export function createHost(window, Zotero = window.parent.Zotero) {
     },
 
     /**
-     * Download the staged PDFs, then create every item, its tags, collection membership and
-     * its PDF attachment record in one transaction, in the library `libraryID` (My Library when
+     * Download the staged PDFs, then create every item, its tags, collection membership, its
+     * PDF attachment record and its provenance note (a plan entry's `note`, HTML) in one transaction, in the library `libraryID` (My Library when
      * missing) and its collection `collectionId` (none when empty); attachment files are copied
      * into storage after the commit (as Zotero.Attachments does), and a file that fails to copy
      * leaves a metadata-only item behind, reported as such. A group that takes no files gets
@@ -253,7 +253,8 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       try {
         const created = await writeItems(plan, staged, target, mine);
         await attachFiles(created, results);
-        const kept = created.flatMap(({ item, attachment }) => [item.id, ...(attachment && Zotero.Items.get(attachment.id) ? [attachment.id] : [])]);
+        const kept = created.flatMap(({ item, attachment, note }) => [item.id, ...(note ? [note.id] : []),
+          ...(attachment && Zotero.Items.get(attachment.id) ? [attachment.id] : [])]);
         const ingest = await ingestImported(api, kept);
         return {
           results: plan.map(({ candidate }) => results.get(candidate.candidate_id) || { title: candidate.title, status: "failed", note: "not processed" }),
@@ -324,7 +325,7 @@ export function createHost(window, Zotero = window.parent.Zotero) {
     return staged;
   }
 
-  /** Every item and attachment record in ONE transaction; their ids go into `suppressed` (and `mine`). */
+  /** Every item, attachment record and provenance note in ONE transaction; their ids go into `suppressed` (and `mine`). */
   async function writeItems(plan, staged, target, mine) {
     const created = [];
     const suppress = (id) => {
@@ -335,7 +336,7 @@ export function createHost(window, Zotero = window.parent.Zotero) {
     await Zotero.DB.executeTransaction(async () => {
       // Checked again: the downloads took a while, and the group may have been left meanwhile.
       const { library, collectionID } = importTarget(target.library.libraryID, target.collectionID);
-      for (const { candidate, action } of plan) {
+      for (const { candidate, action, note: noteHtml } of plan) {
         if (action === "skip") continue;
         const data = zoteroItemData(candidate);
         const item = new Zotero.Item(data.itemType);
@@ -361,7 +362,16 @@ export function createHost(window, Zotero = window.parent.Zotero) {
           await attachment.save();
           suppress(attachment.id);
         }
-        created.push({ candidate, item, attachment, path });
+        let note = null;
+        if (noteHtml) {
+          note = new Zotero.Item("note");
+          note.libraryID = item.libraryID;
+          note.parentID = item.id;
+          note.setNote(noteHtml);
+          await note.save();
+          suppress(note.id);
+        }
+        created.push({ candidate, item, attachment, path, note });
       }
     });
     return created;
