@@ -51,8 +51,10 @@ export function proseWithUnsupported(prose, unsupported = new Set(), mode = "lea
     const at = sentence ? out.indexOf(sentence) : -1;
     if (at < 0) continue;
     if (mode === "remove") {
+      // The spaces around the sentence become one, none at a line's start or end or before punctuation.
+      const before = out.slice(0, at).replace(/[ \t]+$/, "");
       const after = out.slice(at + sentence.length).replace(/^[ \t]+/, "");
-      out = out.slice(0, at).replace(/[ \t]+$/, (s) => (after && !/^[\n.,;:!?)]/.test(after) && at > 0 ? " " : "")) + after;
+      out = before + (before && after && !before.endsWith("\n") && !/^[\n.,;:!?)]/.test(after) ? " " : "") + after;
     } else {
       const end = /[.!?]+$/.exec(sentence.trimEnd());
       const cut = at + (end ? end.index : sentence.trimEnd().length);
@@ -87,12 +89,6 @@ function replaceTokens(prose, citations, render) {
   });
 }
 
-/** A bibliography entry's parts (as the sidebar shows it): `{heading, title, publication}`. */
-function entry(ref) {
-  const [heading, title, publication] = entryParts(ref);
-  return { heading, title, publication };
-}
-
 const stop = (text) => (/[.?!]$/.test(text) ? "" : ".");
 
 /**
@@ -117,7 +113,7 @@ export function answerNoteHtml(record, { md, unsupported, mode } = {}) {
   const sources = citedSources(record);
   if (sources.length) {
     html += "<h2>References</h2>\n<ul>\n" + sources.map((ref) => {
-      const { heading, title, publication } = entry(ref);
+      const [heading, title, publication] = entryParts(ref);
       return `<li><a href="${escapeHtml(zoteroSelectUri(ref))}">${escapeHtml(heading)}</a>.` +
         (title ? ` <em>${escapeHtml(title)}</em>${stop(title)}` : "") +
         (publication ? ` ${escapeHtml(publication)}${stop(publication)}` : "") + "</li>\n";
@@ -140,7 +136,7 @@ export function answerNoteMarkdown(record, { unsupported, mode } = {}) {
   const sources = citedSources(record);
   if (sources.length) {
     parts.push("## References\n\n" + sources.map((ref) => {
-      const { heading, title, publication } = entry(ref);
+      const [heading, title, publication] = entryParts(ref);
       return `- [${linkText(heading)}](${zoteroSelectUri(ref)}).` + (title ? ` *${title}*${stop(title)}` : "") +
         (publication ? ` ${publication}${stop(publication)}` : "");
     }).join("\n"));
@@ -162,6 +158,7 @@ const BLOCK_TAGS = { paragraph: "p", bullet_list: "ul", ordered_list: "ol", list
 
 function subsetHtml(tokens, text) {
   let out = "";
+  let cells = 0;
   for (const t of tokens) {
     const kind = t.type.replace(/_(open|close)$/, "");
     if (kind === "heading") {
@@ -171,16 +168,17 @@ function subsetHtml(tokens, text) {
       if (kind === "paragraph" && t.hidden) continue; // a tight list's items hold their text directly
       out += t.nesting === 1 ? `<${BLOCK_TAGS[kind]}>` : `</${BLOCK_TAGS[kind]}>\n`;
     } else if (kind === "tr") {
+      cells = 0;
       out += t.nesting === 1 ? "<p>" : "</p>\n";
-    } else if (kind === "th" || kind === "td") {
-      if (t.nesting === -1) out += " | ";
+    } else if ((kind === "th" || kind === "td") && t.nesting === 1) {
+      if (cells++) out += " | ";
     } else if (t.type === "inline") {
       out += inlineHtml(t.children || [], text);
     } else if (t.type === "fence" || t.type === "code_block" || t.type === "math_block") {
       out += `<p>${text(t.content.trim())}</p>\n`;
     }
   }
-  return out.replace(/ \| <\/p>/g, "</p>");
+  return out;
 }
 
 function inlineHtml(children, text) {
