@@ -1,6 +1,7 @@
 // The "Save as Note" action under an answer (sidebar/features/notes.js), mounted on a small DOM
 // with a fake host: in Zotero a menu of where the note goes, the note written through the host;
-// on the web page the answer downloaded as Markdown.
+// on the web page the answer downloaded as Markdown. And the import (features/import.js) handing
+// each paper's provenance note to the host.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import markdownit from "markdown-it";
@@ -111,4 +112,47 @@ test("no action under a turn that ended in an error or has no answer; none after
   assert.equal(message({ ...RECORD, prose: "  ", text: "" }).querySelector(".save-note-btn"), null);
   unmount();
   assert.equal(message(RECORD).querySelector(".save-note-btn"), null);
+});
+
+test("import from discovery: each chosen paper goes to the host with its provenance note", async () => {
+  const { mount: mountImport } = await import("../content/sidebar/features/import.js");
+  const document = fakeDocument();
+  const messages = document.createElement("div");
+  messages.id = "messages";
+  document.body.appendChild(messages);
+  const imported = [];
+  const host = {
+    canImport: true,
+    canSyncLibrary: false,
+    listImportTargets: async () => [{ libraryID: 1, libraryId: "user", name: "My Library", filesEditable: true, selected: true, collections: [] }],
+    async importBatch(plan, options) {
+      imported.push({ plan, options });
+      return { results: plan.map(({ candidate }) => ({ title: candidate.title, status: "metadata" })), ingest: "" };
+    },
+  };
+  const api = { prepareBatch: async (sessionId, turnId, ids) => ({ batch_id: "b1", files: ids.map((id) => ({ candidate_id: id, status: "no_pdf" })) }) };
+  const bus = createBus();
+  mountImport({ window: {}, document, host, api, renderer: createRenderer({ markdownit, katex }), state: { sessionId: "s1" }, $: (id) => document.getElementById(id), bus });
+  const record = {
+    turn_id: "t5", session_id: "s1", intent: "discovery", question: "Find papers on self-reflection", completed_at: "2026-11-30T10:00:00Z",
+    prose: "Candidate 1 (Asai, 2024) adds reflection tokens. Candidate 2 grades retrieval.",
+    candidates: [
+      { candidate_id: "cand_1", title: "Self-RAG", authors: ["Akari Asai"], year: 2024 },
+      { candidate_id: "cand_2", title: "CRAG", authors: ["Shi-Qi Yan"], year: 2024 },
+    ],
+  };
+  const extra = document.createElement("div");
+  messages.appendChild(extra);
+  bus.emit("message.finalized", { record, extra });
+  const second = extra.querySelectorAll(".candidate-card")[1].querySelector("input");
+  second.checked = true;
+  await second.dispatch("change");
+  await extra.querySelector(".import-btn").click();
+  await new Promise((resolve) => setTimeout(resolve, 0)); // the targets are listed before the dialog opens
+  await document.getElementById("import-confirm").parentNode.querySelector(".confirm-btn").click();
+  assert.equal(imported.length, 1);
+  assert.deepEqual(imported[0].plan.map((p) => p.candidate.candidate_id), ["cand_2"]);
+  assert.equal(imported[0].plan[0].note, "<h2>Found with Zocrates</h2>\n<p><strong>Question:</strong> Find papers on self-reflection</p>\n" +
+    "<p><strong>Found:</strong> 2026-11-30</p>\n<p><strong>What the overview said:</strong></p>\n" +
+    "<blockquote><p>Candidate 2 grades retrieval.</p></blockquote>\n");
 });
