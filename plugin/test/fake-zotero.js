@@ -843,8 +843,13 @@ export function fakeZoteroPane(Zotero) {
  * (xpcom/reader.js): Zotero_Tabs.selectedID, and selectedType, the selected tab's type
  * ("library" for the library tab "zotero-pane", "reader" for a reader, "reader-unloaded" for
  * one not loaded yet); select(id). Zotero.Reader.getByTabID(tabID) is the reader of a tab
- * (undefined for any other tab), its itemID the attachment's id. Test helper
- * openReader(itemID, {loaded}) adds a reader tab and selects it, as opening a file does.
+ * (undefined for any other tab), its itemID the attachment's id. Zotero.Reader.open(itemID,
+ * location) as in xpcom/reader.js: an unloaded tab of the item is selected (to load there at
+ * `location`) and nothing returned; a loaded reader of the item is selected and, given a
+ * location, `navigate(location)`d; else a reader tab opens at `location` and is returned. A
+ * location is `{pageIndex}` (0-based), `{annotationID}` or `{position}`; each reader records
+ * the locations it was shown in `locations`. Test helper openReader(itemID, {loaded}) adds a
+ * reader tab and selects it, as opening a file does.
  * Installs Zotero.getMainWindow() (with Zotero_Tabs) and Zotero.Reader; returns Zotero_Tabs.
  */
 export function fakeTabs(Zotero) {
@@ -858,17 +863,41 @@ export function fakeTabs(Zotero) {
     select(id) {
       if (tabs.some((t) => t.id === id)) selectedID = id;
     },
-    openReader(itemID, { loaded = true } = {}) {
+    openReader(itemID, { loaded = true, location = null } = {}) {
       const item = Zotero.Items.get(itemID);
       if (!item || !item.isAttachment()) throw new Error(`Item ${itemID} is not an attachment`);
       const id = `tab-${next++}`;
-      tabs.push({ id, type: loaded ? "reader" : "reader-unloaded" });
-      if (loaded) readers.push({ tabID: id, get itemID() { return item.id; } });
+      tabs.push({ id, type: loaded ? "reader" : "reader-unloaded", itemID: item.id });
+      if (loaded) {
+        readers.push({
+          tabID: id,
+          get itemID() { return item.id; },
+          locations: location ? [location] : [],
+          _initPromise: Promise.resolve(),
+          navigate(to) { this.locations.push(to); },
+        });
+      }
       selectedID = id;
       return id;
     },
   };
-  Zotero.Reader = { ...(Zotero.Reader || {}), getByTabID: (tabID) => readers.find((r) => r.tabID === tabID) };
+  async function open(itemID, location) {
+    if (!Zotero.Items.get(itemID)) throw new Error("Item does not exist");
+    let reader = readers.find((r) => r.itemID === itemID);
+    if (!reader) {
+      const unloaded = tabs.find((t) => t.type === "reader-unloaded" && t.itemID === itemID);
+      if (unloaded) {
+        Zotero_Tabs.select(unloaded.id);
+        return undefined;
+      }
+      Zotero_Tabs.openReader(itemID, { location });
+      return readers.at(-1);
+    }
+    Zotero_Tabs.select(reader.tabID);
+    if (location) reader.navigate(location);
+    return reader;
+  }
+  Zotero.Reader = { ...(Zotero.Reader || {}), open, getByTabID: (tabID) => readers.find((r) => r.tabID === tabID) };
   Zotero.getMainWindow = () => ({ Zotero_Tabs });
   return Zotero_Tabs;
 }

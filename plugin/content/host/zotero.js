@@ -133,13 +133,20 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       if (chosen === picker.returnOK || chosen === picker.returnReplace) await Zotero.File.putContentsAsync(picker.file, text);
     },
 
-    /** Open the cited attachment, in its library, and go to the chunk's section (best effort, highlight-free). */
+    /**
+     * Open the cited attachment, in its library, at the passage's page (`pages.index`, the
+     * reader's 0-based `pageIndex`); a passage without a page (a snapshot, a turn stored before
+     * pages) goes to its section instead (best effort, highlight-free). The page comes first: a
+     * section's heading can be pages before the passage cited.
+     */
     async openInReader(citation) {
       let item = await itemByKey(citation.attachment_key || citation.item_key, citation.library_id);
       if (item.isRegularItem()) item = await item.getBestAttachment();
       if (!item || !item.isAttachment()) throw new Error("This item has no PDF or snapshot to open.");
-      const reader = await Zotero.Reader.open(item.id);
-      if (reader && citation.section) await navigateToSection(reader, citation.section).catch((exc) => Zotero.debug(`Zocrates: section navigation skipped (${exc})`));
+      const pageIndex = citation.pages?.index;
+      const location = Number.isInteger(pageIndex) && pageIndex >= 0 ? { pageIndex } : undefined;
+      const reader = await Zotero.Reader.open(item.id, location);
+      if (reader && !location && citation.section) await navigateToSection(reader, citation.section).catch((exc) => Zotero.debug(`Zocrates: section navigation skipped (${exc})`));
     },
 
     /** Select an item in the library pane; `libraryId` as in a citation ("user" when missing). */

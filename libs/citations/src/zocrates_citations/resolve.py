@@ -145,7 +145,7 @@ def _within(spans: Sequence[TextSpan], length: int) -> list[TextSpan]:
     return [TextSpan(start=s.start, end=min(s.end, length)) for s in spans if s.start < length]
 
 
-def source_ref(chunk: EvidenceChunk) -> SourceRef:
+def source_ref(chunk: EvidenceChunk, abstract_only: bool = False) -> SourceRef:
     """The item-level reference of a chunk (its item's metadata, never its text)."""
     return SourceRef(
         item_key=chunk.item_key,
@@ -154,7 +154,16 @@ def source_ref(chunk: EvidenceChunk) -> SourceRef:
         authors=format_authors(chunk.creators),
         year=chunk.year,
         publication=chunk.publication,
+        abstract_only=abstract_only,
     )
+
+
+def is_abstract_record(chunk: EvidenceChunk) -> bool:
+    """A passage of the item's Abstract field (indexed on its own), not of a file or note."""
+    return chunk.kind == "abstract" and chunk.attachment_key is None
+
+
+ABSTRACT_ONLY = "(abstract only)"
 
 
 def entry_parts(ref: SourceRef) -> tuple[str, str, str]:
@@ -198,6 +207,8 @@ def _cited_entry(ref: SourceRef) -> str:
         parts.append(emphasised(_markdown_escape(title), "*", "*"))
     if publication:
         parts.append(emphasised(_markdown_escape(publication), "", ""))
+    if ref.abstract_only:
+        parts.append(ABSTRACT_ONLY)
     return f'- <span class="zotero-source-link"{_item_hooks(ref)}>{" ".join(parts)}</span>'
 
 
@@ -208,6 +219,8 @@ def _considered_entry(ref: SourceRef) -> str:
         parts.append(emphasised(escape(title), "<em>", "</em>"))
     if publication:
         parts.append(emphasised(escape(publication), "", ""))
+    if ref.abstract_only:
+        parts.append(ABSTRACT_ONLY)
     link = f'<span class="zotero-source-link"{_item_hooks(ref)}>{" ".join(parts)}</span>'
     return f"    <li>{link}</li>"
 
@@ -337,8 +350,10 @@ def resolve_citations_and_references(
         _citation(index, chunks[index - 1], occurrences[index], max_quote_chars) for index in sorted(occurrences)
     ]
     best_chunk: dict[str, EvidenceChunk] = {}
+    abstract_only: dict[str, bool] = {}
     for chunk in chunks:
         best_chunk.setdefault(chunk.item_key, chunk)
+        abstract_only[chunk.item_key] = abstract_only.get(chunk.item_key, True) and is_abstract_record(chunk)
     fallback = (not citations_enabled or not any_valid) and not refused
     cited_keys = list(best_chunk) if fallback else list(cited_items)
     considered_keys = [] if fallback else [key for key in best_chunk if key not in cited_items]
@@ -348,8 +363,10 @@ def resolve_citations_and_references(
     if references_enabled:
         references = References(
             considered_summary=searched,
-            cited=[source_ref(best_chunk[k]) for k in cited_keys],
-            considered=[source_ref(best_chunk[k]) for k in considered_keys] if considered_disclosure else [],
+            cited=[source_ref(best_chunk[k], abstract_only[k]) for k in cited_keys],
+            considered=[source_ref(best_chunk[k], abstract_only[k]) for k in considered_keys]
+            if considered_disclosure
+            else [],
         )
     sections = render_source_sections(references)
     if sections and prose.strip():
@@ -395,6 +412,7 @@ def _citation(
         section=chunk.section,
         publication=chunk.publication,
         kind=chunk.kind,
+        pages=chunk.pages,
         quote=_quote(chunk.text, max_quote_chars),
         occurrences=occurrences,
         survives=any(o.verdict != "DEMOTED" for o in occurrences),

@@ -43,15 +43,16 @@ from zocrates_retrieval.adapters.store import (
 )
 from zocrates_retrieval.adapters.zotero import ItemMeta, Source, read_library
 from zocrates_retrieval.domain.chunking import Chunk, chunk_blocks
-from zocrates_retrieval.domain.document import MISSING, UNSUPPORTED, Block, ConversionError, Document
+from zocrates_retrieval.domain.document import MISSING, UNSUPPORTED, Block, ConversionError, Document, page_span
 from zocrates_retrieval.domain.markup import convert_html
 
 log = structlog.get_logger(__name__)
 
 #: Bump when conversion or chunking changes what a source turns into: everything re-indexes.
-#: 6: each chunk carries its item's placement (`collection_keys`, `tags`); an index of
-#: version 5 gets them written in place, without re-embedding (`_migrated_from_5`).
-INDEX_VERSION = "6"
+#: 6: each chunk carries its item's placement (`collection_keys`, `tags`).
+#: 7: each chunk carries its `pages` (page index and printed label), which only a new
+#: conversion knows: an index of an earlier version is indexed again, once.
+INDEX_VERSION = "7"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128
@@ -369,27 +370,16 @@ class Ingestor:
                 set_placement(self.store, Tenant(user_id, src.library_id), src.key, placement)
                 progress.placed += 1
             return True
-        if have.placement is None and have.content_hash == self._migrated_from_5(src):
-            set_placement(self.store, Tenant(user_id, src.library_id), src.key, {**placement, "content_hash": digest})
-            progress.placed += 1
-            return True
         return False
 
-    def _migrated_from_5(self, src: Source) -> str:
-        """The content hash index version 5 gave this source (the item's collection paths
-        were part of it then), so that a version-5 index is brought to version 6 by writing
-        the new fields, not by embedding the library again. Remove once no such index is left."""
-        legacy = {**src.item.payload(), "collections": list(src.item.collections)}
-        return self._content_hash(src, version="5", item=legacy)
-
-    def _content_hash(self, src: Source, version: str = INDEX_VERSION, item: dict | None = None) -> str:
+    def _content_hash(self, src: Source) -> str:
         h = hashlib.sha256()
         shape = {
-            "v": version,
+            "v": INDEX_VERSION,
             "tokens": self.chunk_tokens,
             "model": self.embedder.name,
             "kind": src.kind,
-            "item": item if item is not None else src.item.payload(),
+            "item": src.item.payload(),
         }
         h.update(json.dumps(shape, sort_keys=True, default=str).encode())
         if src.abstract is not None:
@@ -460,7 +450,9 @@ class Ingestor:
                     id=point_id(user_id, src.library_id, src.key, no),
                     dense=vectors[at + no],
                     sparse=self.sparse.document(texts[no]),
-                    payload=_payload(user_id, src, meta, c, no, written, _kind(src, c), unit_vectors[at + no]),
+                    payload=_payload(
+                        user_id, src, meta, c, no, written, _kind(src, c), unit_vectors[at + no], doc.page_labels
+                    ),
                 )
                 for no, c in enumerate(chunks)
             ]
@@ -511,8 +503,9 @@ def _convert_text(src: Source) -> Document | ConversionError:
 def _convert_annotations(src: Source) -> Document:
     """A researcher's annotations on one file, each a block of its own (kind "annotation") in
     the section "Annotations > p. <label>": the highlighted passage in quotes, then the
-    comment."""
+    comment. Each keeps its page and the label Zotero gave it (`Document.page_labels`)."""
     blocks = []
+    labels: dict[int, str] = {}
     for a in src.annotations:
         parts = [f"“{a.text}”"] if a.text else []
         if a.comment:
@@ -520,7 +513,9 @@ def _convert_annotations(src: Source) -> Document:
         label = a.page_label or (str(a.page) if a.page else "")
         section = ("Annotations", f"p. {label}") if label else ("Annotations",)
         blocks.append(Block("\n".join(parts), section, a.page, "annotation"))
-    return Document(blocks=blocks)
+        if a.page is not None and a.page_label:
+            labels[a.page] = a.page_label[:32]
+    return Document(blocks=blocks, page_labels=labels)
 
 
 def _with_fallbacks(item: ItemMeta, doc: Document) -> ItemMeta:
@@ -559,8 +554,17 @@ def _embedding_text(meta: ItemMeta, chunk: Chunk) -> str:
 
 
 def _payload(
-    user_id: str, src: Source, meta: ItemMeta, chunk: Chunk, no: int, digest: str, kind: str, unit_vectors: np.ndarray
+    user_id: str,
+    src: Source,
+    meta: ItemMeta,
+    chunk: Chunk,
+    no: int,
+    digest: str,
+    kind: str,
+    unit_vectors: np.ndarray,
+    page_labels: dict[int, str],
 ) -> dict:
+    pages = page_span(chunk.page, chunk.page_end, page_labels)
     return {
         "user_id": user_id,
         "library_id": src.library_id,
@@ -570,8 +574,7 @@ def _payload(
         "content_hash": digest,
         "text": chunk.text,
         "section": chunk.section_label,
-        "page": chunk.page,
-        "page_end": chunk.page_end,
+        "pages": pages.model_dump() if pages else None,
         "kind": kind,
         "role": chunk.role,
         "units": [[u.kind, u.start, u.end, u.text] for u in chunk.units],

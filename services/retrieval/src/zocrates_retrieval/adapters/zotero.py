@@ -402,7 +402,7 @@ def _annotation_sources(
                 type=ANNOTATION_TYPES.get(r["type"], "other"),
                 text=text,
                 comment=comment,
-                page=_page_index(r["position"], r["pageLabel"]),
+                page=_page_index(r["position"]),
                 page_label=(r["pageLabel"] or "").strip(),
             )
         )
@@ -423,16 +423,14 @@ def _annotation_sources(
     return sources
 
 
-def _page_index(position: str | None, label: str | None) -> int | None:
-    """The 1-based page of an annotation: from its position's `pageIndex` (PDF), else its
-    label when that is a number."""
+def _page_index(position: str | None) -> int | None:
+    """The 1-based page of an annotation: its position's `pageIndex` (PDF). None without one
+    (an EPUB's or a snapshot's annotation): its label is no place in a file to open."""
     try:
         index = json.loads(position or "{}").get("pageIndex")
-        if isinstance(index, int):
-            return index + 1
     except (ValueError, AttributeError):
-        pass
-    return int(label) if label and label.strip().isdigit() else None
+        return None
+    return index + 1 if isinstance(index, int) and index >= 0 else None
 
 
 def _collection_paths(con: sqlite3.Connection) -> dict[int, str]:
