@@ -60,6 +60,21 @@ test("the note: the question as heading, each token an author-year link to its i
   assert.doesNotMatch(html, /<script|<b>|<i>|[\ue001\ue002]/);
 });
 
+test("a cited passage's page joins its citation; a source read only by its abstract says so in References", () => {
+  const record = {
+    ...GROUP_RECORD, prose: "Twins differ [1]. Groups agree [2].",
+    citations: [{ ...GROUP_RECORD.citations[0], pages: { index: 4, label: "1236", last_index: 5, last_label: "1237", printed: true } },
+      GROUP_RECORD.citations[1]],
+    references: { cited: [GROUP_RECORD.references.cited[0], { ...GROUP_RECORD.references.cited[1], abstract_only: true }] },
+  };
+  const html = answerNoteHtml(record, { md });
+  assert.match(html, /Twins differ \(<a href="[^"]*ITEMAAAA">O&#39;Brien &amp; Smith, 2021, pp\. 1236–1237<\/a>\)\. Groups agree \(<a href="[^"]*GRPKEY22">Lee et al\., n\.d\.<\/a>\)\./);
+  assert.match(html, /J\. &lt;Tests&gt;\. \(abstract only\)<\/li>/);
+  const text = answerNoteMarkdown(record);
+  assert.match(text, /\(\[O'Brien & Smith, 2021, pp\. 1236–1237\]\(zotero:\/\/select\/library\/items\/ITEMAAAA\)\)/);
+  assert.match(text, /J\. <Tests>\. \(abstract only\)\n$/);
+});
+
 test("a compound token of one item's two passages is one link; a record without references lists its citations' items", () => {
   const html = answerNoteHtml(RECORD_V2, { md });
   assert.match(html, /Attention maps queries \(<a href="zotero:\/\/select\/library\/items\/ITEMBBBB">Vaswani et al\., 2017<\/a>\)\./);

@@ -5,7 +5,7 @@
 // discovery carries. Everything taken from the record is escaped. No DOM and no Zotero here.
 
 import { authorYear, entryParts, findTokens, mask, sourceId, spliceTokens, turnParts } from "./citations.js";
-import { escapeHtml } from "./format.js";
+import { escapeHtml, pagesText } from "./format.js";
 
 const MAX_INDEX = 99;
 const OPEN = "\ue001";
@@ -64,12 +64,17 @@ export function proseWithUnsupported(prose, unsupported = new Set(), mode = "lea
   return out;
 }
 
-/** `(Smith et al., 2020; Jones, 2019)` parts of one citation token: [{label, uri}], one per item. */
+/**
+ * `(Smith et al., 2020, p. 4; Jones, 2019)` parts of one citation token: [{label, uri}], one per
+ * item, with the page of its first passage cited there when the passage has one.
+ */
 function tokenSources(token, byIndex) {
   const bySource = new Map();
   for (const i of token.indices) {
     const c = byIndex.get(i);
-    if (c && !bySource.has(sourceId(c))) bySource.set(sourceId(c), { label: authorYear(c), uri: zoteroSelectUri(c) });
+    if (c && !bySource.has(sourceId(c))) {
+      bySource.set(sourceId(c), { label: [authorYear(c), pagesText(c.pages)].filter(Boolean).join(", "), uri: zoteroSelectUri(c) });
+    }
   }
   return [...bySource.values()];
 }
@@ -89,13 +94,17 @@ function replaceTokens(prose, citations, render) {
   });
 }
 
+// A source read only by its abstract, as the sidebar marks it.
+const ABSTRACT_ONLY = "(abstract only)";
+
 const stop = (text) => (/[.?!]$/.test(text) ? "" : ".");
 
 /**
  * The answer as a Zotero note: the question as its heading (Zotero titles a note by its first
- * line), the prose with each citation an author-year link to its item, unsupported claims as
+ * line), the prose with each citation an author-year link to its item (with the passage's page
+ * when it has one), unsupported claims as
  * `mode` says (see proseWithUnsupported; default: no markers), and "References" listing the
- * cited sources, each linked. `md` is a markdown-it instance, only parsed with: its tokens are
+ * cited sources, each linked (a source read only by its abstract says so). `md` is a markdown-it instance, only parsed with: its tokens are
  * written out in the note editor's subset (deeper headings as h3, code and math as their text,
  * a table row as a paragraph), and everything from the record is escaped.
  */
@@ -116,7 +125,7 @@ export function answerNoteHtml(record, { md, unsupported, mode } = {}) {
       const [heading, title, publication] = entryParts(ref);
       return `<li><a href="${escapeHtml(zoteroSelectUri(ref))}">${escapeHtml(heading)}</a>.` +
         (title ? ` <em>${escapeHtml(title)}</em>${stop(title)}` : "") +
-        (publication ? ` ${escapeHtml(publication)}${stop(publication)}` : "") + "</li>\n";
+        (publication ? ` ${escapeHtml(publication)}${stop(publication)}` : "") + (ref.abstract_only ? ` ${ABSTRACT_ONLY}` : "") + "</li>\n";
     }).join("") + "</ul>\n";
   }
   return html;
@@ -138,7 +147,7 @@ export function answerNoteMarkdown(record, { unsupported, mode } = {}) {
     parts.push("## References\n\n" + sources.map((ref) => {
       const [heading, title, publication] = entryParts(ref);
       return `- [${linkText(heading)}](${zoteroSelectUri(ref)}).` + (title ? ` *${title}*${stop(title)}` : "") +
-        (publication ? ` ${publication}${stop(publication)}` : "");
+        (publication ? ` ${publication}${stop(publication)}` : "") + (ref.abstract_only ? ` ${ABSTRACT_ONLY}` : "");
     }).join("\n"));
   }
   return parts.filter(Boolean).join("\n\n") + "\n";
