@@ -133,6 +133,12 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       if (chosen === picker.returnOK || chosen === picker.returnReplace) await Zotero.File.putContentsAsync(picker.file, text);
     },
 
+    canWriteNotes: true,
+    /** Where a standalone note would go now (the pane's selected collection or library); throws when read-only. */
+    noteWhere: () => notes.standaloneWhere(),
+    /** An answer's note (HTML) written in one transaction: standalone, or under `parent` (`{item_key, library_id}`). */
+    saveNote: (html, options) => notes.saveNote(html, options),
+
     /**
      * Open the cited attachment, in its library, at the passage's page (`pages.index`, the
      * reader's 0-based `pageIndex`); a passage without a page (a snapshot, a turn stored before
@@ -226,12 +232,6 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       return options;
     },
 
-    canWriteNotes: true,
-    /** Where a standalone note would go now (the pane's selected collection or library); throws when read-only. */
-    noteWhere: () => notes.standaloneWhere(),
-    /** An answer's note (HTML) written in one transaction: standalone, or under `parent` (`{item_key, library_id}`). */
-    saveNote: (html, options) => notes.saveNote(html, options),
-
     openInspectorWindow(record) {
       const args = { record, wrappedJSObject: null };
       args.wrappedJSObject = args;
@@ -242,8 +242,9 @@ export function createHost(window, Zotero = window.parent.Zotero) {
 
     /**
      * Download the staged PDFs, then create every item, its tags, collection membership, its
-     * PDF attachment record and its provenance note (a plan entry's `note`, HTML) in one transaction, in the library `libraryID` (My Library when
-     * missing) and its collection `collectionId` (none when empty); attachment files are copied
+     * PDF attachment record and its provenance note (a plan entry's `note`, HTML) in one
+     * transaction, in the library `libraryID` (My Library when missing) and its collection
+     * `collectionId` (none when empty); attachment files are copied
      * into storage after the commit (as Zotero.Attachments does), and a file that fails to copy
      * leaves a metadata-only item behind, reported as such. A group that takes no files gets
      * metadata-only items, and no PDF is downloaded for it. A library that is gone or
