@@ -445,8 +445,22 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
 
     getCollections() { return [...this._collections]; }
 
-    setNote(text) { this._note = String(text); this._changed = true; return true; }
-    getNote() { return this._note; }
+    // item.js setNote(): notes and attachments only, a string, control characters stripped and
+    // trimmed; an unchanged note is no change. getNote() throws for other items too.
+    setNote(text) {
+      if (!this.isNote() && !this.isAttachment()) throw "updateNote() can only be called on notes and attachments";
+      if (typeof text != "string") throw `text must be a string in Zotero.Item.setNote() (was ${typeof text})`;
+      text = text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, "").trim();
+      if (text === this._note) return false;
+      this._note = text;
+      this._changed = true;
+      return true;
+    }
+
+    getNote() {
+      if (!this.isNote() && !this.isAttachment()) throw new Error(`getNote() can only be called on notes and attachments (${this.libraryID}/${this.key} is a ${this.itemType})`);
+      return this._note;
+    }
 
     getAttachments(includeTrashed) {
       return [...store.values()].filter((i) => i._parentID === this.id && i.isAttachment() && (includeTrashed || !i.deleted)).map((i) => i.id);
