@@ -129,9 +129,28 @@ def test_a_version_2_turn_record_reads_as_a_turn_without_an_error():
     assert TurnRecord.model_validate_json(failed.model_dump_json()).error.code == "timeout"
 
 
+def test_a_version_3_turn_record_reads_as_a_turn_without_unsupported_claims():
+    stored = {**TURN, "schema_version": 3, "prose": "Rates rose.", "text": "Rates rose.", "coordinator_view": "x"}
+    record = TurnRecord.model_validate_json(json.dumps(stored))
+    assert (record.schema_version, record.unsupported, record.coordinator_view) == (3, [], "x")
+
+
+def test_an_unsupported_claim_lies_within_the_prose_in_order():
+    claim = {"start": 0, "at": 10, "end": 11, "claim": "Rates rose.", "probability": 0.42}
+    claim["occurrences"] = [{"index": 1, "occurrence": 1}]
+    record = TurnRecord(**TURN, prose="Rates rose.", unsupported=[claim])
+    assert TurnRecord.model_validate_json(record.model_dump_json()) == record
+    with pytest.raises(ValidationError, match="past the prose"):
+        TurnRecord(**TURN, prose="Rates.", unsupported=[claim])
+    with pytest.raises(ValidationError, match="start <= at <= end"):
+        TurnRecord(**TURN, prose="Rates rose.", unsupported=[claim | {"at": 11, "end": 10}])
+    with pytest.raises(ValidationError):
+        TurnRecord(**TURN, prose="Rates rose.", unsupported=[claim | {"occurrences": []}])
+
+
 def test_a_turn_record_carries_prose_and_sources_and_text_is_their_concatenation():
     record = TurnRecord(**TURN, prose="Rates rose [1].\n\n", sources="# Cited Sources\n- x")
-    assert record.schema_version == TurnRecord.SCHEMA_VERSION == 3 and record.error is None
+    assert record.schema_version == TurnRecord.SCHEMA_VERSION == 4 and record.error is None
     assert record.text == "Rates rose [1].\n\n# Cited Sources\n- x"
     assert TurnRecord.model_validate_json(record.model_dump_json()) == record
     with pytest.raises(ValidationError, match="text must be exactly prose \\+ sources"):
@@ -142,7 +161,7 @@ def test_a_turn_record_stored_before_version_2_still_decodes_as_version_1():
     old = TurnRecord.model_validate({**TURN, "text": "Rates rose [1].\n\n# Cited Sources\n- x"})
     assert (old.schema_version, old.prose, old.sources) == (1, "", "")
     with pytest.raises(ValidationError, match="not readable by this build of TurnRecord"):
-        TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 4})
+        TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 5})
 
 
 def test_turn_candidates_are_typed_and_a_version_1_records_dicts_decode_as_candidates():

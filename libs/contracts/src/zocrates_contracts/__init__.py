@@ -62,10 +62,12 @@ from zocrates_contracts.turns import (
     SUPPORT_THRESHOLD,
     Citation,
     CitationOccurrence,
+    CitedOccurrence,
     References,
     SourceRef,
     TurnError,
     TurnRecord,
+    UnsupportedClaim,
     Verdict,
     VerificationSummary,
 )
