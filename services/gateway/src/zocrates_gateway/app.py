@@ -11,7 +11,7 @@ from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 from zocrates_gateway import handlers
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.context import Gateway
-from zocrates_gateway.routes import chat, citations, discover, health, library, profile, sessions, ui
+from zocrates_gateway.routes import chat, citations, discover, health, library, profile, sessions, ui, user_settings
 
 
 def create_app(settings: GatewaySettings | None = None) -> FastAPI:
@@ -42,6 +42,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     app.include_router(discover.router)
     app.include_router(library.router)
     app.include_router(profile.router)
+    app.include_router(user_settings.router)
     app.include_router(ui.router)
     # One turn is one trace: the HTTP span parents the turn task, whose publishes carry
     # `traceparent` in NATS headers (faststream's telemetry middleware) to every service.

@@ -470,7 +470,8 @@ async def answer_turn(
     occurrences = list(answer.occurrences)
     if written is not None and written_quotes:
         quotes = every_occurrence_quoted(occurrences)
-    verifying = s.citations_enabled and s.verification_enabled and bool(occurrences)
+    chosen = await gateway.sessions.get_settings(turn.user_id)
+    verifying = s.citations_enabled and s.verification_enabled and chosen.verification_enabled and bool(occurrences)
     with tracer.start_as_current_span("citation_verification") as span:
         if verifying:
             await status(turn, "verification")
@@ -494,6 +495,7 @@ async def answer_turn(
             audit,
             summary,
             answer,
+            threshold=chosen.verification_threshold,
         )
         await storing  # the write's round trip overlapped the resolution's CPU work
         if verifying:
@@ -547,16 +549,20 @@ def resolve_record(
     audit: TurnAudit,
     summary: VerificationSummary,
     answer: ParsedAnswer | None = None,
+    *,
+    threshold: float | None = None,
 ) -> TurnRecord:
-    """The pure last step of a library turn, shared with re-verification (same inputs, same output).
-    `answer`: `audit.raw_text` as the caller already parsed it for claim extraction."""
+    """The pure last step of a library turn, shared with re-verification and re-resolution (same
+    inputs, same output). `answer`: `audit.raw_text` as the caller already parsed it for claim
+    extraction. `threshold`: the user's own, applied instead of the verifier's (`audit.threshold`)."""
     answer = answer or parse_answer(audit.raw_text, len(audit.chunks))
+    applied = audit.threshold if threshold is None else threshold
     resolution = resolve_citations_and_references(
         answer,
         audit.chunks,
         citations_enabled=s.citations_enabled,
         support_probabilities=audit.support_probabilities,
-        verification_threshold=audit.threshold,
+        verification_threshold=applied,
         refused=audit.refused,
         quotes=audit.quotes,
     )
@@ -567,8 +573,9 @@ def resolve_record(
             "prose": resolution.text.removesuffix(resolution.sources),
             "sources": resolution.sources,
             "citations": list(resolution.citations),
+            "unsupported": list(resolution.unsupported),
             "references": resolution.references if audit.chunks else References(),
-            "verification": summary.model_copy(update=resolution.counts.model_dump()),
+            "verification": summary.model_copy(update={**resolution.counts.model_dump(), "threshold": applied}),
             "coordinator_view": build_coordinator_view(resolution, audit.chunks),
         }
     )

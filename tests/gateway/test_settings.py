@@ -1,0 +1,117 @@
+"""`GET`/`PUT /settings`: each user's own settings, validated, applied to their turns; a stored
+turn resolved again with a new threshold from its stored probabilities (`POST /citations/resolve`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.system import running_system
+
+QUESTION = "What was the somatic mutation rate estimated from twins?"
+DEFAULTS = {"unsupported_claims": "mark", "verification_enabled": True, "verification_threshold": None}
+
+
+async def test_settings_default_change_per_key_and_stay_with_their_user(system):
+    url, alice = f"{system.url}/settings", system.auth
+    bob = {"Authorization": f"Bearer {await system.new_token('bob')}"}
+    assert (await system.client.get(url, headers=alice)).json() == DEFAULTS
+    r = await system.client.put(url, headers=alice, json={"unsupported_claims": "remove"})
+    assert r.status_code == 200 and r.json() == DEFAULTS | {"unsupported_claims": "remove"}
+    r = await system.client.put(url, headers=alice, json={"verification_threshold": 0.75})
+    assert r.json() == DEFAULTS | {"unsupported_claims": "remove", "verification_threshold": 0.75}
+    assert (await system.client.get(url, headers=alice)).json()["verification_threshold"] == 0.75
+    assert (await system.client.get(url, headers=bob)).json() == DEFAULTS
+    r = await system.client.put(url, headers=alice, json={"verification_threshold": None})
+    assert r.json()["verification_threshold"] is None and r.json()["unsupported_claims"] == "remove"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"unsupported_claims": "hide"},
+        {"unsupported_claims": None},
+        {"verification_threshold": 0.97},
+        {"verification_threshold": 0.45},
+        {"verification_threshold": 0.62},
+        {"verification_threshold": "high"},
+        {"verification_enabled": "sometimes"},
+        {"theme": "dark"},
+        [],
+    ],
+)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_bad_setting_is_a_422_with_a_json_body_and_changes_nothing(shared_system, body):
+    system = shared_system
+    url = f"{system.url}/settings"
+    before = (await system.client.get(url, headers=system.auth)).json()
+    r = await system.client.put(url, headers=system.auth, json=body)
+    assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_request", r.text
+    assert (await system.client.get(url, headers=system.auth)).json() == before
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_settings_need_a_token(shared_system):
+    system = shared_system
+    assert (await system.client.get(f"{system.url}/settings")).status_code == 401
+    r = await system.client.put(f"{system.url}/settings", json={"unsupported_claims": "leave"})
+    assert r.status_code == 401
+
+
+async def test_a_users_threshold_decides_their_turns_and_lists_what_it_leaves_unsupported(nats_server):
+    async with running_system(nats_server.url) as system:
+        system.verifier.probability = 0.7
+        bob = await system.new_token("bob")
+        await system.client.put(f"{system.url}/settings", headers=system.auth, json={"verification_threshold": 0.75})
+        strict = (await system.chat(QUESTION))[-1]["data"]
+        lenient = (await system.chat(QUESTION, token=bob))[-1]["data"]
+        assert strict["schema_version"] == 4
+        assert strict["verification"]["threshold"] == 0.75 and lenient["verification"]["threshold"] == 0.6
+        assert strict["verification"]["kept"] == 0 and strict["verification"]["demoted"] >= 1
+        assert lenient["verification"]["demoted"] == 0 and lenient["unsupported"] == []
+        assert strict["unsupported"], "every claim failed, so every claim is unsupported"
+        for claim in strict["unsupported"]:
+            assert claim["probability"] == 0.7
+            assert 0 <= claim["start"] <= claim["at"] <= claim["end"] <= len(strict["prose"])
+            assert strict["prose"][claim["start"] : claim["end"]].strip()
+
+
+async def test_a_stored_turn_is_resolved_again_with_a_new_threshold_without_verifying_again(nats_server):
+    async with running_system(nats_server.url) as system:
+        system.verifier.probability = 0.7
+        done = (await system.chat(QUESTION))[-1]["data"]
+        assert done["verification"]["demoted"] == 0 and done["unsupported"] == []
+        calls = system.verifier.calls
+        body = {"session_id": done["session_id"], "turn_id": done["turn_id"]}
+        resolve = f"{system.url}/citations/resolve"
+
+        await system.client.put(f"{system.url}/settings", headers=system.auth, json={"verification_threshold": 0.8})
+        r = await system.client.post(resolve, json=body, headers=system.auth)
+        assert r.status_code == 200, r.text
+        strict = r.json()
+        assert system.verifier.calls == calls, "re-resolution verified again"
+        assert strict["verification"]["threshold"] == 0.8
+        assert strict["verification"]["demoted"] == done["verification"]["kept"]
+        assert strict["references"]["cited"] == [] and strict["unsupported"]
+        assert "[" not in strict["prose"]
+        session = f"{system.url}/sessions/{done['session_id']}"
+        assert (await system.client.get(session, headers=system.auth)).json()["turns"][0] == strict
+
+        await system.client.put(f"{system.url}/settings", headers=system.auth, json={"verification_threshold": None})
+        again = (await system.client.post(resolve, json=body, headers=system.auth)).json()
+        assert again["verification"]["threshold"] == 0.6 and again["unsupported"] == []
+        assert again["prose"] == done["prose"] and again["citations"] == done["citations"]
+        assert system.verifier.calls == calls
+
+        bob = {"Authorization": f"Bearer {await system.new_token('bob')}"}
+        assert (await system.client.post(resolve, json=body, headers=bob)).status_code == 404
+
+
+async def test_a_user_who_turned_verification_off_gets_unverified_citations(nats_server):
+    async with running_system(nats_server.url) as system:
+        await system.client.put(f"{system.url}/settings", headers=system.auth, json={"verification_enabled": False})
+        done = (await system.chat(QUESTION))[-1]["data"]
+        assert system.verifier.calls == 0
+        assert done["verification"]["enabled"] is False
+        assert done["citations"] and all(
+            o["verdict"] == "FAIL_OPEN" for c in done["citations"] for o in c["occurrences"]
+        )
