@@ -17,9 +17,10 @@ import * as popover from "./features/popover.js";
 import * as importer from "./features/import.js";
 import * as actions from "./features/actions.js";
 import * as inspector from "./features/inspector.js";
+import * as settings from "./features/settings.js";
 
 // Mount order is listener order: the candidates are added to a finished message before its actions.
-const FEATURES = [menu, connection, library, sessions, chat, scope, popover, importer, actions, inspector];
+const FEATURES = [menu, connection, library, sessions, chat, scope, popover, importer, actions, inspector, settings];
 
 export function startSidebar({ window, host, libs }) {
   const ctx = createContext({ window, host, libs });
