@@ -136,6 +136,11 @@ export class ApiClient {
     return this.json("/citations/verify", { method: "POST", body: { session_id: sessionId, turn_id: turnId } });
   }
 
+  /** `POST /citations/resolve`: resolve a stored turn again with the user's threshold (nothing verified again) -> the turn. */
+  resolveTurn(sessionId, turnId) {
+    return this.json("/citations/resolve", { method: "POST", body: { session_id: sessionId, turn_id: turnId } });
+  }
+
   /** `POST /llm/test_decision_model`: `{reachable, provider, model, latency_ms, sample_probability, error}`. */
   testDecisionModel() {
     return this.json("/llm/test_decision_model", { method: "POST" });

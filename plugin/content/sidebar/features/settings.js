@@ -2,7 +2,9 @@
 // web page agree: how a claim whose every citation failed is shown (the ⋯ menu's "Unsupported
 // claims": mark, remove, leave), and the user's verification (Zotero's settings pane). Read on
 // every connection and whenever the window comes back into focus (the settings pane may have
-// changed them). Emits "settings.changed" (settings) when they change.
+// changed them). Emits "settings.changed" (settings) when they change. When the threshold
+// changes, the library turns on screen are resolved again with it from their stored
+// probabilities (POST /citations/resolve; nothing is verified again) and shown in place.
 
 import { unsupportedMode } from "../../core/unsupported.js";
 import { disposer } from "../context.js";
@@ -13,10 +15,26 @@ export function mount({ window, document, api, root, state, bus }) {
 
   function apply(settings) {
     const before = JSON.stringify(state.settings);
+    const thresholdChanged = state.settings && settings &&
+      state.settings.verification_threshold !== settings.verification_threshold;
     state.settings = settings;
+    if (thresholdChanged) resolveShownTurns();
     const mode = unsupportedMode(settings?.unsupported_claims);
     for (const b of choices) b.setAttribute("aria-checked", String(b.dataset.unsupported === mode));
     if (JSON.stringify(settings) !== before) bus.emit("settings.changed", settings);
+  }
+
+  async function resolveShownTurns() {
+    for (const message of state.messages) {
+      const record = message.record;
+      if (record?.intent !== "library" || !(record.citations || []).length || record.error) continue;
+      try {
+        bus.request("chat.replaceRecord", message, await api.resolveTurn(record.session_id, record.turn_id));
+      } catch (exc) {
+        bus.emit("status", `An answer was not resolved with the new threshold: ${exc.message}`, true);
+        return;
+      }
+    }
   }
 
   async function refresh() {
