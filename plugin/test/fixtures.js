@@ -94,5 +94,6 @@ export const UNSUPPORTED_RECORD = {
     { ...RECORD.citations[1], survives: false,
       occurrences: [{ occurrence: 1, claim: UNSUPPORTED_CLAIM.claim, probability: 0.42, verdict: "DEMOTED", compound: false }] },
   ],
+  references: { cited: [RECORD.references.cited[0]], considered: [RECORD.references.cited[1], ...RECORD.references.considered] },
   verification: { ...RECORD.verification, total: 4, kept: 2, demoted: 2, fail_open: 0 },
 };

@@ -361,11 +361,12 @@ try {
   const answer = page.locator(".message-wrapper.assistant .message-content");
   assert.match(await answer.innerText(), /The rate is ninety percent\s*unsupported\s*\. Costs fell/);
   assert.equal(await page.locator(".message-wrapper.assistant .unsupported-count").innerText(), "1 unsupported claim");
+  await shot(page, "08-unsupported-marked.png");
   await marker.click();
   const focused = page.locator("#claims-inspector .claims-table > tbody > tr.focused");
   await focused.waitFor();
   assert.match(await focused.innerText(), /The rate is ninety percent[^]*REJECTED/);
-  await shot(page, "08-unsupported-inspector.png");
+  await shot(page, "09-unsupported-inspector.png");
   await page.locator("#claims-inspector .modal-close").click();
   const choose = async (mode) => {
     if (await page.locator("#more-menu").isHidden()) await page.click("#more-btn");
