@@ -368,9 +368,9 @@ def resolve_citations_and_references(
 
 
 # Between two brackets of one citation (`claim [1][2].`, `claim [1], [2].`): they cite one claim.
-_BETWEEN_BRACKETS = frozenset(" \t,;")
+_BETWEEN_BRACKETS_RE = re.compile(r"[ \t,;]*")
 _TERMINAL_RE = re.compile(r"[.!?]+[\"'”’)\]]*")
-_SENTENCE_OPENERS = ("\n", ".", "!", "?", ":")
+_SENTENCE_OPENERS = "\n.!?:"
 
 
 def unsupported_claims(
@@ -393,10 +393,7 @@ def unsupported_claims(
     for i, (token, span) in enumerate(zip(answer.tokens, answer.claim_spans)):
         if span is None:
             continue
-        adjacent = previous is not None and all(
-            c in _BETWEEN_BRACKETS for c in masked[answer.tokens[previous].end : token.start]
-        )
-        if adjacent:
+        if previous is not None and _BETWEEN_BRACKETS_RE.fullmatch(masked, answer.tokens[previous].end, token.start):
             groups[-1].append(i)
         else:
             groups.append([i])
@@ -411,8 +408,10 @@ def unsupported_claims(
         while start < last.start and (text[start].isspace() or text[start] in ".,;:!?)]|"):
             start += 1
         end = max(last.end, answer.claim_spans[group[-1]].end)
-        opens_sentence = text[:start].rstrip(" \t").endswith(_SENTENCE_OPENERS) or not text[:start].strip()
-        if opens_sentence and (closing := _TERMINAL_RE.match(masked, end)):
+        before = start
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        if (before == 0 or text[before - 1] in _SENTENCE_OPENERS) and (closing := _TERMINAL_RE.match(masked, end)):
             end = closing.end()
         demoted = [pair for t in tokens for pair in failed[t.start]]
         claims.append(
