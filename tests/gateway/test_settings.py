@@ -6,9 +6,29 @@ from __future__ import annotations
 import pytest
 
 from harness.system import running_system
+from zocrates_contracts import EvidenceChunk, TurnRecord, VerificationSummary
+from zocrates_gateway.adapters.sessions import TurnAudit
+from zocrates_gateway.config import GatewaySettings
+from zocrates_gateway.domain.settings import SettingsUpdate, UserSettings
+from zocrates_gateway.turn import resolve_record
 
 QUESTION = "What was the somatic mutation rate estimated from twins?"
 DEFAULTS = {"unsupported_claims": "mark", "verification_enabled": True, "verification_threshold": None}
+
+
+def test_the_threshold_lies_on_the_stepper_and_stored_settings_of_a_newer_build_still_read():
+    assert [UserSettings(verification_threshold=x).verification_threshold for x in (0.5, 0.7000000001, 0.95)] == [
+        0.5,
+        0.7,
+        0.95,
+    ]
+    for bad in (0.49, 0.96, 0.72, float("nan")):
+        with pytest.raises(ValueError, match="0.50 to 0.95 in steps of 0.05"):
+            UserSettings(verification_threshold=bad)
+    stored = UserSettings.model_validate_json('{"unsupported_claims": "leave", "added_later": 1}')
+    assert stored == UserSettings(unsupported_claims="leave")
+    with pytest.raises(ValueError):
+        SettingsUpdate.model_validate({"added_later": 1})
 
 
 async def test_settings_default_change_per_key_and_stay_with_their_user(system):
@@ -115,3 +135,13 @@ async def test_a_user_who_turned_verification_off_gets_unverified_citations(nats
         assert done["citations"] and all(
             o["verdict"] == "FAIL_OPEN" for c in done["citations"] for o in c["occurrences"]
         )
+
+
+def test_a_failed_claim_inside_source_sections_the_model_wrote_is_not_placed_in_the_prose():
+    chunks = [EvidenceChunk(chunk_id=f"c{i}", item_key=f"ITEMKEY{i}", text="Passage.") for i in (1, 2)]
+    raw = "Claim one [1]. Claim two is wrong [2].\n\n# Cited Sources\n- A source that says things [2].\n"
+    audit = TurnAudit(raw_text=raw, chunks=chunks, support_probabilities={1: [0.9], 2: [0.1, 0.1]})
+    base = TurnRecord(turn_id="t", session_id="s", intent="library", question="q")
+    record = resolve_record(GatewaySettings(), base, audit, VerificationSummary())
+    assert [record.prose[c.start : c.end] for c in record.unsupported] == ["Claim two is wrong."]
+    assert record.unsupported[0].probability == 0.1

@@ -566,14 +566,16 @@ def resolve_record(
         refused=audit.refused,
         quotes=audit.quotes,
     )
+    prose = resolution.text.removesuffix(resolution.sources)
     return base.model_copy(
         update={
             "schema_version": TurnRecord.SCHEMA_VERSION,
             "text": resolution.text,
-            "prose": resolution.text.removesuffix(resolution.sources),
+            "prose": prose,
             "sources": resolution.sources,
             "citations": list(resolution.citations),
-            "unsupported": list(resolution.unsupported),
+            # A claim inside source sections the model wrote itself is in `sources`, not `prose`.
+            "unsupported": [c for c in resolution.unsupported if c.end <= len(prose)],
             "references": resolution.references if audit.chunks else References(),
             "verification": summary.model_copy(update={**resolution.counts.model_dump(), "threshold": applied}),
             "coordinator_view": build_coordinator_view(resolution, audit.chunks),

@@ -19,9 +19,10 @@ UnsupportedClaims = Literal["mark", "remove", "leave"]
 
 
 class UserSettings(BaseModel):
-    """What a user chose; a key never set has its default."""
+    """What a user chose; a key never set has its default. A stored key this build does not
+    know (written by a newer one) is ignored; `SettingsUpdate` refuses unknown keys."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
     unsupported_claims: UnsupportedClaims = Field(
         default="mark",
