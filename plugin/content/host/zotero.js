@@ -92,6 +92,11 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       const undo = prefs.observe("politeEmail", callback);
       window.addEventListener("unload", undo, { once: true });
     },
+    /** The settings pane saved the user's settings on the server (it bumps `settingsRevision`). */
+    onSettingsChange: (callback) => {
+      const undo = prefs.observe("settingsRevision", callback);
+      window.addEventListener("unload", undo, { once: true });
+    },
     canSyncLibrary: true,
 
     /**

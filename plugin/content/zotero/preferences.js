@@ -136,6 +136,8 @@ var ZocratesPreferences = (function () {
     try {
       showSettings(await call("/settings", { method: "PUT", body: changes }));
       say("zocrates-verification-status", "Saved for your account on the server.", true);
+      const prefs = Zotero.Zocrates.prefs;
+      prefs.set("settingsRevision", (Number(prefs.get("settingsRevision")) + 1) % 1e9); // open sidebars read them again
     } catch (exc) {
       say("zocrates-verification-status", `Not saved: ${exc.message}`, false);
       loadSettings();

@@ -1,15 +1,15 @@
 // The user's own settings, kept by the server (GET/PUT /settings) so that the plugin and the
 // web page agree: how a claim whose every citation failed is shown (the ⋯ menu's "Unsupported
 // claims": mark, remove, leave), and the user's verification (Zotero's settings pane). Read on
-// every connection and whenever the window comes back into focus (the settings pane may have
-// changed them). Emits "settings.changed" (settings) when they change. When the threshold
+// every connection, when Zotero's settings pane saved them (the host's onSettingsChange) and
+// whenever the window comes back into focus (another client may have changed them). Emits "settings.changed" (settings) when they change. When the threshold
 // changes, the library turns on screen are resolved again with it from their stored
 // probabilities (POST /citations/resolve; nothing is verified again) and shown in place.
 
 import { unsupportedMode } from "../../core/unsupported.js";
 import { disposer } from "../context.js";
 
-export function mount({ window, document, api, root, state, bus }) {
+export function mount({ window, document, host, api, root, state, bus }) {
   const d = disposer();
   const choices = [...document.querySelectorAll("[data-unsupported]")];
 
@@ -58,5 +58,6 @@ export function mount({ window, document, api, root, state, bus }) {
   apply(state.settings);
   d.add(bus.on("connected", () => refresh()));
   d.listen(window, "focus", () => refresh());
+  host.onSettingsChange?.(d.guard(() => refresh()));
   return d.dispose;
 }
