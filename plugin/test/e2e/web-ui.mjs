@@ -241,6 +241,13 @@ try {
   assert.equal(/quotes? of (its|their) passage/.test(infoCounts), live.kind !== "claims");
   await info.locator(".modal-close").click();
 
+  step("re-verify a turn: scored again and shown in place");
+  const reverified = page.waitForResponse((r) => r.url().endsWith("/citations/verify"));
+  await assistant.locator(".reverify-btn").click();
+  assert.equal((await reverified).status(), 200);
+  await assistant.locator(".reverify-btn:not([disabled])").waitFor();
+  assert.equal(await assistant.locator(".citation-pill").count(), report.pills);
+
   step("reload the session: identical rendering");
   const streamedHtml = await assistant.locator(".message-content").innerHTML();
   const firstSession = await page.evaluate(() => window.zocrates.state.sessionId);
