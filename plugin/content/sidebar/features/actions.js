@@ -118,6 +118,12 @@ export function mount(ctx) {
       html += '<h3>Citation Support</h3>' +
         `<p class="info-line stats-line">${escapeHtml(statsLine(stats))}</p>` +
         `<p class="info-line counts-line">${escapeHtml(countsLine(counts))}</p>`;
+      const unsupported = unsupportedClaims(record, turnParts(record)[0]).length;
+      if (unsupported) {
+        const shown = { mark: "marked in the answer", remove: "left out of the answer", leave: "left in the answer unmarked" };
+        html += `<p class="info-line unsupported-line">${escapeHtml(unsupportedLine(unsupported))}, ` +
+          `${shown[unsupportedMode(state.settings?.unsupported_claims)]} (⋯ → Unsupported Claims)</p>`;
+      }
       if (v) {
         html += `<p class="info-muted">Decision model: ${escapeHtml(v.provider || "—")}${v.model ? ` / ${escapeHtml(v.model)}` : ""} · ` +
           `threshold ${Number(v.threshold ?? 0.6).toFixed(2)} · ${Math.round(v.latency_ms || 0)} ms${v.note ? ` · ${escapeHtml(v.note)}` : ""}</p>`;
