@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zocrates_citations import resolve_citations_and_references
+from zocrates_citations import build_coordinator_view, resolve_citations_and_references
 
 
 def cut(prose: str, claim) -> str:
@@ -110,3 +110,13 @@ def test_a_higher_threshold_makes_more_claims_unsupported_from_the_same_probabil
         text, make_chunks("ab"), support_probabilities=probabilities, verification_threshold=0.7
     )
     assert [stricter.prose[c.start : c.end] for c in stricter.unsupported] == ["Two."]
+
+
+def test_the_coordinator_remembers_an_unsupported_claim_as_unsupported(make_chunks):
+    chunks = make_chunks("ab")
+    resolved = resolve_citations_and_references(
+        "Twins share rates [1]. The rate is ninety percent [2].", chunks, support_probabilities={1: [0.9], 2: [0.1]}
+    )
+    view = build_coordinator_view(resolved, chunks)
+    assert "The rate is ninety percent (not supported by its cited source)." in view
+    assert "[2]" not in view and view.count("(not supported") == 1
