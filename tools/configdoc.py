@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import SecretStr
 from pydantic_core import PydanticUndefined
 
+from tools import generated
 from zocrates_runtime.settings import env_names
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
@@ -95,9 +96,7 @@ def render() -> str:
 
 
 def main() -> int:
-    OUT.write_text(render())
-    print(f"wrote {OUT}")
-    return 0
+    return generated.write(OUT, render())
 
 
 if __name__ == "__main__":

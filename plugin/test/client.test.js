@@ -88,3 +88,16 @@ test("register, library status, sync pages and raw uploads go to the documented 
   assert.equal(upload.headers["Content-Type"], "application/pdf");
   assert.equal(upload.headers.Authorization, "Bearer tok");
 });
+
+test("an answer's export is asked of its session and turn, with the token", async () => {
+  const calls = [];
+  const exported = { markdown: "Rates [@jonsson2021].\n\n# References\n", bibtex: "@article{jonsson2021,\n}\n", csl_json: [] };
+  const fetch = async (url, init) => {
+    calls.push({ url, init });
+    return { ok: true, status: 200, json: async () => exported };
+  };
+  const client = new ApiClient({ baseUrl: "http://h:1", token: () => "tok", fetch });
+  assert.deepEqual(await client.exportTurn("S1", "T/1"), exported);
+  assert.equal(`${calls[0].init.method} ${calls[0].url}`, "GET http://h:1/sessions/S1/turns/T%2F1/export");
+  assert.equal(calls[0].init.headers.Authorization, "Bearer tok");
+});

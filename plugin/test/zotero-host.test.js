@@ -158,6 +158,14 @@ function withLab(Zotero, group = {}) {
   return { pane, lab, reading, methods };
 }
 
+/** A restart (a fresh engine from `make`) whose remembered state matches the server sends nothing. */
+async function assertRestartSendsNothing(api, make) {
+  api.calls.length = 0;
+  const again = await make().syncLibrary();
+  assert.equal(again.sent, 0);
+  assert.deepEqual(api.routes("sync"), []);
+}
+
 for (const version of ZOTERO_VERSIONS) test(`import targets on Zotero ${version}: My Library and editable groups with their collections; the pane's selection is the default`, async () => {
   const { Zotero, host } = zoteroWithPlugin({ version });
   const { pane, lab, methods } = withLab(Zotero);
@@ -371,10 +379,7 @@ test("library sync: full at first, nothing when unchanged, edits, trash and dele
   assert.ok(progress.includes("reading") && progress.includes("syncing") && progress.includes("uploading"));
 
   // A restart: the remembered state matches the server, nothing is sent again.
-  api.calls.length = 0;
-  const again = await make().syncLibrary();
-  assert.equal(again.sent, 0);
-  assert.deepEqual(api.routes("sync"), []);
+  await assertRestartSendsNothing(api, make);
 
   // Live changes through the notifier, batched.
   const live = make();
@@ -536,10 +541,7 @@ test("library sync: every group library under its own library_id, its own state 
   assert.deepEqual([saved.regular, saved.attachments], [3, 2], "totals over all libraries, as /library/status counts them");
 
   // A restart: nothing changed in any library.
-  api.calls.length = 0;
-  const again = await make().syncLibrary();
-  assert.equal(again.sent, 0);
-  assert.deepEqual(api.routes("sync"), []);
+  await assertRestartSendsNothing(api, make);
 
   // Notifier changes go to the library of the changed item; a delete keeps its library.
   const live = make();

@@ -74,3 +74,29 @@ async def test_discovery_handler_says_clearly_when_the_internet_is_unreachable(s
     _, reply, _ = published.await_args.args
     assert reply.candidates == [] and reply.error is not None
     assert reply.error.code == "unreachable" and "OpenAlex" in reply.error.message
+
+
+@pytest.mark.parametrize(
+    ("name", "service_class"),
+    [
+        ("retrieval", "zocrates_retrieval.service:RetrievalService"),
+        ("discovery", "zocrates_discovery.service:DiscoveryService"),
+    ],
+)
+def test_every_request_a_service_answers_names_a_method_of_its_real_service(name, service_class, monkeypatch):
+    """`bus.answer_requests` looks its methods up by name per request: a misspelt one would
+    only fail on the first request, so each is checked against the real class here."""
+    import importlib
+
+    from harness.system import idle_app
+    from zocrates_runtime import bus
+
+    module, cls = service_class.split(":")
+    real = getattr(importlib.import_module(module), cls)
+    tables = []
+    register = bus.answer_requests
+    monkeypatch.setattr(bus, "answer_requests", lambda *args: (tables.append(args[3]), register(*args)))
+    idle_app(name)
+    assert tables, f"{name} registers its consumers through bus.answer_requests"
+    for request_cls, answer in tables[0].items():
+        assert callable(getattr(real, answer.method, None)), (request_cls.__name__, answer.method)

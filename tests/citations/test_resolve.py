@@ -389,3 +389,52 @@ def test_verbatim_quotes_are_marked_with_the_relevance_that_chose_them(make_chun
     assert [(o.quoted, o.relevance) for o in occurrences[2]] == [(True, 0.75)]
     plain = resolve_citations_and_references(text, chunks)
     assert not any(o.quoted or o.relevance is not None for c in plain.citations for o in c.occurrences)
+
+
+# --- supporting spans ------------------------------------------------------------------------
+
+
+def _span(start: int, end: int):
+    from zocrates_contracts import TextSpan
+
+    return TextSpan(start=start, end=end)
+
+
+def test_a_kept_occurrence_carries_its_supporting_spans_as_offsets_into_its_quote(make_chunk):
+    passage = "Methods were standard. Aspirin lowered the stroke rate by 32%. Bleeding was rare."
+    where = passage.index("Aspirin"), passage.index("32%.") + 4
+    resolved = resolve_citations_and_references(
+        "Aspirin lowered strokes by a third [1]. Bleeding was common [1].",
+        [make_chunk(1, text=passage)],
+        support_probabilities={1: [0.91, 0.2]},
+        support_spans={1: [[_span(*where)], [_span(0, 22)]]},
+    )
+    kept, demoted = resolved.citations[0].occurrences
+    assert [(s.start, s.end) for s in kept.spans] == [where]
+    assert resolved.citations[0].quote[kept.spans[0].start : kept.spans[0].end] == (
+        "Aspirin lowered the stroke rate by 32%."
+    )
+    assert demoted.verdict == "DEMOTED" and demoted.spans == []
+
+
+def test_an_unverified_occurrence_has_no_spans(make_chunk):
+    resolved = resolve_citations_and_references(
+        "Aspirin lowered strokes [1].", [make_chunk(1)], support_spans={1: [[_span(0, 5)]]}
+    )
+    assert resolved.citations[0].occurrences[0].verdict == "FAIL_OPEN"
+    assert resolved.citations[0].occurrences[0].spans == []
+
+
+def test_spans_beyond_a_quote_limit_are_clipped_to_it_or_dropped(make_chunk):
+    passage = "First sentence here. " * 10  # 210 characters
+    resolved = resolve_citations_and_references(
+        "A claim about the first sentence [1].",
+        [make_chunk(1, text=passage)],
+        support_probabilities={1: [0.9]},
+        support_spans={1: [[_span(0, 20), _span(30, 80), _span(120, 140)]]},
+        max_quote_chars=60,
+    )
+    [citation] = resolved.citations
+    shown = len(citation.quote) - 1  # the quote ends with "…"
+    assert citation.quote.endswith("…") and shown < 60
+    assert [(s.start, s.end) for s in citation.occurrences[0].spans] == [(0, 20), (30, shown)]

@@ -15,24 +15,14 @@ CODE = "```python\nx = arr[1]\ny = val[1, 2]\n```"
 
 
 def watson_franklin(make_chunk):
+    """Four chunks of three items; the first and third are two chunks of Watson and Crick's paper."""
+    watson_crick = dict(
+        authors=["Watson", "Crick"], year=1952, title="Molecular structure of nucleic acids", publication="Nature"
+    )
     return [
-        make_chunk(
-            1,
-            "WCKEY001",
-            authors=["Watson", "Crick"],
-            year=1952,
-            title="Molecular structure of nucleic acids",
-            publication="Nature",
-        ),
+        make_chunk(1, "WCKEY001", **watson_crick),
         make_chunk(2, "FRKEY002", authors=["Franklin"], year=1951, title="Photo 51"),
-        make_chunk(
-            3,
-            "WCKEY001",
-            authors=["Watson", "Crick"],
-            year=1952,
-            title="Molecular structure of nucleic acids",
-            publication="Nature",
-        ),
+        make_chunk(3, "WCKEY001", **watson_crick),
         make_chunk(4, "PAKEY004", authors=["Pauling", "Corey", "Branson"], year=1950, title="A triple helix"),
     ]
 

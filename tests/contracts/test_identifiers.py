@@ -4,6 +4,7 @@ import pytest
 
 from zocrates_contracts.identifiers import (
     arxiv_of_doi,
+    citation_key_in_extra,
     doi_in_extra,
     doi_in_url,
     find_arxiv_ids,
@@ -136,3 +137,10 @@ def test_an_items_identifiers_are_found_where_zotero_keeps_them():
     preprint = item_identifiers(None, ["https://doi.org/10.48550/arXiv.2304.05376"])
     assert preprint.dois == ("10.48550/arxiv.2304.05376",) and preprint.arxiv_ids == ("2304.05376",)
     assert item_identifiers() == type(found)()
+
+
+def test_better_bibtex_key_is_read_from_the_extra_field():
+    assert citation_key_in_extra("arXiv: 2203.00130\nCitation Key: jonsson2021somatic\n") == "jonsson2021somatic"
+    assert citation_key_in_extra("tex.ids: x\n  citation key:  smith_2020 ") == "smith_2020"
+    assert citation_key_in_extra("PMID: 20205926") is None
+    assert citation_key_in_extra(None) is None

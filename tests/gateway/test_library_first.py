@@ -171,6 +171,13 @@ def outcome(events: list[dict]) -> tuple[str, dict]:
     return last["event"], last["data"]
 
 
+async def answered(chat, message: str) -> dict:
+    """The record of the turn that `message` starts, which must end `done`."""
+    kind, record = outcome(await chat(message))
+    assert kind == "done", record
+    return record
+
+
 def cited_items(record: dict) -> set[tuple[str, str]]:
     return {(c["library_id"], c["item_key"]) for c in record["citations"]}
 
@@ -178,8 +185,7 @@ def cited_items(record: dict) -> set[tuple[str, str]]:
 async def test_is_this_doi_in_my_library_is_answered_from_the_library_with_its_collections(system):
     chat, discovery, keys = system
     asked_online = len(discovery.requests)
-    kind, record = outcome(await chat(f"Is https://doi.org/{DVT_DOI.upper()} already in my library?"))
-    assert kind == "done", record
+    record = await answered(chat, f"Is https://doi.org/{DVT_DOI.upper()} already in my library?")
     assert record["intent"] == "library"
     assert record["text"].startswith(
         "Yes — Datta et al. (2010), *Complications related to deep venous thrombosis "
@@ -198,8 +204,7 @@ async def test_is_this_doi_in_my_library_is_answered_from_the_library_with_its_c
 
 async def test_a_group_librarys_item_is_found_by_a_doi_in_another_case(system):
     chat, _, keys = system
-    kind, record = outcome(await chat("do I have doi:10.1021/nl0731872?"))
-    assert kind == "done", record
+    record = await answered(chat, "do I have doi:10.1021/nl0731872?")
     assert record["text"].startswith(
         "Yes — Balandin (2008), *Thermal conductivity of graphene* is in your group library Lab group [1]."
     )
@@ -208,8 +213,7 @@ async def test_a_group_librarys_item_is_found_by_a_doi_in_another_case(system):
 
 async def test_an_arxiv_id_kept_only_in_extra_gives_the_papers_summary(system):
     chat, _, keys = system
-    kind, record = outcome(await chat("arXiv:2203.00130v1"))
-    assert kind == "done", record
+    record = await answered(chat, "arXiv:2203.00130v1")
     assert record["intent"] == "library"
     assert record["text"].startswith(
         "Lo (2022), *Document structure for scientific PDFs* is in your library [1]. From the paper:"
@@ -220,8 +224,7 @@ async def test_an_arxiv_id_kept_only_in_extra_gives_the_papers_summary(system):
 
 async def test_a_pmid_in_extra_of_an_item_without_text_is_found_and_its_record_cited(system):
     chat, _, keys = system
-    kind, record = outcome(await chat("PMID: 20205926"))
-    assert kind == "done", record
+    record = await answered(chat, "PMID: 20205926")
     assert record["text"].startswith(
         "Lee (2001), *Heparin in trauma* is in your library [1]. None of its text is indexed"
     )
@@ -231,8 +234,7 @@ async def test_a_pmid_in_extra_of_an_item_without_text_is_found_and_its_record_c
 
 async def test_an_exact_title_is_found(system):
     chat, _, keys = system
-    kind, record = outcome(await chat("Is “thermal conductivity of graphene” in my library?"))
-    assert kind == "done", record
+    record = await answered(chat, "Is “thermal conductivity of graphene” in my library?")
     assert record["text"].startswith("Yes — Balandin (2008)")
     assert cited_items(record) == {("group-4711", keys["graphene"])}
 
@@ -240,8 +242,7 @@ async def test_an_exact_title_is_found(system):
 async def test_a_pasted_doi_with_a_question_is_answered_from_that_items_passages(system):
     chat, discovery, keys = system
     asked_online = len(discovery.requests)
-    kind, record = outcome(await chat(f"{DVT_DOI} what are the risks of heparin?"))
-    assert kind == "done", record
+    record = await answered(chat, f"{DVT_DOI} what are the risks of heparin?")
     assert record["intent"] == "library"
     assert record["text"].startswith("From Datta et al. (2010), *Complications related to deep venous thrombosis")
     assert "bleeding" in record["text"]
@@ -289,8 +290,7 @@ async def test_another_users_library_is_never_searched(system):
 async def test_a_quoted_phrase_that_is_no_title_stays_a_library_question(system):
     chat, discovery, _ = system
     asked_online = len(discovery.requests)
-    kind, record = outcome(await chat('What does my library say about "low molecular weight heparins"?'))
-    assert kind == "done", record
+    record = await answered(chat, 'What does my library say about "low molecular weight heparins"?')
     assert record["intent"] == "library"
     assert len(discovery.requests) == asked_online
 
@@ -301,8 +301,7 @@ async def test_a_32_kb_question_ends_with_done_and_says_how_it_was_searched(syst
     question = " Which complications of inferior vena cava filters are reported?"
     message = (filler * (32_000 // len(filler)))[: 32 * 1024 - len(question)] + question
     assert 32_000 < len(message.encode()) <= 32 * 1024
-    kind, record = outcome(await chat(message))
-    assert kind == "done", record
+    record = await answered(chat, message)
     assert record["notes"] and record["notes"][0].startswith(
         f"Your message was long ({len(' '.join(message.split())):,} characters), so I searched your library "
         "with its question and the first "

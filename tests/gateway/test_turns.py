@@ -50,7 +50,7 @@ async def test_a_question_the_library_does_not_answer_is_refused_citing_nothing(
 async def test_the_done_payload_carries_the_prose_and_the_source_sections_apart(system):
     """Issue 15: the client renders `prose` and no longer strips the sections off `text`."""
     done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
-    assert done["schema_version"] == 4
+    assert done["schema_version"] == 5
     assert done["sources"].startswith("# Cited Sources") and "Cited Sources" not in done["prose"]
     assert done["text"] == done["prose"] + done["sources"]  # older clients read text as before
     small_talk = (await system.chat("hello"))[-1]["data"]
@@ -74,6 +74,32 @@ async def test_rehydration_returns_the_done_payload(system):
     response = await system.client.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)
     assert response.status_code == 200
     assert response.json()["turns"] == [done]
+
+
+async def test_kept_citations_carry_their_supporting_spans_and_the_turn_its_quality_also_on_reload(system):
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    citation = done["citations"][0]
+    [span] = citation["occurrences"][0]["spans"]
+    assert citation["quote"][span["start"] : span["end"]] == (
+        "The somatic mutation rate was estimated using whole-genome sequencing of 387 pairs of monozygotic twins."
+    )
+    quality = done["quality"]
+    assert quality["claims"] >= 1 and quality["supported"] == quality["claims"] - quality["uncited"]
+    assert quality["citations"] == quality["supporting"] == done["verification"]["kept"]
+    assert quality["precision"] == 1.0
+    stored = (await system.client.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)).json()
+    assert stored["turns"] == [done]
+
+
+async def test_demoted_citations_carry_no_spans_and_lower_precision(system):
+    system.verifier.probability = 0.1
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    assert done["citations"] and all(o["spans"] == [] for c in done["citations"] for o in c["occurrences"])
+    assert done["quality"]["supported"] == 0 and done["quality"]["precision"] == 0.0
+
+
+async def test_small_talk_has_no_citation_quality(system):
+    assert (await system.chat("hello"))[-1]["data"]["quality"] is None
 
 
 async def test_demoted_citations_leave_the_cited_tier_empty(system):
@@ -189,6 +215,7 @@ async def test_reverify_after_the_verifier_was_down_updates_the_stored_turn(nats
         await verifier.stop()
         done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
         assert done["verification"]["fail_open"] >= 1
+        assert done["quality"]["unverified"] >= 1 and done["quality"]["precision"] is None
         await verifier.start()
         system.verifier.probability = 0.2
         body = {"session_id": done["session_id"], "turn_id": done["turn_id"]}
@@ -197,6 +224,11 @@ async def test_reverify_after_the_verifier_was_down_updates_the_stored_turn(nats
         again = r.json()
         assert again["verification"]["demoted"] == done["verification"]["fail_open"]
         assert again["references"]["cited"] == []
+        assert again["quality"]["unverified"] == 0 and again["quality"]["precision"] == 0.0
+        system.verifier.probability = 0.9
+        r = await system.client.post(f"{system.url}/citations/verify", json=body, headers=system.auth)
+        again = r.json()
+        assert all(o["spans"] for c in again["citations"] for o in c["occurrences"])
         stored = (await system.client.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)).json()[
             "turns"
         ][0]

@@ -14,6 +14,7 @@ from zocrates_contracts import (
     EvidenceChunk,
     PairScore,
     ServiceError,
+    TextSpan,
     VerificationCompleted,
     VerificationRequested,
 )
@@ -49,6 +50,18 @@ def test_scores_land_in_their_slots_and_the_rest_stay_unverified():
         ],
     )
     assert found == {1: [None, None], 2: [0.9, None]}
+
+
+def test_supporting_spans_land_in_their_slots_and_unscored_occurrences_have_none():
+    span = TextSpan(start=0, end=9)
+    found = verification.merged_spans(
+        occurrences(2),
+        [
+            PairScore(chunk_index=1, occurrence=2, probability=0.9, spans=[span]),
+            PairScore(chunk_index=9, occurrence=1, probability=0.9, spans=[span]),
+        ],
+    )
+    assert found == {1: [[], [span]], 2: [[], []]}
 
 
 def test_pairs_beyond_one_request_are_split_and_blank_ones_left_out():
@@ -114,7 +127,7 @@ async def test_more_pairs_than_one_request_carries_are_all_scored(nats_server, g
 
     verifier = await serve(nats_server, answer)
     try:
-        probabilities, summary = await verify(gateway, IDS, CHUNKS, occurrences(300))
+        probabilities, _, summary = await verify(gateway, IDS, CHUNKS, occurrences(300))
     finally:
         await verifier.stop()
     assert sorted(sizes) == [600 - MAX_PAIRS, MAX_PAIRS]
@@ -130,7 +143,7 @@ async def test_an_error_reply_keeps_the_scores_it_carries(nats_server, gateway):
 
     verifier = await serve(nats_server, answer)
     try:
-        probabilities, summary = await verify(gateway, IDS, CHUNKS, occurrences(1))
+        probabilities, _, summary = await verify(gateway, IDS, CHUNKS, occurrences(1))
     finally:
         await verifier.stop()
     assert probabilities == {1: [0.8], 2: [None]}
@@ -154,8 +167,8 @@ async def test_a_malformed_reply_fails_open_with_a_note(nats_server, gateway):
     await nc.subscribe(VERIFICATION_REQUESTED, cb=garbage)
     await nc.flush()
     try:
-        probabilities, summary = await verify(gateway, IDS, CHUNKS, occurrences(1))
+        probabilities, spans, summary = await verify(gateway, IDS, CHUNKS, occurrences(1))
     finally:
         await nc.close()
-    assert probabilities == {1: [None], 2: [None]}
+    assert probabilities == {1: [None], 2: [None]} and spans == {1: [[]], 2: [[]]}
     assert "MalformedReply" in summary.note

@@ -31,6 +31,7 @@ from zocrates_contracts import (
     RecheckRequested,
     RetrievalRequested,
     ServiceError,
+    TextSpan,
     VerificationCompleted,
     VerificationRequested,
 )
@@ -110,6 +111,11 @@ class FakeRetrieval:
         return EvidenceRetrieved(**request.reply_fields(), chunks=chunks)
 
 
+def first_sentence(text: str) -> TextSpan:
+    """Where the fake verifier says a passage supports every claim: its first sentence."""
+    return TextSpan(start=0, end=text.find(". ") + 1 or len(text))
+
+
 @dataclass
 class FakeVerifier:
     probability: float | None = 0.9
@@ -128,7 +134,12 @@ class FakeVerifier:
         if self.delay:
             await asyncio.sleep(self.delay)
         scores = [
-            PairScore(chunk_index=p.chunk_index, occurrence=p.occurrence, probability=self.probability)
+            PairScore(
+                chunk_index=p.chunk_index,
+                occurrence=p.occurrence,
+                probability=self.probability,
+                spans=[] if self.probability is None else [first_sentence(p.source_text)],
+            )
             for p in request.pairs
         ]
         return VerificationCompleted(

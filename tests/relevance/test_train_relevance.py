@@ -3,7 +3,6 @@ the shipped MiniLM weights, saves a model that loads again, and that model score
 
 from __future__ import annotations
 
-import json
 import math
 
 from tools import train_relevance
@@ -11,7 +10,7 @@ from tools.training_data import read_splits
 
 
 def test_a_small_run_trains_saves_and_scores(tmp_path):
-    splits = read_splits(train_relevance.DATA, json.loads((train_relevance.DATA / "manifest.json").read_text()))
+    splits = read_splits(train_relevance.DATA)
     rows = [r for r in splits["train"] if r["label"] == 1][:8] + [r for r in splits["train"] if r["label"] == 0][:8]
     figures = train_relevance.train(
         rows, tmp_path, epochs=1, batch_size=8, max_length=48, lr=5e-5, device="cpu", seed=0

@@ -8,6 +8,7 @@ import nats
 import pytest
 import pytest_asyncio
 
+from harness.retrieval import ingested_service
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import LibraryLookupRequested, LibrarySyncRequested, RetrievalRequested, SyncedItem
 from zocrates_retrieval.adapters.catalog import Catalog
@@ -84,17 +85,8 @@ def library(tmp_path_factory, schema_dir, pdf_dir, make):
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def service(tmp_path_factory, library):
-    with pytest.MonkeyPatch.context() as mp:  # never discover a real ~/Zotero
-        mp.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-        svc = RetrievalService(
-            RetrievalSettings(
-                zotero_dir=library[0].dir, data_dir=tmp_path_factory.mktemp("data"), embedding_device="cpu"
-            )
-        )
-        await svc.start()
-        await svc._ingest_task
-    yield svc
-    await svc.close()
+    async with ingested_service(tmp_path_factory, library[0].dir) as svc:
+        yield svc
 
 
 async def test_a_doi_is_found_whatever_its_case_and_resolver_prefix(service, library):

@@ -13,6 +13,7 @@ import pytest
 import pytest_asyncio
 from pydantic import TypeAdapter
 
+from harness.retrieval import ingested_service
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import LibraryOutlineRequested, RetrievalRequested
 from zocrates_contracts.messages import RetrievalScope
@@ -24,8 +25,6 @@ from zocrates_retrieval.adapters.store import (
     tenant_filter,
 )
 from zocrates_retrieval.adapters.zotero import read_library
-from zocrates_retrieval.config import RetrievalSettings
-from zocrates_retrieval.service import RetrievalService
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -79,20 +78,8 @@ def library(tmp_path_factory, schema_dir, make):
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def service(tmp_path_factory, library):
-    with pytest.MonkeyPatch.context() as mp:  # never discover a real ~/Zotero
-        mp.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-        svc = RetrievalService(
-            RetrievalSettings(
-                zotero_dir=library[0].dir,
-                data_dir=tmp_path_factory.mktemp("data"),
-                embedding_device="cpu",
-                rescan_interval_s=0,
-            )
-        )
-        await svc.start()
-        await svc._ingest_task
-    yield svc
-    await svc.close()
+    async with ingested_service(tmp_path_factory, library[0].dir, rescan_interval_s=0) as svc:
+        yield svc
 
 
 def key(library, name: str) -> str:

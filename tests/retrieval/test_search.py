@@ -144,6 +144,7 @@ def test_evidence_maps_payload_fields():
                 "creators": [{"first_name": "A", "last_name": "B", "name": "", "creator_type": "author"}],
                 "section": "Intro > Aim",
                 "publication": "J",
+                "citation_key": "b2020t",
                 "text": "txt",
                 "kind": "note",
             },
@@ -158,6 +159,7 @@ def test_evidence_maps_payload_fields():
         0.5,
     )
     assert ev.creators[0].last_name == "B"
+    assert ev.citation_key == "b2020t"
 
 
 @pytest.fixture(scope="module")

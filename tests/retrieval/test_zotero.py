@@ -31,7 +31,7 @@ def library(tmp_path, schema_dir):
             "title": "Fast retrieval",
             "proceedingsTitle": "Proc. SIGIR",
             "date": "2021",
-            "extra": "arXiv: 2101.0001\nDOI: 10.1145/3404835.3462891.",
+            "extra": "arXiv: 2101.0001\nDOI: 10.1145/3404835.3462891.\nCitation Key: hopper2021fast",
         },
         [("Grace", "Hopper", "author")],
     )
@@ -77,6 +77,8 @@ def test_base_fields_and_doi_in_extra_are_resolved(library):
     paper = snap.items[f"user/{ids['paper'][1]}"]
     assert paper.publication == "Proc. SIGIR"  # proceedingsTitle is a publicationTitle
     assert paper.doi == "10.1145/3404835.3462891"
+    assert paper.payload()["citation_key"] == "hopper2021fast"  # Better BibTeX's key, kept on its chunks
+    assert "citation_key" not in snap.items[f"user/{ids['article'][1]}"].payload()
     report = snap.items[f"group-4711/{ids['group_item'][1]}"]
     assert report.publication == "ETH"  # institution maps to publisher
 

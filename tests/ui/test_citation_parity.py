@@ -19,71 +19,33 @@ from zocrates_contracts import Creator, EvidenceChunk
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "plugin" / "test" / "parity-runner.mjs"
 
+
+def chunk(
+    chunk_id: str, item_key: str, title: str, authors: list[str | Creator], year: int | None, text: str, **fields
+) -> EvidenceChunk:
+    """A chunk of the item `item_key`, each author given by surname or as a `Creator`."""
+    creators = [a if isinstance(a, Creator) else Creator(last_name=a) for a in authors]
+    return EvidenceChunk(
+        chunk_id=chunk_id, item_key=item_key, title=title, creators=creators, year=year, text=text, **fields
+    )
+
+
+#: The item of chunks c1 and c3 (key, title, authors, year).
+SOMATIC = ("ITEMAAAA", "Somatic mutation rates", ["Jonsson", "Stefansson"], 2021)
 CHUNKS = [
-    EvidenceChunk(
-        chunk_id="c1",
-        item_key="ITEMAAAA",
-        title="Somatic mutation rates",
-        creators=[Creator(last_name="Jonsson"), Creator(last_name="Stefansson")],
-        year=2021,
-        publication="Nature Genetics",
-        text="Mutation rates were estimated.",
+    chunk("c1", *SOMATIC, "Mutation rates were estimated.", publication="Nature Genetics"),
+    chunk(
+        "c2", "ITEMBBBB", "Attention Is All You Need", ["Vaswani", "Shazeer", "Parmar"], 2017, "Attention maps queries."
     ),
-    EvidenceChunk(
-        chunk_id="c2",
-        item_key="ITEMBBBB",
-        title="Attention Is All You Need",
-        creators=[
-            Creator(last_name="Vaswani"),
-            Creator(last_name="Shazeer"),
-            Creator(last_name="Parmar"),
-        ],
-        year=2017,
-        text="Attention maps queries.",
-    ),
-    EvidenceChunk(
-        chunk_id="c3",
-        item_key="ITEMAAAA",
-        title="Somatic mutation rates",
-        creators=[Creator(last_name="Jonsson"), Creator(last_name="Stefansson")],
-        year=2021,
-        text="A second chunk of the first item.",
-    ),
-    EvidenceChunk(
-        chunk_id="c4",
-        item_key="ITEMDDDD",
-        title="  Untitled & <odd> *title*?  ",
-        creators=[],
-        year=None,
-        publication="Proc. [X]",
-        text="Orphan text.",
-    ),
-    EvidenceChunk(
-        chunk_id="c5",
-        item_key="ITEMEEEE",
-        title="World Health Report",
-        creators=[Creator(name="World Health Organization")],
-        year=2020,
-        text="Global figures.",
+    chunk("c3", *SOMATIC, "A second chunk of the first item."),
+    chunk("c4", "ITEMDDDD", "  Untitled & <odd> *title*?  ", [], None, "Orphan text.", publication="Proc. [X]"),
+    chunk(
+        "c5", "ITEMEEEE", "World Health Report", [Creator(name="World Health Organization")], 2020, "Global figures."
     ),
     # Group libraries: source links carry data-library-id; one key is also a My Library key.
-    EvidenceChunk(
-        chunk_id="c6",
-        item_key="ITEMGGGG",
-        library_id="group-4711",
-        title="A group paper",
-        creators=[Creator(last_name="Okafor")],
-        year=2019,
-        text="Shared in the lab.",
-    ),
-    EvidenceChunk(
-        chunk_id="c7",
-        item_key="ITEMBBBB",
-        library_id="group-12",
-        title="Same key, another library",
-        creators=[Creator(last_name="Lindqvist")],
-        year=2015,
-        text="A different paper.",
+    chunk("c6", "ITEMGGGG", "A group paper", ["Okafor"], 2019, "Shared in the lab.", library_id="group-4711"),
+    chunk(
+        "c7", "ITEMBBBB", "Same key, another library", ["Lindqvist"], 2015, "A different paper.", library_id="group-12"
     ),
 ]
 

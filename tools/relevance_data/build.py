@@ -19,7 +19,6 @@ Why it is built this way:
 from __future__ import annotations
 
 import argparse
-import gzip
 import random
 from collections import Counter
 from pathlib import Path
@@ -102,10 +101,7 @@ def build_splits(raw: Path = RAW) -> tuple[dict[str, list[dict]], dict]:
     kept = [r for r in pool if src.norm(r["question"]) not in eval_questions]
     dropped["training pool rows whose question is also an evaluation question"] = len(pool) - len(kept)
 
-    splits = {
-        "train": [r for r in kept if bucket("calibration", r["group"]) >= CALIBRATION_PERCENT],
-        "calibration": [r for r in kept if bucket("calibration", r["group"]) < CALIBRATION_PERCENT],
-    }
+    splits = common.calibration_split(kept, bucket, CALIBRATION_PERCENT)
     for name in TRAIN_SPLITS:
         random.Random(f"{SEED}:{name}:order").shuffle(splits[name])
     splits.update(evals)
@@ -119,46 +115,26 @@ def label_counts(rows: list[dict]) -> dict[str, int]:
 
 def build(raw: Path = RAW, out: Path = SPLITS) -> dict:
     """Write every split under `out` and return the manifest (sources, files, counts)."""
-    rows_read = {}
-    for name, meta in src.SOURCES.items():
-        rows_read[name] = src.ROW_COUNTS[name](raw)
-        if rows_read[name] != meta["expected_rows"]:
-            raise SystemExit(
-                f"{name}: {rows_read[name]} rows in the raw files, expected "
-                f"{meta['expected_rows']}; is the copy complete?"
-            )
-
+    rows_read = common.checked_row_counts(src.SOURCES, lambda name: src.ROW_COUNTS[name](raw))
     splits, dropped = build_splits(raw)
     out.mkdir(parents=True, exist_ok=True)
     split_info = {}
     for name, rows in splits.items():
-        data = common.jsonl_bytes(rows)
-        path = out / f"{name}.jsonl.gz"
-        gz = gzip.compress(data, compresslevel=9, mtime=0)
-        path.write_bytes(gz)
+        file, size, sha256_jsonl = common.write_split(out, name, rows)
         split_info[name] = {
-            "file": path.name,
+            "file": file,
             "rows": len(rows),
             "labels": label_counts(rows),
             "questions": len({r["question"] for r in rows}),
             "groups": len({r["group"] for r in rows}),
             "sources": sorted({r["source"] for r in rows}),
-            "bytes": len(gz),
-            "sha256_jsonl": src.sha256_bytes(data),
+            "bytes": size,
+            "sha256_jsonl": sha256_jsonl,
         }
 
+    settings = {"heldout_percent": HELDOUT_PERCENT, "calibration_percent": CALIBRATION_PERCENT}
     source_info = common.sources_manifest(src.SOURCES, raw, splits, rows_read, label_counts)
-    return {
-        "seed": SEED,
-        "heldout_percent": HELDOUT_PERCENT,
-        "calibration_percent": CALIBRATION_PERCENT,
-        "labels": list(src.LABELS),
-        "splits": split_info,
-        "sources": source_info,
-        "dropped": dropped,
-        "excluded": src.EXCLUDED,
-        "not_used": src.NOT_USED,
-    }
+    return common.manifest(src, SEED, settings, split_info, source_info, dropped)
 
 
 def manifest_markdown(m: dict) -> str:

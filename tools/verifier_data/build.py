@@ -17,7 +17,6 @@ Why it is built this way:
 from __future__ import annotations
 
 import argparse
-import gzip
 import random
 import zipfile
 from collections import Counter
@@ -121,11 +120,7 @@ def read_all(raw: Path, shared: Path) -> tuple[dict[str, list[dict]], dict]:
     kept = [r for r in pool if src.norm(r["claim"]) not in eval_claims]
     dropped["training pool rows whose claim is also an evaluation claim"] = len(pool) - len(kept)
 
-    splits = {
-        "train": [r for r in kept if bucket("calibration", r["group"]) >= CALIBRATION_PERCENT],
-        "calibration": [r for r in kept if bucket("calibration", r["group"]) < CALIBRATION_PERCENT],
-        **evals,
-    }
+    splits = {**common.calibration_split(kept, bucket, CALIBRATION_PERCENT), **evals}
     return splits, dropped
 
 
@@ -144,46 +139,29 @@ def label_counts(rows: list[dict]) -> dict[str, int]:
 
 def build(raw: Path = RAW, shared: Path = SHARED, out: Path = SPLITS) -> dict:
     """Write every split under `out` and return the manifest (sources, files, counts)."""
-    rows_read = {}
-    for name, meta in src.SOURCES.items():
-        rows_read[name] = (
-            raw_row_count(raw, name)
-            if meta["files"]
-            else len((shared / src.SCIFACT_DIR / "claims_train.jsonl").read_text().splitlines())
-        )
-        if rows_read[name] != meta["expected_rows"]:
-            raise SystemExit(
-                f"{name}: {rows_read[name]} rows in the raw files, expected "
-                f"{meta['expected_rows']}; is the copy complete?"
-            )
 
+    def rows_in_raw_files(name: str) -> int:
+        if src.SOURCES[name]["files"]:
+            return raw_row_count(raw, name)
+        return len((shared / src.SCIFACT_DIR / "claims_train.jsonl").read_text().splitlines())
+
+    rows_read = common.checked_row_counts(src.SOURCES, rows_in_raw_files)
     splits, dropped = build_splits(raw, shared)
     out.mkdir(parents=True, exist_ok=True)
     split_info = {}
     for name, rows in splits.items():
-        data = common.jsonl_bytes(rows)
-        path = out / f"{name}.jsonl.gz"
-        path.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
+        file, _, sha256_jsonl = common.write_split(out, name, rows)
         split_info[name] = {
-            "file": path.name,
+            "file": file,
             "rows": len(rows),
             "labels": label_counts(rows),
-            "sha256_jsonl": src.sha256_bytes(data),
+            "sha256_jsonl": sha256_jsonl,
             "groups": len({r["group"] for r in rows}),
         }
 
+    settings = {"scifact_heldout_percent": SCIFACT_HELDOUT_PERCENT, "calibration_percent": CALIBRATION_PERCENT}
     source_info = common.sources_manifest(src.SOURCES, raw, splits, rows_read, label_counts)
-    return {
-        "seed": SEED,
-        "scifact_heldout_percent": SCIFACT_HELDOUT_PERCENT,
-        "calibration_percent": CALIBRATION_PERCENT,
-        "labels": list(src.LABELS),
-        "splits": split_info,
-        "sources": source_info,
-        "dropped": dropped,
-        "excluded": src.EXCLUDED,
-        "not_used": src.NOT_USED,
-    }
+    return common.manifest(src, SEED, settings, split_info, source_info, dropped)
 
 
 def manifest_markdown(m: dict) -> str:

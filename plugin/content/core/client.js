@@ -166,6 +166,14 @@ export class ApiClient {
     return this.json("/library/tags");
   }
 
+  /**
+   * `GET /sessions/{id}/turns/{turn_id}/export`: the answer for a manuscript,
+   * `{markdown, bibtex, csl_json}` (Pandoc citations `[@key]` and the cited items).
+   */
+  exportTurn(sessionId, turnId) {
+    return this.json(`/sessions/${encodeURIComponent(sessionId)}/turns/${encodeURIComponent(turnId)}/export`);
+  }
+
   /** One sync page (docs/api.md, "The lab-hosted library") -> `{needs_upload, complete, ...}`. */
   syncLibrary(page) {
     return this.json("/library/sync", { method: "POST", body: page });

@@ -64,14 +64,28 @@ export function pillLabel(citation) {
   return `${head} (${citation.year ?? "n.d."})`;
 }
 
-/** The pill tooltip: title, section, this occurrence's support probability (or that it is a quote). */
+/** The pill tooltip: title, section, page, this occurrence's support probability (or that it
+ * is a quote) and the start of the sentence that supports it. */
 export function pillTooltip(citation, occurrence) {
   const lines = [`Title: ${citation.title || "Untitled source"}`];
   if (citation.section) lines.push(`Section: ${citation.section}`);
+  const page = citation.page_label ?? citation.page; // when the chunk carries one
+  if (page !== undefined && page !== null && page !== "") lines.push(`Page: ${page}`);
   const p = occurrence ? occurrence.probability : null;
   if (isQuoted(occurrence)) lines.push(QUOTED_TEXT);
   else lines.push(p === null || p === undefined ? "Support probability: not verified" : `Support probability: ${p.toFixed(2)}`);
+  const span = (occurrence?.spans || [])[0];
+  if (span && citation.quote) lines.push(`Supported by: “${excerpt(citation.quote.slice(span.start, span.end), 100)}”`);
   return lines.join("\n");
+}
+
+/** `text` on one line, cut at a word to at most `max` characters with "…". */
+export function excerpt(text, max) {
+  const line = String(text || "").replace(/\s+/g, " ").trim();
+  if (line.length <= max) return line;
+  const cut = line.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  return (space > max / 2 ? cut.slice(0, space) : cut) + "…";
 }
 
 /** `Authors (Year) • Venue` for the popover header. */

@@ -44,6 +44,7 @@ export function claimRows(record) {
         title: citation.title || "Untitled source",
         section: citation.section || "",
         evidence: citation.quote || "",
+        spans: occ.spans || [], // where `evidence` supports the claim (offsets into it)
         order: at < 0 ? Number.MAX_SAFE_INTEGER : at,
       });
     }
@@ -170,6 +171,25 @@ export function countsLine(counts) {
   if (counts.failOpen > 0) line += `, ${counts.failOpen} unverified`;
   if (counts.quoted > 0) line += counts.quoted === 1 ? "; 1 is a quote of its passage" : `; ${counts.quoted} are quotes of their passage`;
   return line;
+}
+
+/**
+ * The answer's citation quality (TurnRecord `quality`, version 4; null before) in one line:
+ * `Citation recall 75% (3 of 4 claim sentences supported) · precision 80% (4 of 5 verified
+ * citations support their claim) · 1 uncited claim sentence`. The formulas are in docs/api.md.
+ */
+export function qualityLine(quality) {
+  if (!quality) return null;
+  const pct = (x) => (x === null || x === undefined ? "—" : `${Math.round(x * 100)}%`);
+  const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+  const judged = quality.claims - quality.unverified;
+  const parts = [
+    `Citation recall ${pct(quality.recall)} (${quality.supported} of ${plural(judged, "claim sentence", "claim sentences")} supported)`,
+    `precision ${pct(quality.precision)} (${quality.supporting} of ${plural(quality.citations, "verified citation", "verified citations")} support their claim)`,
+    plural(quality.uncited, "uncited claim sentence", "uncited claim sentences"),
+  ];
+  if (quality.unverified) parts.push(`${plural(quality.unverified, "claim sentence", "claim sentences")} not verified`);
+  return parts.join(" · ");
 }
 
 /** The inspector button's hover text. */

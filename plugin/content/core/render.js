@@ -7,6 +7,7 @@
 import { findTokens, mask, splitSources, turnParts } from "./citations.js";
 import { escapeAttr, escapeHtml, pillLabel, pillTooltip } from "./format.js";
 import { entryParts } from "./citations.js";
+import { passageLocators } from "./evidence.js";
 import { DEFAULT_UNSUPPORTED, insertAt, unsupportedClaims, unsupportedTooltip, withoutClaims } from "./unsupported.js";
 
 const OPEN = "\ue001";
@@ -180,6 +181,7 @@ export function createRenderer({ markdownit, katex }) {
     const byIndex = new Map((record.citations || []).map((c) => [c.index, c]));
     const candidates = record.candidates || [];
     const seen = new Map(); // index -> appearances so far
+    const locators = passageLocators(record.citations);
     const body = proseWithPills(prose, (token) => {
       if (!byIndex.size && candidates.length) return candidatePills(token, candidates);
       const present = token.indices.filter((i) => byIndex.has(i));
@@ -190,7 +192,7 @@ export function createRenderer({ markdownit, katex }) {
         seen.set(index, n + 1);
         const shown = (citation.occurrences || []).filter((o) => o.verdict !== "DEMOTED");
         const occurrence = shown[n] || shown[shown.length - 1] || null;
-        return pillHtml(citation, occurrence);
+        return pillHtml(citation, occurrence, locators.get(index));
       });
       return pills.length > 1
         ? `<span class="citation-pill-group">${pills.join('<span class="pill-sep">; </span>')}</span>`
@@ -206,11 +208,12 @@ export function createRenderer({ markdownit, katex }) {
       `data-citation-occ="${Number(first.occurrence) || 0}" title="${escapeAttr(unsupportedTooltip(claim))}">unsupported</span>`;
   }
 
-  function pillHtml(citation, occurrence) {
+  /** A citation pill; `locator` tells apart passages of one item cited in one answer (`passageLocators`). */
+  function pillHtml(citation, occurrence, locator = "") {
     const occ = occurrence ? occurrence.occurrence : 1;
     return `<span class="citation-pill" role="button" tabindex="0" data-citation-idx="${citation.index}" ` +
       `data-citation-occ="${occ}" title="${escapeAttr(pillTooltip(citation, occurrence))}">` +
-      `${escapeHtml(pillLabel(citation))}</span>`;
+      `${escapeHtml(pillLabel(citation))}${locator ? `<span class="pill-locator"> · ${escapeHtml(locator)}</span>` : ""}</span>`;
   }
 
   function candidatePills(token, candidates) {

@@ -44,6 +44,17 @@ export function createHost(window) {
         if (!ok) throw new Error("the browser refused clipboard access");
       }
     },
+    /** Offer `text` as a download named `filename`. */
+    async saveFile(filename, text, type) {
+      const url = window.URL.createObjectURL(new window.Blob([text], { type }));
+      const link = window.document.createElement("a");
+      link.href = url;
+      link.download = filename;
+      window.document.body.appendChild(link);
+      link.click();
+      link.remove();
+      window.setTimeout(() => window.URL.revokeObjectURL(url), 60_000);
+    },
     async openInReader() {
       throw new Error(this.zoteroOnlyHint);
     },

@@ -283,12 +283,7 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
           addSummary(total, libraryId, { ...part, deleted: Object.keys(gone.items).length });
           delete state.libraries[libraryId];
         }
-        if (!total.libraries.length) {
-          onProgress({ phase: "done", message: "Your library on the server is up to date." });
-          return { mode: "hosted", ...total };
-        }
-        onProgress({ phase: "done", message: summaryLine(total) });
-        return { mode: "hosted", ...total };
+        return synced(total, total.libraries.length ? summaryLine(total) : "Your library on the server is up to date.");
       } catch (exc) {
         throw failed(exc);
       } finally {
@@ -296,6 +291,12 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
         await refreshStatus().catch(() => {});
       }
     });
+  }
+
+  /** A hosted sync's result from its summary, said as done with `message` when there is one. */
+  function synced(total, message) {
+    if (message) onProgress({ phase: "done", message });
+    return { mode: "hosted", ...total };
   }
 
   /** Remember and show a sync's failure; returns it to be rethrown. */
@@ -356,9 +357,7 @@ export function createLibrarySync({ Zotero, IOUtils, crypto, api, store, suppres
           const plan = { full: false, items: change.described.map((d) => d.item), deleted: gone, collections: change.collections || null };
           addSummary(total, libraryId, await send(libraryId, plan, change.described, library, name));
         }
-        if (!total.libraries.length) return { mode: "hosted", ...total };
-        onProgress({ phase: "done", message: summaryLine(total) });
-        return { mode: "hosted", ...total };
+        return synced(total, total.libraries.length ? summaryLine(total) : null);
       } catch (exc) {
         throw failed(exc);
       } finally {

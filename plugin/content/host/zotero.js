@@ -125,6 +125,16 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       Zotero.Utilities.Internal.copyTextToClipboard(text);
     },
 
+    /** Save `text` where the user chooses, `filename` proposed (Zotero's own file picker). */
+    async saveFile(filename, text) {
+      const { FilePicker } = ChromeUtils.importESModule("chrome://zotero/content/modules/filePicker.mjs");
+      const picker = new FilePicker();
+      picker.init(window, `Save ${filename}`, picker.modeSave);
+      picker.defaultString = filename;
+      const chosen = await picker.show();
+      if (chosen === picker.returnOK || chosen === picker.returnReplace) await Zotero.File.putContentsAsync(picker.file, text);
+    },
+
     /** Open the cited attachment, in its library, and go to the chunk's section (best effort, highlight-free). */
     async openInReader(citation) {
       let item = await itemByKey(citation.attachment_key || citation.item_key, citation.library_id);

@@ -3,7 +3,7 @@
 // Started by tests/ui/test_web_ui_e2e.py. Prints one JSON line (the report) at the end.
 
 import { chromium } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
@@ -122,8 +122,9 @@ try {
   });
   report.liveAnswer = live.kind;
   const tooltip = await firstPill.getAttribute("title");
-  if (live.first.quoted) assert.match(tooltip, /^Title: .+\n(Section: .+\n)?Quoted from this passage$/);
-  else assert.match(tooltip, /^Title: .+\n(Section: .+\n)?Support probability: 0\.90$/);
+  // The stand-in verifier says each passage's first sentence supports its claim.
+  if (live.first.quoted) assert.match(tooltip, /^Title: .+\n(Section: .+\n)?Quoted from this passage\nSupported by: “.+”$/);
+  else assert.match(tooltip, /^Title: .+\n(Section: .+\n)?Support probability: 0\.90\nSupported by: “.+”$/);
   assert.ok(await page.locator(".zocrates-sources-section .zotero-source-link").count() >= 1, "no source entries");
   await shot(page, "01-answer.png");
 
@@ -138,6 +139,19 @@ try {
     assert.ok(await pop.locator(".evidence-support-badge.high").count());
   }
   assert.ok((await pop.locator(".evidence-quote").innerText()).length > 20);
+  // The supporting sentence is highlighted and in view as the popover opens.
+  const mark = pop.locator(".evidence-quote mark.evidence-mark").first();
+  const expected = await page.evaluate(() => {
+    const pill = document.querySelector(".citation-pill.active");
+    const record = window.zocrates.state.messages.find((m) => m.record).record;
+    const citation = record.citations.find((c) => c.index === Number(pill.dataset.citationIdx));
+    const [span] = citation.occurrences.find((o) => o.occurrence === Number(pill.dataset.citationOcc)).spans;
+    return citation.quote.slice(span.start, span.end);
+  });
+  assert.equal((await mark.innerText()).replace(/\s+/g, " ").trim(), expected.replace(/\s+/g, " ").trim());
+  const quoteBox = await pop.locator(".evidence-quote").boundingBox();
+  const markBox = await mark.boundingBox();
+  assert.ok(markBox.y >= quoteBox.y - 1 && markBox.y < quoteBox.y + quoteBox.height, "the highlight is not in view");
   assert.ok(await pop.locator(".open-reader-btn[disabled]").count(), "reader action must be disabled on the web");
   assert.equal(await pop.locator(".evidence-resizer").count(), 8);
   const box = await pop.boundingBox();
@@ -194,6 +208,20 @@ try {
   report.copies = { visible: visibleCopy, hidden: hiddenCopy };
   await assistant.locator(".citations-toggle").click();
 
+  step("export for a manuscript: Pandoc citations copied, BibTeX downloaded");
+  await assistant.locator(".export-btn").click();
+  const exportDialog = page.locator("#export-dialog");
+  await exportDialog.locator(".export-copy").click();
+  const markdown = await page.evaluate(() => navigator.clipboard.readText());
+  assert.match(markdown, /\[@[A-Za-z][\w-]*(; @[A-Za-z][\w-]*)*\]/, "no Pandoc citation in the exported markdown");
+  assert.ok(!/\[\d+\]/.test(markdown) && /# References\n$/.test(markdown), `not a manuscript export: ${markdown}`);
+  const [download] = await Promise.all([page.waitForEvent("download"), exportDialog.locator(".export-bibtex").click()]);
+  assert.equal(download.suggestedFilename(), "references.bib");
+  const bibtex = readFileSync(await download.path(), "utf8");
+  for (const [, key] of markdown.matchAll(/@([A-Za-z][\w-]*)/g)) assert.ok(bibtex.includes(`{${key},`), `no entry for ${key}`);
+  report.export = { markdown, bibtex };
+  await exportDialog.locator(".modal-close").click();
+
   step("claim verification inspector");
   await page.setViewportSize({ width: 1200, height: 900 });
   await assistant.locator(".claims-inspector-btn").click();
@@ -202,6 +230,9 @@ try {
   const rows = await inspector.locator("tbody tr").count();
   assert.ok(rows >= 1);
   assert.match(await inspector.locator(".counts-line").innerText(), /claims? evaluated: \d+ verified \(p ≥ 0\.\d\d\), \d+ rejected/);
+  assert.match(await inspector.locator(".quality-line").innerText(), /^Citation recall \d+% \(\d+ of \d+ claim sentences? supported\) · precision 100% /);
+  assert.ok(await inspector.locator("tbody tr .evidence-cell > .evidence-support mark.evidence-mark").count() >= 1,
+    "the evidence cell does not show the supporting sentence first");
   const [, , firstScore, firstNote] = (await inspectorRows(inspector))[0];
   if (live.kind === "quotes") {
     assert.match(firstScore, /^verifier p = 0\.900( · relevance \d+\.\d{3})? QUOTED$/);
@@ -238,6 +269,7 @@ try {
   assert.match(await info.locator(".stats-line").innerText(), /^Mean p: 0\.900 ± 0\.000 \(std\)$/);
   const infoCounts = await info.locator(".counts-line").innerText();
   assert.match(infoCounts, /^\d+ claims? evaluated: \d+ verified \(p ≥ 0\.\d\d\), 0 rejected \(p < 0\.\d\d\)(; \d+ (is a quote of its passage|are quotes of their passage))?$/);
+  assert.match(await info.locator(".quality-line").innerText(), /^Citation recall \d+% .* · precision 100% .* uncited claim sentences?$/);
   assert.equal(/quotes? of (its|their) passage/.test(infoCounts), live.kind !== "claims");
   await info.locator(".modal-close").click();
 

@@ -2,7 +2,8 @@
 
 Parsing of citation tokens, per-occurrence claim extraction, verified resolution into two
 tiers of sources, the clean views of an answer, APA author labels, the evidence block the
-synthesizer reads, and the segmentation of source passages for sentence-level attribution.
+synthesizer reads, the segmentation of source passages for sentence-level attribution, and the
+export of an answer for a manuscript (Pandoc citations, BibTeX, CSL-JSON).
 """
 
 from zocrates_citations.authors import format_authors
@@ -13,6 +14,7 @@ from zocrates_citations.claims import (
     parse_answer,
 )
 from zocrates_citations.evidence_xml import format_evidence_xml
+from zocrates_citations.export import ExportedAnswer, export_answer
 from zocrates_citations.parsing import TOKEN_RE
 from zocrates_citations.resolve import (
     Resolution,
@@ -27,11 +29,13 @@ from zocrates_citations.views import build_coordinator_view, strip_citations, to
 __all__ = [
     "TOKEN_RE",
     "ClaimOccurrence",
+    "ExportedAnswer",
     "ParsedAnswer",
     "Resolution",
     "Span",
     "VerificationCounts",
     "build_coordinator_view",
+    "export_answer",
     "extract_claim_occurrences",
     "format_authors",
     "format_evidence_xml",

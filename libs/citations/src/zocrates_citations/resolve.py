@@ -31,6 +31,7 @@ from zocrates_contracts import (
     EvidenceChunk,
     References,
     SourceRef,
+    TextSpan,
     TurnRecord,
     UnsupportedClaim,
     Verdict,
@@ -140,6 +141,17 @@ def _quote(text: str, max_chars: int | None) -> str:
     return cut.rstrip() + "…"
 
 
+def _quoted_length(text: str, max_chars: int | None) -> int:
+    """How much of `text` its quote (`_quote`) shows: all of it, or the part before the "…"."""
+    quote = _quote(text, max_chars)
+    return len(quote) if quote == text else len(quote) - 1
+
+
+def _within(spans: Sequence[TextSpan], length: int) -> list[TextSpan]:
+    """`spans` clipped to the first `length` characters; those wholly beyond are dropped."""
+    return [TextSpan(start=s.start, end=min(s.end, length)) for s in spans if s.start < length]
+
+
 def source_ref(chunk: EvidenceChunk) -> SourceRef:
     """The item-level reference of a chunk (its item's metadata, never its text)."""
     return SourceRef(
@@ -243,6 +255,7 @@ def resolve_citations_and_references(
     max_quote_chars: int | None = None,
     refused: bool = False,
     quotes: Mapping[int | str, Sequence[float | None]] | None = None,
+    support_spans: Mapping[int | str, Sequence[Sequence[TextSpan]]] | None = None,
 ) -> Resolution:
     """Resolve an answer's citation tokens against the chunks it was written from.
 
@@ -260,6 +273,10 @@ def resolve_citations_and_references(
     (in the order of `support_probabilities`); those occurrences are marked `quoted`.
     `text` may be the answer already parsed by `parse_answer(text, len(ranked_chunks))` (as
     claim extraction used it): its tokens and claims are then reused, not computed again.
+    `support_spans` maps a chunk index to, per occurrence (in the order of
+    `support_probabilities`), where the verifier found the chunk's text to support the claim;
+    a KEPT occurrence carries them as offsets into its citation's `quote` (a span past a quote
+    limit is clipped to it, or dropped).
     """
     if not 0.0 <= verification_threshold <= 1.0:
         raise ValueError(f"verification_threshold must be within [0, 1], got {verification_threshold!r}")
@@ -268,6 +285,7 @@ def resolve_citations_and_references(
     chunks = list(ranked_chunks)
     probabilities = _probabilities(support_probabilities)
     quoted_by_index = {int(k): list(v) for k, v in (quotes or {}).items()}
+    spans_by_index = {int(k): list(v) for k, v in (support_spans or {}).items()}
     if isinstance(text, ParsedAnswer):
         if text.n_chunks != len(chunks):
             raise ValueError(
@@ -297,6 +315,8 @@ def resolve_citations_and_references(
                 quoted = quoted_by_index.get(index, ())
                 relevance = quoted[len(per_index)] if len(per_index) < len(quoted) else None
                 verdict = _verdict(p, verification_threshold)
+                spans = spans_by_index.get(index, ())
+                supporting = spans[len(per_index)] if verdict == "KEPT" and len(per_index) < len(spans) else ()
                 counts[verdict] += 1
                 per_index.append(
                     CitationOccurrence(
@@ -307,6 +327,7 @@ def resolve_citations_and_references(
                         verdict=verdict,
                         quoted=len(per_index) < len(quoted),
                         relevance=relevance,
+                        spans=_within(supporting, _quoted_length(chunks[index - 1].text, max_quote_chars)),
                     )
                 )
                 if verdict != "DEMOTED":

@@ -99,6 +99,11 @@ class EvidenceChunk(BaseModel):
     year: int | None = None
     section: str | None = None
     publication: str | None = None
+    citation_key: str | None = Field(
+        default=None,
+        max_length=256,
+        description="The item's Better BibTeX key (a `Citation Key:` line in its Extra field), when it has one",
+    )
     text: str
     score: float | None = None
     kind: Literal["text", "table", "abstract", "note", "figure"] | str = "text"

@@ -25,6 +25,7 @@ _DOI_RE = re.compile(r"10\.\d{4,9}/[^\s\"'<>]+", re.IGNORECASE)
 _DOI_URL_RE = re.compile(r"^(?:https?://)?(?:dx\.)?doi\.org/(.+)$", re.IGNORECASE)
 _DOI_SCHEME_RE = re.compile(r"^(?:doi\s*:\s*|info:doi/|urn:doi:)", re.IGNORECASE)
 _EXTRA_DOI_RE = re.compile(r"^\s*DOI\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
+_EXTRA_CITATION_KEY_RE = re.compile(r"^\s*Citation Key\s*:\s*(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
 
 _ARXIV_NEW = r"\d{4}\.\d{4,5}"
 _ARXIV_OLD = r"[a-z]+(?:-[a-z]+)?(?:\.[a-z]{2})?/\d{7}"
@@ -93,6 +94,13 @@ def doi_in_extra(extra: str | None) -> str | None:
         return None
     match = _EXTRA_DOI_RE.search(extra)
     return normalize_doi(match.group(1)) if match else None
+
+
+def citation_key_in_extra(extra: str | None) -> str | None:
+    """The Better BibTeX citation key of a `Citation Key: ...` line in Zotero's Extra field
+    (where Better BibTeX pins an item's key), if any."""
+    match = _EXTRA_CITATION_KEY_RE.search(extra or "")
+    return match.group(1) if match else None
 
 
 def _canonical_arxiv(raw: str) -> str:

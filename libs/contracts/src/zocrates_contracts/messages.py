@@ -41,7 +41,7 @@ from zocrates_contracts.subjects import (
     VERIFICATION_COMPLETED,
     VERIFICATION_REQUESTED,
 )
-from zocrates_contracts.turns import SUPPORT_THRESHOLD, TurnRecord
+from zocrates_contracts.turns import SUPPORT_THRESHOLD, TextSpan, TurnRecord
 
 #: Bounds that keep every message well under NATS's 1 MB max_payload.
 MAX_QUERY_CHARS = 4_000
@@ -226,6 +226,13 @@ class PairScore(BaseModel):
     chunk_index: int = Field(ge=1)
     occurrence: int = Field(ge=1)
     probability: float | None = Field(default=None, ge=0.0, le=1.0)
+    spans: list[TextSpan] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Where the passage best supports the claim: offsets into the pair's "
+        "`source_text`, best first (the window the probability came from). Empty when the pair "
+        "was not scored or the backend cannot say where (version 3)",
+    )
 
 
 class VerificationRequested(Request):
@@ -241,8 +248,8 @@ class VerificationCompleted(Message):
     threshold they are to be judged against (the verifier owns it; the gateway applies it)."""
 
     SUBJECT = VERIFICATION_COMPLETED
-    SCHEMA_VERSION = 2  # 2: `threshold`
-    schema_version: int = 2
+    SCHEMA_VERSION = 3  # 2: `threshold`. 3: a score's `spans` (a version 2 score reads with none)
+    schema_version: int = 3
 
     scores: list[PairScore] = Field(default_factory=list, max_length=MAX_PAIRS)
     provider: str = ""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 from zocrates_contracts.base import LIBRARY_ID_PATTERN
 from zocrates_contracts.candidates import Candidate
@@ -25,6 +25,21 @@ Verdict = Literal["KEPT", "DEMOTED", "FAIL_OPEN"]
 #: The support probability a citation occurrence needs to be kept when nothing else says: the
 #: verifier's default (`ZOCRATES_VERIFIER_THRESHOLD`), which its replies carry to the gateway.
 SUPPORT_THRESHOLD = 0.60
+
+
+class TextSpan(BaseModel):
+    """The characters `text[start:end]` of a passage."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TextSpan:
+        if self.end <= self.start:
+            raise ValueError(f"a span ends after it starts; got start={self.start}, end={self.end}")
+        return self
 
 
 class CitationOccurrence(BaseModel):
@@ -46,6 +61,13 @@ class CitationOccurrence(BaseModel):
         default=None,
         description="For a quote: the question-relevance score that "
         "chose it (not a probability; higher is more relevant)",
+    )
+    spans: list[TextSpan] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Where the cited passage best supports the claim: offsets into the citation's "
+        "`quote` (`quote[start:end]`), best first, as the verifier found them. Set on KEPT "
+        "occurrences scored by a verifier that can say where (version 4); empty otherwise",
     )
 
 
@@ -163,6 +185,37 @@ class VerificationSummary(BaseModel):
     note: str | None = None
 
 
+class CitationQuality(BaseModel):
+    """How well an answer's claims are cited, after ALCE's citation recall and precision, judged
+    with the verifier's per-pair probabilities (a citation supports its claim when its
+    probability reaches the applied threshold). The formulas are in docs/api.md. Unverified
+    (FAIL_OPEN) citations count neither way: not as support, not against precision."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claims: int = Field(default=0, ge=0, description="Claim sentences of the answer")
+    supported: int = Field(default=0, ge=0, description="Claim sentences with at least one supporting citation")
+    uncited: int = Field(default=0, ge=0, description="Claim sentences with no citation")
+    unverified: int = Field(
+        default=0, ge=0, description="Cited claim sentences whose every citation went unverified (FAIL_OPEN)"
+    )
+    citations: int = Field(default=0, ge=0, description="Verified citation occurrences (KEPT and DEMOTED)")
+    supporting: int = Field(default=0, ge=0, description="Verified citations that support their claim (KEPT)")
+
+    @computed_field
+    @property
+    def recall(self) -> float | None:
+        """Supported claim sentences over claim sentences, unverified ones left out; None for none."""
+        judged = self.claims - self.unverified
+        return self.supported / judged if judged else None
+
+    @computed_field
+    @property
+    def precision(self) -> float | None:
+        """Supporting citations over verified citations; None when none was verified."""
+        return self.supporting / self.citations if self.citations else None
+
+
 class TurnError(BaseModel):
     """Why a turn ended without an answer, as its `error` event said it."""
 
@@ -180,8 +233,9 @@ class TurnRecord(BaseModel):
     Version 2 also types `candidates` (they were plain dicts of the same fields). Version 3 keeps
     a turn that ended in an error too (`error` set, `prose` what had streamed before it), and
     `coordinator_view`, what a follow-up question in the same session is answered with. Version
-    4 lists the claims whose every citation failed verification (`unsupported`); older records
-    decode with none.
+    4: each occurrence's supporting `spans`, and the answer's citation `quality`. Version 5 lists
+    the claims whose every citation failed verification (`unsupported`); older records decode
+    with none.
 
     The answer travels in two parts: `prose` (what the client renders, with its citation
     tokens) and `sources` (the source sections, for clients that show markdown as is; the
@@ -191,9 +245,11 @@ class TurnRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    SCHEMA_VERSION: ClassVar[int] = 4  # 2: prose and sources apart; typed candidates. 3: error, memory. 4: unsupported
+    # 2: prose and sources apart from text; typed candidates. 3: error, memory. 4: spans, quality.
+    # 5: unsupported claims
+    SCHEMA_VERSION: ClassVar[int] = 5
 
-    schema_version: int = 4
+    schema_version: int = 5
     turn_id: str
     session_id: str
     intent: Literal["library", "discovery", "chat"]
@@ -216,11 +272,16 @@ class TurnRecord(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
     unsupported: list[UnsupportedClaim] = Field(
         default_factory=list,
-        description="Claims whose every citation failed verification, in `prose` order (version 4; "
+        description="Claims whose every citation failed verification, in `prose` order (version 5; "
         "none before): the client marks, removes or leaves them as the user chose",
     )
     references: References = Field(default_factory=References)
     verification: VerificationSummary | None = None
+    quality: CitationQuality | None = Field(
+        default=None,
+        description="Citation recall and precision of the answer (version 4); None for a turn "
+        "without citations to judge (no retrieval, citations off, or before version 4)",
+    )
     candidates: list[Candidate] = Field(
         default_factory=list,
         description="Discovery candidates, numbered "

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -297,6 +299,41 @@ def request_consumer(
         return handler
 
     return decorator
+
+
+@dataclass(frozen=True)
+class Answer:
+    """How a service answers one request type: through the durable consumer `durable`, with the
+    service's method named `method` (looked up for each request, so a stand-in service needs only
+    the methods its requests reach), and `request_consumer`'s limits."""
+
+    durable: str
+    method: str
+    max_workers: int = 4
+    ack_wait: float = 30.0
+
+
+def answer_requests(broker: NatsBroker, name: str, service: object, answers: Mapping[type[Request], Answer]) -> None:
+    """Register, for each request type in `answers`, its `request_consumer` calling that
+    answer's method of `service` (`name` is the service's name in logs and dead letters)."""
+    for request_cls, answer in answers.items():
+        request_consumer(
+            broker,
+            request_cls,
+            durable=answer.durable,
+            max_workers=answer.max_workers,
+            ack_wait=answer.ack_wait,
+            service=name,
+        )(_calling(service, answer.method))
+
+
+def _calling(service: object, method: str) -> Handler:
+    async def handler(request: Request) -> Message | None:
+        return await getattr(service, method)(request)
+
+    answering = getattr(service, method, None)
+    handler.__doc__ = inspect.getdoc(answering) if answering else None  # the consumer's description
+    return handler
 
 
 async def _consume(

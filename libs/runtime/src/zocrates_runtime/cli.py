@@ -3,6 +3,7 @@
     zocrates run                       the embedded stack (what `make run` starts)
     zocrates library ingest|search|status ...   index and search a Zotero library
     zocrates token create|revoke|list ...       access tokens (gateway admin)
+    zocrates mcp [--url URL] [--token TOKEN]    the library's MCP tools over stdio (docs/mcp.md)
 
 Each subcommand belongs to the package that owns it and is imported only when used, so
 this dispatcher depends on none of them.
@@ -17,6 +18,7 @@ COMMANDS = {
     "run": ("zocrates_runtime.stack", "main", None),
     "library": ("zocrates_retrieval.cli", "main", "zocrates library"),
     "token": ("zocrates_gateway.admin", "main", None),
+    "mcp": ("zocrates_gateway.mcp_stdio", "main", "zocrates mcp"),
 }
 
 

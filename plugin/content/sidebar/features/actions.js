@@ -1,18 +1,26 @@
 // The actions under a finished answer: the citations toggle, the Claim Verification Inspector
 // button, how many claims are unsupported (it opens the inspector at the first), Re-verify
 // (POST /citations/verify), Copy (author-year citations while they are shown, none when hidden;
-// unsupported claims as the user's settings show them) and ⋯ (message information); the
+// unsupported claims as the user's settings show them), Export (for a manuscript: Pandoc
+// citations with BibTeX or CSL-JSON, copied or downloaded) and ⋯ (message information); the
 // answer's source list, whose entries select the item in Zotero; and the unsupported-claim
 // markers in the answer, which open the inspector at their row.
 
 import { hasCitations, recordWithAuthorYear, recordWithoutCitations, stripCitations, turnParts } from "../../core/citations.js";
 import { escapeHtml } from "../../core/format.js";
-import { countsLine, inspectorTooltip, probabilityStats, statsLine, verificationCounts } from "../../core/inspector.js";
+import { countsLine, inspectorTooltip, probabilityStats, qualityLine, statsLine, verificationCounts } from "../../core/inspector.js";
 import { proseAsChosen, unsupportedClaims, unsupportedLine, unsupportedMode } from "../../core/unsupported.js";
 import { ICONS } from "../icons.js";
 import { openModal } from "../modal.js";
 import { selectInLibrary } from "../host-actions.js";
 import { disposer } from "../context.js";
+
+// The export's files: what each is called and its media type.
+const EXPORT_FILES = {
+  markdown: { label: "Markdown", filename: "answer.md", type: "text/markdown" },
+  bibtex: { label: "BibTeX", filename: "references.bib", type: "application/x-bibtex" },
+  csl_json: { label: "CSL-JSON", filename: "references.json", type: "application/vnd.citationstyles.csl+json" },
+};
 
 export function mount(ctx) {
   const { window, document, host, api, state, $, bus } = ctx;
@@ -97,6 +105,10 @@ export function mount(ctx) {
       }
     });
     right.appendChild(copy);
+    if (record?.intent === "library" && (record.citations || []).length) {
+      right.appendChild(button("export-btn", "Export", "Export for a manuscript: Pandoc citations with BibTeX or CSL-JSON",
+        () => openExport(record)));
+    }
     if (record) right.appendChild(button("info-btn", "⋯", "Message information", () => openMessageInfo(record)));
   }
 
@@ -106,6 +118,42 @@ export function mount(ctx) {
     const mode = unsupportedMode(state.settings?.unsupported_claims);
     const record = { ...message.record, prose: proseAsChosen(message.record, prose, mode) };
     return message.citationsVisible ? recordWithAuthorYear(record) : recordWithoutCitations(record);
+  }
+
+  async function openExport(record) {
+    const m = openModal(document, "Export for a Manuscript", { id: "export-dialog" });
+    m.body.innerHTML = '<p class="info-muted">Preparing the export…</p>';
+    let exported;
+    try {
+      exported = await api.exportTurn(record.session_id, record.turn_id);
+    } catch (exc) {
+      m.body.innerHTML = `<p class="info-line">Could not export: ${escapeHtml(exc.message)}</p>`;
+      return;
+    }
+    m.body.innerHTML =
+      '<p class="info-muted">Citations become Pandoc\'s <code>[@key]</code>: the Better BibTeX key an item\'s Extra pins, ' +
+      "else the one Better BibTeX would generate. Render with " +
+      "<code>pandoc --citeproc --bibliography references.bib answer.md</code>.</p>" +
+      '<p class="export-actions"></p>';
+    const row = m.body.querySelector(".export-actions");
+    const action = (cls, label, run) => {
+      const b = document.createElement("button");
+      b.className = `action-btn ${cls}`;
+      b.textContent = label;
+      b.addEventListener("click", async () => {
+        try {
+          await run();
+        } catch (exc) {
+          bus.emit("status", `Could not export: ${exc.message}`, true);
+        }
+      });
+      row.appendChild(b);
+    };
+    const text = (part) => (part === "csl_json" ? JSON.stringify(exported.csl_json, null, 2) + "\n" : exported[part]);
+    action("export-copy", "Copy Markdown", () => host.copyText(exported.markdown));
+    for (const [part, file] of Object.entries(EXPORT_FILES)) {
+      action(`export-${part}`, `Download ${file.label}`, () => host.saveFile(file.filename, text(part), file.type));
+    }
   }
 
   function openMessageInfo(record) {
@@ -118,6 +166,8 @@ export function mount(ctx) {
       html += '<h3>Citation Support</h3>' +
         `<p class="info-line stats-line">${escapeHtml(statsLine(stats))}</p>` +
         `<p class="info-line counts-line">${escapeHtml(countsLine(counts))}</p>`;
+      const quality = qualityLine(record.quality);
+      if (quality) html += `<p class="info-line quality-line">${escapeHtml(quality)}</p>`;
       const unsupported = unsupportedClaims(record, turnParts(record)[0]).length;
       if (unsupported) {
         const shown = { mark: "marked in the answer", remove: "left out of the answer", leave: "left in the answer unmarked" };

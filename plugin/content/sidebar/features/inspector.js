@@ -5,9 +5,10 @@
 
 import { escapeAttr, escapeHtml, stripMathQuotes, QUOTED_TEXT } from "../../core/format.js";
 import {
-  claimRows, countsLine, defaultColumnWidths, filterRows, nextSort, probabilityStats,
+  claimRows, countsLine, defaultColumnWidths, filterRows, nextSort, probabilityStats, qualityLine,
   resizeColumns, rowBadges, scoreText, sortRows, sourceOptions, statsLine, verificationCounts, COLUMNS,
 } from "../../core/inspector.js";
+import { markedQuoteHtml, spansHtml } from "../../core/evidence.js";
 import { ICONS } from "../icons.js";
 import { openModal } from "../modal.js";
 import { runHostAction, selectInLibrary } from "../host-actions.js";
@@ -33,6 +34,13 @@ export function mount(ctx) {
   return d.dispose;
 }
 
+/** A row's passage: the sentences that support its claim first, then the passage with them marked. */
+function evidenceCell(row, renderer) {
+  const support = spansHtml(row.evidence, row);
+  const passage = markedQuoteHtml(row.evidence, row, renderer.markdown);
+  return support ? `<p class="evidence-support">${support}</p><div class="evidence-passage">${passage}</div>` : passage;
+}
+
 /**
  * The claim verification inspector table into `container`: sortable headers, resizable
  * columns (the right neighbour compensates; double-click resets), a source filter and
@@ -50,8 +58,10 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
   const headers = ["#", "Claim", "Source & Section", "Supporting Evidence", "Probability & Verdict"];
   const options = sourceOptions(rows);
 
+  const quality = qualityLine(record.quality);
   container.innerHTML =
     `<p class="info-line counts-line">${escapeHtml(countsLine(counts))}</p>` +
+    (quality ? `<p class="info-line quality-line">${escapeHtml(quality)}</p>` : "") +
     '<div class="claims-toolbar"><div id="claims-source-dropdown-wrap">' +
     '<button id="claims-source-btn" aria-haspopup="listbox">All sources ▾</button>' +
     `<div id="claims-source-menu" role="listbox" hidden><button data-key="" aria-selected="true">All sources (${rows.length})</button>${
@@ -133,7 +143,7 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
         (row.section ? `<div class="evidence-section-badge">§ ${renderer.inlineMarkdown(row.section)}</div>` : "") +
         `<div class="row-actions"><button class="secondary-btn row-open" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? "Open in Reader" : host.zoteroOnlyHint)}">${ICONS.book} Open in Reader</button>` +
         `<button class="secondary-btn row-select" ${host.canSelectInLibrary ? "" : "disabled"} title="${escapeAttr(host.canSelectInLibrary ? "Select in Library" : host.zoteroOnlyHint)}">${ICONS.folder} Select in Library</button></div></td>` +
-        `<td><div class="evidence-cell">${renderer.markdown(row.evidence)}</div></td>` +
+        `<td><div class="evidence-cell">${evidenceCell(row, renderer)}</div></td>` +
         `<td><span class="probability">${escapeHtml(scoreText(row))}</span>` +
         rowBadges(row).map((b) => `<span class="verdict-badge ${escapeAttr(b.cls)}">${escapeHtml(b.text)}</span>`).join("") + "</td>";
       tr.querySelector(".row-open").addEventListener("click", () => onOpen({ item_key: row.itemKey, library_id: row.libraryId,

@@ -1,10 +1,12 @@
 // The evidence popover: a citation pill opens the cited passage with its support badge, the
-// reader and library actions, maximize/restore and eight resize handles. It closes on ✕,
+// reader and library actions, maximize/restore and eight resize handles. The sentences that
+// support the claim are marked, and the first is scrolled into view as it opens. It closes on ✕,
 // Escape, a pointer-down outside it, or a scroll of the chat (a scroll inside it keeps it).
 // Answers "popover.close".
 
 import { bylineOf, escapeAttr, escapeHtml, isQuoted, occurrenceBadge, quoteScores } from "../../core/format.js";
 import { DIRECTIONS, maximizedRect, placePopover, resizeRect, scrollIsInside } from "../../core/geometry.js";
+import { markedQuoteHtml, passagePlace, revealScrollTop } from "../../core/evidence.js";
 import { ICONS } from "../icons.js";
 import { runHostAction, selectInLibrary } from "../host-actions.js";
 import { disposer } from "../context.js";
@@ -50,7 +52,9 @@ export function mount(ctx) {
     const badge = occurrenceBadge(occurrence);
     // A quote's scores stay a hover away: the badge itself makes no support claim.
     const badgeTitle = isQuoted(occurrence) ? ` title="${escapeAttr(quoteScores(occurrence))}"` : "";
-    const section = citation.section ? `<span class="evidence-section-badge">§ ${renderer.inlineMarkdown(citation.section)}</span>` : "";
+    const page = passagePlace({ page: citation.page_label ?? citation.page });
+    const section = (page ? `<span class="evidence-section-badge evidence-page-badge">${escapeHtml(page)}</span>` : "") +
+      (citation.section ? `<span class="evidence-section-badge">§ ${renderer.inlineMarkdown(citation.section)}</span>` : "");
     pop.innerHTML =
       '<div class="evidence-popover-header"><div class="evidence-popover-heading">' +
       `<div class="evidence-popover-title">${renderer.inlineMarkdown(citation.title || "Untitled source")}</div>` +
@@ -59,7 +63,7 @@ export function mount(ctx) {
       '<button class="icon-btn evidence-popover-maximize-btn" title="Maximize" aria-label="Maximize">⤢</button>' +
       '<button class="icon-btn evidence-popover-close-btn" title="Close" aria-label="Close">✕</button></div></div>' +
       `<div class="evidence-popover-badges-row">${section}<span class="evidence-support-badge ${badge.level}"${badgeTitle}>${escapeHtml(badge.text)}</span></div>` +
-      `<div class="evidence-quote">${renderer.markdown(citation.quote || "")}</div>` +
+      `<div class="evidence-quote">${markedQuoteHtml(citation.quote || "", occurrence, renderer.markdown)}</div>` +
       '<div class="evidence-popover-actions">' +
       `<button class="secondary-btn open-reader-btn" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? "Open the PDF at this section" : host.zoteroOnlyHint)}">${ICONS.book} Open in Reader</button>` +
       `<button class="secondary-btn select-library-btn" ${host.canSelectInLibrary ? "" : "disabled"} title="${escapeAttr(host.canSelectInLibrary ? "Select the item in your library" : host.zoteroOnlyHint)}">${ICONS.folder} Select in Library</button>` +
@@ -72,6 +76,7 @@ export function mount(ctx) {
     if (place.narrow) pop.classList.add("narrow");
     const popState = { el: pop, pill, maximized: false, restore: null, citation };
     state.popover = popState;
+    revealFirstMark(pop.querySelector(".evidence-quote"));
 
     pop.querySelector(".evidence-popover-close-btn").addEventListener("click", () => closePopover());
     pop.querySelector(".evidence-popover-maximize-btn").addEventListener("click", () => {
@@ -95,6 +100,14 @@ export function mount(ctx) {
     for (const handle of pop.querySelectorAll(".evidence-resizer")) {
       handle.addEventListener("pointerdown", (e) => startResize(e, pop, handle.dataset.dir, viewport));
     }
+  }
+
+  // Scrolls the quote itself (never the page, whose scroll would close the popover).
+  function revealFirstMark(quote) {
+    const mark = quote.querySelector("mark.evidence-mark");
+    if (!mark) return;
+    const top = revealScrollTop(quote.scrollTop, quote.getBoundingClientRect().top, mark.getBoundingClientRect().top, quote.clientHeight);
+    quote.scrollTop = top;
   }
 
   function startResize(e, pop, dir, viewport) {

@@ -31,19 +31,15 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
 
     # AckWait is at most half the gateway's deadline (discovery 45 s, recheck 10 s): a job of
     # a killed replica is redelivered while its caller still waits; heartbeats cover slow ones.
-    @bus.request_consumer(
-        broker, DiscoveryRequested, durable=DISCOVERY_CONSUMER, service="discovery", max_workers=8, ack_wait=15.0
+    bus.answer_requests(
+        broker,
+        "discovery",
+        service,
+        {
+            DiscoveryRequested: bus.Answer(DISCOVERY_CONSUMER, "discover", max_workers=8, ack_wait=15.0),
+            RecheckRequested: bus.Answer(RECHECK_CONSUMER, "answer_recheck", ack_wait=5.0),
+        },
     )
-    async def on_discovery(request: DiscoveryRequested):
-        """Search OpenAlex (and fallbacks), drop what the user owns."""
-        return await service.discover(request)
-
-    @bus.request_consumer(
-        broker, RecheckRequested, durable=RECHECK_CONSUMER, service="discovery", max_workers=4, ack_wait=5.0
-    )
-    async def on_recheck(request: RecheckRequested):
-        """Which of these candidates does the user own by now?"""
-        return await service.answer_recheck(request)
 
     async def start() -> None:
         js = broker.config.connection_state.stream

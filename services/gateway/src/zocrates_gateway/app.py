@@ -7,8 +7,9 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+from starlette.routing import Route
 
-from zocrates_gateway import handlers
+from zocrates_gateway import handlers, mcp
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.context import Gateway
 from zocrates_gateway.routes import chat, citations, discover, health, library, profile, sessions, ui, user_settings
@@ -16,12 +17,14 @@ from zocrates_gateway.routes import chat, citations, discover, health, library, 
 
 def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     gateway = Gateway.create(settings or GatewaySettings())
+    mcp_endpoint = mcp.Endpoint(mcp.build_server(gateway))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         await gateway.start()
         try:
-            yield
+            async with mcp_endpoint.running():
+                yield
         finally:
             await gateway.stop()
 
@@ -44,6 +47,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     app.include_router(profile.router)
     app.include_router(user_settings.router)
     app.include_router(ui.router)
+    app.router.routes.append(Route(mcp.PATH, mcp_endpoint, methods=["GET", "POST", "DELETE"]))
     # One turn is one trace: the HTTP span parents the turn task, whose publishes carry
     # `traceparent` in NATS headers (faststream's telemetry middleware) to every service.
     FastAPIInstrumentor.instrument_app(app, excluded_urls="health")

@@ -12,11 +12,13 @@ import json
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import structlog
 from opentelemetry import trace
 
 from zocrates_citations import ParsedAnswer, build_coordinator_view, parse_answer, resolve_citations_and_references
+from zocrates_citations.quality import citation_quality
 from zocrates_contracts import (
     SUPPORT_THRESHOLD,
     CandidatesFound,
@@ -29,6 +31,7 @@ from zocrates_contracts import (
     LibraryLookupRequested,
     References,
     RetrievalRequested,
+    TextSpan,
     TurnError,
     TurnRecord,
     TurnRequested,
@@ -465,7 +468,7 @@ async def answer_turn(
         await say(turn, parts, note_piece(note))
     text = "".join(parts)
 
-    probabilities, summary = None, VerificationSummary(enabled=False)
+    verified = Verified(None, None, VerificationSummary(enabled=False))
     answer = parse_answer(text, len(chunks))  # tokenised once: claims to verify, then resolution
     occurrences = list(answer.occurrences)
     if written is not None and written_quotes:
@@ -475,14 +478,15 @@ async def answer_turn(
     with tracer.start_as_current_span("citation_verification") as span:
         if verifying:
             await status(turn, "verification")
-            probabilities, summary = await verify(gateway, ids, chunks, occurrences, quotes)
+            verified = await verify(gateway, ids, chunks, occurrences, quotes)
 
         await status(turn, "resolution")
         audit = TurnAudit(
             raw_text=text,
             chunks=chunks,
-            support_probabilities=probabilities,
-            threshold=summary.threshold,
+            support_probabilities=verified.probabilities,
+            support_spans=verified.spans,
+            threshold=verified.summary.threshold,
             refused=refused,
             quotes=quotes,
         )
@@ -493,7 +497,7 @@ async def answer_turn(
                 turn_id=turn.turn_id, session_id=turn.session_id, intent="library", question=message, notes=list(notes)
             ),
             audit,
-            summary,
+            verified.summary,
             answer,
             threshold=chosen.verification_threshold,
         )
@@ -554,7 +558,8 @@ def resolve_record(
 ) -> TurnRecord:
     """The pure last step of a library turn, shared with re-verification and re-resolution (same
     inputs, same output). `answer`: `audit.raw_text` as the caller already parsed it for claim
-    extraction. `threshold`: the user's own, applied instead of the verifier's (`audit.threshold`)."""
+    extraction. `threshold`: the user's own, applied instead of the verifier's (`audit.threshold`).
+    The answer's citation quality is judged over what was written, not the notes said after it."""
     answer = answer or parse_answer(audit.raw_text, len(audit.chunks))
     applied = audit.threshold if threshold is None else threshold
     resolution = resolve_citations_and_references(
@@ -565,7 +570,11 @@ def resolve_record(
         verification_threshold=applied,
         refused=audit.refused,
         quotes=audit.quotes,
+        support_spans=audit.support_spans,
     )
+    quality = None  # nothing to judge without citations
+    if s.citations_enabled and audit.chunks and not audit.refused:
+        quality = citation_quality(answer, resolution.citations, written_end(audit.raw_text, base.notes))
     prose = resolution.text.removesuffix(resolution.sources)
     return base.model_copy(
         update={
@@ -578,6 +587,7 @@ def resolve_record(
             "unsupported": [c for c in resolution.unsupported if c.end <= len(prose)],
             "references": resolution.references if audit.chunks else References(),
             "verification": summary.model_copy(update={**resolution.counts.model_dump(), "threshold": applied}),
+            "quality": quality,
             "coordinator_view": build_coordinator_view(resolution, audit.chunks),
         }
     )
@@ -606,17 +616,30 @@ async def synthesize(
         raise TurnFailed("synthesis_failed", str(exc)) from None
 
 
-async def verify(
-    gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occurrences, quotes=None
-) -> tuple[dict, VerificationSummary]:
+def written_end(text: str, notes) -> int:
+    """Where the written answer ends in `text`: before the notes said after it (`note_piece`)."""
+    said = "".join(note_piece(note) for note in notes)
+    return len(text) - len(said) if text.endswith(said) else len(text)
+
+
+class Verified(NamedTuple):
+    """A turn's verification: per chunk index, each occurrence's probability and supporting spans
+    (`None` when nothing was sent), and the summary."""
+
+    probabilities: dict[int, list[float | None]] | None
+    spans: dict[int, list[list[TextSpan]]] | None
+    summary: VerificationSummary
+
+
+async def verify(gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occurrences, quotes=None) -> Verified:
     """Score every occurrence, in as many requests as its pairs need, all within the verification
     budget. A request that fails (no reply, an error, a malformed reply, the bus) leaves its
-    pairs unverified (`None`: fail open) with a note; the others keep their scores."""
+    pairs unverified (`None`: fail open) with a note; the others keep their scores and spans."""
     s = gateway.settings
     timeout = min(s.verification_timeout_s, s.verification_budget_s)
     pairs = verification.pairs_for(occurrences, chunks, quotes)
     if not pairs:
-        return verification.unverified(occurrences), VerificationSummary()
+        return Verified(verification.unverified(occurrences), None, VerificationSummary())
     started = time.perf_counter()
     replies = await asyncio.gather(
         *(_verify_batch(gateway, ids, batch, timeout) for batch in verification.batches(pairs))
@@ -641,7 +664,7 @@ async def verify(
             f"p={'None' if score.probability is None else f'{score.probability:.4f}'} "
             f"(threshold={summary.threshold:.2f})"
         )
-    return verification.merged(occurrences, scores), summary
+    return Verified(verification.merged(occurrences, scores), verification.merged_spans(occurrences, scores), summary)
 
 
 async def _verify_batch(

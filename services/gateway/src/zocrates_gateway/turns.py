@@ -15,10 +15,25 @@ from zocrates_contracts import new_id
 from zocrates_contracts.messages import RetrievalScope
 from zocrates_contracts.subjects import EVENTS_PREFIX
 from zocrates_gateway.context import Gateway
+from zocrates_gateway.errors import ApiError
 from zocrates_gateway.events import TurnEvent, TurnLog
 from zocrates_gateway.turn import run_turn
 
 KEEP_FINISHED_S = 300.0
+
+
+def checked_message(settings, message: str) -> str:
+    """The message of a turn, stripped; `ApiError` when it is empty or over the size limit."""
+    message = message.strip()
+    if not message:
+        raise ApiError(422, "empty_message", "The message is empty.")
+    if len(message.encode()) > settings.max_message_bytes:
+        raise ApiError(
+            413,
+            "message_too_large",
+            f"The message is {len(message.encode())} bytes; the limit is {settings.max_message_bytes}.",
+        )
+    return message
 
 
 def start_turn(

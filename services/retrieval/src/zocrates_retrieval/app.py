@@ -40,63 +40,20 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
     # AckWait is at most half the gateway's deadline for each request (retrieval 20 s, library
     # 30 s), so a job of a killed replica is redelivered while its caller still waits; the
     # in-progress heartbeats keep slower jobs from being redelivered.
-    @bus.request_consumer(
-        broker, RetrievalRequested, durable=RETRIEVAL_CONSUMER, service="retrieval", max_workers=4, ack_wait=5.0
-    )
-    async def on_retrieval(request: RetrievalRequested):
-        """Hybrid search of the caller's library (tenant = user, library)."""
-        return await service.search(request)
-
-    # One worker: pages of a sync are applied in the order they were published.
-    @bus.request_consumer(
-        broker, LibrarySyncRequested, durable=LIBRARY_SYNC_CONSUMER, service="retrieval", max_workers=1, ack_wait=10.0
-    )
-    async def on_library_sync(request: LibrarySyncRequested):
-        """Store a page of a hosted library's metadata; answer which files to upload."""
-        return await service.sync_library(request)
-
-    @bus.request_consumer(
-        broker, AttachmentUploaded, durable=LIBRARY_UPLOAD_CONSUMER, service="retrieval", max_workers=4, ack_wait=10.0
-    )
-    async def on_upload(request: AttachmentUploaded):
-        """Record an uploaded attachment file and queue it for indexing."""
-        return await service.accept_upload(request)
-
-    @bus.request_consumer(
+    bus.answer_requests(
         broker,
-        LibraryStatusRequested,
-        durable=LIBRARY_STATUS_CONSUMER,
-        service="retrieval",
-        max_workers=4,
-        ack_wait=10.0,
+        "retrieval",
+        service,
+        {
+            RetrievalRequested: bus.Answer(RETRIEVAL_CONSUMER, "search", ack_wait=5.0),
+            # One worker: pages of a sync are applied in the order they were published.
+            LibrarySyncRequested: bus.Answer(LIBRARY_SYNC_CONSUMER, "sync_library", max_workers=1, ack_wait=10.0),
+            AttachmentUploaded: bus.Answer(LIBRARY_UPLOAD_CONSUMER, "accept_upload", ack_wait=10.0),
+            LibraryStatusRequested: bus.Answer(LIBRARY_STATUS_CONSUMER, "library_status", ack_wait=10.0),
+            LibraryLookupRequested: bus.Answer(LIBRARY_LOOKUP_CONSUMER, "lookup", ack_wait=5.0),
+            LibraryOutlineRequested: bus.Answer(LIBRARY_OUTLINE_CONSUMER, "outline", ack_wait=5.0),
+        },
     )
-    async def on_status(request: LibraryStatusRequested):
-        """Ingest progress of the caller's library."""
-        return await service.library_status(request)
-
-    @bus.request_consumer(
-        broker,
-        LibraryLookupRequested,
-        durable=LIBRARY_LOOKUP_CONSUMER,
-        service="retrieval",
-        max_workers=4,
-        ack_wait=5.0,
-    )
-    async def on_lookup(request: LibraryLookupRequested):
-        """Which items of the caller's own library carry these identifiers or this title."""
-        return await service.lookup(request)
-
-    @bus.request_consumer(
-        broker,
-        LibraryOutlineRequested,
-        durable=LIBRARY_OUTLINE_CONSUMER,
-        service="retrieval",
-        max_workers=4,
-        ack_wait=5.0,
-    )
-    async def on_outline(request: LibraryOutlineRequested):
-        """The caller's libraries with their collections or tags (what a scope may name)."""
-        return await service.outline(request)
 
     async def start() -> None:
         js = broker.config.connection_state.stream

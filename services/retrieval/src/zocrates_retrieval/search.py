@@ -224,6 +224,7 @@ def to_evidence(hit: Hit, query: np.ndarray | None = None) -> EvidenceChunk:
         year=p.get("year"),
         section=p.get("section"),
         publication=p.get("publication"),
+        citation_key=p.get("citation_key"),
         text=p.get("text", ""),
         score=hit.score,
         kind=p.get("kind") or "text",

@@ -2,9 +2,11 @@
 
 It knows nothing about NATS or HTTP. The bus handler calls `verify` with a
 `VerificationRequested` and publishes the `VerificationCompleted` it returns; the HTTP app
-(`zocrates_verifier.http`) calls `score`. Verification fails open: a pair that could not be
-scored gets probability `None` (the gateway keeps its citation) and the reply's `error` says
-why; nothing here raises for a scoring failure.
+(`zocrates_verifier.http`) calls `score`. A backend that scores windows of the passage (the
+trained model, the heuristic) also says where the passage supports the claim: each score's
+`spans`. Verification fails open: a pair that could not be scored gets probability `None` (the
+gateway keeps its citation) and the reply's `error` says why; nothing here raises for a
+scoring failure.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from typing import Any
 
 import structlog
 
-from zocrates_contracts import ServiceError
-from zocrates_contracts.messages import PairScore, VerificationCompleted, VerificationRequested
+from zocrates_contracts import ServiceError, TextSpan
+from zocrates_contracts.messages import PairScore, VerificationCompleted, VerificationPair, VerificationRequested
 from zocrates_verifier.adapters.backends import build_backend, local_torch
 from zocrates_verifier.adapters.backends.base import (
     Backend,
@@ -33,6 +35,7 @@ from zocrates_verifier.adapters.backends.base import (
 )
 from zocrates_verifier.adapters.device import resolve_device
 from zocrates_verifier.config import VerifierSettings
+from zocrates_verifier.domain import windows
 
 log = structlog.get_logger("zocrates.verifier")
 
@@ -56,6 +59,19 @@ def first_error(outcomes: Sequence[Outcome]) -> ServiceError | None:
     head = errors[0]
     return ServiceError(
         code=head.code, service=SERVICE, message=f"{len(errors)} of {len(outcomes)} pairs not scored: {head}"
+    )
+
+
+def pair_score(pair: VerificationPair, outcome: Outcome) -> PairScore:
+    """A pair's score on the wire: its probability (`None` when it failed) and, when the backend
+    said where, the spans of its passage that support the claim (`windows.Support`)."""
+    if not isinstance(outcome, float):
+        return PairScore(chunk_index=pair.chunk_index, occurrence=pair.occurrence)
+    return PairScore(
+        chunk_index=pair.chunk_index,
+        occurrence=pair.occurrence,
+        probability=float(outcome),
+        spans=[TextSpan(start=start, end=end) for start, end in windows.spans_of(outcome)],
     )
 
 
@@ -173,12 +189,7 @@ class VerifierService:
             outcomes = await self.score(pairs, monotonic_deadline(request.deadline))
         except Overloaded as exc:
             outcomes = [exc] * len(pairs)
-        scores = [
-            PairScore(
-                chunk_index=p.chunk_index, occurrence=p.occurrence, probability=o if isinstance(o, float) else None
-            )
-            for p, o in zip(request.pairs, outcomes)
-        ]
+        scores = [pair_score(p, o) for p, o in zip(request.pairs, outcomes)]
         latency_ms = (time.perf_counter() - started) * 1000.0
         error = first_error(outcomes)
         log.info(

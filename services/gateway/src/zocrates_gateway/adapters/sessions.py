@@ -22,7 +22,7 @@ from nats.js.kv import KeyValue
 from pydantic import BaseModel, Field
 
 from zocrates_citations import upgrade_turn_record
-from zocrates_contracts import SUPPORT_THRESHOLD, EvidenceChunk, TurnRecord
+from zocrates_contracts import SUPPORT_THRESHOLD, EvidenceChunk, TextSpan, TurnRecord
 from zocrates_gateway.domain.settings import UserSettings
 from zocrates_runtime.bus import retrying
 from zocrates_runtime.kv import latest_entries
@@ -48,7 +48,7 @@ class SessionMeta(BaseModel):
 class TurnAudit(BaseModel):
     """What a library turn's resolution was computed from, so it can be recomputed or
     re-verified later without new retrieval: the raw answer, the ranked chunks, and the
-    per-occurrence probabilities (`None` = not verified)."""
+    per-occurrence probabilities (`None` = not verified) and supporting spans."""
 
     raw_text: str
     chunks: list[EvidenceChunk]
@@ -56,6 +56,7 @@ class TurnAudit(BaseModel):
     threshold: float = SUPPORT_THRESHOLD  # the verifier's, when it answered
     refused: bool = False  # the answer said the evidence does not answer: it cites nothing
     quotes: dict[int, list[float | None]] | None = None  # per chunk index: each verbatim quote's relevance
+    support_spans: dict[int, list[list[TextSpan]]] | None = None  # per occurrence: where its chunk supports it
 
 
 class Profile(BaseModel):

@@ -1,12 +1,13 @@
 """Verification of a turn's citations, the pure part: which pairs to send, how the scores that
 come back land on the occurrences. Every occurrence starts unverified (`None`, fails open) and
-keeps that unless a score for it arrives."""
+keeps that unless a score for it arrives; with its score come the spans of the chunk text that
+support its claim (offsets into the chunk text: a pair's `source_text` is a prefix of it)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from zocrates_contracts import EvidenceChunk, PairScore, VerificationPair
+from zocrates_contracts import EvidenceChunk, PairScore, TextSpan, VerificationPair
 from zocrates_contracts.messages import MAX_CLAIM_CHARS, MAX_PAIRS, MAX_SOURCE_CHARS
 
 
@@ -58,3 +59,13 @@ def merged(occurrences, scores: list[PairScore]) -> dict[int, list[float | None]
         if slots is not None and score.occurrence <= len(slots):
             slots[score.occurrence - 1] = score.probability
     return probabilities
+
+
+def merged_spans(occurrences, scores: list[PairScore]) -> dict[int, list[list[TextSpan]]]:
+    """Per chunk index, the supporting spans of each occurrence citing it (none when unscored)."""
+    spans: dict[int, list[list[TextSpan]]] = {i: [[] for _ in slots] for i, slots in unverified(occurrences).items()}
+    for score in scores:
+        slots = spans.get(score.chunk_index)
+        if slots is not None and score.occurrence <= len(slots):
+            slots[score.occurrence - 1] = list(score.spans)
+    return spans

@@ -21,7 +21,7 @@ from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.deps import GatewayDep
 from zocrates_gateway.errors import ApiError
 from zocrates_gateway.events import TurnLog
-from zocrates_gateway.turns import replay, start_turn, turn_budget_s
+from zocrates_gateway.turns import checked_message, replay, start_turn, turn_budget_s
 
 router = APIRouter()
 LAST_EVENT_ID_RE = re.compile(r"^(0|[1-9][0-9]{0,8})$")
@@ -44,16 +44,7 @@ class ChatRequest(BaseModel):
 
 @router.post("/chat", responses={200: {"content": {"text/event-stream": {}}}})
 async def chat(gateway: GatewayDep, body: ChatRequest, user: CurrentUser) -> EventSourceResponse:
-    settings = gateway.settings
-    message = body.message.strip()
-    if not message:
-        raise ApiError(422, "empty_message", "The message is empty.")
-    if len(message.encode()) > settings.max_message_bytes:
-        raise ApiError(
-            413,
-            "message_too_large",
-            f"The message is {len(message.encode())} bytes; the limit is {settings.max_message_bytes}.",
-        )
+    message = checked_message(gateway.settings, body.message)
     if body.session_id is not None and await gateway.sessions.get_meta(user.user_id, body.session_id) is None:
         raise ApiError(404, "session_not_found", f"No session {body.session_id} for this user.")
     session_id = body.session_id or new_id()

@@ -65,9 +65,17 @@ async def reverify(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUser
     if not occurrences:
         return record.model_dump(mode="json")
     ids = dict(turn_id=body.turn_id, session_id=body.session_id, user_id=user.user_id)
-    probabilities, summary = await verify(gateway, ids | {"turn_id": new_id()}, audit.chunks, occurrences, audit.quotes)
-    audit = audit.model_copy(update={"support_probabilities": probabilities, "threshold": summary.threshold})
-    updated = resolve_record(gateway.settings, record, audit, summary, answer, threshold=chosen.verification_threshold)
+    verified = await verify(gateway, ids | {"turn_id": new_id()}, audit.chunks, occurrences, audit.quotes)
+    audit = audit.model_copy(
+        update={
+            "support_probabilities": verified.probabilities,
+            "support_spans": verified.spans,
+            "threshold": verified.summary.threshold,
+        }
+    )
+    updated = resolve_record(
+        gateway.settings, record, audit, verified.summary, answer, threshold=chosen.verification_threshold
+    )
     await gateway.sessions.put_audit(user.user_id, body.session_id, body.turn_id, audit)
     await gateway.sessions.replace_turn(user.user_id, updated)
     return updated.model_dump(mode="json")

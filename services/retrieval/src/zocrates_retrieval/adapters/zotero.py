@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from zocrates_contracts import Creator, SyncedItem
+from zocrates_contracts.identifiers import citation_key_in_extra
 from zocrates_runtime.zotero_snapshot import snapshot_database as _snapshot
 
 #: Zotero's attachment link modes and base-directory prefix (chrome/content/zotero/xpcom/attachments.js).
@@ -84,8 +85,10 @@ class ItemMeta:
     tags: tuple[str, ...] = ()
 
     def payload(self) -> dict:
-        """What the index keeps of the item on each chunk, and what a change of re-indexes."""
-        return {
+        """What the index keeps of the item on each chunk, and what a change of re-indexes.
+        The Better BibTeX key only where the item has one, so that the entries of the others
+        stay as they were."""
+        payload = {
             "item_key": self.key,
             "item_type": self.item_type,
             "title": self.title,
@@ -94,6 +97,9 @@ class ItemMeta:
             "publication": self.publication,
             "doi": self.doi,
         }
+        if citation_key := citation_key_in_extra(self.extra):
+            payload["citation_key"] = citation_key
+        return payload
 
     def placement(self) -> dict:
         """Where the item sits in its library (the `PLACEMENT_FIELDS` of the index): kept on

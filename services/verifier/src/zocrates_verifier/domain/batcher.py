@@ -288,7 +288,7 @@ class MicroBatcher(Generic[T]):
                 self.stats.failed += 1
                 item.resolve(PredictFailed(f"the model returned {value!r}, not a probability"))
             else:
-                item.resolve(probability)
+                item.resolve(value if isinstance(value, float) else probability)  # a Support keeps its spans
 
     async def _recover(self, items: list[_Item[T]], exc: Exception) -> None:
         oom = is_out_of_memory(exc)

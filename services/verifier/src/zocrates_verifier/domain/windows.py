@@ -26,6 +26,11 @@ aggregated back into one:
   strongest contradiction of any window (which includes the longer windows holding the quote
   itself) kept 17 %. The calibration pairs' AUROC was 0.932 for all three. A contradiction the
   model sees in the supporting window itself still lowers the support, as before.
+- evidence (`evidence`, `Support`): the best window is also where the passage supports the
+  claim. Its sentences are mapped back to exact offsets of the passage (`sentence_spans`: a
+  sentence cut at a line break, at a line-end hyphen or in a table row is still the passage's
+  own characters), and the sentences at either end that share no word with the claim are left
+  out. A backend returns the probability as a `Support`, a float that carries these spans.
 
 `quoted_verbatim` is a rule beside the model: a claim of at least `MIN_QUOTE_WORDS` words that
 is, word for word, one or more whole sentences of the passage (case, punctuation, line-end
@@ -66,17 +71,30 @@ _COMMON = frozenset(
 )
 
 
+#: `(start, end)`: the characters `text[start:end]` of a passage.
+Span = tuple[int, int]
+
+
+def sentence_spans(text: str) -> list[Span]:
+    """Where each of `sentences(text)` lies in `text`, exactly (surrounding whitespace left out)."""
+    found = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        body = line.splitlines()[0]  # the line without its break
+        start = 0
+        for end in [*sentence_ends(body), len(body)]:
+            piece = body[start:end]
+            if piece.strip():
+                first = offset + start + len(piece) - len(piece.lstrip())
+                found.append((first, first + len(piece.strip())))
+            start = end
+        offset += len(line)
+    return found
+
+
 def sentences(text: str) -> list[str]:
     """`text`'s sentences, in order: cut at sentence ends and line breaks, blanks dropped."""
-    found = []
-    for line in text.splitlines():
-        start = 0
-        for end in [*sentence_ends(line), len(line)]:
-            piece = line[start:end].strip()
-            if piece:
-                found.append(piece)
-            start = end
-    return found
+    return [text[start:end] for start, end in sentence_spans(text)]
 
 
 def _content_words(text: str) -> set[str]:
@@ -127,9 +145,62 @@ def windows(
 Distribution = tuple[float, float, float]
 
 
+def evidence(claim: str, passage: str, spans: Sequence[Span]) -> tuple[Span, ...]:
+    """Where `passage` supports `claim`, given the spans of the consecutive sentences that scored
+    best: one span from the first to the last, less the sentences at either end that share no
+    content word with the claim (the whole passage, when it was the best window, narrows to the
+    part that speaks to the claim). A sentence cut at a line-end hyphen is read together with the
+    rest of its word. Empty when there are no spans."""
+    units: list[Span] = []
+    for start, end in spans:
+        if units and _LINE_END_HYPHEN.fullmatch(passage, units[-1][1] - 1, start):
+            units[-1] = (units[-1][0], end)
+        else:
+            units.append((start, end))
+    wanted = _content_words(claim)
+
+    def unrelated(unit: Span) -> bool:
+        return not wanted & _content_words(_LINE_END_HYPHEN.sub("", passage[unit[0] : unit[1]]))
+
+    while len(units) > 1 and unrelated(units[0]):
+        units.pop(0)
+    while len(units) > 1 and unrelated(units[-1]):
+        units.pop()
+    return ((units[0][0], units[-1][1]),) if units else ()
+
+
+def window_evidence(claim: str, passage: str, window: Window) -> tuple[Span, ...]:
+    """`evidence` of a window's sentences."""
+    return evidence(claim, passage, sentence_spans(passage)[window.first : window.last])
+
+
+class Support(float):
+    """A support probability that also says where the passage supports the claim: `spans`,
+    offsets into the pair's `source_text` of the window the probability came from. It is a
+    float, so whatever reads a probability reads it unchanged; a backend that cannot say where
+    (a remote server) answers a plain float."""
+
+    __slots__ = ("spans",)
+
+    def __new__(cls, probability: float, spans: Sequence[Span] = ()) -> Support:
+        support = super().__new__(cls, probability)
+        support.spans = tuple(spans)
+        return support
+
+
+def spans_of(outcome: object) -> tuple[Span, ...]:
+    """The spans an outcome carries (`Support`), else none."""
+    return getattr(outcome, "spans", ())
+
+
+def best_window(scored: Sequence[tuple[Window, Distribution]]) -> tuple[Window, Distribution]:
+    """The best-supporting window and its distribution."""
+    return max(scored, key=lambda item: item[1][0])
+
+
 def aggregate(scored: Sequence[tuple[Window, Distribution]]) -> Distribution:
     """The pair's (support, contradict, neither): that of its best-supporting window."""
-    return max(scored, key=lambda item: item[1][0])[1]
+    return best_window(scored)[1]
 
 
 def _plain_words(text: str) -> str:
@@ -172,5 +243,5 @@ def raise_quotes(pairs: Sequence, support: list[float]) -> list[tuple[int, float
     for i, pair in enumerate(pairs):
         if support[i] < VERBATIM_SUPPORT and is_quote(pair.claim, pair.source_text, getattr(pair, "quoted", False)):
             raised.append((i, support[i]))
-            support[i] = VERBATIM_SUPPORT
+            support[i] = Support(VERBATIM_SUPPORT, spans_of(support[i]))
     return raised

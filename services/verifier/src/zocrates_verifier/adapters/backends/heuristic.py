@@ -191,18 +191,38 @@ class _Passage:
     bigrams: frozenset[tuple[str, str]]
     numbers: tuple[str, ...]
     windows: tuple[tuple[frozenset[str], tuple[str, ...]], ...]  # (stems, words) per window
+    sentence_spans: tuple[windows.Span, ...]  # where each sentence lies in the passage
+
+
+def _sentence_spans(text: str) -> list[windows.Span]:
+    """Where each sentence of `text` (cut at `_SENTENCE`) lies in it, whitespace left out."""
+    spans, start = [], 0
+    for end, following in [*((m.start(), m.end()) for m in _SENTENCE.finditer(text)), (len(text), len(text))]:
+        piece = text[start:end]
+        if piece.strip():
+            first = start + len(piece) - len(piece.lstrip())
+            spans.append((first, first + len(piece.strip())))
+        start = following
+    return spans or [(0, len(text))]
 
 
 def _prepare_passage(text: str) -> _Passage:
-    sentences = [s for s in _SENTENCE.split(text) if s.strip()] or [text]
-    sentence_words = [_words(s) for s in sentences]
+    spans = _sentence_spans(text)
+    sentence_words = [_words(text[start:end]) for start, end in spans]
     all_words = [w for ws in sentence_words for w in ws]
     stems = _content_stems(all_words)
     windows = []
-    for i in range(len(sentences)):
+    for i in range(len(spans)):
         words = tuple(w for ws in sentence_words[i : i + 2] for w in ws)
         windows.append((frozenset(_content_stems(words)), words))
-    return _Passage(frozenset(stems), frozenset(zip(stems, stems[1:])), tuple(_numbers(text)), tuple(windows))
+    return _Passage(
+        frozenset(stems), frozenset(zip(stems, stems[1:])), tuple(_numbers(text)), tuple(windows), tuple(spans)
+    )
+
+
+def _best_window(p: _Passage, stems: Sequence[str]) -> int:
+    """The window (of two sentences, from this one) holding most of the claim's content stems."""
+    return max(range(len(p.windows)), key=lambda i: sum(s in p.windows[i][0] for s in stems))
 
 
 def features(claim: str, passage: str | _Passage) -> list[float]:
@@ -213,7 +233,7 @@ def features(claim: str, passage: str | _Passage) -> list[float]:
     if not stems:
         return [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     coverage = sum(s in p.stems for s in stems) / len(stems)
-    best_stems, best_words = max(p.windows, key=lambda w: sum(s in w[0] for s in stems))
+    best_stems, best_words = p.windows[_best_window(p, stems)]
     window = sum(s in best_stems for s in stems) / len(stems)
     ordered = _content_stems(words)
     claim_bigrams = list(zip(ordered, ordered[1:]))
@@ -237,11 +257,17 @@ def probability(x: Sequence[float], coefficients: Sequence[float] = COEFFICIENTS
     return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
-def score_pair(pair: Pair, coefficients: Sequence[float] = COEFFICIENTS) -> float:
-    """Calibrated support probability of one pair (compound: best of claim and clauses)."""
+def score_pair(pair: Pair, coefficients: Sequence[float] = COEFFICIENTS) -> windows.Support:
+    """Calibrated support probability of one pair (compound: best of claim and clauses), with
+    where the passage supports it: the best window of the claim part that scored best, narrowed
+    to its sentences that share words with that part (`windows.evidence`)."""
     passage = _prepare_passage(pair.source_text)
     claims = claim_parts(pair.claim) if pair.compound else [pair.claim]
-    return max(probability(features(c, passage), coefficients) for c in claims)
+    p, claim = max((probability(features(c, passage), coefficients), c) for c in claims)
+    stems = list(dict.fromkeys(_content_stems(_words(claim))))
+    first = _best_window(passage, stems) if stems else 0
+    spans = windows.evidence(claim, pair.source_text, passage.sentence_spans[first : first + 2])
+    return windows.Support(p, spans)
 
 
 class HeuristicModel(BatchModel):

@@ -219,7 +219,7 @@ class SequenceClassifierModel(BatchModel):
 
     def _windows(self, claim: str, passage: str) -> tuple[windows.Window, ...]:
         if self.max_windows <= 1:
-            return (windows.Window(passage, 0, 1),)
+            return (windows.Window(passage, 0, max(1, len(windows.sentences(passage)))),)
         return _windows_of(claim, passage, self._short(claim, passage), self.max_windows)
 
     def cost(self, pair: Pair) -> int:
@@ -259,9 +259,12 @@ class SequenceClassifierModel(BatchModel):
                 found[i] = (s, c, max(0.0, 1.0 - s - c))
         return found
 
-    def window_distributions(self, pairs: Sequence[Pair]) -> list[windows.Distribution]:
+    def window_distributions(
+        self, pairs: Sequence[Pair]
+    ) -> list[tuple[windows.Distribution, tuple[windows.Span, ...]]]:
         """Each pair's (support, contradict, neither) before the window temperature: of its
-        best-supporting window (`windows.aggregate`), over its claim parts."""
+        best-supporting window (`windows.aggregate`), over its claim parts; with where that window
+        supports the claim part in the passage (`windows.window_evidence`)."""
         owners, premises, hypotheses = [], [], []
         for i, pair in enumerate(pairs):
             for part, claim in enumerate(self._claims(pair)):
@@ -272,15 +275,18 @@ class SequenceClassifierModel(BatchModel):
         by_part: dict[tuple[int, int], list] = {}
         for (i, part, window), row in zip(owners, self.distributions(premises, hypotheses)):
             by_part.setdefault((i, part), []).append((window, row))
-        best: list[windows.Distribution] = [(0.0, 0.0, 1.0)] * len(pairs)
-        for (i, _), scored in by_part.items():
-            found = windows.aggregate(scored)
-            if found[0] >= best[i][0]:
-                best[i] = found
+        best: list[tuple[windows.Distribution, tuple[windows.Span, ...]]] = [((0.0, 0.0, 1.0), ())] * len(pairs)
+        for (i, part), scored in by_part.items():
+            window, found = windows.best_window(scored)
+            if found[0] >= best[i][0][0]:
+                claim = self._claims(pairs[i])[part]
+                best[i] = (found, windows.window_evidence(claim, pairs[i].source_text, window))
         return best
 
     def predict(self, pairs: Sequence[Pair]) -> list[float]:
-        support = [self._support(d) for d in self.window_distributions(pairs)]
+        support: list[float] = [
+            windows.Support(self._support(d), spans) for d, spans in self.window_distributions(pairs)
+        ]
         if self.verbatim_rule:
             for _, own in windows.raise_quotes(pairs, support):
                 self.verbatim_raised += 1
