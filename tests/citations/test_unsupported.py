@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from zocrates_citations import build_coordinator_view, resolve_citations_and_references
+from zocrates_citations.unsupported import prose_as_chosen
+from zocrates_contracts import UnsupportedClaim
 
 
 def cut(prose: str, claim) -> str:
@@ -120,3 +124,53 @@ def test_the_coordinator_remembers_an_unsupported_claim_as_unsupported(make_chun
     view = build_coordinator_view(resolved, chunks)
     assert "The rate is ninety percent (not supported by its cited source)." in view
     assert "[2]" not in view and view.count("(not supported") == 1
+
+
+# The same cases as plugin/test/unsupported.test.js: the sidebar and the export cut alike.
+PROSE = "Twins share rates [1]. The rate is ninety percent. Costs fell [1]."
+LIST = "Findings:\n\n- Rates vary [1].\n- Rates are fixed 𝑥.\n- Costs fell [1]."
+
+
+def claim_at(start, end, at):
+    return UnsupportedClaim(
+        start=start, end=end, at=at, claim="c", probability=0.42, occurrences=[{"index": 1, "occurrence": 1}]
+    )
+
+
+@pytest.mark.parametrize(
+    ("prose", "claim", "mode", "expected"),
+    [
+        (
+            PROSE,
+            (23, 50, 49),
+            "remove",
+            "Twins share rates [1]. Costs fell [1].",
+        ),
+        (
+            PROSE,
+            (23, 50, 49),
+            "mark",
+            "Twins share rates [1]. The rate is ninety percent [unsupported]. Costs fell [1].",
+        ),
+        (PROSE, (23, 50, 49), "leave", PROSE),
+        (
+            LIST,
+            (29, 49, 48),
+            "remove",
+            "Findings:\n\n- Rates vary [1].\n- Costs fell [1].",
+        ),
+        (
+            LIST,
+            (29, 49, 48),
+            "mark",
+            "Findings:\n\n- Rates vary [1].\n- Rates are fixed 𝑥 [unsupported].\n- Costs fell [1].",
+        ),
+        ("𝑥 grows [1] and 𝑦 falls sharply in every region.", (12, 47, 47), "remove", "𝑥 grows [1]."),
+    ],
+)
+def test_prose_as_chosen_marks_cuts_or_leaves_as_the_sidebar_does(prose, claim, mode, expected):
+    assert prose_as_chosen(prose, [claim_at(*claim)], mode) == expected
+
+
+def test_a_claim_past_the_prose_is_left_alone():
+    assert prose_as_chosen("Short.", [claim_at(2, 60, 3)], "remove") == "Short."

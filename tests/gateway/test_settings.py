@@ -145,3 +145,23 @@ def test_a_failed_claim_inside_source_sections_the_model_wrote_is_not_placed_in_
     record = resolve_record(GatewaySettings(), base, audit, VerificationSummary())
     assert [record.prose[c.start : c.end] for c in record.unsupported] == ["Claim two is wrong."]
     assert record.unsupported[0].probability == 0.1
+
+
+async def test_the_export_follows_the_users_choice_for_unsupported_claims(nats_server):
+    async with running_system(nats_server.url) as system:
+        system.verifier.probability = 0.7
+        settings = f"{system.url}/settings"
+        await system.client.put(settings, headers=system.auth, json={"verification_threshold": 0.75})
+        done = (await system.chat(QUESTION))[-1]["data"]
+        claim = done["unsupported"][0]
+        text = done["prose"][claim["start"] : claim["at"]]
+        export = f"{system.url}/sessions/{done['session_id']}/turns/{done['turn_id']}/export"
+
+        async def markdown(mode):
+            await system.client.put(settings, headers=system.auth, json={"unsupported_claims": mode})
+            return (await system.client.get(export, headers=system.auth)).json()["markdown"]
+
+        marked, removed, left = await markdown("mark"), await markdown("remove"), await markdown("leave")
+        assert f"{text} [unsupported]" in marked
+        assert text in left and "[unsupported]" not in left
+        assert text not in removed and "[unsupported]" not in removed

@@ -2,7 +2,8 @@
 // facts (TurnRecord.unsupported: where each claim stands in `prose`, its best probability, its
 // inspector rows); the client shows them as the user chose (GET /settings `unsupported_claims`):
 // "mark" (a discreet marker where its citation stood), "remove" (the claim's sentence is left
-// out) or "leave" (an uncited statement, the seed's pruning alone). Copy follows the same choice.
+// out) or "leave" (an uncited statement, the seed's pruning alone). Copy follows the same choice,
+// and the server's export too (libs/citations zocrates_citations.unsupported: the same cases).
 
 export const UNSUPPORTED_MODES = Object.freeze(["mark", "remove", "leave"]);
 export const DEFAULT_UNSUPPORTED = "mark";
