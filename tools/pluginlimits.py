@@ -19,7 +19,18 @@ from zocrates_contracts.messages import MAX_SYNC_BODY, UPLOAD_TYPES
 OUT = Path(__file__).resolve().parent.parent / "plugin" / "content" / "core" / "limits.js"
 
 #: SyncedItem text fields whose longest value the plugin clips to.
-SYNCED_TEXT_FIELDS = ("title", "date", "publication", "doi", "url", "extra", "content_type", "filename", "note")
+SYNCED_TEXT_FIELDS = (
+    "title",
+    "date",
+    "publication",
+    "doi",
+    "url",
+    "extra",
+    "content_type",
+    "filename",
+    "note",
+    "abstract",
+)
 
 
 def _schema(name: str) -> dict:

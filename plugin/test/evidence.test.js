@@ -78,7 +78,8 @@ test("the quality line gives recall, precision and uncited sentences, and nothin
 test("pills of one item cited from several passages are told apart by section, else by passage", () => {
   assert.deepEqual([...passageLocators(QUOTED_RECORD.citations)], [[1, "§ Abstract"], [2, "§ Results"]]);
   assert.deepEqual([...passageLocators(RECORD.citations)], [[2, "passage 1"], [3, "passage 2"]], "one passage has no section");
-  const paged = [{ index: 1, item_key: "ITEMAAAA", page_label: "4", section: "Methods" }, { index: 2, item_key: "ITEMAAAA", page_label: "9", section: "Methods" }];
+  const paged = [{ index: 1, item_key: "ITEMAAAA", pages: { index: 3, label: "4" }, section: "Methods" },
+    { index: 2, item_key: "ITEMAAAA", pages: { index: 8, label: "9" }, section: "Methods" }];
   assert.deepEqual([...passageLocators(paged)], [[1, "p. 4 · § Methods"], [2, "p. 9 · § Methods"]]);
   assert.deepEqual([...passageLocators([{ index: 1, item_key: "A", library_id: "user" }, { index: 2, item_key: "A", library_id: "group-1" }])], []);
   const labels = [...r.renderTurn(QUOTED_RECORD).matchAll(/<span class="citation-pill"[^>]*>([^]*?)<\/span><\/span>/g)].map((m) => m[1]);
@@ -88,8 +89,8 @@ test("pills of one item cited from several passages are told apart by section, e
 
 test("a pill's tooltip names the page and the start of the sentence that supports its claim", () => {
   const quote = "Intro. Warfarin lowered the rate of stroke by 64% compared with placebo in 412 adults with atrial fibrillation over two years.";
-  const citation = { title: "T", section: "Results", page_label: "7", quote };
+  const citation = { title: "T", section: "Results", pages: { index: 6, label: "7" }, quote };
   const occurrence = { probability: 0.9, spans: [{ start: 7, end: quote.length }] };
-  assert.equal(pillTooltip(citation, occurrence), "Title: T\nSection: Results\nPage: 7\nSupport probability: 0.90\n" +
+  assert.equal(pillTooltip(citation, occurrence), "Title: T\nSection: Results\nPage: p. 7\nSupport probability: 0.90\n" +
     "Supported by: “Warfarin lowered the rate of stroke by 64% compared with placebo in 412 adults with atrial…”");
 });

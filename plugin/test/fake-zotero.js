@@ -445,8 +445,22 @@ export function createFakeZotero({ dataDir = mkdtempSync(join(tmpdir(), "fake-zo
 
     getCollections() { return [...this._collections]; }
 
-    setNote(text) { this._note = String(text); this._changed = true; return true; }
-    getNote() { return this._note; }
+    // item.js setNote(): notes and attachments only, a string, control characters stripped and
+    // trimmed; an unchanged note is no change. getNote() throws for other items too.
+    setNote(text) {
+      if (!this.isNote() && !this.isAttachment()) throw "updateNote() can only be called on notes and attachments";
+      if (typeof text != "string") throw `text must be a string in Zotero.Item.setNote() (was ${typeof text})`;
+      text = text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, "").trim();
+      if (text === this._note) return false;
+      this._note = text;
+      this._changed = true;
+      return true;
+    }
+
+    getNote() {
+      if (!this.isNote() && !this.isAttachment()) throw new Error(`getNote() can only be called on notes and attachments (${this.libraryID}/${this.key} is a ${this.itemType})`);
+      return this._note;
+    }
 
     getAttachments(includeTrashed) {
       return [...store.values()].filter((i) => i._parentID === this.id && i.isAttachment() && (includeTrashed || !i.deleted)).map((i) => i.id);
@@ -829,8 +843,13 @@ export function fakeZoteroPane(Zotero) {
  * (xpcom/reader.js): Zotero_Tabs.selectedID, and selectedType, the selected tab's type
  * ("library" for the library tab "zotero-pane", "reader" for a reader, "reader-unloaded" for
  * one not loaded yet); select(id). Zotero.Reader.getByTabID(tabID) is the reader of a tab
- * (undefined for any other tab), its itemID the attachment's id. Test helper
- * openReader(itemID, {loaded}) adds a reader tab and selects it, as opening a file does.
+ * (undefined for any other tab), its itemID the attachment's id. Zotero.Reader.open(itemID,
+ * location) as in xpcom/reader.js: an unloaded tab of the item is selected (to load there at
+ * `location`) and nothing returned; a loaded reader of the item is selected and, given a
+ * location, `navigate(location)`d; else a reader tab opens at `location` and is returned. A
+ * location is `{pageIndex}` (0-based), `{annotationID}` or `{position}`; each reader records
+ * the locations it was shown in `locations`. Test helper openReader(itemID, {loaded}) adds a
+ * reader tab and selects it, as opening a file does.
  * Installs Zotero.getMainWindow() (with Zotero_Tabs) and Zotero.Reader; returns Zotero_Tabs.
  */
 export function fakeTabs(Zotero) {
@@ -844,17 +863,41 @@ export function fakeTabs(Zotero) {
     select(id) {
       if (tabs.some((t) => t.id === id)) selectedID = id;
     },
-    openReader(itemID, { loaded = true } = {}) {
+    openReader(itemID, { loaded = true, location = null } = {}) {
       const item = Zotero.Items.get(itemID);
       if (!item || !item.isAttachment()) throw new Error(`Item ${itemID} is not an attachment`);
       const id = `tab-${next++}`;
-      tabs.push({ id, type: loaded ? "reader" : "reader-unloaded" });
-      if (loaded) readers.push({ tabID: id, get itemID() { return item.id; } });
+      tabs.push({ id, type: loaded ? "reader" : "reader-unloaded", itemID: item.id });
+      if (loaded) {
+        readers.push({
+          tabID: id,
+          get itemID() { return item.id; },
+          locations: location ? [location] : [],
+          _initPromise: Promise.resolve(),
+          navigate(to) { this.locations.push(to); },
+        });
+      }
       selectedID = id;
       return id;
     },
   };
-  Zotero.Reader = { ...(Zotero.Reader || {}), getByTabID: (tabID) => readers.find((r) => r.tabID === tabID) };
+  async function open(itemID, location) {
+    if (!Zotero.Items.get(itemID)) throw new Error("Item does not exist");
+    let reader = readers.find((r) => r.itemID === itemID);
+    if (!reader) {
+      const unloaded = tabs.find((t) => t.type === "reader-unloaded" && t.itemID === itemID);
+      if (unloaded) {
+        Zotero_Tabs.select(unloaded.id);
+        return undefined;
+      }
+      Zotero_Tabs.openReader(itemID, { location });
+      return readers.at(-1);
+    }
+    Zotero_Tabs.select(reader.tabID);
+    if (location) reader.navigate(location);
+    return reader;
+  }
+  Zotero.Reader = { ...(Zotero.Reader || {}), open, getByTabID: (tabID) => readers.find((r) => r.tabID === tabID) };
   Zotero.getMainWindow = () => ({ Zotero_Tabs });
   return Zotero_Tabs;
 }

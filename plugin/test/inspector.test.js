@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   claimRows, countsLine, filterRows, formatProbability, inspectorTooltip, nextSort, probabilityStats,
-  resizeColumns, rowBadges, scoreText, sortRows, sourceOptions, statsLine, verificationCounts,
+  resizeColumns, rowBadges, scoreText, sortRows, sourceLine, sourceOptions, statsLine, verificationCounts,
 } from "../content/core/inspector.js";
 import { QUOTED_RECORD, RECORD } from "./fixtures.js";
 
@@ -50,6 +50,16 @@ test("a turn without the quote fields (stored before them) shows rows as before"
   assert.ok(rows.every((r) => r.quoted === false && r.relevance === null));
   assert.deepEqual(rows.map(scoreText), ["p = 0.910", "p = —", "p = 0.450", "p = 0.650", "p = 0.200"]);
   assert.deepEqual(rows.map((r) => rowBadges(r).map((b) => b.text)), [["VERIFIED"], ["UNVERIFIED"], ["VERIFIED"], ["VERIFIED"], ["REJECTED"]]);
+});
+
+test("a row carries its passage's pages to the table and to Open in Reader; none when the citation has none", () => {
+  const pages = { index: 1, label: "306", last_index: 2, last_label: "307", printed: true };
+  const record = { ...RECORD, citations: RECORD.citations.map((c) => (c.index === 1 ? { ...c, pages } : c)) };
+  const rows = claimRows(record);
+  assert.deepEqual(rows.map((r) => [r.index, r.pages]), [[1, pages], [2, null], [3, null], [1, pages], [1, pages]]);
+  assert.equal(sourceLine(rows[0]), "Jonsson & Stefansson (2021) • pp. 306–307");
+  assert.equal(sourceLine(rows[1]), rows[1].source);
+  assert.ok(claimRows(RECORD).every((r) => r.pages === null));
 });
 
 test("filter by source", () => {

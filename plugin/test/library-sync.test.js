@@ -41,6 +41,10 @@ test("a regular item, an attachment and a note become SyncedItems the gateway ac
   assert.equal(report.doi, "10.1/abc");
   assert.equal(report.title.length, 2000);
   assert.equal(report.publication, "MIT");
+  // A regular item's abstract goes with it (clipped); a note's or attachment's field would not exist.
+  assert.equal(syncedItem({ ...article, abstractNote: "We sequenced twins." }).abstract, "We sequenced twins.");
+  assert.equal(syncedItem({ ...article, abstractNote: "y".repeat(20000) }).abstract.length, 10000);
+  assert.ok(!("abstract" in syncedItem(article)));
   assert.equal(syncedItem({ key: "bad", itemType: "note" }), null);
   assert.equal(syncedItem({ key: "ANNO2345", itemType: "annotation" }), null);
   assert.equal(yearOf("March 2010"), 2010);
@@ -147,6 +151,19 @@ test("mode and status: local when the server reads zotero.sqlite; full sync when
   assert.equal(libraryStatusLine({ source: "hosted", state: "done", items: 3, attachments: 2, awaiting_upload: 1, indexed: 1,
     failures_by_reason: { scanned: 1 } }), "3 items, 2 attachments on the server; 1 files to upload; 1 indexed; 1 not readable (1 scanned).");
   assert.match(libraryStatusLine({ source: "zotero_dir", state: "running", indexed: 4, sources_done: 4, sources_total: 9 }), /indexing 4 of 9/);
+});
+
+test("indexing shows its pace and the time left once known, and the abstracts already searchable (issue 20)", () => {
+  const running = { source: "zotero_dir", state: "running", indexed: 5004, abstracts: 5000, sources_done: 5004, sources_total: 9000 };
+  assert.equal(libraryStatusLine(running),
+    "Library read from Zotero on the server: 5004 sources indexed; 5000 abstracts searchable (indexing 5004 of 9000).");
+  assert.match(libraryStatusLine({ ...running, pages_per_s: 6.93, eta_s: 750 }), /\(indexing 5004 of 9000 \(6\.9 pages\/s, about 13 min left\)\)/);
+  assert.match(libraryStatusLine({ ...running, pages_per_s: 6.93, eta_s: 12000 }), /about 3\.3 h left/);
+  assert.match(libraryStatusLine({ ...running, pages_per_s: 6.93, eta_s: 20 }), /about 20 s left/);
+  assert.equal(libraryStatusLine({ ...running, state: "done", failures_by_reason: { scanned: 2, missing_file: 1 } }),
+    "Library read from Zotero on the server: 5004 sources indexed; 5000 abstracts searchable; 3 not readable (2 scanned, 1 missing_file).");
+  const hosted = { source: "hosted", state: "running", items: 9, attachments: 4, abstracts: 9, sources_done: 10, sources_total: 13, eta_s: 0 };
+  assert.equal(libraryStatusLine(hosted), "9 items, 4 attachments on the server; 9 abstracts searchable; indexing 10 of 13 (about 1 s left).");
 });
 
 test("the bundled demo library is named as the demo, and the plugin sends nothing over it (issue 14)", () => {

@@ -3,8 +3,9 @@ import assert from "node:assert/strict";
 import markdownit from "markdown-it";
 import katex from "katex";
 import { createRenderer } from "../content/core/render.js";
-import { occurrenceBadge, pillTooltip, quoteScores, supportBadge, supportLevel, throttle } from "../content/core/format.js";
+import { occurrenceBadge, pagesText, pillTooltip, quoteScores, supportBadge, supportLevel, throttle } from "../content/core/format.js";
 import { QUOTED_RECORD, RECORD, RECORD_V2 } from "./fixtures.js";
+import { passagePlace } from "../content/core/evidence.js";
 
 const r = createRenderer({ markdownit, katex });
 
@@ -36,6 +37,20 @@ test("a quoted occurrence's pill says it is quoted from its passage, not a suppo
   assert.match(html, /title="Title: A &quot;quoted&quot; &lt;title&gt;&#10;Quoted from this passage"/);
 });
 
+test("a citation names the printed page of its passage, both pages when it runs on", () => {
+  const pages = { index: 3, label: "1236", last_index: null, last_label: null, printed: true };
+  assert.equal(pagesText(pages), "p. 1236");
+  assert.equal(pagesText({ ...pages, last_index: 4, last_label: "1237" }), "pp. 1236–1237");
+  assert.equal(pagesText({ index: 4, label: "5", printed: false }), "p. 5"); // no printed number: its place in the file
+  assert.equal(pagesText(null), "");
+  assert.equal(pagesText(undefined), ""); // a turn stored before pages
+  assert.equal(pillTooltip({ title: "T", section: "Results", pages }, { probability: 0.81 }),
+    "Title: T\nSection: Results\nPage: p. 1236\nSupport probability: 0.81");
+  assert.equal(pillTooltip({ title: "T", pages: null }, { probability: 0.81 }), "Title: T\nSupport probability: 0.81");
+  // the popover's page badge, and the locator of pills of one item's passages
+  assert.equal(passagePlace({ pages: { ...pages, last_index: 4, last_label: "1237" }, section: "Results" }), "pp. 1236–1237 · § Results");
+});
+
 test("sources render from references, considered ones collapsible, keys only in data attributes", () => {
   const html = r.renderTurn(RECORD);
   assert.match(html, /<h3 class="sources-heading">Cited Sources<\/h3>/);
@@ -43,6 +58,15 @@ test("sources render from references, considered ones collapsible, keys only in 
   const visible = html.replace(/<[^>]+>/g, "");
   assert.ok(!visible.includes("ITEM"), "an item key is visible");
   assert.ok(!html.includes("&lt;span"), "the text's own HTML leaked as text");
+});
+
+test("an item read only by its abstract says so in its tier", () => {
+  const [first, ...rest] = RECORD.references.cited;
+  const html = r.renderTurn({ ...RECORD, references: { ...RECORD.references, cited: [{ ...first, abstract_only: true }, ...rest] } });
+  const cited = html.split('<ul class="sources-list cited">')[1].split("</ul>")[0];
+  assert.equal((cited.match(/class="abstract-only"/g) || []).length, 1);
+  assert.match(cited, /^<li>[^]*?\(abstract only\)<\/span><\/span><\/li>/);
+  assert.ok(!r.renderTurn(RECORD).includes("abstract only"));
 });
 
 test("a refusal lists no cited sources, only what was searched", () => {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import vm from "node:vm";
-import { createFakeZotero, fakeIOUtils, fakeWindow, fakeZoteroPane, ZOTERO_VERSIONS } from "./fake-zotero.js";
+import { createFakeZotero, fakeIOUtils, fakeTabs, fakeWindow, fakeZoteroPane, ZOTERO_VERSIONS } from "./fake-zotero.js";
 import { fakeGateway } from "./fake-gateway.js";
 import { createHost } from "../content/host/zotero.js";
 import { createLibrarySync, fileStore, memoryStore } from "../content/host/zotero-library.js";
@@ -509,6 +509,24 @@ test("citations open and select in their own library: My Library, a group, a gro
   await assert.rejects(host.selectInLibrary(theirs.item.key, "feed-3"), /names a library Zotero does not know/);
   assert.equal(seen.opened.length, 3);
   assert.equal(seen.selected.length, 2);
+});
+
+test("Open in Reader opens the PDF at the cited page (the reader's 0-based pageIndex); an open reader goes there", async () => {
+  const { Zotero, host } = zoteroWithPlugin();
+  const tabs = fakeTabs(Zotero);
+  const { item, attachment } = await Zotero.addItem({ fields: { title: "ACE" }, file: { bytes: PDF, name: "ace.pdf" } });
+  const pages = { index: 1, label: "306", last_index: null, last_label: null, printed: true };
+  await host.openInReader({ item_key: item.key, section: "RESULTS", pages });
+  const reader = Zotero.Reader.getByTabID(tabs.selectedID);
+  assert.equal(reader.itemID, attachment.id);
+  assert.deepEqual(reader.locations, [{ pageIndex: 1 }], "page 306 is the file's second page");
+  tabs.select("zotero-pane");
+  await host.openInReader({ item_key: item.key, attachment_key: attachment.key, pages: { ...pages, index: 4, label: "309" } });
+  assert.equal(Zotero.Reader.getByTabID(tabs.selectedID), reader, "the open reader, not a second tab");
+  assert.deepEqual(reader.locations, [{ pageIndex: 1 }, { pageIndex: 4 }]);
+  // A citation without pages (a snapshot, a turn stored before them) opens the file where it is.
+  await host.openInReader({ item_key: item.key, section: "" });
+  assert.deepEqual(reader.locations, [{ pageIndex: 1 }, { pageIndex: 4 }]);
 });
 
 test("library sync: every group library under its own library_id, its own state and uploads; feeds are not sent", async () => {

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from zocrates_citations.export import export_answer, generated_key
 from zocrates_citations.parsing import find_tokens, mask
-from zocrates_contracts import Citation, Creator
+from zocrates_contracts import Citation, Creator, Pages
 
 JONSSON = [Creator(first_name="Hákon", last_name="Jónsson"), Creator(first_name="Kári", last_name="Stefánsson")]
 
@@ -50,6 +50,33 @@ def test_tokens_become_pandoc_citations_one_key_per_item():
     )
     assert [e["id"] for e in out.csl_json] == [a, "vaswani2017"]
     assert out.bibtex.count("@") == 2
+
+
+def test_a_passages_printed_page_is_the_citations_locator():
+    a, b = "jonssonSomaticMutationRates2021", "vaswani2017"
+    citations = [
+        citation(
+            1,
+            "AAAAAAAA",
+            creators=JONSSON,
+            title="Somatic mutation rates",
+            year=2021,
+            pages=Pages(index=2, label="306"),
+        ),
+        citation(2, "BBBBBBBB", pages=Pages(index=4, label="5", printed=False)),  # no printed number
+        citation(
+            3,
+            "AAAAAAAA",
+            creators=JONSSON,
+            title="Somatic mutation rates",
+            year=2021,
+            pages=Pages(index=3, label="307", last_index=4, last_label="308"),
+        ),
+    ]
+    out = export_answer("Rates [1]. Attention [2]. Both [1, 2]. Again [3, 1].", citations, {("user", "BBBBBBBB"): b})
+    assert out.markdown.startswith(
+        f"Rates [@{a}, p. 306]. Attention [@{b}]. Both [@{a}, p. 306; @{b}]. Again [@{a}, pp. 307–308]."
+    )
 
 
 def test_items_whose_generated_keys_collide_get_letters_and_other_libraries_stay_apart():
@@ -130,6 +157,7 @@ def test_the_export_renders_through_pandoc_citeproc_with_every_key_resolved(tmp_
             creators=[Creator(first_name="Ashish", last_name="Vaswani")],
             title="Attention is all you need",
             year=2017,
+            pages=Pages(index=4, label="5998", last_index=5, last_label="5999"),
         ),
         citation(3, "CCCCCCCC", creators=[Creator(name="R&D Group")], title="Genes & environment", year=None),
     ]
@@ -149,7 +177,7 @@ def test_the_export_renders_through_pandoc_citeproc_with_every_key_resolved(tmp_
     text = done.stdout
     for key in out.keys.values():
         assert f"@{key}" not in text and key not in text, f"{key} was left unresolved"
-    assert "(Jónsson and Stefánsson 2021)" in text and "(Vaswani 2017)" in text
+    assert "(Jónsson and Stefánsson 2021)" in text and "(Vaswani 2017, 5998–99)" in text  # the page, as a locator
     assert "R&D Group" in text and "genes & environment" in text.lower()  # the style may title-case it
     assert "Nature Genetics" in text  # the bibliography, under References
     assert json.loads(out.csl_json_text())[0]["id"] == "jonssonSomaticMutationRates2021"

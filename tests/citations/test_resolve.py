@@ -7,6 +7,7 @@ import re
 import pytest
 
 from zocrates_citations import Resolution, extract_claim_occurrences, resolve_citations_and_references
+from zocrates_contracts import Pages
 
 
 def tiers(resolution: Resolution) -> tuple[list[str], list[str]]:
@@ -130,6 +131,14 @@ def test_citations_carry_chunk_and_item_metadata_and_every_occurrence(make_chunk
     assert citation.section == "Results" and citation.publication == "Nature"
     assert citation.occurrences[0].claim == "DNA is a double helix of two chains."
     assert resolved.cited_chunk_ids == ["chunk-1"]
+    assert citation.pages is None  # a chunk without pages (a note) cites none
+
+
+def test_a_citation_carries_the_printed_pages_of_its_passage(make_chunk):
+    pages = Pages(index=2, label="737", last_index=3, last_label="738")
+    chunk = make_chunk(1, "KEYAAAA1").model_copy(update={"pages": pages})
+    resolved = resolve_citations_and_references("DNA is a double helix [1].", [chunk], support_probabilities={1: [0.9]})
+    assert resolved.citations[0].pages == pages
 
 
 def test_citations_are_listed_by_index_and_include_demoted_chunks(make_chunks):
@@ -438,3 +447,22 @@ def test_spans_beyond_a_quote_limit_are_clipped_to_it_or_dropped(make_chunk):
     shown = len(citation.quote) - 1  # the quote ends with "…"
     assert citation.quote.endswith("…") and shown < 60
     assert [(s.start, s.end) for s in citation.occurrences[0].spans] == [(0, 20), (30, shown)]
+
+
+def test_an_item_read_only_by_its_abstract_says_so_in_both_tiers(make_chunks):
+    """An item whose only evidence is its Abstract field (no passage of a file) is marked
+    abstract only; one with a passage of its PDF is not, even when its abstract came too."""
+    plain = make_chunks(["K1", "K2", "K3", "K2"])
+    record = {"kind": "abstract", "attachment_key": None}
+    chunks = [
+        plain[0].model_copy(update=record),  # K1: its abstract alone
+        plain[1].model_copy(update=record),  # K2: its abstract ...
+        plain[2].model_copy(update=record),  # K3: its abstract alone, only considered
+        plain[3].model_copy(update={"kind": "abstract", "attachment_key": "PDF2"}),  # ... and its PDF's abstract
+    ]
+    resolved = resolve_citations_and_references("A [1]. B [2].", chunks, support_probabilities={1: [0.9], 2: [0.9]})
+    cited = {r.item_key: r.abstract_only for r in resolved.references.cited}
+    considered = {r.item_key: r.abstract_only for r in resolved.references.considered}
+    assert cited == {"K1": True, "K2": False} and considered == {"K3": True}
+    sources = resolved.text.split("# Cited Sources", 1)[1]
+    assert sources.count("(abstract only)") == 2

@@ -13,6 +13,7 @@ from zocrates_contracts import (
     ALL_MESSAGES,
     REPLY_OF,
     DiscoveryRequested,
+    Pages,
     RetrievalRequested,
     TurnRecord,
     TurnRequested,
@@ -190,6 +191,31 @@ def test_a_turn_record_stored_before_version_2_still_decodes_as_version_1():
     assert (old.schema_version, old.prose, old.sources) == (1, "", "")
     with pytest.raises(ValidationError, match="not readable by this build of TurnRecord"):
         TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 6})
+
+
+CITATION = {"index": 1, "chunk_id": "c1", "item_key": "ITEMAAAA", "quote": "Rates rose.", "survives": True}
+CHUNK = {"chunk_id": "c1", "item_key": "ITEMAAAA", "text": "Rates rose."}
+
+
+def test_a_version_3_turn_records_citations_read_as_citations_without_pages():
+    stored = {**TURN, "schema_version": 3, "prose": "Rates rose [1].", "citations": [CITATION]}
+    assert TurnRecord.model_validate_json(json.dumps(stored)).citations[0].pages is None
+    pages = {"index": 3, "label": "1236", "last_index": 4, "last_label": "1237"}
+    record = TurnRecord(**TURN, prose="Rates rose [1].", citations=[{**CITATION, "pages": pages}])
+    again = TurnRecord.model_validate_json(record.model_dump_json())
+    assert again.citations[0].pages == Pages(**pages) and again.citations[0].pages.printed
+
+
+def test_a_version_3_evidence_reply_reads_as_chunks_without_pages():
+    from zocrates_contracts import EvidenceRetrieved
+
+    envelope = {"turn_id": "t", "session_id": "s", "user_id": "u"}
+    old = EvidenceRetrieved.model_validate({**envelope, "schema_version": 3, "chunks": [CHUNK]})
+    assert old.chunks[0].pages is None
+    new = EvidenceRetrieved(**envelope, chunks=[{**CHUNK, "pages": {"index": 0, "label": "1", "printed": False}}])
+    assert new.schema_version == 4 and EvidenceRetrieved.model_validate_json(new.model_dump_json()) == new
+    with pytest.raises(ValidationError, match="index"):
+        Pages(index=-1, label="1")  # an index counts from 0
 
 
 def test_turn_candidates_are_typed_and_a_version_1_records_dicts_decode_as_candidates():

@@ -18,9 +18,9 @@ import respx
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from harness.system import running_system
+from harness.system import CHUNKS, running_system
 from harness.zotero import ZoteroLibraryBuilder
-from zocrates_contracts import Creator, LibraryItemMatch, LibraryItemsFound
+from zocrates_contracts import Creator, LibraryItemMatch, LibraryItemsFound, Pages
 from zocrates_discovery.config import DiscoverySettings
 from zocrates_discovery.service import DiscoveryService
 
@@ -117,12 +117,15 @@ async def test_ask_library_with_a_scope_searches_only_there(system):
     assert system.retrieval.requests[-1].scope.model_dump(mode="json") == scope
 
 
-async def test_search_library_returns_passages_with_item_metadata(system):
+async def test_search_library_returns_passages_with_item_metadata(system, monkeypatch):
+    pages = Pages(index=3, label="1236")
+    monkeypatch.setattr(system.retrieval, "chunks", [CHUNKS[0].model_copy(update={"pages": pages}), *CHUNKS[1:]])
     result = await call(system, "search_library", {"query": "attention", "limit": 2})
     passages = result.structured_content["passages"]
     assert [p["item_key"] for p in passages] == ["ITEMAAAA", "ITEMBBBB"]
     assert passages[0]["authors"] == "Jonsson & Stefansson" and passages[0]["year"] == 2021
     assert passages[0]["publication"] == "Nature Genetics" and "monozygotic" in passages[0]["text"]
+    assert passages[0]["pages"] == pages.model_dump() and passages[1]["pages"] is None
     assert system.retrieval.requests[-1].top_k == 2
 
 

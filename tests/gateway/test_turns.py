@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.system import FakeDiscovery, parse_sse, running_system
+from harness.system import CHUNKS, FakeDiscovery, parse_sse, running_system
+from zocrates_contracts import Pages
 
 pytestmark = pytest.mark.connected
 
@@ -32,6 +33,17 @@ async def test_offline_quotes_are_marked_as_quotes_with_the_relevance_that_chose
     occurrences = [o for c in done["citations"] for o in c["occurrences"]]
     assert occurrences and all(o["quoted"] and o["relevance"] > 0 for o in occurrences)
     assert all(o["probability"] == 0.9 for o in occurrences)  # the verifier still scored each quote
+
+
+async def test_a_citation_carries_the_printed_pages_of_its_passage_in_the_turn_and_its_session(system):
+    pages = Pages(index=3, label="1236", last_index=4, last_label="1237")
+    system.retrieval.chunks = [CHUNKS[0].model_copy(update={"pages": pages}), *CHUNKS[1:]]
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    cited = {c["chunk_id"]: c["pages"] for c in done["citations"]}
+    assert cited["c1"] == pages.model_dump()
+    assert all(p is None for chunk_id, p in cited.items() if chunk_id != "c1")  # no pages: none shown
+    stored = (await system.client.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)).json()
+    assert stored["turns"] == [done]
 
 
 async def test_a_question_the_library_does_not_answer_is_refused_citing_nothing(system):

@@ -1,9 +1,11 @@
 """A researcher's annotations (Zotero 7 itemAnnotations) are indexed as chunks of the annotated
-file's parent item, one per annotation, in the section "Annotations > p. <label>"."""
+file's parent item, one per annotation, in the section "Annotations > p. <label>", on its page
+with the label Zotero gave it."""
 
 from __future__ import annotations
 
 from harness.zotero import ZoteroLibraryBuilder
+from zocrates_contracts import Pages
 from zocrates_retrieval.adapters.store import EdgeStore, Tenant, indexed_sources
 from zocrates_retrieval.adapters.zotero import read_library
 from zocrates_retrieval.ingest import Ingestor
@@ -64,7 +66,7 @@ def test_annotations_are_searchable_and_cite_their_page(tmp_path, schema_dir, ma
         evidence = [to_evidence(h) for h in hits]
         top = next(e for e in evidence if e.kind == "annotation")
         assert top.text == f"“{HIGHLIGHT}”\nComment: {COMMENT}"
-        assert top.section == "Annotations > p. 903" and hits[evidence.index(top)].payload["page"] == 2
+        assert top.section == "Annotations > p. 903" and top.pages == Pages(index=1, label="903")
         assert top.item_key == keys["article"] and top.attachment_key == keys["pdf"]
         assert top.title == "Superior thermal conductivity of graphene"
 

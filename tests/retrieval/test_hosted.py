@@ -6,6 +6,7 @@ restart; an abandoned indexing lease is taken over."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import time
@@ -27,6 +28,7 @@ from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
 from zocrates_retrieval.adapters.catalog import Catalog, IndexRun
 from zocrates_retrieval.adapters.files import LibraryFiles
 from zocrates_retrieval.config import RetrievalSettings
+from zocrates_retrieval.ingest import INDEX_VERSION
 from zocrates_retrieval.service import RetrievalService
 
 pytestmark = pytest.mark.connected
@@ -351,6 +353,33 @@ async def test_an_abandoned_indexing_lease_is_taken_over(hosted, pdf_dir):
     assert (await hosted.catalog.index_run("alice"))[0].owner is None
 
 
+async def test_a_library_indexed_at_an_earlier_index_version_is_indexed_again_once(hosted, pdf_dir):
+    """Index version 7 gave passages their pages, which only a new conversion knows: a sweep
+    takes up a hosted library last indexed by an earlier release, without waiting for a sync."""
+    svc = hosted.service
+    svc.sweep_s = 0.3
+    pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
+    await svc.sync_library(sync("alice", [article(), attachment(hashlib.sha256(pdf).hexdigest())]))
+    await hosted.upload("alice", pdf)
+    assert (await hosted.settled("alice")).state == "done"
+    run, revision = await hosted.catalog.index_run("alice")
+    assert run.index_version == INDEX_VERSION and await hosted.catalog.pending(INDEX_VERSION) == []
+
+    # The record as a release before the field left it.
+    earlier = {k: v for k, v in dataclasses.asdict(run).items() if k != "index_version"}
+    assert not IndexRun(**earlier).indexed(await hosted.catalog.version("alice"), INDEX_VERSION)
+    await hosted.catalog._cas("r.alice", earlier, revision)
+
+    async def indexed_again():
+        again, _ = await hosted.catalog.index_run("alice")
+        return again if again.index_version == INDEX_VERSION and again.owner is None else None
+
+    again = await wait_until(indexed_again, 60, "the sweep to index the library again")
+    assert again.progress["state"] == "done" and again.progress["started_at"] > run.progress["started_at"]
+    assert await hosted.catalog.pending(INDEX_VERSION) == []  # once
+    assert (await hosted.status("alice")).state == "done"
+
+
 def test_zotero_dir_is_also_read_from_the_shared_variable(tmp_path, monkeypatch, no_home_zotero):
     (tmp_path / "zotero").mkdir()
     (tmp_path / "zotero" / "zotero.sqlite").touch()
@@ -396,3 +425,20 @@ async def test_a_hosted_librarys_collections_and_tags_come_from_the_sync_and_cha
     assert {c.item_key for c in done.chunks} == {PARENT}
     bob = await svc.search(RetrievalRequested(turn_id="t6", user_id="bob", query="filters", scope=to_read, **ENVELOPE))
     assert bob.chunks == [] and bob.error is not None  # bob has no library here: told so, shown nothing
+
+
+async def test_a_synced_abstract_answers_before_any_file_is_uploaded(hosted, pdf_dir):
+    svc = hosted.service
+    abstract = (
+        "Low molecular weight heparin given to trauma patients for thrombosis prophylaxis caused major "
+        "bleeding in 3% of them, most often after solid organ injury."
+    )
+    pdf = (pdf_dir / "cermine" / "test1.pdf").read_bytes()
+    item = article().model_copy(update={"abstract": abstract})
+    synced = await svc.sync_library(sync("alice", [item, attachment(hashlib.sha256(pdf).hexdigest())]))
+    assert synced.error is None and synced.needs_upload == [PDF_KEY]
+    status = await hosted.settled("alice")
+    assert status.abstracts == 1 and status.awaiting_upload == 1
+    reply = await svc.search(ask("alice", "How often did heparin prophylaxis cause bleeding in trauma?"))
+    top = reply.chunks[0]
+    assert (top.item_key, top.attachment_key, top.kind, top.text) == (PARENT, None, "abstract", abstract)

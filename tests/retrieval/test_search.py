@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from harness.zotero import ZoteroLibraryBuilder
+from zocrates_contracts import Pages
 from zocrates_retrieval.adapters.store import ChunkPoint, EdgeStore, Hit, SparseEncoder, Tenant, point_id, query_chunks
 from zocrates_retrieval.cli import main
 from zocrates_retrieval.domain.structure import is_back_matter
@@ -146,7 +147,8 @@ def test_evidence_maps_payload_fields():
                 "publication": "J",
                 "citation_key": "b2020t",
                 "text": "txt",
-                "kind": "note",
+                "kind": "text",
+                "pages": {"index": 3, "label": "1236", "last_index": None, "last_label": None, "printed": True},
             },
         )
     )
@@ -155,10 +157,11 @@ def test_evidence_maps_payload_fields():
         "P1",
         "A1",
         "Intro > Aim",
-        "note",
+        "text",
         0.5,
     )
     assert ev.creators[0].last_name == "B"
+    assert ev.pages == Pages(index=3, label="1236")
     assert ev.citation_key == "b2020t"
 
 

@@ -145,18 +145,19 @@ def test_missing_database_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name, items, sources, doi",
+    "name, items, sources, abstracts, doi",
     [
-        ("nagatashigueru-ZoteroDataBase.zotero.sqlite", 5, 6, "10.1016/j.apsusc.2021.149982"),
-        ("hsteinshiromoto-bibliography.zotero.sqlite", 38, 20, "10.1109/TCNS.2018.2885270"),
+        ("nagatashigueru-ZoteroDataBase.zotero.sqlite", 5, 6, 5, "10.1016/j.apsusc.2021.149982"),
+        ("hsteinshiromoto-bibliography.zotero.sqlite", 38, 20, 12, "10.1109/TCNS.2018.2885270"),
     ],
 )
-def test_real_zotero_databases(tmp_path, zotero_db_dir, name, items, sources, doi):
+def test_real_zotero_databases(tmp_path, zotero_db_dir, name, items, sources, abstracts, doi):
     """Databases written by Zotero 6 and 7 themselves (their files are not included)."""
     shutil.copyfile(zotero_db_dir / name, tmp_path / "zotero.sqlite")
     snap = read_library(tmp_path)
     assert len(snap.items) == items
-    assert len(snap.sources) == sources
+    assert sum(s.kind != "abstract" for s in snap.sources) == sources  # files and notes
+    assert sum(s.kind == "abstract" for s in snap.sources) == abstracts  # items with an abstract
     assert doi in {m.doi for m in snap.items.values()}
     assert all(m.title for m in snap.items.values())
     for src in (s for s in snap.sources if s.kind == "attachment"):

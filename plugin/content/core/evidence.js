@@ -8,7 +8,7 @@
 // or a table row stays well-formed. Only our own tags are added to the renderer's output; the
 // passage's text is escaped by the renderer as before.
 
-import { escapeHtml } from "./format.js";
+import { escapeHtml, pagesText } from "./format.js";
 import { sourceId } from "./citations.js";
 
 export const MARK_OPEN = "\ue011";
@@ -97,12 +97,9 @@ export function revealScrollTop(scrollTop, containerTop, targetTop, clientHeight
   return Math.max(0, Math.round(scrollTop + targetTop - containerTop - clientHeight / 3));
 }
 
-/** Where in its item a passage is: `p. 12 · § Methods` (a page when the chunk carries one). */
+/** Where in its item a passage is: `p. 12 · § Methods` (a page when the citation has one: `pagesText`). */
 export function passagePlace(citation) {
-  const page = citation.page_label ?? citation.page;
-  return [page !== undefined && page !== null && page !== "" ? `p. ${page}` : "", citation.section ? `§ ${citation.section}` : ""]
-    .filter(Boolean)
-    .join(" · ");
+  return [pagesText(citation.pages), citation.section ? `§ ${citation.section}` : ""].filter(Boolean).join(" · ");
 }
 
 /**

@@ -64,13 +64,24 @@ export function pillLabel(citation) {
   return `${head} (${citation.year ?? "n.d."})`;
 }
 
-/** The pill tooltip: title, section, page, this occurrence's support probability (or that it
+/**
+ * Where a cited passage sits, as a reader cites it: "p. 1236", or "pp. 1236–1237" when it runs
+ * onto later pages; "" without pages (a note, a web page, a turn stored before them). The label
+ * is the number printed on the page (`pages.printed` false: its place in the file).
+ */
+export function pagesText(pages) {
+  if (!pages || !pages.label) return "";
+  const spans = pages.last_label && pages.last_index !== null && pages.last_index !== undefined && pages.last_index !== pages.index;
+  return spans ? `pp. ${pages.label}–${pages.last_label}` : `p. ${pages.label}`;
+}
+
+/** The pill tooltip: title, section, pages, this occurrence's support probability (or that it
  * is a quote) and the start of the sentence that supports it. */
 export function pillTooltip(citation, occurrence) {
   const lines = [`Title: ${citation.title || "Untitled source"}`];
   if (citation.section) lines.push(`Section: ${citation.section}`);
-  const page = citation.page_label ?? citation.page; // when the chunk carries one
-  if (page !== undefined && page !== null && page !== "") lines.push(`Page: ${page}`);
+  const pages = pagesText(citation.pages);
+  if (pages) lines.push(`Page: ${pages}`);
   const p = occurrence ? occurrence.probability : null;
   if (isQuoted(occurrence)) lines.push(QUOTED_TEXT);
   else lines.push(p === null || p === undefined ? "Support probability: not verified" : `Support probability: ${p.toFixed(2)}`);

@@ -1,7 +1,7 @@
 // The claim verification inspector's data: one row per evaluated citation occurrence,
 // sorting, filtering by source, the message-info statistics and the counts line.
 
-import { isQuoted, pillLabel, quoteScores } from "./format.js";
+import { isQuoted, pagesText, pillLabel, quoteScores } from "./format.js";
 
 export const VERDICT_LABEL = { KEPT: "VERIFIED", DEMOTED: "REJECTED", FAIL_OPEN: "UNVERIFIED" };
 
@@ -43,6 +43,7 @@ export function claimRows(record) {
         source: pillLabel(citation),
         title: citation.title || "Untitled source",
         section: citation.section || "",
+        pages: citation.pages || null,
         evidence: citation.quote || "",
         spans: occ.spans || [], // where `evidence` supports the claim (offsets into it)
         order: at < 0 ? Number.MAX_SAFE_INTEGER : at,
@@ -104,6 +105,11 @@ export function filterRows(rows, sourceId) {
 /** `0.852` */
 export function formatProbability(p) {
   return p === null || p === undefined ? "—" : p.toFixed(3);
+}
+
+/** The source cell's line under the title: `Jonsson & Stefansson (2021) • p. 306`. */
+export function sourceLine(row) {
+  return [row.source, pagesText(row.pages)].filter(Boolean).join(" • ");
 }
 
 /** The probability cell's score: `p = 0.852`, or a quote's `verifier p = 0.810 · relevance 0.930`. */

@@ -64,6 +64,8 @@ export function syncedItem(json, file = {}) {
     item.year = yearOf(json.date);
     item.publication = orNull(PUBLICATION_FIELDS.map((f) => json[f]).find(Boolean), MAX.publication);
     item.doi = orNull(doiOf(json), MAX.doi);
+    const abstract = clip(json.abstractNote, MAX.abstract);
+    if (abstract) item.abstract = abstract; // left out when empty: such an item's fingerprint is as before
   }
   const url = clip(json.url, MAX.url);
   if (url) item.url = url;
@@ -334,25 +336,48 @@ export class Debouncer {
 /** The sidebar's one line for `/library/status`. */
 export function libraryStatusLine(status) {
   if (!status) return "";
-  const indexing = status.state === "running" ? `indexing ${status.sources_done} of ${status.sources_total}` : "";
+  const indexing = status.state === "running" ? indexingProgress(status) : "";
   if (status.source === "demo") {
     const notes = [status.items ? `${status.items} open-access papers` : "", indexing].filter(Boolean);
     return `Demo library${notes.length ? ` (${notes.join("; ")})` : ""} — set ZOCRATES_ZOTERO_DIR for your own.`;
   }
   if (status.source === "zotero_dir") {
-    return `Library read from Zotero on the server: ${status.indexed} attachments indexed${indexing ? ` (${indexing})` : ""}.`;
+    const abstracts = status.abstracts ? `; ${status.abstracts} abstracts searchable` : "";
+    const failed = unreadable(status);
+    return `Library read from Zotero on the server: ${status.indexed} sources indexed${abstracts}${failed ? `; ${failed}` : ""}` +
+      `${indexing ? ` (${indexing})` : ""}.`;
   }
   if (status.source === "none") return "Your library is not on the server yet.";
   const parts = [`${status.items} items, ${status.attachments} attachments on the server`];
   if (status.awaiting_upload) parts.push(`${status.awaiting_upload} files to upload`);
-  if (status.state === "running") parts.push(`indexing ${status.sources_done} of ${status.sources_total}`);
+  if (status.abstracts) parts.push(`${status.abstracts} abstracts searchable`);
+  if (status.state === "running") parts.push(indexing);
   else parts.push(`${status.indexed} indexed`);
-  const failed = Object.entries(status.failures_by_reason || {});
-  if (failed.length) {
-    const total = failed.reduce((n, [, count]) => n + count, 0);
-    parts.push(`${total} not readable (${failed.map(([reason, count]) => `${count} ${reason}`).join(", ")})`);
-  }
+  const failed = unreadable(status);
+  if (failed) parts.push(failed);
   return `${parts.join("; ")}.`;
+}
+
+/** "3 not readable (2 scanned, 1 encrypted)", or "" when every file was read. */
+function unreadable(status) {
+  const failed = Object.entries(status.failures_by_reason || {});
+  if (!failed.length) return "";
+  const total = failed.reduce((n, [, count]) => n + count, 0);
+  return `${total} not readable (${failed.map(([reason, count]) => `${count} ${reason}`).join(", ")})`;
+}
+
+/** "indexing 120 of 5000 (6.9 pages/s, about 12 min left)": the pace and time left once known. */
+export function indexingProgress(status) {
+  const pace = [];
+  if (status.pages_per_s) pace.push(`${status.pages_per_s.toFixed(1)} pages/s`);
+  if (status.eta_s != null) pace.push(`about ${duration(status.eta_s)} left`);
+  return `indexing ${status.sources_done} of ${status.sources_total}${pace.length ? ` (${pace.join(", ")})` : ""}`;
+}
+
+function duration(seconds) {
+  if (seconds < 90) return `${Math.max(1, Math.round(seconds))} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
 }
 
 /** The sidebar's line while a sync runs. */

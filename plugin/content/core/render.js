@@ -245,6 +245,7 @@ export function createRenderer({ markdownit, katex }) {
       const parts = [`<strong>${escapeHtml(heading)}</strong>.`];
       if (title) parts.push(`<em>${inlineMarkdown(title)}</em>${/[.?!]$/.test(title) ? "" : "."}`);
       if (publication) parts.push(`${escapeHtml(publication)}${/[.?!]$/.test(publication) ? "" : "."}`);
+      if (ref.abstract_only) parts.push('<span class="abstract-only" title="Only the abstract of this item was read: no passage of its file">(abstract only)</span>');
       return `<li><span class="zotero-source-link" role="link" tabindex="0" data-item-key="${escapeAttr(ref.item_key)}" ` +
         `data-library-id="${escapeAttr(ref.library_id || "user")}">${parts.join(" ")}</span></li>`;
     };

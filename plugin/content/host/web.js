@@ -17,6 +17,8 @@ export function createHost(window) {
     canOpenInReader: false,
     canSelectInLibrary: false,
     canImport: false,
+    // No Zotero to write a note into: "Save as Markdown" downloads the answer instead.
+    canWriteNotes: false,
     zoteroOnlyHint: "Available in the Zotero plugin; this web page cannot reach your Zotero library.",
     importHint: "This web page cannot write into Zotero: the server stages the open-access PDFs and offers them as downloads. Use the Zotero plugin to import.",
     missingTokenHint: "",

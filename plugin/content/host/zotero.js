@@ -1,11 +1,13 @@
 // The Zotero host: the sidebar iframe inside a Zotero main window. Settings from the
 // extensions.zocrates.* prefs (Zotero.Zocrates.prefs), the clipboard through Zotero, the
-// reader and library actions, and the import of staged candidates into the library.
+// reader and library actions, the import of staged candidates into the library, and answers
+// saved as notes (host/zotero-notes.js).
 
 import { findOutlineTarget } from "../core/outline.js";
 import { zoteroItemData } from "../core/candidates.js";
 import { WHOLE_LIBRARY, itemsOption } from "../core/scope.js";
 import { createLibrarySync, fileStore, serverLibraryId, summaryLine, zoteroLibraryID } from "./zotero-library.js";
+import { createNoteWriter } from "./zotero-notes.js";
 import { selectedCollections, selectedLibraryIDs, selectItemInPane } from "./zotero-compat.js";
 
 export function createHost(window, Zotero = window.parent.Zotero) {
@@ -16,6 +18,7 @@ export function createHost(window, Zotero = window.parent.Zotero) {
   // set lives in the bootstrap scope (hooks.js), shared by every window's sidebar.
   const suppressed = Zotero.Zocrates.suppressedItemIDs;
   let librarySync = null;
+  const notes = createNoteWriter(Zotero, { pane, itemByKey });
 
   /** The library sync for this sidebar (one per server URL's remembered state). */
   function librarySyncFor(api, onProgress = () => {}) {
@@ -135,13 +138,26 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       if (chosen === picker.returnOK || chosen === picker.returnReplace) await Zotero.File.putContentsAsync(picker.file, text);
     },
 
-    /** Open the cited attachment, in its library, and go to the chunk's section (best effort, highlight-free). */
+    canWriteNotes: true,
+    /** Where a standalone note would go now (the pane's selected collection or library); throws when read-only. */
+    noteWhere: () => notes.standaloneWhere(),
+    /** An answer's note (HTML) written in one transaction: standalone, or under `parent` (`{item_key, library_id}`). */
+    saveNote: (html, options) => notes.saveNote(html, options),
+
+    /**
+     * Open the cited attachment, in its library, at the passage's page (`pages.index`, the
+     * reader's 0-based `pageIndex`); a passage without a page (a snapshot, a turn stored before
+     * pages) goes to its section instead (best effort, highlight-free). The page comes first: a
+     * section's heading can be pages before the passage cited.
+     */
     async openInReader(citation) {
       let item = await itemByKey(citation.attachment_key || citation.item_key, citation.library_id);
       if (item.isRegularItem()) item = await item.getBestAttachment();
       if (!item || !item.isAttachment()) throw new Error("This item has no PDF or snapshot to open.");
-      const reader = await Zotero.Reader.open(item.id);
-      if (reader && citation.section) await navigateToSection(reader, citation.section).catch((exc) => Zotero.debug(`Zocrates: section navigation skipped (${exc})`));
+      const pageIndex = citation.pages?.index;
+      const location = Number.isInteger(pageIndex) && pageIndex >= 0 ? { pageIndex } : undefined;
+      const reader = await Zotero.Reader.open(item.id, location);
+      if (reader && !location && citation.section) await navigateToSection(reader, citation.section).catch((exc) => Zotero.debug(`Zocrates: section navigation skipped (${exc})`));
     },
 
     /** Select an item in the library pane; `libraryId` as in a citation ("user" when missing). */
@@ -230,9 +246,10 @@ export function createHost(window, Zotero = window.parent.Zotero) {
     },
 
     /**
-     * Download the staged PDFs, then create every item, its tags, collection membership and
-     * its PDF attachment record in one transaction, in the library `libraryID` (My Library when
-     * missing) and its collection `collectionId` (none when empty); attachment files are copied
+     * Download the staged PDFs, then create every item, its tags, collection membership, its
+     * PDF attachment record and its provenance note (a plan entry's `note`, HTML) in one
+     * transaction, in the library `libraryID` (My Library when missing) and its collection
+     * `collectionId` (none when empty); attachment files are copied
      * into storage after the commit (as Zotero.Attachments does), and a file that fails to copy
      * leaves a metadata-only item behind, reported as such. A group that takes no files gets
      * metadata-only items, and no PDF is downloaded for it. A library that is gone or
@@ -249,7 +266,8 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       try {
         const created = await writeItems(plan, staged, target, mine);
         await attachFiles(created, results);
-        const kept = created.flatMap(({ item, attachment }) => [item.id, ...(attachment && Zotero.Items.get(attachment.id) ? [attachment.id] : [])]);
+        const kept = created.flatMap(({ item, attachment, note }) => [item.id, ...(note ? [note.id] : []),
+          ...(attachment && Zotero.Items.get(attachment.id) ? [attachment.id] : [])]);
         const ingest = await ingestImported(api, kept);
         return {
           results: plan.map(({ candidate }) => results.get(candidate.candidate_id) || { title: candidate.title, status: "failed", note: "not processed" }),
@@ -320,7 +338,7 @@ export function createHost(window, Zotero = window.parent.Zotero) {
     return staged;
   }
 
-  /** Every item and attachment record in ONE transaction; their ids go into `suppressed` (and `mine`). */
+  /** Every item, attachment record and provenance note in ONE transaction; their ids go into `suppressed` (and `mine`). */
   async function writeItems(plan, staged, target, mine) {
     const created = [];
     const suppress = (id) => {
@@ -331,7 +349,7 @@ export function createHost(window, Zotero = window.parent.Zotero) {
     await Zotero.DB.executeTransaction(async () => {
       // Checked again: the downloads took a while, and the group may have been left meanwhile.
       const { library, collectionID } = importTarget(target.library.libraryID, target.collectionID);
-      for (const { candidate, action } of plan) {
+      for (const { candidate, action, note: noteHtml } of plan) {
         if (action === "skip") continue;
         const data = zoteroItemData(candidate);
         const item = new Zotero.Item(data.itemType);
@@ -357,7 +375,16 @@ export function createHost(window, Zotero = window.parent.Zotero) {
           await attachment.save();
           suppress(attachment.id);
         }
-        created.push({ candidate, item, attachment, path });
+        let note = null;
+        if (noteHtml) {
+          note = new Zotero.Item("note");
+          note.libraryID = item.libraryID;
+          note.parentID = item.id;
+          note.setNote(noteHtml);
+          await note.save();
+          suppress(note.id);
+        }
+        created.push({ candidate, item, attachment, path, note });
       }
     });
     return created;

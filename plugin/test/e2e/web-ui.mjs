@@ -222,6 +222,15 @@ try {
   report.export = { markdown, bibtex };
   await exportDialog.locator(".modal-close").click();
 
+  step("save as note: the web page downloads the answer as Markdown, citations linked to their Zotero items");
+  const [noteDownload] = await Promise.all([page.waitForEvent("download"), assistant.locator(".save-note-btn").click()]);
+  assert.equal(noteDownload.suggestedFilename(), "answer.md");
+  const noteMarkdown = readFileSync(await noteDownload.path(), "utf8");
+  assert.match(noteMarkdown, /^# .+\n\n/, `no question heading: ${noteMarkdown}`);
+  assert.match(noteMarkdown, /\(\[[^\]]+, (\d{4}|n\.d\.)\]\(zotero:\/\/select\/(library|groups\/\d+)\/items\/\w+\)/, `no linked citation: ${noteMarkdown}`);
+  assert.ok(!/\[\d+\]/.test(noteMarkdown) && /\n## References\n\n- \[/.test(noteMarkdown), `not the answer's note: ${noteMarkdown}`);
+  report.noteMarkdown = noteMarkdown;
+
   step("claim verification inspector");
   await page.setViewportSize({ width: 1200, height: 900 });
   await assistant.locator(".claims-inspector-btn").click();

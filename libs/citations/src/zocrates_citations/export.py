@@ -3,7 +3,8 @@
 `export_answer` turns each citation token of an answer's prose (`[1]`, `[1, 2]`) into a Pandoc
 citation (`[@jonssonSomaticMutationRates2021]`, `[@a; @b]`) and lists the cited items as BibTeX
 and as CSL-JSON, so `pandoc --citeproc --bibliography refs.bib answer.md` renders it in any
-citation style. One key per item, however many of its passages are cited.
+citation style. One key per item, however many of its passages are cited; a passage's printed
+page becomes the citation's locator (`[@a, p. 306]`).
 
 The key of an item is its Better BibTeX key when it has one (the `Citation Key: ...` line Better
 BibTeX writes into Zotero's Extra field, read by retrieval into `EvidenceChunk.citation_key`),
@@ -23,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from zocrates_citations.parsing import Token, find_tokens, mask, splice_tokens
-from zocrates_contracts import Citation, Creator
+from zocrates_contracts import Citation, Creator, Pages
 
 #: (library_id, item_key): item keys are unique only within one library.
 ItemId = tuple[str, str]
@@ -78,9 +79,11 @@ def export_answer(
     keys = _unique_keys(items, citation_keys or {})
 
     def pandoc(token: Token) -> str | None:
-        ids = dict.fromkeys((by_index[i].library_id, by_index[i].item_key) for i in token.indices if i in by_index)
-        found = [keys[i] for i in ids if i in keys]
-        return "[" + "; ".join(f"@{k}" for k in found) + "]" if found else None
+        cites: dict[ItemId, str] = {}  # one per item, the page of its first passage in the bracket
+        for c in (by_index[i] for i in token.indices if i in by_index):
+            if (item := (c.library_id, c.item_key)) in keys:
+                cites.setdefault(item, _pandoc_cite(keys[item], c.pages))
+        return "[" + "; ".join(cites.values()) + "]" if cites else None
 
     tokens = find_tokens(mask(prose).masked, _MAX_INDEX)
     body = splice_tokens(prose, tokens, pandoc).rstrip() if tokens else prose.rstrip()
@@ -92,6 +95,12 @@ def export_answer(
         csl_json=[_csl(key, c) for key, c in entries],
         keys=keys,
     )
+
+
+def _pandoc_cite(key: str, pages: Pages | None) -> str:
+    """`@key`, with the passage's page as a Pandoc locator (`@key, p. 306`) where the paper
+    prints one (a page counted in the file is no page a reader can look up)."""
+    return f"@{key}, {pages.shown()}" if pages is not None and pages.printed else f"@{key}"
 
 
 def _unique_keys(items: Mapping[ItemId, Citation], known: Mapping[ItemId, str]) -> dict[ItemId, str]:

@@ -152,7 +152,7 @@ def _within(spans: Sequence[TextSpan], length: int) -> list[TextSpan]:
     return [TextSpan(start=s.start, end=min(s.end, length)) for s in spans if s.start < length]
 
 
-def source_ref(chunk: EvidenceChunk) -> SourceRef:
+def source_ref(chunk: EvidenceChunk, abstract_only: bool = False) -> SourceRef:
     """The item-level reference of a chunk (its item's metadata, never its text)."""
     return SourceRef(
         item_key=chunk.item_key,
@@ -161,7 +161,16 @@ def source_ref(chunk: EvidenceChunk) -> SourceRef:
         authors=format_authors(chunk.creators),
         year=chunk.year,
         publication=chunk.publication,
+        abstract_only=abstract_only,
     )
+
+
+def is_abstract_record(chunk: EvidenceChunk) -> bool:
+    """A passage of the item's Abstract field (indexed on its own), not of a file or note."""
+    return chunk.kind == "abstract" and chunk.attachment_key is None
+
+
+ABSTRACT_ONLY = "(abstract only)"
 
 
 def entry_parts(ref: SourceRef) -> tuple[str, str, str]:
@@ -198,25 +207,25 @@ def _item_hooks(ref: SourceRef) -> str:
     return hooks
 
 
-def _cited_entry(ref: SourceRef) -> str:
+def _entry(ref: SourceRef, esc, strong: tuple[str, str], em: tuple[str, str]) -> str:
+    """A bibliography entry's text, its parts escaped by `esc` and marked up by `strong`/`em`."""
     heading, title, publication = entry_parts(ref)
-    parts = [f"**{_markdown_escape(heading)}**."]
+    parts = [f"{strong[0]}{esc(heading)}{strong[1]}."]
     if title:
-        parts.append(emphasised(_markdown_escape(title), "*", "*"))
+        parts.append(emphasised(esc(title), *em))
     if publication:
-        parts.append(emphasised(_markdown_escape(publication), "", ""))
-    return f'- <span class="zotero-source-link"{_item_hooks(ref)}>{" ".join(parts)}</span>'
+        parts.append(emphasised(esc(publication), "", ""))
+    if ref.abstract_only:
+        parts.append(ABSTRACT_ONLY)
+    return f'<span class="zotero-source-link"{_item_hooks(ref)}>{" ".join(parts)}</span>'
+
+
+def _cited_entry(ref: SourceRef) -> str:
+    return "- " + _entry(ref, _markdown_escape, ("**", "**"), ("*", "*"))
 
 
 def _considered_entry(ref: SourceRef) -> str:
-    heading, title, publication = entry_parts(ref)
-    parts = [f"<strong>{escape(heading)}</strong>."]
-    if title:
-        parts.append(emphasised(escape(title), "<em>", "</em>"))
-    if publication:
-        parts.append(emphasised(escape(publication), "", ""))
-    link = f'<span class="zotero-source-link"{_item_hooks(ref)}>{" ".join(parts)}</span>'
-    return f"    <li>{link}</li>"
+    return f"    <li>{_entry(ref, lambda text: escape(text, quote=False), ('<strong>', '</strong>'), ('<em>', '</em>'))}</li>"
 
 
 def render_source_sections(references: References) -> str:
@@ -348,8 +357,10 @@ def resolve_citations_and_references(
         _citation(index, chunks[index - 1], occurrences[index], max_quote_chars) for index in sorted(occurrences)
     ]
     best_chunk: dict[str, EvidenceChunk] = {}
+    abstract_only: dict[str, bool] = {}
     for chunk in chunks:
         best_chunk.setdefault(chunk.item_key, chunk)
+        abstract_only[chunk.item_key] = abstract_only.get(chunk.item_key, True) and is_abstract_record(chunk)
     fallback = (not citations_enabled or not any_valid) and not refused
     cited_keys = list(best_chunk) if fallback else list(cited_items)
     considered_keys = [] if fallback else [key for key in best_chunk if key not in cited_items]
@@ -359,8 +370,10 @@ def resolve_citations_and_references(
     if references_enabled:
         references = References(
             considered_summary=searched,
-            cited=[source_ref(best_chunk[k]) for k in cited_keys],
-            considered=[source_ref(best_chunk[k]) for k in considered_keys] if considered_disclosure else [],
+            cited=[source_ref(best_chunk[k], abstract_only[k]) for k in cited_keys],
+            considered=[source_ref(best_chunk[k], abstract_only[k]) for k in considered_keys]
+            if considered_disclosure
+            else [],
         )
     sections = render_source_sections(references)
     if sections and prose.strip():
@@ -467,6 +480,7 @@ def _citation(
         section=chunk.section,
         publication=chunk.publication,
         kind=chunk.kind,
+        pages=chunk.pages,
         quote=_quote(chunk.text, max_quote_chars),
         occurrences=occurrences,
         survives=any(o.verdict != "DEMOTED" for o in occurrences),

@@ -75,6 +75,34 @@ class AnswerUnit(BaseModel):
         return self.text or passage[self.start : self.end]
 
 
+class Pages(BaseModel):
+    """The pages of its file a passage sits on: the first, and the last when it runs on.
+
+    `index` is the page's 0-based place in the file, what Zotero's reader navigates by
+    (`{pageIndex}`; a `zotero://open-pdf/...?page=` link takes `index + 1`). `label` is the
+    number printed on it, which is what a reader cites ("p. 1234" in a journal issue, "iv" in a
+    preface): the PDF's own page labels, else the number in its running header or footer, else
+    `index + 1` with `printed` false."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int = Field(ge=0, description="0-based index of the first page in the file")
+    label: str = Field(min_length=1, max_length=32, description="The first page's printed number")
+    last_index: int | None = Field(
+        default=None, ge=0, description="The last page's index, when the passage spans pages"
+    )
+    last_label: str | None = Field(default=None, min_length=1, max_length=32, description="The last page's label")
+    printed: bool = Field(
+        default=True, description="The labels are the document's own; false: no number was found, `label` is index + 1"
+    )
+
+    def shown(self) -> str:
+        """How a citation names them: "p. 12", or "pp. 12–13" when the passage spans pages."""
+        if self.last_label is not None and self.last_index != self.index:
+            return f"pp. {self.label}–{self.last_label}"
+        return f"p. {self.label}"
+
+
 class EvidenceChunk(BaseModel):
     """A passage of the user's library, ranked by relevance for one turn.
 
@@ -110,4 +138,7 @@ class EvidenceChunk(BaseModel):
     role: SectionRole | str = "body"
     units: list[AnswerUnit] = Field(
         default_factory=list, max_length=2_000, description="The passage's units in reading order (see AnswerUnit)"
+    )
+    pages: Pages | None = Field(
+        default=None, description="The pages of its file the passage sits on (PDFs and annotations; else none)"
     )

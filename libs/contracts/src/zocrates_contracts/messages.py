@@ -184,11 +184,11 @@ class EvidenceRetrieved(Message):
     """Ranked evidence for a `RetrievalRequested` (most relevant first), or an error.
 
     Version 2: each chunk carries its section `role` and its answer `units`. Version 3:
-    `scope_empty`."""
+    `scope_empty`. Version 4: each chunk's `pages` (a chunk of an older version has none)."""
 
     SUBJECT = RETRIEVAL_COMPLETED
-    SCHEMA_VERSION = 3
-    schema_version: int = 3
+    SCHEMA_VERSION = 4
+    schema_version: int = 4
 
     chunks: list[EvidenceChunk] = Field(default_factory=list, max_length=100)
     scope_empty: bool = Field(
@@ -362,6 +362,7 @@ class BatchStaged(Message):
 MAX_SYNC_ITEMS = 500
 MAX_SYNC_DELETED = 5_000
 MAX_NOTE_CHARS = 32_000
+MAX_ABSTRACT_CHARS = 10_000
 MAX_STATUS_FAILURES = 100
 #: The largest sync request body the gateway reads, in bytes: a page must fit one bus message
 #: (NATS max_payload is 1 MB) with its envelope.
@@ -372,7 +373,15 @@ MAX_ITEM_TAGS = 200
 MAX_SYNC_COLLECTIONS = 2_000
 #: The attachment content types that are indexed; the gateway refuses an upload of any other.
 UPLOAD_TYPES = frozenset(
-    {"application/pdf", "text/html", "application/xhtml+xml", "text/plain", "text/markdown", "text/x-markdown"}
+    {
+        "application/pdf",
+        "application/epub+zip",
+        "text/html",
+        "application/xhtml+xml",
+        "text/plain",
+        "text/markdown",
+        "text/x-markdown",
+    }
 )
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
@@ -401,6 +410,12 @@ class SyncedItem(BaseModel):
     doi: str | None = Field(default=None, max_length=256)
     url: str | None = Field(default=None, max_length=2_048)
     extra: str | None = Field(default=None, max_length=10_000)
+    abstract: str | None = Field(
+        default=None,
+        max_length=MAX_ABSTRACT_CHARS,
+        description="A regular item's Abstract field (`abstractNote`): indexed on its own, so the "
+        "item answers before (or without) its file",
+    )
     parent_key: ItemKey | None = None
     content_type: str | None = Field(default=None, max_length=255, pattern=r"^[a-z0-9.+-]+/[a-z0-9.+-]+$")
     sha256: Sha256 | None = None
@@ -419,6 +434,8 @@ class SyncedItem(BaseModel):
             raise ValueError(f"item {self.key}: sha256, content_type and filename belong to attachments only")
         if self.item_type != "note" and self.note is not None:
             raise ValueError(f"item {self.key}: note text belongs to notes only")
+        if self.item_type in ("attachment", "note") and self.abstract is not None:
+            raise ValueError(f"item {self.key}: an abstract belongs to regular items only")
         if self.item_type not in ("attachment", "note") and self.parent_key is not None:
             raise ValueError(f"item {self.key}: only attachments and notes have a parent_key")
         if self.parent_key == self.key:
@@ -457,12 +474,12 @@ class LibrarySyncRequested(Request):
 
     `collections`, when present, is the library's whole collection tree and replaces the one
     stored (the plugin sends it on the first page of a sync whenever it changed); an item's
-    `collections` and `tags` place it there. Version 2: both.
+    `collections` and `tags` place it there. Version 2: both. Version 3: an item's `abstract`.
     """
 
     SUBJECT = LIBRARY_SYNC_REQUESTED
-    SCHEMA_VERSION = 2
-    schema_version: int = 2
+    SCHEMA_VERSION = 3
+    schema_version: int = 3
 
     library_id: LibraryId = "user"
     sync_id: Id
@@ -569,8 +586,8 @@ class LibraryStatus(Message):
     `none`."""
 
     SUBJECT = LIBRARY_STATUS_COMPLETED
-    SCHEMA_VERSION = 2  # 2: source "demo"
-    schema_version: int = 2
+    SCHEMA_VERSION = 3  # 2: source "demo". 3: abstracts, pages, pages_per_s, eta_s
+    schema_version: int = 3
 
     source: Literal["zotero_dir", "demo", "hosted", "none"] = "none"
     state: Literal["idle", "running", "done", "stopped", "failed"] = "idle"
@@ -583,6 +600,12 @@ class LibraryStatus(Message):
     sources_done: int = 0
     indexed: int = 0
     chunks_indexed: int | None = None
+    abstracts: int = Field(default=0, description="Items whose abstract is searchable (indexed before their files)")
+    pages: int = Field(default=0, description="Pages converted by the last run")
+    pages_per_s: float | None = Field(default=None, description="The last run's pace while converting files")
+    eta_s: float | None = Field(
+        default=None, description="While indexing: seconds left for the files, at the pace so far; None until known"
+    )
     failures_by_reason: dict[str, int] = Field(default_factory=dict)
     failures: list[IngestFailure] = Field(default_factory=list, max_length=MAX_STATUS_FAILURES)
     last_sync_at: datetime | None = None

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 
 from zocrates_contracts.base import LIBRARY_ID_PATTERN
 from zocrates_contracts.candidates import Candidate
-from zocrates_contracts.evidence import Creator
+from zocrates_contracts.evidence import Creator, Pages
 
 Verdict = Literal["KEPT", "DEMOTED", "FAIL_OPEN"]
 
@@ -94,6 +94,9 @@ class Citation(BaseModel):
     section: str | None = None
     publication: str | None = None
     kind: str = "text"
+    pages: Pages | None = Field(
+        default=None, description="The pages the cited passage sits on (version 4; none before, and for notes)"
+    )
     quote: str = Field(description="The full chunk text unless a quote limit is configured")
     occurrences: list[CitationOccurrence] = Field(default_factory=list)
     survives: bool = Field(description="At least one occurrence survived verification")
@@ -153,6 +156,11 @@ class SourceRef(BaseModel):
     authors: str = ""
     year: int | None = None
     publication: str | None = None
+    abstract_only: bool = Field(
+        default=False,
+        description="All the turn read of this item is its abstract (Zotero's Abstract field): no "
+        "passage of a file of it was among the evidence, e.g. while its PDF is still being indexed",
+    )
 
 
 class References(BaseModel):
@@ -233,9 +241,9 @@ class TurnRecord(BaseModel):
     Version 2 also types `candidates` (they were plain dicts of the same fields). Version 3 keeps
     a turn that ended in an error too (`error` set, `prose` what had streamed before it), and
     `coordinator_view`, what a follow-up question in the same session is answered with. Version
-    4: each occurrence's supporting `spans`, and the answer's citation `quality`. Version 5 lists
-    the claims whose every citation failed verification (`unsupported`); older records decode
-    with none.
+    4: each occurrence's supporting `spans`, the answer's citation `quality`, and each citation's
+    `pages` (the printed page numbers). Version 5 lists the claims whose every citation failed
+    verification (`unsupported`); older records decode with none.
 
     The answer travels in two parts: `prose` (what the client renders, with its citation
     tokens) and `sources` (the source sections, for clients that show markdown as is; the
@@ -245,8 +253,8 @@ class TurnRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    # 2: prose and sources apart from text; typed candidates. 3: error, memory. 4: spans, quality.
-    # 5: unsupported claims
+    # 2: prose and sources apart from text; typed candidates. 3: error, memory. 4: spans, quality,
+    # pages. 5: unsupported claims
     SCHEMA_VERSION: ClassVar[int] = 5
 
     schema_version: int = 5

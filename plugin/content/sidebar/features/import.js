@@ -1,9 +1,11 @@
 // Import from discovery: a discovery turn's candidates as a checklist (select all, a summary,
 // "Import Selected…"), the confirmation dialog with the library and collection to add to, and
 // the import report. In Zotero the host imports the papers; on the web page the server stages
-// the open-access PDFs as downloads. A candidate pill in the answer scrolls to its card.
+// the open-access PDFs as downloads. Each paper imported into Zotero gets a child note saying how
+// it was found (core/note.js, provenanceNoteHtml). A candidate pill in the answer scrolls to its card.
 
 import { CandidateSelection, confirmationSummary, importChoices, importPlan, importReport, oaLabel } from "../../core/candidates.js";
+import { provenanceNoteHtml } from "../../core/note.js";
 import { escapeAttr, escapeHtml } from "../../core/format.js";
 import { openModal } from "../modal.js";
 import { disposer } from "../context.js";
@@ -135,7 +137,8 @@ export function mount({ window, document, host, api, renderer, state, $, bus }) 
     try {
       const batch = await api.prepareBatch(state.sessionId || message.record.session_id, message.record.turn_id,
         chosen.map((c) => c.candidate_id));
-      const plan = importPlan(chosen, batch);
+      // Each imported item keeps how it was found: the question, the date, what the overview said.
+      const plan = importPlan(chosen, batch).map((p) => ({ ...p, note: provenanceNoteHtml(message.record, p.candidate) }));
       reportEl.textContent = host.canImport ? `Importing into ${target?.where || "My Library"}…` : "Fetching staged PDFs…";
       const { results, ingest } = await host.importBatch(plan, { libraryID: target?.libraryID, collectionId: target?.collectionId || "", api });
       const report = importReport(results);

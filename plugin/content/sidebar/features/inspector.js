@@ -6,7 +6,7 @@
 import { escapeAttr, escapeHtml, stripMathQuotes, QUOTED_TEXT } from "../../core/format.js";
 import {
   claimRows, countsLine, defaultColumnWidths, filterRows, nextSort, probabilityStats, qualityLine,
-  resizeColumns, rowBadges, scoreText, sortRows, sourceOptions, statsLine, verificationCounts, COLUMNS,
+  resizeColumns, rowBadges, scoreText, sortRows, sourceLine, sourceOptions, statsLine, verificationCounts, COLUMNS,
 } from "../../core/inspector.js";
 import { markedQuoteHtml, spansHtml } from "../../core/evidence.js";
 import { ICONS } from "../icons.js";
@@ -139,7 +139,7 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
         `<td>#${row.number}</td>` +
         `<td>${renderer.markdown(stripMathQuotes(row.claim))}` +
         (row.quoted ? `<div class="info-muted quote-note">${escapeHtml(QUOTED_TEXT)}</div>` : "") + "</td>" +
-        `<td><div><strong>${renderer.inlineMarkdown(row.title)}</strong></div><div class="info-muted">${escapeHtml(row.source)}</div>` +
+        `<td><div><strong>${renderer.inlineMarkdown(row.title)}</strong></div><div class="info-muted">${escapeHtml(sourceLine(row))}</div>` +
         (row.section ? `<div class="evidence-section-badge">§ ${renderer.inlineMarkdown(row.section)}</div>` : "") +
         `<div class="row-actions"><button class="secondary-btn row-open" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? "Open in Reader" : host.zoteroOnlyHint)}">${ICONS.book} Open in Reader</button>` +
         `<button class="secondary-btn row-select" ${host.canSelectInLibrary ? "" : "disabled"} title="${escapeAttr(host.canSelectInLibrary ? "Select in Library" : host.zoteroOnlyHint)}">${ICONS.folder} Select in Library</button></div></td>` +
@@ -147,7 +147,7 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
         `<td><span class="probability">${escapeHtml(scoreText(row))}</span>` +
         rowBadges(row).map((b) => `<span class="verdict-badge ${escapeAttr(b.cls)}">${escapeHtml(b.text)}</span>`).join("") + "</td>";
       tr.querySelector(".row-open").addEventListener("click", () => onOpen({ item_key: row.itemKey, library_id: row.libraryId,
-        attachment_key: row.attachmentKey, section: row.section, title: row.title }));
+        attachment_key: row.attachmentKey, section: row.section, pages: row.pages, title: row.title }));
       tr.querySelector(".row-select").addEventListener("click", () => onSelect(row.itemKey, row.libraryId));
       tbody.appendChild(tr);
     }

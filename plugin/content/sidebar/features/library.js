@@ -6,8 +6,18 @@
 import { libraryMode, libraryStatusLine, syncProgressLine } from "../../core/library-sync.js";
 import { disposer } from "../context.js";
 
-export function mount({ host, api, $, bus }) {
+/** How often the line follows an indexing run, while one runs. */
+export const INDEXING_POLL_MS = 3000;
+
+export function mount({ window, host, api, $, bus }) {
   const d = disposer();
+  let poll = null;
+  d.add(() => window.clearTimeout(poll));
+  /** While the server indexes, ask again shortly: the line shows the pace and time left. */
+  function follow(status, again) {
+    window.clearTimeout(poll);
+    if (status?.state === "running") poll = window.setTimeout(again, INDEXING_POLL_MS);
+  }
   const libraryBar = $("library-bar");
   function showLibrary(line, { error = false, progress = null } = {}) {
     libraryBar.hidden = false;
@@ -45,6 +55,7 @@ export function mount({ host, api, $, bus }) {
     try {
       const status = await api.libraryStatus();
       showLibrary(prefix + libraryStatusLine(status));
+      follow(status, () => refreshLibraryStatus(prefix));
     } catch (exc) {
       showLibrary(`Library status unavailable: ${exc.message}`, { error: true });
     }
@@ -57,6 +68,7 @@ export function mount({ host, api, $, bus }) {
     try {
       const status = await api.libraryStatus();
       if (libraryMode(status) === "local") showLibrary(libraryStatusLine(status));
+      follow(status, () => showServerLibrary());
     } catch {
       // no line then: the chat works without it
     }

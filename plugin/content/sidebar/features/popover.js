@@ -4,9 +4,9 @@
 // Escape, a pointer-down outside it, or a scroll of the chat (a scroll inside it keeps it).
 // Answers "popover.close".
 
-import { bylineOf, escapeAttr, escapeHtml, isQuoted, occurrenceBadge, quoteScores } from "../../core/format.js";
+import { bylineOf, escapeAttr, escapeHtml, isQuoted, occurrenceBadge, pagesText, quoteScores } from "../../core/format.js";
 import { DIRECTIONS, maximizedRect, placePopover, resizeRect, scrollIsInside } from "../../core/geometry.js";
-import { markedQuoteHtml, passagePlace, revealScrollTop } from "../../core/evidence.js";
+import { markedQuoteHtml, revealScrollTop } from "../../core/evidence.js";
 import { ICONS } from "../icons.js";
 import { runHostAction, selectInLibrary } from "../host-actions.js";
 import { disposer } from "../context.js";
@@ -52,7 +52,7 @@ export function mount(ctx) {
     const badge = occurrenceBadge(occurrence);
     // A quote's scores stay a hover away: the badge itself makes no support claim.
     const badgeTitle = isQuoted(occurrence) ? ` title="${escapeAttr(quoteScores(occurrence))}"` : "";
-    const page = passagePlace({ page: citation.page_label ?? citation.page });
+    const page = pagesText(citation.pages);
     const section = (page ? `<span class="evidence-section-badge evidence-page-badge">${escapeHtml(page)}</span>` : "") +
       (citation.section ? `<span class="evidence-section-badge">§ ${renderer.inlineMarkdown(citation.section)}</span>` : "");
     pop.innerHTML =
@@ -65,7 +65,7 @@ export function mount(ctx) {
       `<div class="evidence-popover-badges-row">${section}<span class="evidence-support-badge ${badge.level}"${badgeTitle}>${escapeHtml(badge.text)}</span></div>` +
       `<div class="evidence-quote">${markedQuoteHtml(citation.quote || "", occurrence, renderer.markdown)}</div>` +
       '<div class="evidence-popover-actions">' +
-      `<button class="secondary-btn open-reader-btn" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? "Open the PDF at this section" : host.zoteroOnlyHint)}">${ICONS.book} Open in Reader</button>` +
+      `<button class="secondary-btn open-reader-btn" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? `Open the PDF at ${pagesText(citation.pages) || "this section"}` : host.zoteroOnlyHint)}">${ICONS.book} Open in Reader</button>` +
       `<button class="secondary-btn select-library-btn" ${host.canSelectInLibrary ? "" : "disabled"} title="${escapeAttr(host.canSelectInLibrary ? "Select the item in your library" : host.zoteroOnlyHint)}">${ICONS.folder} Select in Library</button>` +
       "</div>" + DIRECTIONS.map((dir) => `<div class="evidence-resizer ${dir}" data-dir="${dir}"></div>`).join("");
     document.body.appendChild(pop);

@@ -60,6 +60,7 @@ PASSAGE_FIELDS = {
     "year",
     "publication",
     "section",
+    "pages",
     "role",
     "text",
     "score",
@@ -105,8 +106,9 @@ def build_server(gateway: Gateway) -> MCPServer:
         scope: ScopeArg = None,
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
     ) -> dict[str, Any]:
-        """The library's passages that best match `query`, best first, each with its item's key,
-        library, title, creators, year and publication."""
+        """The library's passages that best match `query`, best first, each with the pages it sits
+        on (`pages.label`: the page number printed in the paper) and its item's key, library,
+        title, creators, year and publication."""
         return await search(gateway, _principal(ctx), query, scope, limit)
 
     @server.tool(structured_output=True)

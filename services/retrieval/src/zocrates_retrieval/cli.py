@@ -123,9 +123,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         authors = ", ".join(c.last_name or c.name for c in ev.creators[:3]) + (
             " et al." if len(ev.creators) > 3 else ""
         )
-        where = " | ".join(
-            x for x in (ev.section, f"p. {hit.payload.get('page')}" if hit.payload.get("page") else None) if x
-        )
+        where = " | ".join(x for x in (ev.section, ev.pages.shown() if ev.pages else None) if x)
         print(f"[{rank}] {ev.title} ({authors or 'n.a.'}, {ev.year or 'n.d.'}) {where}")
         print(f"    {ev.text[:400]}{'...' if len(ev.text) > 400 else ''}\n")
     print(f"{len(hits)} passages in {took:.0f} ms ({args.mode})")

@@ -1,5 +1,5 @@
-"""Files to structured text, by content type: PDFs (`pdf`), HTML, plain text and markdown
-(`markup`), each a `Document` (`document`).
+"""Files to structured text, by content type: PDFs (`pdf`), EPUB books (`epub`), HTML, plain
+text and markdown (`markup`), each a `Document` (`document`).
 
 Conversion of files we did not write runs in a separate process (`isolation.ConverterPool`)
 with an address-space cap and a wall-clock limit (RELIABILITY.md section 4): a decompression
@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from zocrates_retrieval.adapters.epub import convert_epub
 from zocrates_retrieval.adapters.pdf import convert_pdf
 from zocrates_retrieval.domain.document import CORRUPT, MISSING, UNSUPPORTED, ConversionError, Document
 from zocrates_retrieval.domain.markup import convert_html, convert_text, decode_text
+
+EPUB = "application/epub+zip"
 
 
 def convert_file(path: Path, content_type: str, max_pages: int = 2000) -> Document:
@@ -29,6 +32,8 @@ def convert_file(path: Path, content_type: str, max_pages: int = 2000) -> Docume
         return convert_pdf(path, max_pages)
     if ctype in ("text/html", "application/xhtml+xml"):
         return convert_html(path.read_bytes())
+    if ctype == EPUB or path.suffix.lower() == ".epub":
+        return convert_epub(path)
     if ctype in ("text/plain", "text/markdown", "text/x-markdown") or path.suffix.lower() in (".md", ".txt"):
         markdown = ctype != "text/plain" or path.suffix.lower() in (".md", ".markdown")
         return convert_text(decode_text(path.read_bytes()), markdown=markdown)

@@ -2,9 +2,10 @@
 
 Every change to a user's catalog raises its version (`Catalog.touch`); the replica that stored
 it then claims the user's `r.<user>` record (compare-and-set) unless another replica holds it,
-and indexes the library while the catalog is ahead of the index. The holder rewrites the
-record every `heartbeat_s` with its progress (what GET /library/status shows, from any
-replica). A replica that stops gives the lease back unfinished; one that dies stops beating,
+and indexes the library while the catalog is ahead of the index, or the index was written at
+another `INDEX_VERSION` (a release that changes what a file turns into indexes it again, once).
+The holder rewrites the record every `heartbeat_s` with its progress (what GET /library/status
+shows, from any replica). A replica that stops gives the lease back unfinished; one that dies stops beating,
 and after `lease_s` its lease counts as abandoned. Every `sweep_s` each replica takes over the
 libraries left behind (docs/architecture.md).
 """
@@ -24,7 +25,7 @@ import structlog
 from zocrates_retrieval.adapters.catalog import Catalog, Lease
 from zocrates_retrieval.adapters.files import LibraryFiles
 from zocrates_retrieval.adapters.zotero import Source
-from zocrates_retrieval.ingest import Ingestor, IngestProgress
+from zocrates_retrieval.ingest import INDEX_VERSION, Ingestor, IngestProgress
 from zocrates_retrieval.status import shown
 
 log = structlog.get_logger(__name__)
@@ -79,7 +80,7 @@ class HostedIndexer:
         while not self._closing.is_set():
             try:
                 now = time.time()
-                for user_id, run, _ in await self.catalog.pending():
+                for user_id, run, _ in await self.catalog.pending(INDEX_VERSION):
                     # ours without a run going here: a write of ours was lost in a reconnect
                     mine = run.owner == self.instance and user_id not in self._running_users()
                     if mine or not run.held(now, self.lease_s):
@@ -99,7 +100,7 @@ class HostedIndexer:
             if lease is None:
                 return  # another replica indexes this library and will see the new version
             version = await self.catalog.version(user_id)
-            if version <= lease.run.indexed_through:
+            if lease.run.indexed(version, INDEX_VERSION):
                 await self.catalog.beat(lease, release=True)
             else:
                 await self._run_holding(lease, version)
@@ -145,7 +146,8 @@ class HostedIndexer:
             await heartbeat
             # Stopped: not indexed through this version, so another replica's sweep takes over.
             finished = progress.state in ("done", "failed")
-            await self.catalog.beat(lease, shown(progress), release=True, indexed_through=version if finished else None)
+            through = (version, INDEX_VERSION) if finished else None
+            await self.catalog.beat(lease, shown(progress), release=True, indexed_through=through)
 
     async def _beat_while_running(self, lease: Lease, progress: IngestProgress, ended: asyncio.Event) -> None:
         while True:

@@ -27,6 +27,7 @@ import numpy as np
 import structlog
 
 from zocrates_contracts import SCORED_UNITS, Creator
+from zocrates_contracts.messages import UPLOAD_TYPES
 from zocrates_retrieval.adapters.embed import Embedder
 from zocrates_retrieval.adapters.isolation import ConverterPool, ConvertJob
 from zocrates_retrieval.adapters.store import (
@@ -43,18 +44,25 @@ from zocrates_retrieval.adapters.store import (
 )
 from zocrates_retrieval.adapters.zotero import ItemMeta, Source, read_library
 from zocrates_retrieval.domain.chunking import Chunk, chunk_blocks
-from zocrates_retrieval.domain.document import MISSING, UNSUPPORTED, Block, ConversionError, Document
+from zocrates_retrieval.domain.document import MISSING, UNSUPPORTED, Block, ConversionError, Document, page_span
 from zocrates_retrieval.domain.markup import convert_html
 
 log = structlog.get_logger(__name__)
 
 #: Bump when conversion or chunking changes what a source turns into: everything re-indexes.
-#: 6: each chunk carries its item's placement (`collection_keys`, `tags`); an index of
-#: version 5 gets them written in place, without re-embedding (`_migrated_from_5`).
-INDEX_VERSION = "6"
+#: 6: each chunk carries its item's placement (`collection_keys`, `tags`).
+#: 7: each chunk carries its `pages` (page index and printed label), which only a new
+#: conversion knows: an index of an earlier version is indexed again, once.
+INDEX_VERSION = "7"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128
+
+#: Abstracts written at a time by the pass that makes them searchable by their words.
+LEXICAL_SLICE = 1024
+#: The content hash of a source written without its dense vectors starts with this (so it is
+#: never current: the next run embeds it).
+LEXICAL = "lexical-"
 
 #: Lab-hosted files are fetched from the object store this many at a time (bounded scratch disk).
 FETCH_BATCH = 16
@@ -62,15 +70,9 @@ FETCH_BATCH = 16
 #: Materialises a source's file in a scratch directory and returns its path.
 Fetch = Callable[[Source, Path], Path]
 
-#: Content types we convert; other attachments (images, audio, ...) are counted as unsupported.
-SUPPORTED_TYPES = (
-    "application/pdf",
-    "text/html",
-    "application/xhtml+xml",
-    "text/plain",
-    "text/markdown",
-    "text/x-markdown",
-)
+#: Content types we convert (the contract's, which the gateway checks uploads against); other
+#: attachments (images, audio, ...) are counted as unsupported.
+SUPPORTED_TYPES = UPLOAD_TYPES
 
 
 @dataclass
@@ -102,8 +104,12 @@ class IngestProgress:
     removed: int = 0
     chunks: int = 0
     pages: int = 0
+    abstracts: int = 0  # items whose abstract is searchable (indexed now or before)
+    files_todo: int = 0  # files this run converts (new or changed)
+    files_done: int = 0
     failures: list[Failure] = field(default_factory=list)
     started_at: float | None = None
+    files_started_at: float | None = None  # when the first file was converted
     finished_at: float | None = None
     error: str | None = None
 
@@ -114,7 +120,33 @@ class IngestProgress:
         out = asdict(self)
         out["failures_by_reason"] = self.failures_by_reason()
         out["seconds"] = round((self.finished_at or time.time()) - self.started_at, 2) if self.started_at else None
+        out["pages_per_s"], out["eta_s"] = self.rate()
         return out
+
+    def rate(self) -> tuple[float | None, float | None]:
+        """Pages converted per second of the file phase, and the seconds it has left (files to
+        go at the pace of those done; None until a file is done, 0 once all are)."""
+        if self.files_started_at is None or not self.files_done:
+            return None, None
+        seconds = max((self.finished_at or time.time()) - self.files_started_at, 1e-6)
+        left = 0.0 if self.state != "running" else seconds / self.files_done * (self.files_todo - self.files_done)
+        return round(self.pages / seconds, 2), round(max(left, 0.0), 1)
+
+    def summary(self) -> dict:
+        """What the log says when a run ends."""
+        pages_per_s, _ = self.rate()
+        return {
+            "state": self.state,
+            "seconds": self.as_dict()["seconds"],
+            "indexed": self.indexed,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "abstracts": self.abstracts,
+            "pages": self.pages,
+            "chunks": self.chunks,
+            "pages_per_s": pages_per_s,
+            "failures_by_reason": self.failures_by_reason(),
+        }
 
 
 class Ingestor:
@@ -212,6 +244,7 @@ class Ingestor:
         finally:
             progress.finished_at = time.time()
             notify(progress)
+        log.info("indexing finished", library=label, user_id=user_id, **progress.summary())
         return progress
 
     def _ingest(
@@ -243,6 +276,7 @@ class Ingestor:
                 keep.add((src.library_id, src.key))
                 progress.unchanged += 1
                 progress.sources_done += 1
+                progress.abstracts += src.kind == "abstract"
                 continue
             failed = known.get((src.library_id, src.key))
             if failed is not None and failed.content_hash == digest:  # same bytes failed before
@@ -252,15 +286,32 @@ class Ingestor:
             todo.append((src, digest))
         notify(progress)
 
-        notes = [(s, h) for s, h in todo if s.kind != "attachment"]  # notes and annotations
-        files = [(s, h) for s, h in todo if s.kind == "attachment"]
-        for src, digest in notes:
+        # What needs no conversion first (abstracts, notes, annotations: a 5,000-item library
+        # answers from its abstracts within its first minute), then the files, most recently
+        # changed item first.
+        texts = [(s, h) for s, h in todo if s.kind != "attachment"]
+        files = sorted(
+            ((s, h) for s, h in todo if s.kind == "attachment"), key=lambda f: f[0].item.modified, reverse=True
+        )
+        progress.files_todo = len(files)
+        # Abstracts are searchable by their words first (a few seconds for thousands), by their
+        # meaning once embedded: until then they are written under a `LEXICAL` content hash, so
+        # a run stopped in between embeds them next time.
+        abstracts = [(s, h) for s, h in texts if s.kind == "abstract"]
+        for start in range(0, len(abstracts), LEXICAL_SLICE):
             if self.stop.is_set():
                 return
-            result = _convert_annotations(src) if src.kind == "annotations" else _convert_note(src)
-            if self._index(user_id, src, digest, result, progress):
+            batch = [(src, digest, _convert_text(src)) for src, digest in abstracts[start : start + LEXICAL_SLICE]]
+            progress.abstracts += len(self._index_many(user_id, batch, progress, lexical=True))
+            notify(progress)
+        for start in range(0, len(texts), EMBED_SLICE):
+            if self.stop.is_set():
+                return
+            batch = [(src, digest, _convert_text(src)) for src, digest in texts[start : start + EMBED_SLICE]]
+            for src in self._index_many(user_id, batch, progress):
                 keep.add((src.library_id, src.key))
             notify(progress)
+        progress.files_started_at = time.time()
         with (
             ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages, stop=self.stop) as pool,
             tempfile.TemporaryDirectory(prefix="zocrates-ingest-") as scratch,
@@ -287,6 +338,7 @@ class Ingestor:
                         return  # the next run picks up where this one stopped
                     if self._index(user_id, src, digest, result, progress):
                         keep.add((src.library_id, src.key))
+                    progress.files_done += 1
                     notify(progress)
                 for job in jobs:  # fetched copies are scratch; Zotero's own files are not ours
                     if job.path.parent == Path(scratch):
@@ -313,30 +365,21 @@ class Ingestor:
                 set_placement(self.store, Tenant(user_id, src.library_id), src.key, placement)
                 progress.placed += 1
             return True
-        if have.placement is None and have.content_hash == self._migrated_from_5(src):
-            set_placement(self.store, Tenant(user_id, src.library_id), src.key, {**placement, "content_hash": digest})
-            progress.placed += 1
-            return True
         return False
 
-    def _migrated_from_5(self, src: Source) -> str:
-        """The content hash index version 5 gave this source (the item's collection paths
-        were part of it then), so that a version-5 index is brought to version 6 by writing
-        the new fields, not by embedding the library again. Remove once no such index is left."""
-        legacy = {**src.item.payload(), "collections": list(src.item.collections)}
-        return self._content_hash(src, version="5", item=legacy)
-
-    def _content_hash(self, src: Source, version: str = INDEX_VERSION, item: dict | None = None) -> str:
+    def _content_hash(self, src: Source) -> str:
         h = hashlib.sha256()
         shape = {
-            "v": version,
+            "v": INDEX_VERSION,
             "tokens": self.chunk_tokens,
             "model": self.embedder.name,
             "kind": src.kind,
-            "item": item if item is not None else src.item.payload(),
+            "item": src.item.payload(),
         }
         h.update(json.dumps(shape, sort_keys=True, default=str).encode())
-        if src.note_html is not None:
+        if src.abstract is not None:
+            h.update(src.abstract.encode())
+        elif src.note_html is not None:
             h.update(src.note_html.encode())
         elif src.annotations:
             h.update(json.dumps([asdict(a) for a in src.annotations], sort_keys=True).encode())
@@ -356,37 +399,68 @@ class Ingestor:
         self, user_id: str, src: Source, digest: str, result: Document | ConversionError, progress: IngestProgress
     ) -> bool:
         """Index one converted source; False (and a reported failure) when it has no text."""
-        if isinstance(result, ConversionError):
-            self._fail(progress, src, result.reason, result.detail, digest)
-            return False
-        meta = _with_fallbacks(src.item, result)
-        chunks = chunk_blocks(result.blocks, self.chunk_tokens, self.embedder.count_tokens)
-        if not chunks:
-            self._fail(progress, src, "empty", "no text after conversion", digest)
-            return False
-        chunks = [_with_role(src, c) for c in chunks]
-        texts = [_embedding_text(meta, c) for c in chunks]
-        embedded = self._embed(texts, chunks)
-        if embedded is None:
-            return False
-        vectors, unit_vectors = embedded
-        points = [
-            ChunkPoint(
-                id=point_id(user_id, src.library_id, src.key, no),
-                dense=vectors[no],
-                sparse=self.sparse.document(texts[no]),
-                payload=_payload(user_id, src, meta, c, no, digest, _kind(src, c), unit_vectors[no]),
+        return bool(self._index_many(user_id, [(src, digest, result)], progress))
+
+    def _index_many(
+        self,
+        user_id: str,
+        converted: list[tuple[Source, str, Document | ConversionError]],
+        progress: IngestProgress,
+        lexical: bool = False,
+    ) -> list[Source]:
+        """Index converted sources, their chunks embedded together (many small sources, such as
+        abstracts, fill the model's batches); returns those indexed. One without text is
+        reported failed; none is written when asked to stop. `lexical`: written without dense
+        vectors (found by their words only) under the hash `LEXICAL + digest`, and not counted
+        as indexed: the pass that embeds them follows."""
+        ready: list[tuple[Source, str, Document, ItemMeta, list[Chunk], list[str]]] = []
+        for src, digest, result in converted:
+            if isinstance(result, ConversionError):
+                if not lexical:
+                    self._fail(progress, src, result.reason, result.detail, digest)
+                continue
+            meta = _with_fallbacks(src.item, result)
+            chunks = chunk_blocks(result.blocks, self.chunk_tokens, self.embedder.count_tokens)
+            if not chunks:
+                if not lexical:
+                    self._fail(progress, src, "empty", "no text after conversion", digest)
+                continue
+            chunks = [_with_role(src, c) for c in chunks]
+            ready.append((src, digest, result, meta, chunks, [_embedding_text(meta, c) for c in chunks]))
+        n = sum(len(chunks) for *_, chunks, _ in ready)
+        if lexical:
+            vectors, unit_vectors = [None] * n, [np.zeros((0, self.embedder.dim), dtype=np.float32)] * n
+        else:
+            embedded = self._embed(
+                [t for *_, texts in ready for t in texts], [c for *_, chunks, _ in ready for c in chunks]
             )
-            for no, c in enumerate(chunks)
-        ]
-        for start in range(0, len(points), 256):
-            self.store.upsert(points[start : start + 256])
-        delete_source(self.store, Tenant(user_id, src.library_id), src.key, keep_hash=digest)
-        progress.indexed += 1
-        progress.sources_done += 1
-        progress.chunks += len(points)
-        progress.pages += result.pages
-        return True
+            if embedded is None:
+                return []
+            vectors, unit_vectors = embedded
+        at = 0
+        for src, digest, doc, meta, chunks, texts in ready:
+            written = LEXICAL + digest if lexical else digest
+            points = [
+                ChunkPoint(
+                    id=point_id(user_id, src.library_id, src.key, no),
+                    dense=vectors[at + no],
+                    sparse=self.sparse.document(texts[no]),
+                    payload=_payload(
+                        user_id, src, meta, c, no, written, _kind(src, c), unit_vectors[at + no], doc.page_labels
+                    ),
+                )
+                for no, c in enumerate(chunks)
+            ]
+            at += len(chunks)
+            for start in range(0, len(points), 256):
+                self.store.upsert(points[start : start + 256])
+            delete_source(self.store, Tenant(user_id, src.library_id), src.key, keep_hash=written)
+            if not lexical:
+                progress.indexed += 1
+                progress.sources_done += 1
+                progress.chunks += len(points)
+                progress.pages += doc.pages
+        return [src for src, *_ in ready]
 
     def _embed(self, texts: list[str], chunks: list[Chunk]) -> tuple[np.ndarray, list[np.ndarray]] | None:
         """Each chunk's vector and its scored units' vectors (`SCORED_UNITS`: how an answer
@@ -409,7 +483,12 @@ class Ingestor:
         return np.concatenate(vectors), unit_vectors
 
 
-def _convert_note(src: Source) -> Document | ConversionError:
+def _convert_text(src: Source) -> Document | ConversionError:
+    """A source that is text already: a note, the annotations on a file, an abstract."""
+    if src.kind == "annotations":
+        return _convert_annotations(src)
+    if src.kind == "abstract":
+        return Document(blocks=[Block(src.abstract or "", ("Abstract",))])
     try:
         return convert_html(src.note_html or "")
     except ConversionError as exc:
@@ -419,8 +498,9 @@ def _convert_note(src: Source) -> Document | ConversionError:
 def _convert_annotations(src: Source) -> Document:
     """A researcher's annotations on one file, each a block of its own (kind "annotation") in
     the section "Annotations > p. <label>": the highlighted passage in quotes, then the
-    comment."""
+    comment. Each keeps its page and the label Zotero gave it (`Document.page_labels`)."""
     blocks = []
+    labels: dict[int, str] = {}
     for a in src.annotations:
         parts = [f"“{a.text}”"] if a.text else []
         if a.comment:
@@ -428,7 +508,9 @@ def _convert_annotations(src: Source) -> Document:
         label = a.page_label or (str(a.page) if a.page else "")
         section = ("Annotations", f"p. {label}") if label else ("Annotations",)
         blocks.append(Block("\n".join(parts), section, a.page, "annotation"))
-    return Document(blocks=blocks)
+        if a.page is not None and a.page_label:
+            labels[a.page] = a.page_label[:32]
+    return Document(blocks=blocks, page_labels=labels)
 
 
 def _with_fallbacks(item: ItemMeta, doc: Document) -> ItemMeta:
@@ -467,8 +549,17 @@ def _embedding_text(meta: ItemMeta, chunk: Chunk) -> str:
 
 
 def _payload(
-    user_id: str, src: Source, meta: ItemMeta, chunk: Chunk, no: int, digest: str, kind: str, unit_vectors: np.ndarray
+    user_id: str,
+    src: Source,
+    meta: ItemMeta,
+    chunk: Chunk,
+    no: int,
+    digest: str,
+    kind: str,
+    unit_vectors: np.ndarray,
+    page_labels: dict[int, str],
 ) -> dict:
+    pages = page_span(chunk.page, chunk.page_end, page_labels)
     return {
         "user_id": user_id,
         "library_id": src.library_id,
@@ -478,8 +569,7 @@ def _payload(
         "content_hash": digest,
         "text": chunk.text,
         "section": chunk.section_label,
-        "page": chunk.page,
-        "page_end": chunk.page_end,
+        "pages": pages.model_dump() if pages else None,
         "kind": kind,
         "role": chunk.role,
         "units": [[u.kind, u.start, u.end, u.text] for u in chunk.units],

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from zocrates_contracts import SCORED_UNITS, AnswerUnit, Creator, EvidenceChunk
+from zocrates_contracts import SCORED_UNITS, AnswerUnit, Creator, EvidenceChunk, Pages
 from zocrates_retrieval.adapters.embed import Embedder, Reranker
 from zocrates_retrieval.adapters.store import (
     ChunkStore,
@@ -230,4 +230,5 @@ def to_evidence(hit: Hit, query: np.ndarray | None = None) -> EvidenceChunk:
         kind=p.get("kind") or "text",
         role=p.get("role") or "body",
         units=answer_units(p, query),
+        pages=Pages(**p["pages"]) if p.get("pages") else None,
     )

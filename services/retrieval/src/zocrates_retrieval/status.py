@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from zocrates_contracts import IngestFailure, LibraryStatus, LibraryStatusRequested, ServiceError
 from zocrates_contracts.messages import MAX_STATUS_FAILURES
 from zocrates_retrieval.adapters.catalog import Catalog, CatalogCounts
-from zocrates_retrieval.ingest import IngestProgress
+from zocrates_retrieval.ingest import INDEX_VERSION, IngestProgress
 
 SERVICE = "retrieval"
 
@@ -31,7 +31,8 @@ async def hosted_progress(catalog: Catalog, user_id: str, lease_s: float) -> tup
     run, _ = await catalog.index_run(user_id)
     p = run.progress
     state = p["state"] if p else "idle"
-    if run.held(time.time(), lease_s) or await catalog.version(user_id) > run.indexed_through:
+    version = await catalog.version(user_id)
+    if run.held(time.time(), lease_s) or (version and not run.indexed(version, INDEX_VERSION)):
         state = "running"  # going, or waiting for a replica to take it (a stopped run's too)
     return p, state
 
@@ -104,6 +105,10 @@ def library_status(
         sources_done=p.get("sources_done", 0),
         indexed=p.get("indexed", 0) + p.get("unchanged", 0),
         chunks_indexed=chunks_indexed,
+        abstracts=p.get("abstracts", 0),
+        pages=p.get("pages", 0),
+        pages_per_s=p.get("pages_per_s"),
+        eta_s=p.get("eta_s") if state == "running" else None,
         failures_by_reason=p.get("failures_by_reason", {}),
         failures=failures[:MAX_STATUS_FAILURES],
         last_sync_at=datetime.fromtimestamp(last_sync, UTC) if last_sync else None,

@@ -42,7 +42,7 @@ from zocrates_contracts.subjects import (
     catalog_item_key,
     catalog_synced_key,
 )
-from zocrates_retrieval.adapters.zotero import Source, synced_item_meta
+from zocrates_retrieval.adapters.zotero import Source, abstract_source, synced_item_meta
 from zocrates_retrieval.ingest import Failure
 from zocrates_runtime import stores
 from zocrates_runtime.bus import retrying
@@ -89,7 +89,12 @@ class IndexRun:
     owner: str | None = None  # the replica holding the lease, None when no run is going
     heartbeat_at: float = 0.0  # the owner rewrites the record every few seconds while it runs
     indexed_through: int = 0  # the catalog version (revision of `v.<user>`) the last finished run read
+    index_version: str = ""  # the `INDEX_VERSION` it indexed at ("": a release before this field)
     progress: dict | None = None  # the last run's `IngestProgress`, as GET /library/status shows it
+
+    def indexed(self, version: int, index_version: str) -> bool:
+        """Whether the last finished run indexed catalog `version` at `index_version`."""
+        return version <= self.indexed_through and self.index_version == index_version
 
     def held(self, now: float, lease_s: float) -> bool:
         """A run is going; a record whose owner stopped beating for `lease_s` is abandoned."""
@@ -349,8 +354,8 @@ class Catalog:
         }
 
     async def sources(self, user_id: str) -> tuple[list[Source], int, int]:
-        """The user's indexable sources (uploaded attachments and notes, each resolved to its
-        parent item), the number of libraries and of regular items."""
+        """The user's indexable sources (uploaded attachments, notes and abstracts, each
+        resolved to its parent item), the number of libraries and of regular items."""
         stored, files = await asyncio.gather(self._items(user_id), self._files(user_id))
         items = {k: SyncedItem.model_validate(v["item"]) for k, v in stored.items()}
         sources: list[Source] = []
@@ -376,6 +381,8 @@ class Catalog:
                         key=key, library_id=lib, kind="note", item=meta, content_type="text/html", note_html=item.note
                     )
                 )
+            elif item.item_type not in ("attachment", "note") and (abstract := abstract_source(meta, item.abstract)):
+                sources.append(abstract)
         regular = sum(1 for i in items.values() if i.item_type not in ("attachment", "note", "annotation"))
         return sources, len({lib for lib, _ in items}), regular
 
@@ -438,14 +445,15 @@ class Catalog:
             return IndexRun(), 0
         return IndexRun(**json.loads(entry.value)), entry.revision
 
-    async def pending(self) -> list[tuple[str, IndexRun, int]]:
-        """Every user whose catalog changed since their last finished run: (user, run, version)."""
+    async def pending(self, index_version: str) -> list[tuple[str, IndexRun, int]]:
+        """Every user whose catalog changed since their last finished run, or whose library was
+        last indexed at another `index_version`: (user, run, version)."""
         versions = {e.key.split(".", 1)[1]: e.revision for e in await latest_entries(self.kv, "v.*")}
         runs = {e.key.split(".", 1)[1]: IndexRun(**json.loads(e.value)) for e in await latest_entries(self.kv, "r.*")}
         return [
-            (user, runs.get(user, IndexRun()), version)
+            (user, run, version)
             for user, version in versions.items()
-            if version > runs.get(user, IndexRun()).indexed_through
+            if not (run := runs.get(user, IndexRun())).indexed(version, index_version)
         ]
 
     async def claim(self, user_id: str, owner: str, lease_s: float) -> Lease | None:
@@ -461,16 +469,22 @@ class Catalog:
         return Lease(user_id, owner, revision, run)
 
     async def beat(
-        self, lease: Lease, progress: dict | None = None, *, release: bool = False, indexed_through: int | None = None
+        self,
+        lease: Lease,
+        progress: dict | None = None,
+        *,
+        release: bool = False,
+        indexed_through: tuple[int, str] | None = None,
     ) -> bool:
-        """Renew the lease (with the run's progress), or give it back; False once it was lost."""
+        """Renew the lease (with the run's progress), or give it back; False once it was lost.
+        `indexed_through`: the catalog version and index version a finished run indexed."""
         if lease.lost:
             return False
         run = replace(
             lease.run, heartbeat_at=time.time(), progress=progress if progress is not None else lease.run.progress
         )
         if indexed_through is not None:
-            run.indexed_through = indexed_through
+            run.indexed_through, run.index_version = indexed_through
         if release:
             run.owner = None
         try:

@@ -67,7 +67,12 @@ def _decode_reply(data: bytes) -> Document | ConversionError:
         Block(str(t), tuple(map(str, sec)), page, str(kind), int(head)) for t, sec, page, kind, head in doc["blocks"]
     ]
     return Document(
-        blocks=blocks, pages=int(doc["pages"]), title=doc.get("title"), authors=doc.get("authors"), doi=doc.get("doi")
+        blocks=blocks,
+        pages=int(doc["pages"]),
+        page_labels={int(n): str(label) for n, label in (doc.get("page_labels") or {}).items()},
+        title=doc.get("title"),
+        authors=doc.get("authors"),
+        doi=doc.get("doi"),
     )
 
 

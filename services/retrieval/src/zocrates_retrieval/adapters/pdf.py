@@ -4,7 +4,10 @@ PyMuPDF's `get_text("dict")` (about a millisecond a page; pymupdf4llm's markdown
 hundred times more and gains us little for retrieval). Sections come from the PDF outline
 when there is one, else from font sizes. Reading order is the order of text blocks sorted
 column by column, which keeps two-column papers readable. Running headers, footers and page
-numbers (the same line at the top or bottom of many pages) are dropped.
+numbers (the same line at the top or bottom of many pages) are dropped, after the page numbers
+have named the pages: each page's printed number is the PDF's own page label, else the number
+its running header or footer prints, when that agrees with the page's index on several pages
+(`Document.page_labels`).
 
 Text is kept as the PDF spells it, so that a quote can be found in the PDF: ligatures are
 spelled out (MuPDF does it when not asked to preserve them), a diacritic that the PDF sets as a
@@ -212,6 +215,51 @@ def _drop_running_lines(lines: list[_Line], pages: int) -> list[_Line]:
     return [ln for ln in lines if not is_running(ln)]
 
 
+def _page_labels(doc, pages: int) -> dict[int, str]:
+    """The PDF's own page labels (its /PageLabels: "iv", "1234", "A-3"), by 1-based page.
+    Labels that only count the pages from 1 (what many PDF writers set by default) say nothing
+    the index does not: {} then, so that the printed numbers are read (an excerpt of a paper's
+    pages 1, 9, 10 and 11 may well be labelled 1 to 4). A broken label tree counts as none."""
+    try:
+        rules = doc.get_page_labels()
+    except Exception:  # noqa: BLE001 - pymupdf raises its own errors on a malformed number tree
+        return {}
+    labels = {n: doc[n - 1].get_label().strip()[:32] for n in range(1, pages + 1)} if rules else {}
+    if all(label == str(n) for n, label in labels.items()):
+        return {}
+    return {n: label for n, label in labels.items() if label}
+
+
+#: A page number in a running header or footer: a number standing alone ("1236", "Page 7"),
+#: not part of a decimal, a date or a range ("2.1", "12/05", "1234-1245").
+_EDGE_NUMBER = re.compile(r"(?<![\w.,/–-])(\d{1,5})(?![\w/–-]|[.,]\d)")
+
+#: Pages whose edge number agrees before the numbers are trusted: a lone number that
+#: disagrees with its neighbours (a year, a volume, a figure label) is not a page number.
+_AGREEING_PAGES = 3
+
+
+def _printed_page_numbers(lines: list[_Line], pages: int) -> dict[int, str]:
+    """Page numbers printed in the running headers or footers of a PDF without page labels,
+    by 1-based page: the number at the top or bottom of a page whose difference from the
+    page's index is the same on the most pages (at least `_AGREEING_PAGES`, or every page of a
+    shorter document). That difference numbers the pages from the first to the last that print
+    it (a page of figures between them too); the pages before or after (a cover, an
+    unnumbered first page) are left unnamed. {} when no such number runs through the PDF."""
+    pages_at: dict[int, set[int]] = {}  # offset of the printed number from the page -> pages
+    for ln in lines:
+        if ln.table is None and (ln.top < _HEADER_BAND or ln.top > _FOOTER_BAND):
+            for m in _EDGE_NUMBER.finditer(ln.text):
+                pages_at.setdefault(int(m.group(1)) - ln.page, set()).add(ln.page)
+    if not pages_at:
+        return {}
+    # most pages first; on a tie, a number other than the index (a journal's over a viewer's)
+    offset, seen = max(pages_at.items(), key=lambda kv: (len(kv[1]), kv[0] != 0))
+    if len(seen) < max(2, min(_AGREEING_PAGES, pages)):
+        return {}
+    return {n: str(n + offset) for n in range(min(seen), max(seen) + 1)}
+
+
 _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
 
 
@@ -387,12 +435,13 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
                 )
             raise ConversionError(EMPTY, "the PDF holds no text")
         meta = doc.metadata or {}
+        labels = _page_labels(doc, pages) or _printed_page_numbers(lines, pages)
         lines = _drop_running_lines(lines, pages)
         vocabulary = _Vocabulary(_line_texts(lines))
         levels = _heading_levels_from_toc(lines, toc) if toc else {}
         if not levels:
             levels = _heading_levels_from_fonts(lines)
-        document = Document(pages=pages, authors=(meta.get("author") or "").strip() or None)
+        document = Document(pages=pages, page_labels=labels, authors=(meta.get("author") or "").strip() or None)
         document.title = _pdf_title(meta.get("title"), lines)
         path_stack: list[tuple[int, str]] = []
         para: list[str] = []

@@ -101,7 +101,7 @@ def decode_vectors(text: str | None, dim: int) -> np.ndarray:
 @dataclass
 class ChunkPoint:
     id: str
-    dense: np.ndarray
+    dense: np.ndarray | None  # None: found by its words only until it is embedded
     sparse: tuple[list[int], list[float]]
     payload: dict
 
@@ -445,10 +445,8 @@ class EdgeStore(ChunkStore):
         batch = [
             q.Point(
                 p.id,
-                {
-                    DENSE: np.asarray(p.dense, dtype=np.float32).tolist(),
-                    SPARSE: q.SparseVector(p.sparse[0], p.sparse[1]),
-                },
+                {SPARSE: q.SparseVector(p.sparse[0], p.sparse[1])}
+                | ({} if p.dense is None else {DENSE: np.asarray(p.dense, dtype=np.float32).tolist()}),
                 p.payload,
             )
             for p in points
@@ -700,10 +698,8 @@ class ServerStore(ChunkStore):
                 m.PointStruct(
                     id=p.id,
                     payload=p.payload,
-                    vector={
-                        DENSE: np.asarray(p.dense, dtype=np.float32).tolist(),
-                        SPARSE: m.SparseVector(indices=p.sparse[0], values=p.sparse[1]),
-                    },
+                    vector={SPARSE: m.SparseVector(indices=p.sparse[0], values=p.sparse[1])}
+                    | ({} if p.dense is None else {DENSE: np.asarray(p.dense, dtype=np.float32).tolist()}),
                 )
                 for p in points
             ],

@@ -83,6 +83,9 @@ class ItemMeta:
     extra: str | None = None  # Zotero's Extra field: arXiv ids and PMIDs live there (not indexed)
     collection_keys: tuple[str, ...] = ()  # the collections the item is directly in
     tags: tuple[str, ...] = ()
+    #: When the item last changed ("YYYY-MM-DD HH:MM:SS", UTC; empty when unknown): full text is
+    #: indexed most recently changed first. Not indexed, so no part of the content hash.
+    modified: str = ""
 
     def payload(self) -> dict:
         """What the index keeps of the item on each chunk, and what a change of re-indexes.
@@ -121,17 +124,18 @@ class Annotation:
 
 @dataclass(frozen=True)
 class Source:
-    """One thing to index: an attachment file, a note, or the annotations made on an
-    attachment, resolved to its parent item.
+    """One thing to index: an attachment file, a note, the annotations made on an
+    attachment, or a regular item's abstract, resolved to its parent item.
 
     `item` is the parent's metadata; for a standalone attachment or note it is the source's
     own (title from the attachment, no creators). An "annotations" source is keyed
-    `<attachmentKey>-annotations` and names its file in `attachment_key`.
+    `<attachmentKey>-annotations` and names its file in `attachment_key`; an "abstract" source
+    is keyed `<itemKey>-abstract` (`abstract_source`).
     """
 
     key: str
     library_id: str
-    kind: str  # "attachment", "note" or "annotations"
+    kind: str  # "attachment", "note", "annotations" or "abstract"
     item: ItemMeta
     content_type: str = ""
     path: Path | None = None
@@ -142,6 +146,7 @@ class Source:
     object_name: str | None = None  # where an uploaded file lives (lab-hosted library)
     annotations: tuple[Annotation, ...] = ()
     attachment_key: str | None = None
+    abstract: str | None = None  # an "abstract" source's text: the item's Abstract field
 
 
 @dataclass(frozen=True)
@@ -273,7 +278,7 @@ def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | Non
     deleted = {r[0] for r in con.execute("SELECT itemID FROM deletedItems")}
 
     rows = con.execute(
-        f"SELECT i.itemID, i.key, i.libraryID, t.typeName FROM items i "
+        f"SELECT i.itemID, i.key, i.libraryID, i.dateModified, t.typeName FROM items i "
         f"JOIN {item_types} t ON t.itemTypeID = i.itemTypeID"
     ).fetchall()
     by_id: dict[int, sqlite3.Row] = {r["itemID"]: r for r in rows}
@@ -285,11 +290,14 @@ def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | Non
             _meta(r, lib_ids[r["libraryID"]], values[r["itemID"]], creators[r["itemID"]], in_collections[r["itemID"]]),
             collection_keys=tuple(sorted(in_collection_keys[r["itemID"]])),
             tags=tuple(sorted(set(tags[r["itemID"]]))),
+            modified=str(r["dateModified"] or ""),
         )
         if r["typeName"] not in ("attachment", "note", "annotation"):
             snap.items[f"{metas[r['itemID']].library_id}/{r['key']}"] = metas[r["itemID"]]
             if r["itemID"] in deleted:
                 snap.trashed.add(f"{metas[r['itemID']].library_id}/{r['key']}")
+            elif abstract := abstract_source(metas[r["itemID"]], values[r["itemID"]].get("abstractNote")):
+                snap.sources.append(abstract)
 
     def trashed(item_id: int, parent_id: int | None) -> bool:
         return item_id in deleted or (parent_id is not None and parent_id in deleted)
@@ -348,6 +356,22 @@ def _read(con: sqlite3.Connection, zotero_dir: Path, linked_base_dir: Path | Non
     return snap
 
 
+ABSTRACT_SUFFIX = "-abstract"
+#: An Abstract field shorter than this is a placeholder ("n/a", "No abstract"), not an abstract.
+MIN_ABSTRACT_CHARS = 80
+
+
+def abstract_source(item: ItemMeta, abstract: str | None) -> Source | None:
+    """The item's abstract as a source of its own, or None when it has none worth reading.
+
+    Every item with an abstract answers from it, with or without a file: a library whose PDFs
+    are still being read (or were never attached) answers abstract-level questions at once."""
+    text = (abstract or "").strip()
+    if len(text) < MIN_ABSTRACT_CHARS:
+        return None
+    return Source(key=item.key + ABSTRACT_SUFFIX, library_id=item.library_id, kind="abstract", item=item, abstract=text)
+
+
 #: Zotero.Annotations.ANNOTATION_TYPE_* (chrome/content/zotero/xpcom/annotations.js).
 ANNOTATION_TYPES = {1: "highlight", 2: "note", 3: "image", 4: "ink", 5: "underline", 6: "text"}
 ANNOTATIONS_SUFFIX = "-annotations"
@@ -378,7 +402,7 @@ def _annotation_sources(
                 type=ANNOTATION_TYPES.get(r["type"], "other"),
                 text=text,
                 comment=comment,
-                page=_page_index(r["position"], r["pageLabel"]),
+                page=_page_index(r["position"]),
                 page_label=(r["pageLabel"] or "").strip(),
             )
         )
@@ -399,16 +423,14 @@ def _annotation_sources(
     return sources
 
 
-def _page_index(position: str | None, label: str | None) -> int | None:
-    """The 1-based page of an annotation: from its position's `pageIndex` (PDF), else its
-    label when that is a number."""
+def _page_index(position: str | None) -> int | None:
+    """The 1-based page of an annotation: its position's `pageIndex` (PDF). None without one
+    (an EPUB's or a snapshot's annotation): its label is no place in a file to open."""
     try:
         index = json.loads(position or "{}").get("pageIndex")
-        if isinstance(index, int):
-            return index + 1
     except (ValueError, AttributeError):
-        pass
-    return int(label) if label and label.strip().isdigit() else None
+        return None
+    return index + 1 if isinstance(index, int) and index >= 0 else None
 
 
 def _collection_paths(con: sqlite3.Connection) -> dict[int, str]:
