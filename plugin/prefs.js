@@ -6,3 +6,4 @@ pref("extensions.zocrates.politeEmail", "");
 pref("extensions.zocrates.fontSize", "medium");
 pref("extensions.zocrates.sidebarOpen", true);
 pref("extensions.zocrates.sidebarWidth", 420);
+pref("extensions.zocrates.settingsRevision", 0);

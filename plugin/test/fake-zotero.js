@@ -905,5 +905,9 @@ export function fakeTabs(Zotero) {
 /** The `window` a host module sees inside Zotero: IOUtils, PathUtils, WebCrypto, fetch. */
 export function fakeWindow(Zotero, { fetch = globalThis.fetch } = {}) {
   const temp = mkdtempSync(join(tmpdir(), "fake-zotero-tmp-"));
-  return { parent: { Zotero }, IOUtils: fakeIOUtils(), PathUtils: fakePathUtils(temp), crypto: webcrypto, fetch, addEventListener() {} };
+  const events = new EventTarget(); // `unload` undoes what the host registered for the window
+  return {
+    parent: { Zotero }, IOUtils: fakeIOUtils(), PathUtils: fakePathUtils(temp), crypto: webcrypto, fetch, Event,
+    addEventListener: events.addEventListener.bind(events), dispatchEvent: events.dispatchEvent.bind(events),
+  };
 }

@@ -79,3 +79,21 @@ const SOURCES_AT = RECORD.text.indexOf("# Cited Sources");
 export const RECORD_V2 = {
   ...RECORD, schema_version: 2, prose: RECORD.text.slice(0, SOURCES_AT), sources: RECORD.text.slice(SOURCES_AT),
 };
+
+// A turn (TurnRecord version 4) with one claim whose only citation failed verification: the
+// server pruned its token and lists it in `unsupported`, with offsets in `prose` as the
+// gateway's resolution computed them (code points; tests/citations/test_unsupported.py).
+const UNSUPPORTED_CLAIM = {
+  start: 23, end: 50, at: 49, claim: "The rate is ninety percent.", probability: 0.42, occurrences: [{ index: 2, occurrence: 1 }],
+};
+export const UNSUPPORTED_RECORD = {
+  ...RECORD, turn_id: "t4", schema_version: 4, prose: "Twins share rates [1]. The rate is ninety percent. Costs fell [1].",
+  sources: "", text: "Twins share rates [1]. The rate is ninety percent. Costs fell [1].", unsupported: [UNSUPPORTED_CLAIM],
+  citations: [
+    RECORD.citations[0],
+    { ...RECORD.citations[1], survives: false,
+      occurrences: [{ occurrence: 1, claim: UNSUPPORTED_CLAIM.claim, probability: 0.42, verdict: "DEMOTED", compound: false }] },
+  ],
+  references: { cited: [RECORD.references.cited[0]], considered: [RECORD.references.cited[1], ...RECORD.references.considered] },
+  verification: { ...RECORD.verification, total: 4, kept: 2, demoted: 2, fail_open: 0 },
+};

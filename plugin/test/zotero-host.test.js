@@ -664,3 +664,16 @@ test("library sync: items carry their collections and tags, the library its coll
   assert.deepEqual(api.routes("sync"), [], "nothing changed since: nothing is sent");
   assert.deepEqual([Zotero.errors, Zotero.warnings], [[], []]);
 });
+
+test("the settings pane's save reaches open sidebars through the settingsRevision pref, until the window unloads", () => {
+  const { Zotero, window, host } = zoteroWithPlugin();
+  const seen = [];
+  host.onSettingsChange(() => seen.push("read them again"));
+  const prefs = Zotero.Zocrates.prefs;
+  assert.equal(prefs.get("settingsRevision"), 0);
+  prefs.set("settingsRevision", prefs.get("settingsRevision") + 1); // what preferences.js does after a PUT /settings
+  assert.deepEqual(seen, ["read them again"]);
+  window.dispatchEvent(new window.Event("unload"));
+  prefs.set("settingsRevision", 2);
+  assert.deepEqual(seen, ["read them again"]);
+});

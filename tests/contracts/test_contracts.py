@@ -150,16 +150,36 @@ def test_a_turn_records_spans_and_quality_survive_a_round_trip_with_recall_and_p
     quality = CitationQuality(claims=4, supported=2, uncited=1, unverified=0, citations=3, supporting=2)
     assert (quality.recall, quality.precision) == (0.5, 2 / 3)
     dumped = json.loads(TurnRecord(**TURN, prose="x", quality=quality).model_dump_json())
-    assert dumped["quality"]["recall"] == 0.5 and dumped["schema_version"] == 4
+    assert dumped["quality"]["recall"] == 0.5 and dumped["schema_version"] == TurnRecord.SCHEMA_VERSION
     assert TurnRecord.model_validate(dumped).quality == quality
     assert CitationQuality().recall is None and CitationQuality().precision is None
     with pytest.raises(ValidationError, match="ends after it starts"):
         TextSpan(start=5, end=5)
 
 
+def test_version_3_and_4_turn_records_read_as_turns_without_unsupported_claims():
+    for version in (3, 4):
+        stored = {**TURN, "schema_version": version, "prose": "Rates rose.", "coordinator_view": "x"}
+        record = TurnRecord.model_validate_json(json.dumps(stored))
+        assert (record.schema_version, record.unsupported, record.coordinator_view) == (version, [], "x")
+
+
+def test_an_unsupported_claim_lies_within_the_prose_in_order():
+    claim = {"start": 0, "at": 10, "end": 11, "claim": "Rates rose.", "probability": 0.42}
+    claim["occurrences"] = [{"index": 1, "occurrence": 1}]
+    record = TurnRecord(**TURN, prose="Rates rose.", unsupported=[claim])
+    assert TurnRecord.model_validate_json(record.model_dump_json()) == record
+    with pytest.raises(ValidationError, match="past the prose"):
+        TurnRecord(**TURN, prose="Rates.", unsupported=[claim])
+    with pytest.raises(ValidationError, match="start <= at <= end"):
+        TurnRecord(**TURN, prose="Rates rose.", unsupported=[claim | {"at": 11, "end": 10}])
+    with pytest.raises(ValidationError):
+        TurnRecord(**TURN, prose="Rates rose.", unsupported=[claim | {"occurrences": []}])
+
+
 def test_a_turn_record_carries_prose_and_sources_and_text_is_their_concatenation():
     record = TurnRecord(**TURN, prose="Rates rose [1].\n\n", sources="# Cited Sources\n- x")
-    assert record.schema_version == TurnRecord.SCHEMA_VERSION == 4 and record.error is None
+    assert record.schema_version == TurnRecord.SCHEMA_VERSION == 5 and record.error is None
     assert record.text == "Rates rose [1].\n\n# Cited Sources\n- x"
     assert TurnRecord.model_validate_json(record.model_dump_json()) == record
     with pytest.raises(ValidationError, match="text must be exactly prose \\+ sources"):
@@ -170,7 +190,7 @@ def test_a_turn_record_stored_before_version_2_still_decodes_as_version_1():
     old = TurnRecord.model_validate({**TURN, "text": "Rates rose [1].\n\n# Cited Sources\n- x"})
     assert (old.schema_version, old.prose, old.sources) == (1, "", "")
     with pytest.raises(ValidationError, match="not readable by this build of TurnRecord"):
-        TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 5})
+        TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 6})
 
 
 CITATION = {"index": 1, "chunk_id": "c1", "item_key": "ITEMAAAA", "quote": "Rates rose.", "survives": True}

@@ -35,6 +35,8 @@ def bodies(app) -> list[tuple[str, str, dict | None]]:
     valid = {
         "/chat": {"message": "hi"},
         "/citations/verify": {"session_id": "abc", "turn_id": "abc"},
+        "/citations/resolve": {"session_id": "abc", "turn_id": "abc"},
+        "/settings": {"unsupported_claims": "leave"},
         "/discover/prepare_batch": {"session_id": "abc", "turn_id": "abc", "candidate_ids": ["W1"]},
     }
     ops = []
@@ -132,6 +134,7 @@ async def test_another_user_gets_404_on_every_resource_and_changes_nothing(nats_
             "replayed events": ("GET", f"/chat/{replayed}/events", None),
             "cancel live turn": ("POST", f"/chat/{live}/cancel", None),
             "re-verify": ("POST", "/citations/verify", {"session_id": session, "turn_id": library["turn_id"]}),
+            "re-resolve": ("POST", "/citations/resolve", {"session_id": session, "turn_id": library["turn_id"]}),
             "import": (
                 "POST",
                 "/discover/prepare_batch",

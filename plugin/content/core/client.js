@@ -121,6 +121,31 @@ export class ApiClient {
     return this.json("/register", { method: "POST", body: { contact_email: contactEmail || null } });
   }
 
+  /** `GET /settings`: `{unsupported_claims, verification_enabled, verification_threshold}` of this user. */
+  settings() {
+    return this.json("/settings");
+  }
+
+  /** `PUT /settings`: change the keys given (the others stay) -> all of them as stored. */
+  updateSettings(changes) {
+    return this.json("/settings", { method: "PUT", body: changes });
+  }
+
+  /** `POST /citations/verify`: score a stored turn's citations again -> the updated turn. */
+  reverify(sessionId, turnId) {
+    return this.json("/citations/verify", { method: "POST", body: { session_id: sessionId, turn_id: turnId } });
+  }
+
+  /** `POST /citations/resolve`: resolve a stored turn again with the user's threshold (nothing verified again) -> the turn. */
+  resolveTurn(sessionId, turnId) {
+    return this.json("/citations/resolve", { method: "POST", body: { session_id: sessionId, turn_id: turnId } });
+  }
+
+  /** `POST /llm/test_decision_model`: `{reachable, provider, model, latency_ms, sample_probability, error}`. */
+  testDecisionModel() {
+    return this.json("/llm/test_decision_model", { method: "POST" });
+  }
+
   /** `GET /library/status`: `source` (`zotero_dir`, `hosted`, `none`), counts, ingest progress. */
   libraryStatus() {
     return this.json("/library/status");

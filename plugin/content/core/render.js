@@ -8,10 +8,15 @@ import { findTokens, mask, splitSources, turnParts } from "./citations.js";
 import { escapeAttr, escapeHtml, pillLabel, pillTooltip } from "./format.js";
 import { entryParts } from "./citations.js";
 import { passageLocators } from "./evidence.js";
+import { DEFAULT_UNSUPPORTED, insertAt, unsupportedClaims, unsupportedTooltip, withoutClaims } from "./unsupported.js";
 
 const OPEN = "\ue001";
 const CLOSE = "\ue002";
 const PLACEHOLDER_RE = /\ue001(\d+)\ue002/g;
+const MARK_OPEN = "\ue003";
+const MARK_CLOSE = "\ue004";
+const MARK_RE = /\ue003(\d+)\ue004/g;
+const PRIVATE_RE = /[\ue001-\ue004]/g;
 const MAX_INDEX = 99;
 
 /** A markdown-it plugin: `$…$`, `\(…\)` inline and `$$…$$`, `\[…\]` display math via KaTeX. */
@@ -128,11 +133,11 @@ export function createRenderer({ markdownit, katex }) {
 
   /** Markdown (with math) to HTML; private-use placeholder characters are removed first. */
   function markdown(text) {
-    return md.render(String(text || "").replace(/[\ue001\ue002]/g, ""));
+    return md.render(String(text || "").replace(PRIVATE_RE, ""));
   }
 
   function inlineMarkdown(text) {
-    return md.renderInline(String(text || "").replace(/[\ue001\ue002]/g, ""));
+    return md.renderInline(String(text || "").replace(PRIVATE_RE, ""));
   }
 
   /**
@@ -140,7 +145,7 @@ export function createRenderer({ markdownit, katex }) {
    * for a token, or null to drop it.
    */
   function proseWithPills(prose, pillFor) {
-    const clean = String(prose || "").replace(/[\ue001\ue002]/g, "");
+    const clean = String(prose || "").replace(/[\ue001\ue002]/g, ""); // \ue003/\ue004: renderTurn's markers
     const tokens = findTokens(mask(clean).masked, MAX_INDEX);
     const pills = [];
     let out = "";
@@ -158,11 +163,21 @@ export function createRenderer({ markdownit, katex }) {
     return md.render(out).replace(PLACEHOLDER_RE, (_, n) => pills[Number(n)] ?? "");
   }
 
-  return { md, markdown, inlineMarkdown, proseWithPills, renderTurn, renderStreaming, sourcesHtml, pillHtml };
+  return { md, markdown, inlineMarkdown, proseWithPills, renderTurn, renderStreaming, sourcesHtml, pillHtml, unsupportedMarkerHtml };
 
-  /** The body of a finished turn (the `done` payload or a rehydrated turn): one HTML string. */
-  function renderTurn(record) {
-    const [prose] = turnParts(record);
+  /**
+   * The body of a finished turn (the `done` payload or a rehydrated turn): one HTML string.
+   * `unsupported`: how claims whose every citation failed are shown ("mark", "remove", "leave").
+   */
+  function renderTurn(record, { unsupported = DEFAULT_UNSUPPORTED } = {}) {
+    let [prose] = turnParts(record);
+    const claims = unsupportedClaims(record, prose);
+    let markers = [];
+    if (claims.length && unsupported === "remove") prose = withoutClaims(prose, claims);
+    else if (claims.length && unsupported === "mark") {
+      prose = insertAt(prose, claims.map((c) => c.at), (i) => MARK_OPEN + i + MARK_CLOSE, (s) => s.replace(PRIVATE_RE, ""));
+      markers = claims.map(unsupportedMarkerHtml);
+    }
     const byIndex = new Map((record.citations || []).map((c) => [c.index, c]));
     const candidates = record.candidates || [];
     const seen = new Map(); // index -> appearances so far
@@ -183,7 +198,14 @@ export function createRenderer({ markdownit, katex }) {
         ? `<span class="citation-pill-group">${pills.join('<span class="pill-sep">; </span>')}</span>`
         : pills[0];
     });
-    return body + sourcesHtml(record.references);
+    return body.replace(MARK_RE, (_, n) => markers[Number(n)] ?? "") + sourcesHtml(record.references);
+  }
+
+  /** The marker of an unsupported claim: its tooltip gives the best probability; it opens its inspector row. */
+  function unsupportedMarkerHtml(claim) {
+    const first = (claim.occurrences || [])[0] || {};
+    return `<span class="unsupported-marker" role="button" tabindex="0" data-citation-idx="${Number(first.index) || 0}" ` +
+      `data-citation-occ="${Number(first.occurrence) || 0}" title="${escapeAttr(unsupportedTooltip(claim))}">unsupported</span>`;
   }
 
   /** A citation pill; `locator` tells apart passages of one item cited in one answer (`passageLocators`). */

@@ -95,6 +95,11 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       const undo = prefs.observe("politeEmail", callback);
       window.addEventListener("unload", undo, { once: true });
     },
+    /** The settings pane saved the user's settings on the server (it bumps `settingsRevision`). */
+    onSettingsChange: (callback) => {
+      const undo = prefs.observe("settingsRevision", callback);
+      window.addEventListener("unload", undo, { once: true });
+    },
     canSyncLibrary: true,
 
     /**
@@ -232,8 +237,8 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       return options;
     },
 
-    openInspectorWindow(record) {
-      const args = { record, wrappedJSObject: null };
+    openInspectorWindow(record, focus = null) {
+      const args = { record, focus, wrappedJSObject: null };
       args.wrappedJSObject = args;
       mainWindow().openDialog("chrome://zocrates/content/inspector.html", "zocrates-inspector",
         "chrome,resizable,centerscreen,dialog=no,width=1200,height=760", args);

@@ -18,10 +18,11 @@ import * as importer from "./features/import.js";
 import * as actions from "./features/actions.js";
 import * as notes from "./features/notes.js";
 import * as inspector from "./features/inspector.js";
+import * as settings from "./features/settings.js";
 
 // Mount order is listener order: the candidates are added to a finished message before its actions,
 // and "Save as Note" after the actions that clear them.
-const FEATURES = [menu, connection, library, sessions, chat, scope, popover, importer, actions, notes, inspector];
+const FEATURES = [menu, connection, library, sessions, chat, scope, popover, importer, actions, notes, inspector, settings];
 
 export function startSidebar({ window, host, libs }) {
   const ctx = createContext({ window, host, libs });

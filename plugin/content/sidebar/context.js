@@ -72,7 +72,8 @@ export function disposer() {
  * The shared context. `state` fields and who writes them: `sessionId` (sessions, and the chat
  * when a turn names its new session), `running` ({controller, message} of the turn in flight;
  * chat), `messages` (the chat's message objects; chat), `popover` (the open evidence popover;
- * popover), `scope` (the chip's option, `{label, scope}`: where questions are searched; scope).
+ * popover), `scope` (the chip's option, `{label, scope}`: where questions are searched; scope),
+ * `settings` (the user's settings as the server keeps them, `GET /settings`; settings).
  * `window.zocrates.state` is this object.
  */
 export function createContext({ window, host, libs }) {
@@ -98,6 +99,7 @@ export function createContext({ window, host, libs }) {
       messages: [],
       popover: null,
       scope: null,
+      settings: null,
     },
     bus: createBus(),
   };

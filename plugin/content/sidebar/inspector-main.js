@@ -18,4 +18,5 @@ renderInspector(document.getElementById("inspector"), args.record, {
   window,
   onSelect: (key, libraryId) => host.selectInLibrary(key, libraryId).catch(report),
   onOpen: (row) => host.openInReader(row).catch(report),
+  focus: args.focus || null,
 });

@@ -12,6 +12,9 @@ var ZocratesPrefs = (function () {
     fontSize: "medium",
     sidebarOpen: true,
     sidebarWidth: 420,
+    // Bumped by the settings pane after it saved the user's settings on the server, so that
+    // open sidebars read them again (the settings themselves live on the server, not here).
+    settingsRevision: 0,
   };
   const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
-import { QUOTED_RECORD } from "../fixtures.js";
+import { QUOTED_RECORD, UNSUPPORTED_RECORD } from "../fixtures.js";
 
 const url = process.env.ZOCRATES_URL;
 const token = process.env.ZOCRATES_TOKEN;
@@ -282,6 +282,13 @@ try {
   assert.equal(/quotes? of (its|their) passage/.test(infoCounts), live.kind !== "claims");
   await info.locator(".modal-close").click();
 
+  step("re-verify a turn: scored again and shown in place");
+  const reverified = page.waitForResponse((r) => r.url().endsWith("/citations/verify"));
+  await assistant.locator(".reverify-btn").click();
+  assert.equal((await reverified).status(), 200);
+  await assistant.locator(".reverify-btn:not([disabled])").waitFor();
+  assert.equal(await assistant.locator(".citation-pill").count(), report.pills);
+
   step("reload the session: identical rendering");
   const streamedHtml = await assistant.locator(".message-content").innerHTML();
   const firstSession = await page.evaluate(() => window.zocrates.state.sessionId);
@@ -391,6 +398,45 @@ try {
   await shot(page, "07-quotes-inspector.png");
   await quotes.locator(".modal-close").click();
   await page.setViewportSize({ width: 520, height: 900 });
+
+  step("an unsupported claim: marked by default, removed or left as the server-kept setting says");
+  await page.route("**/sessions/s-unsupported", (route) => route.fulfill({ status: 200, contentType: "application/json",
+    body: JSON.stringify({ session_id: "s-unsupported", title: "Unsupported", turns: [UNSUPPORTED_RECORD] }) }));
+  await page.evaluate(() => window.zocrates.loadSession("s-unsupported"));
+  const marker = page.locator(".message-wrapper.assistant .unsupported-marker");
+  await marker.waitFor();
+  assert.equal(await marker.getAttribute("title"), "Not supported by its cited passage (best p = 0.42)");
+  const answer = page.locator(".message-wrapper.assistant .message-content");
+  assert.match(await answer.innerText(), /The rate is ninety percent\s*unsupported\s*\. Costs fell/);
+  assert.equal(await page.locator(".message-wrapper.assistant .unsupported-count").innerText(), "1 unsupported claim");
+  await shot(page, "08-unsupported-marked.png");
+  await marker.click();
+  const focused = page.locator("#claims-inspector .claims-table > tbody > tr.focused");
+  await focused.waitFor();
+  assert.match(await focused.innerText(), /The rate is ninety percent[^]*REJECTED/);
+  await shot(page, "09-unsupported-inspector.png");
+  await page.locator("#claims-inspector .modal-close").click();
+  const choose = async (mode) => {
+    if (await page.locator("#more-menu").isHidden()) await page.click("#more-btn");
+    const saved = page.waitForResponse((r) => r.url().endsWith("/settings") && r.request().method() === "PUT");
+    await page.click(`[data-unsupported="${mode}"]`);
+    assert.equal((await saved).status(), 200);
+    await page.waitForFunction((m) => window.zocrates.state.settings?.unsupported_claims === m, mode);
+  };
+  await choose("remove");
+  await page.waitForFunction(() => !document.querySelector(".message-wrapper.assistant .message-content").innerText.includes("ninety"));
+  assert.equal(await marker.count(), 0);
+  assert.match(await answer.innerText(), /Twins share rates\s*Jonsson & Stefansson \(2021\)\s*\. Costs fell/);
+  await choose("leave");
+  await page.waitForFunction(() => document.querySelector(".message-wrapper.assistant .message-content").innerText.includes("ninety"));
+  assert.equal(await marker.count(), 0);
+  await choose("mark");
+  await marker.waitFor();
+  await page.click("#more-btn"); // closes the menu
+  const stored = await page.evaluate(async ({ base, token }) => (await fetch(`${base}/settings`, { headers: { Authorization: `Bearer ${token}` } })).json(),
+    { base: url, token });
+  assert.equal(stored.unsupported_claims, "mark");
+  report.unsupported = "marked, removed, left, marked again";
 
   step("the scope chip: the server's collections and tags, the one chosen sent with the question");
   await page.click("#new-session-btn");

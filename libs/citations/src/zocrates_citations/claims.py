@@ -130,20 +130,34 @@ def _finish(claim: str) -> str:
     return claim
 
 
+class ClaimSpan(NamedTuple):
+    """A token's claim and where it stands in the answer: `start` is where the backward scan
+    began, `end` the token's end, or where the forward scan stopped when it ran."""
+
+    claim: str
+    start: int
+    end: int
+
+
 def token_claims(view: Masked, tokens: list[Token]) -> list[str | None]:
     """The claim of each token (parallel to `tokens`; `None` for tokens with no valid index)."""
+    return [None if span is None else span.claim for span in token_claim_spans(view, tokens)]
+
+
+def token_claim_spans(view: Masked, tokens: list[Token]) -> list[ClaimSpan | None]:
+    """Each token's claim with its span (parallel to `tokens`; `None` for tokens with no valid index)."""
     masked, readable = view.masked, view.readable
     structure = _Structure(masked)
     valid_starts = [t.start for t in tokens if t.valid]
-    claims: list[str | None] = []
+    spans: list[ClaimSpan | None] = []
     previous_end = 0
     for token in tokens:
         if not token.valid:
-            claims.append(None)
+            spans.append(None)
             continue
-        claims.append(_claim(masked, readable, structure, valid_starts, previous_end, token))
+        spans.append(_claim(masked, readable, structure, valid_starts, previous_end, token))
         previous_end = token.end
-    return claims
+    return spans
 
 
 def _claim(
@@ -153,7 +167,7 @@ def _claim(
     valid_starts: list[int],
     previous_end: int,
     token: Token,
-) -> str:
+) -> ClaimSpan:
     s, e = token.start, token.end
     begin = previous_end
     k = bisect_right(structure.starts, s) - 1
@@ -173,7 +187,7 @@ def _claim(
     stripped_end = len(masked[begin:s].rstrip()) + begin
     ends_sentence = stripped_end in structure.sentence_end_set
     if ends_sentence or (len(backward) >= MIN_CLAIM_CHARS and not _AUTHOR_ONLY_RE.match(backward)):
-        return _finish(backward)
+        return ClaimSpan(_finish(backward), begin, e)
 
     # Forward scan: the rest of the sentence, up to the next citation or block.
     limit = min(len(masked), e + MAX_CLAIM_CHARS)
@@ -189,9 +203,9 @@ def _claim(
         limit = min(limit, structure.stops[j])
     forward = readable[e:limit].strip()
     if not forward:
-        return _finish(backward)
+        return ClaimSpan(_finish(backward), begin, e)
     glue = "" if forward[0] in _CLOSERS else " "
-    return _finish(clean_claim(readable[begin:s].rstrip() + glue + forward))
+    return ClaimSpan(_finish(clean_claim(readable[begin:s].rstrip() + glue + forward)), begin, limit)
 
 
 def occurrences(tokens: list[Token], claims: list[str | None]) -> list[ClaimOccurrence]:
@@ -224,11 +238,16 @@ class ParsedAnswer:
         return self.view.text
 
     @cached_property
-    def claims(self) -> tuple[str | None, ...]:
-        """The claim of each token (parallel to `tokens`; `None` for tokens with no valid index)."""
+    def claim_spans(self) -> tuple[ClaimSpan | None, ...]:
+        """Each token's claim and its span (parallel to `tokens`; `None` for tokens with no valid index)."""
         if not any(token.valid for token in self.tokens):
             return (None,) * len(self.tokens)  # nothing to claim: skip the sentence scan
-        return tuple(token_claims(self.view, list(self.tokens)))
+        return tuple(token_claim_spans(self.view, list(self.tokens)))
+
+    @cached_property
+    def claims(self) -> tuple[str | None, ...]:
+        """The claim of each token (parallel to `tokens`; `None` for tokens with no valid index)."""
+        return tuple(None if span is None else span.claim for span in self.claim_spans)
 
     @cached_property
     def occurrences(self) -> tuple[ClaimOccurrence, ...]:

@@ -10,6 +10,7 @@ position in the original, and edits spliced into the original leave masked bytes
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -188,24 +189,49 @@ def splice_tokens(text: str, tokens: list[Token], replace: Callable[[Token], str
     whitespace follows (`claim [99].` -> `claim.`), and the whitespace after it when it
     opened a line; everything else, masked regions included, is copied byte for byte.
     """
+    return splice_tokens_mapped(text, tokens, replace)[0]
+
+
+def splice_tokens_mapped(
+    text: str, tokens: list[Token], replace: Callable[[Token], str | None]
+) -> tuple[str, Callable[[int], int]]:
+    """`splice_tokens`, and where each position of `text` lands in the result: a copied
+    character where it was copied to, a position in a removed or rewritten stretch where
+    that stretch began (so a removed token's start is where the token stood)."""
     out: list[str] = []
+    copied: list[tuple[int, int, int]] = []  # (start in text, end in text, start in out)
+    length = 0
+
+    def copy(start: int, end: int) -> None:
+        nonlocal length
+        copied.append((start, end, length))
+        out.append(text[start:end])
+        length += end - start
+
     cursor = 0
     for token in tokens:
         new = replace(token)
-        before = text[cursor : token.start]
+        end = token.start
         if new is None:
             following = text[token.end : token.end + 1]
             if not following or following.isspace() or following in _CLOSERS:
-                before = before.rstrip(" \t")
-            out.append(before)
+                end = len(text[cursor:end].rstrip(" \t")) + cursor
+            copy(cursor, end)
             cursor = token.end
             at_line_start = token.start == 0 or text[token.start - 1] == "\n"
             if at_line_start:
                 while cursor < len(text) and text[cursor] in " \t":
                     cursor += 1
         else:
-            out.append(before)
+            copy(cursor, end)
             out.append(new)
+            length += len(new)
             cursor = token.end
-    out.append(text[cursor:])
-    return "".join(out)
+    copy(cursor, len(text))
+    starts = [start for start, _, _ in copied]
+
+    def position(at: int) -> int:
+        start, end, to = copied[max(0, bisect_right(starts, at) - 1)]
+        return to + min(max(at, start), end) - start
+
+    return "".join(out), position

@@ -2,7 +2,9 @@
 
 Each occurrence of each index is judged alone against the threshold (never a max over a
 chunk's occurrences); a compound bracket keeps the indices that survive (`[1, 2]` -> `[1]`)
-and disappears when none does. Sources are partitioned at item level (several chunks of one
+and disappears when none does. A claim whose every citation disappears is listed as
+unsupported, with where it stands in the pruned prose, so that no client shows it as an
+accepted uncited statement without the user having chosen that. Sources are partitioned at item level (several chunks of one
 item count once) into a cited tier C and a considered tier R with U = C ∪ R and C ∩ R = ∅:
 an item is cited iff one of its occurrences survives anywhere. When the text holds no valid
 token at all, or citations are disabled, every retrieved item is cited (zero-citation
@@ -20,16 +22,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from zocrates_citations.authors import format_authors
 from zocrates_citations.claims import ParsedAnswer, parse_answer
-from zocrates_citations.parsing import Token, format_token, mask, splice_tokens
+from zocrates_citations.parsing import Token, format_token, mask, splice_tokens_mapped
 from zocrates_contracts import (
     SUPPORT_THRESHOLD,
     Citation,
     CitationOccurrence,
+    CitedOccurrence,
     EvidenceChunk,
     References,
     SourceRef,
     TextSpan,
     TurnRecord,
+    UnsupportedClaim,
     Verdict,
 )
 
@@ -95,6 +99,9 @@ class Resolution(BaseModel):
     )
     cited_chunk_ids: list[str] = Field(
         default_factory=list, description="Chunks with at least one surviving occurrence"
+    )
+    unsupported: list[UnsupportedClaim] = Field(
+        default_factory=list, description="Claims whose every citation failed, placed in `prose`"
     )
     counts: VerificationCounts = Field(default_factory=VerificationCounts)
     zero_citation_fallback: bool = Field(default=False, description="Every item was cited because the text cited none")
@@ -301,6 +308,7 @@ def resolve_citations_and_references(
     any_valid = any(t.valid for t in tokens)
 
     kept_by_token: dict[int, tuple[int, ...]] = {}
+    failed: dict[int, list[tuple[int, CitationOccurrence]]] = {}  # token start -> its demoted occurrences
     occurrences: dict[int, list[CitationOccurrence]] = {}
     counts = {"KEPT": 0, "DEMOTED": 0, "FAIL_OPEN": 0}
     cited_items: dict[str, None] = {}
@@ -335,12 +343,15 @@ def resolve_citations_and_references(
                     kept.append(index)
                     cited_items.setdefault(chunks[index - 1].item_key)
             kept_by_token[token.start] = tuple(kept)
+            if not kept:
+                failed[token.start] = [(index, occurrences[index][-1]) for index in token.indices]
 
     def replace(token: Token) -> str | None:
         kept = kept_by_token.get(token.start)
         return format_token(kept) if kept else None
 
-    prose = splice_tokens(text, tokens, replace) if tokens else text
+    prose, position = splice_tokens_mapped(text, tokens, replace)
+    unsupported = unsupported_claims(answer, failed, position) if failed else []
 
     citations = [
         _citation(index, chunks[index - 1], occurrences[index], max_quote_chars) for index in sorted(occurrences)
@@ -379,6 +390,7 @@ def resolve_citations_and_references(
         cited_item_keys=cited_keys,
         considered_item_keys=considered_keys,
         cited_chunk_ids=[c.chunk_id for c in citations if c.survives],
+        unsupported=unsupported,
         counts=VerificationCounts(
             total=sum(counts.values()),
             kept=counts["KEPT"],
@@ -387,6 +399,66 @@ def resolve_citations_and_references(
         ),
         zero_citation_fallback=fallback,
     )
+
+
+# Between two brackets of one citation (`claim [1][2].`, `claim [1], [2].`): they cite one claim.
+_BETWEEN_BRACKETS_RE = re.compile(r"[ \t,;]*")
+_TERMINAL_RE = re.compile(r"[.!?]+[\"'”’)\]]*")
+_SENTENCE_OPENERS = "\n.!?:"
+
+
+def unsupported_claims(
+    answer: ParsedAnswer,
+    failed: Mapping[int, Sequence[tuple[int, CitationOccurrence]]],
+    position,
+) -> list[UnsupportedClaim]:
+    """The claims whose every bracket failed (`failed`: a failed bracket's start -> its demoted
+    occurrences), placed in the pruned prose by `position` (raw offset -> prose offset).
+
+    Brackets side by side cite one claim: it is unsupported only when all of them failed. A
+    claim runs from the start of its claim span (past the punctuation and spaces that end the
+    sentence before) to its last bracket, or to the end of the sentence when the claim reads
+    forward ("According to Smith [1], ..."); a claim that starts its sentence also takes the
+    sentence's closing punctuation, so removing it leaves the neighbouring sentences intact.
+    """
+    text, masked = answer.text, answer.view.masked
+    groups: list[list[int]] = []  # runs of adjacent valid brackets, by token position
+    previous = None
+    for i, (token, span) in enumerate(zip(answer.tokens, answer.claim_spans)):
+        if span is None:
+            continue
+        if previous is not None and _BETWEEN_BRACKETS_RE.fullmatch(masked, answer.tokens[previous].end, token.start):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+        previous = i
+    claims = []
+    for group in groups:
+        tokens = [answer.tokens[i] for i in group]
+        if not all(t.start in failed for t in tokens):
+            continue
+        first, last = answer.claim_spans[group[0]], tokens[-1]
+        start = first.start
+        while start < last.start and (text[start].isspace() or text[start] in ".,;:!?)]|"):
+            start += 1
+        end = max(last.end, answer.claim_spans[group[-1]].end)
+        before = start
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        if (before == 0 or text[before - 1] in _SENTENCE_OPENERS) and (closing := _TERMINAL_RE.match(masked, end)):
+            end = closing.end()
+        demoted = [pair for t in tokens for pair in failed[t.start]]
+        claims.append(
+            UnsupportedClaim(
+                start=position(start),
+                end=position(end),
+                at=position(tokens[0].start),
+                claim=first.claim,
+                probability=max(o.probability or 0.0 for _, o in demoted),
+                occurrences=[CitedOccurrence(index=i, occurrence=o.occurrence) for i, o in demoted],
+            )
+        )
+    return claims
 
 
 def _citation(

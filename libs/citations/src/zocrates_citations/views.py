@@ -86,6 +86,18 @@ def _join(prose: str, bibliography: str, had_sources: bool) -> str:
     return f"{prose}\n\n{bibliography}" if prose else bibliography
 
 
+#: What the coordinator's memory says after a claim whose every citation failed verification.
+UNSUPPORTED_NOTE = " (not supported by its cited source)"
+
+
+def _with_unsupported_notes(resolution: Resolution) -> str:
+    prose, out, cursor = resolution.prose, [], 0
+    for claim in sorted(resolution.unsupported, key=lambda c: c.at):
+        out += [prose[cursor : claim.at], UNSUPPORTED_NOTE]
+        cursor = claim.at
+    return "".join(out) + prose[cursor:]
+
+
 def _refs(keys: Sequence[str], best: dict[str, EvidenceChunk]) -> list[SourceRef]:
     return [source_ref(best[key]) for key in keys if key in best]
 
@@ -96,10 +108,12 @@ def build_coordinator_view(resolution: Resolution, ranked_chunks: Sequence[Evide
     Surviving tokens become parenthetical author-year citations, then a clean markdown
     bibliography of both tiers (`- **Smith (2020)**. *Title*. Venue.`) follows: no HTML,
     no item keys, no chunk numbers. Both tiers are listed whatever the disclosure settings,
-    so follow-up questions can name any source that was considered.
+    so follow-up questions can name any source that was considered. A claim whose every
+    citation failed verification is followed by `UNSUPPORTED_NOTE`, so that later turns do not
+    build on it as on a checked statement.
     """
     chunks = list(ranked_chunks)
-    prose, sources = split_sources(resolution.prose)
+    prose, sources = split_sources(_with_unsupported_notes(resolution))
     best = _best_chunks(chunks)
     bibliography = _bibliography(_refs(resolution.cited_item_keys, best), _refs(resolution.considered_item_keys, best))
     return _join(_author_year_prose(prose, chunks), bibliography, bool(sources))

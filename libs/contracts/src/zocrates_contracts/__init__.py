@@ -63,11 +63,13 @@ from zocrates_contracts.turns import (
     Citation,
     CitationOccurrence,
     CitationQuality,
+    CitedOccurrence,
     References,
     SourceRef,
     TextSpan,
     TurnError,
     TurnRecord,
+    UnsupportedClaim,
     Verdict,
     VerificationSummary,
 )

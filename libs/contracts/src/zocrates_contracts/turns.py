@@ -102,6 +102,43 @@ class Citation(BaseModel):
     survives: bool = Field(description="At least one occurrence survived verification")
 
 
+class CitedOccurrence(BaseModel):
+    """One occurrence of one citation: a row of the claim verification inspector."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int = Field(ge=1, description="The chunk index the token cited (`Citation.index`)")
+    occurrence: int = Field(ge=1, description="`CitationOccurrence.occurrence` of that citation")
+
+
+class UnsupportedClaim(BaseModel):
+    """A claim of the answer whose every citation failed verification (all DEMOTED).
+
+    Its tokens are pruned from `prose`, so it would read as an accepted uncited statement; the
+    client marks it, removes it or leaves it, as the user chose. Positions are offsets in
+    `prose` (Python string indices: code points).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int = Field(ge=0, description="Where the claim starts in `prose`")
+    end: int = Field(
+        ge=0,
+        description="Where it ends: after its sentence's closing punctuation when the claim is a "
+        "whole sentence, else where its pruned citation stood; `prose[start:end]` is what removal cuts",
+    )
+    at: int = Field(ge=0, description="Where its pruned citation stood in `prose`: where a marker goes")
+    claim: str = Field(description="The claim as the verifier judged it")
+    probability: float = Field(ge=0.0, le=1.0, description="The best support probability of its occurrences")
+    occurrences: list[CitedOccurrence] = Field(min_length=1, description="Its occurrences, in the inspector")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> UnsupportedClaim:
+        if not self.start <= self.at <= self.end:
+            raise ValueError(f"expected start <= at <= end, got {self.start}, {self.at}, {self.end}")
+        return self
+
+
 class SourceRef(BaseModel):
     """One item in `# Cited Sources` or `## Other Considered Sources`."""
 
@@ -205,7 +242,8 @@ class TurnRecord(BaseModel):
     a turn that ended in an error too (`error` set, `prose` what had streamed before it), and
     `coordinator_view`, what a follow-up question in the same session is answered with. Version
     4: each occurrence's supporting `spans`, the answer's citation `quality`, and each citation's
-    `pages` (the printed page numbers).
+    `pages` (the printed page numbers). Version 5 lists the claims whose every citation failed
+    verification (`unsupported`); older records decode with none.
 
     The answer travels in two parts: `prose` (what the client renders, with its citation
     tokens) and `sources` (the source sections, for clients that show markdown as is; the
@@ -215,10 +253,11 @@ class TurnRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    # 2: prose and sources apart from text; typed candidates. 3: error, memory. 4: spans, quality, pages
-    SCHEMA_VERSION: ClassVar[int] = 4
+    # 2: prose and sources apart from text; typed candidates. 3: error, memory. 4: spans, quality,
+    # pages. 5: unsupported claims
+    SCHEMA_VERSION: ClassVar[int] = 5
 
-    schema_version: int = 4
+    schema_version: int = 5
     turn_id: str
     session_id: str
     intent: Literal["library", "discovery", "chat"]
@@ -239,6 +278,11 @@ class TurnRecord(BaseModel):
         "`## Other Considered Sources`, with data-item-key hooks); empty when none",
     )
     citations: list[Citation] = Field(default_factory=list)
+    unsupported: list[UnsupportedClaim] = Field(
+        default_factory=list,
+        description="Claims whose every citation failed verification, in `prose` order (version 5; "
+        "none before): the client marks, removes or leaves them as the user chose",
+    )
     references: References = Field(default_factory=References)
     verification: VerificationSummary | None = None
     quality: CitationQuality | None = Field(
@@ -283,6 +327,13 @@ class TurnRecord(BaseModel):
                 f"(knows 1..{cls.SCHEMA_VERSION}); upgrade this service"
             )
         return value
+
+    @model_validator(mode="after")
+    def _unsupported_within_prose(self) -> TurnRecord:
+        for claim in self.unsupported:
+            if claim.end > len(self.prose):
+                raise ValueError(f"an unsupported claim ends at {claim.end}, past the prose ({len(self.prose)} chars)")
+        return self
 
     @model_validator(mode="after")
     def _text_is_prose_and_sources(self) -> TurnRecord:

@@ -1,11 +1,15 @@
 // The actions under a finished answer: the citations toggle, the Claim Verification Inspector
-// button, Copy (author-year citations while they are shown, none when hidden), Export (for a
-// manuscript: Pandoc citations with BibTeX or CSL-JSON, copied or downloaded) and ⋯ (message
-// information); and the answer's source list, whose entries select the item in Zotero.
+// button, how many claims are unsupported (it opens the inspector at the first), Re-verify
+// (POST /citations/verify), Copy (author-year citations while they are shown, none when hidden;
+// unsupported claims as the user's settings show them), Export (for a manuscript: Pandoc
+// citations with BibTeX or CSL-JSON, copied or downloaded) and ⋯ (message information); the
+// answer's source list, whose entries select the item in Zotero; and the unsupported-claim
+// markers in the answer, which open the inspector at their row.
 
-import { hasCitations, recordWithAuthorYear, recordWithoutCitations, stripCitations } from "../../core/citations.js";
+import { hasCitations, recordWithAuthorYear, recordWithoutCitations, stripCitations, turnParts } from "../../core/citations.js";
 import { escapeHtml } from "../../core/format.js";
 import { countsLine, inspectorTooltip, probabilityStats, qualityLine, statsLine, verificationCounts } from "../../core/inspector.js";
+import { proseAsChosen, unsupportedClaims, unsupportedLine, unsupportedMode } from "../../core/unsupported.js";
 import { ICONS } from "../icons.js";
 import { openModal } from "../modal.js";
 import { selectInLibrary } from "../host-actions.js";
@@ -19,7 +23,7 @@ const EXPORT_FILES = {
 };
 
 export function mount(ctx) {
-  const { window, document, host, api, $, bus } = ctx;
+  const { window, document, host, api, state, $, bus } = ctx;
   const d = disposer();
   const messagesEl = $("messages");
 
@@ -62,6 +66,29 @@ export function mount(ctx) {
         inspector.innerHTML = `${ICONS.shield} Claim Verification Inspector`;
         left.appendChild(inspector);
       }
+      const [prose] = turnParts(record);
+      const unsupported = unsupportedClaims(record, prose);
+      if (unsupported.length) {
+        const first = unsupported[0].occurrences?.[0] || null;
+        left.appendChild(button("unsupported-count", unsupportedLine(unsupported.length),
+          "Claims whose every citation failed verification: open them in the inspector",
+          () => bus.request("inspector.open", record, first)));
+      }
+      if (record.intent === "library" && (record.citations || []).length) {
+        const again = button("reverify-btn", "Re-verify", "Check every citation of this answer against its passage again",
+          async () => {
+            again.disabled = true;
+            again.textContent = "Re-verifying…";
+            try {
+              bus.request("chat.replaceRecord", message, await api.reverify(record.session_id, record.turn_id));
+            } catch (exc) {
+              again.disabled = false;
+              again.textContent = "Re-verify";
+              bus.emit("status", `Re-verification failed: ${exc.message}`, true);
+            }
+          });
+        left.appendChild(again);
+      }
     }
     const copy = button("copy-btn", "Copy", "Copy the answer", async () => {
       const text = copyText(message);
@@ -86,8 +113,10 @@ export function mount(ctx) {
   }
 
   function copyText(message) {
-    const record = message.record;
-    if (!record) return stripCitations(message.text);
+    if (!message.record) return stripCitations(message.text);
+    const [prose] = turnParts(message.record);
+    const mode = unsupportedMode(state.settings?.unsupported_claims);
+    const record = { ...message.record, prose: proseAsChosen(message.record, prose, mode) };
     return message.citationsVisible ? recordWithAuthorYear(record) : recordWithoutCitations(record);
   }
 
@@ -139,6 +168,12 @@ export function mount(ctx) {
         `<p class="info-line counts-line">${escapeHtml(countsLine(counts))}</p>`;
       const quality = qualityLine(record.quality);
       if (quality) html += `<p class="info-line quality-line">${escapeHtml(quality)}</p>`;
+      const unsupported = unsupportedClaims(record, turnParts(record)[0]).length;
+      if (unsupported) {
+        const shown = { mark: "marked in the answer", remove: "left out of the answer", leave: "left in the answer unmarked" };
+        html += `<p class="info-line unsupported-line">${escapeHtml(unsupportedLine(unsupported))}, ` +
+          `${shown[unsupportedMode(state.settings?.unsupported_claims)]} (⋯ → Unsupported Claims)</p>`;
+      }
       if (v) {
         html += `<p class="info-muted">Decision model: ${escapeHtml(v.provider || "—")}${v.model ? ` / ${escapeHtml(v.model)}` : ""} · ` +
           `threshold ${Number(v.threshold ?? 0.6).toFixed(2)} · ${Math.round(v.latency_ms || 0)} ms${v.note ? ` · ${escapeHtml(v.note)}` : ""}</p>`;
@@ -152,12 +187,19 @@ export function mount(ctx) {
   }
 
   // The source list under an answer: an entry selects its item in Zotero (Enter or Space too).
+  // An unsupported claim's marker opens the inspector at its row.
   d.listen(messagesEl, "click", (e) => {
     const source = e.target.closest(".zotero-source-link");
     if (source) selectInLibrary(ctx, source.dataset.itemKey, source.dataset.libraryId);
+    const marker = e.target.closest(".unsupported-marker");
+    const message = marker && state.messages.find((m) => m.wrapper.contains(marker));
+    if (message?.record) {
+      bus.request("inspector.open", message.record,
+        { index: Number(marker.dataset.citationIdx), occurrence: Number(marker.dataset.citationOcc) });
+    }
   });
   d.listen(messagesEl, "keydown", (e) => {
-    if ((e.key === "Enter" || e.key === " ") && e.target.matches?.(".zotero-source-link")) {
+    if ((e.key === "Enter" || e.key === " ") && e.target.matches?.(".zotero-source-link, .unsupported-marker")) {
       e.preventDefault();
       e.target.click();
     }

@@ -2,12 +2,15 @@
 // streamed turn rendered as it arrives, the message list and the status line under it. Each
 // question goes with the scope chip's scope (features/scope.js), named under it when narrowed.
 // A finished message (streamed or reloaded) is emitted as "message.finalized" for the
-// features that add to it (candidates, actions). Listens to "status" (text, error).
-// Answers "chat.send", "chat.stop", "chat.reset" (turns), "chat.showEmpty", "chat.focus" and
-// "chat.scrollToEnd".
+// features that add to it (candidates, actions). A finished turn shows its unsupported claims as
+// the user's settings say (state.settings); "settings.changed" renders every finished turn again.
+// Listens to "status" (text, error) and "settings.changed". Answers "chat.send", "chat.stop",
+// "chat.reset" (turns), "chat.replaceRecord" (message, record), "chat.showEmpty", "chat.focus"
+// and "chat.scrollToEnd".
 
 import { ApiError, turnErrorMessage } from "../../core/client.js";
 import { throttle } from "../../core/format.js";
+import { unsupportedMode } from "../../core/unsupported.js";
 import { morphHtml } from "../morph.js";
 import { disposer } from "../context.js";
 
@@ -156,7 +159,8 @@ export function mount({ document, api, renderer, state, $, bus }) {
   function renderMessage(message) {
     const nearBottom = messagesEl.scrollHeight - messagesEl.scrollTop - messagesEl.clientHeight < 40;
     message.statusEl.textContent = message.statusLine || "";
-    morphHtml(message.content, message.record ? renderer.renderTurn(message.record) : renderer.renderStreaming(message.text));
+    const shown = { unsupported: unsupportedMode(state.settings?.unsupported_claims) };
+    morphHtml(message.content, message.record ? renderer.renderTurn(message.record, shown) : renderer.renderStreaming(message.text));
     if (nearBottom) messagesEl.scrollTop = messagesEl.scrollHeight;
   }
 
@@ -198,6 +202,14 @@ export function mount({ document, api, renderer, state, $, bus }) {
   }
 
   d.add(bus.on("status", setStatus));
+  d.add(bus.on("settings.changed", () => {
+    for (const message of state.messages) if (message.record) renderMessage(message);
+  }));
+  // A turn verified or resolved again: the same message, its new record.
+  d.add(bus.handle("chat.replaceRecord", (message, record) => {
+    message.record = record;
+    finalizeMessage(message);
+  }));
   d.add(bus.handle("chat.send", () => send()));
   d.add(bus.handle("chat.stop", () => stop()));
   d.add(bus.handle("chat.reset", (turns) => reset(turns)));

@@ -17,8 +17,9 @@ import { disposer } from "../context.js";
 export function mount(ctx) {
   const { window, document, host, renderer, bus } = ctx;
   const d = disposer();
-  function openInspector(record) {
-    if (host.openInspectorWindow && host.openInspectorWindow(record)) return;
+  /** `focus`: `{index, occurrence}` of the row to show first (an unsupported claim's). */
+  function openInspector(record, focus = null) {
+    if (host.openInspectorWindow && host.openInspectorWindow(record, focus)) return;
     const m = openModal(document, "Claim Verification Inspector", { wide: true, id: "claims-inspector", icon: ICONS.shield });
     renderInspector(m.body, record, {
       renderer,
@@ -26,9 +27,10 @@ export function mount(ctx) {
       onSelect: (itemKey, libraryId) => selectInLibrary(ctx, itemKey, libraryId),
       onOpen: (row) => runHostAction(ctx, () => host.openInReader(row)),
       window,
+      focus,
     });
   }
-  d.add(bus.handle("inspector.open", (record) => openInspector(record)));
+  d.add(bus.handle("inspector.open", (record, focus) => openInspector(record, focus)));
   return d.dispose;
 }
 
@@ -44,7 +46,7 @@ function evidenceCell(row, renderer) {
  * columns (the right neighbour compensates; double-click resets), a source filter and
  * per-row reader/library actions. Used by the in-page modal and the Zotero window.
  */
-export function renderInspector(container, record, { renderer, host, onSelect, onOpen, window }) {
+export function renderInspector(container, record, { renderer, host, onSelect, onOpen, window, focus = null }) {
   const document = container.ownerDocument;
   const rows = claimRows(record);
   const counts = verificationCounts(record);
@@ -131,6 +133,7 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
     for (const row of sortRows(filterRows(rows, filter), sort.column, sort.direction)) {
       const tr = document.createElement("tr");
       tr.className = row.verdictLabel.toLowerCase() + (row.quoted ? " quoted" : "");
+      if (focus && row.index === focus.index && row.occurrence === focus.occurrence) tr.classList.add("focused");
       tr.dataset.number = String(row.number);
       tr.innerHTML =
         `<td>#${row.number}</td>` +
@@ -165,5 +168,6 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
   widths = defaultColumnWidths(tableWidth());
   applyWidths();
   drawRows();
+  tbody.querySelector("tr.focused")?.scrollIntoView?.({ block: "center" });
   return { rows };
 }

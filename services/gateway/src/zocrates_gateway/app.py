@@ -12,7 +12,7 @@ from starlette.routing import Route
 from zocrates_gateway import handlers, mcp
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.context import Gateway
-from zocrates_gateway.routes import chat, citations, discover, health, library, profile, sessions, ui
+from zocrates_gateway.routes import chat, citations, discover, health, library, profile, sessions, ui, user_settings
 
 
 def create_app(settings: GatewaySettings | None = None) -> FastAPI:
@@ -45,6 +45,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     app.include_router(discover.router)
     app.include_router(library.router)
     app.include_router(profile.router)
+    app.include_router(user_settings.router)
     app.include_router(ui.router)
     app.router.routes.append(Route(mcp.PATH, mcp_endpoint, methods=["GET", "POST", "DELETE"]))
     # One turn is one trace: the HTTP span parents the turn task, whose publishes carry

@@ -473,7 +473,8 @@ async def answer_turn(
     occurrences = list(answer.occurrences)
     if written is not None and written_quotes:
         quotes = every_occurrence_quoted(occurrences)
-    verifying = s.citations_enabled and s.verification_enabled and bool(occurrences)
+    chosen = await gateway.sessions.get_settings(turn.user_id)
+    verifying = s.citations_enabled and s.verification_enabled and chosen.verification_enabled and bool(occurrences)
     with tracer.start_as_current_span("citation_verification") as span:
         if verifying:
             await status(turn, "verification")
@@ -498,6 +499,7 @@ async def answer_turn(
             audit,
             verified.summary,
             answer,
+            threshold=chosen.verification_threshold,
         )
         await storing  # the write's round trip overlapped the resolution's CPU work
         if verifying:
@@ -551,17 +553,21 @@ def resolve_record(
     audit: TurnAudit,
     summary: VerificationSummary,
     answer: ParsedAnswer | None = None,
+    *,
+    threshold: float | None = None,
 ) -> TurnRecord:
-    """The pure last step of a library turn, shared with re-verification (same inputs, same output).
-    `answer`: `audit.raw_text` as the caller already parsed it for claim extraction. The answer's
-    citation quality is judged over what was written, not the notes said after it."""
+    """The pure last step of a library turn, shared with re-verification and re-resolution (same
+    inputs, same output). `answer`: `audit.raw_text` as the caller already parsed it for claim
+    extraction. `threshold`: the user's own, applied instead of the verifier's (`audit.threshold`).
+    The answer's citation quality is judged over what was written, not the notes said after it."""
     answer = answer or parse_answer(audit.raw_text, len(audit.chunks))
+    applied = audit.threshold if threshold is None else threshold
     resolution = resolve_citations_and_references(
         answer,
         audit.chunks,
         citations_enabled=s.citations_enabled,
         support_probabilities=audit.support_probabilities,
-        verification_threshold=audit.threshold,
+        verification_threshold=applied,
         refused=audit.refused,
         quotes=audit.quotes,
         support_spans=audit.support_spans,
@@ -569,15 +575,18 @@ def resolve_record(
     quality = None  # nothing to judge without citations
     if s.citations_enabled and audit.chunks and not audit.refused:
         quality = citation_quality(answer, resolution.citations, written_end(audit.raw_text, base.notes))
+    prose = resolution.text.removesuffix(resolution.sources)
     return base.model_copy(
         update={
             "schema_version": TurnRecord.SCHEMA_VERSION,
             "text": resolution.text,
-            "prose": resolution.text.removesuffix(resolution.sources),
+            "prose": prose,
             "sources": resolution.sources,
             "citations": list(resolution.citations),
+            # A claim inside source sections the model wrote itself is in `sources`, not `prose`.
+            "unsupported": [c for c in resolution.unsupported if c.end <= len(prose)],
             "references": resolution.references if audit.chunks else References(),
-            "verification": summary.model_copy(update=resolution.counts.model_dump()),
+            "verification": summary.model_copy(update={**resolution.counts.model_dump(), "threshold": applied}),
             "quality": quality,
             "coordinator_view": build_coordinator_view(resolution, audit.chunks),
         }

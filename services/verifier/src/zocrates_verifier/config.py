@@ -54,7 +54,8 @@ class VerifierSettings(ZocratesSettings):
         le=0.95,
         validation_alias=AliasChoices("ZOCRATES_VERIFIER_THRESHOLD", "ZOCRATES_VERIFICATION_THRESHOLD"),
         description="Support probability a citation occurrence needs to be kept. Every reply carries "
-        "it, and the gateway judges the reply's scores against it (the one setting of the threshold).",
+        "it, and the gateway judges the reply's scores against it, unless the user chose their own "
+        "(`PUT /settings`, docs/api.md).",
     )
     device: str = Field(
         "auto",

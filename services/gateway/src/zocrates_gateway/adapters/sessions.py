@@ -2,7 +2,8 @@
 
 Keys: `s.<user>.<session>` holds the session's metadata and ordered turn ids;
 `t.<user>.<session>.<turn>` holds one `TurnRecord`, exactly what the `done` event carried;
-`p.<user>` holds the user's profile (what the plugin registered: the polite-pool contact).
+`p.<user>` holds the user's profile (what the plugin registered: the polite-pool contact);
+`u.<user>` the user's settings (`PUT /settings`).
 A turn stored at an older `TurnRecord` version is upgraded as it is read (`read_turn`), so
 every reader gets the current version; the stored bytes stay as they were.
 The user is part of every key, so one user's lookups can never reach another's sessions.
@@ -22,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from zocrates_citations import upgrade_turn_record
 from zocrates_contracts import SUPPORT_THRESHOLD, EvidenceChunk, TextSpan, TurnRecord
+from zocrates_gateway.domain.settings import UserSettings
 from zocrates_runtime.bus import retrying
 from zocrates_runtime.kv import latest_entries
 
@@ -77,6 +79,16 @@ class SessionStore:
 
     async def put_profile(self, user_id: str, profile: Profile) -> None:
         await retrying(lambda: self.kv.put(f"p.{user_id}", profile.model_dump_json().encode()), what="store profile")
+
+    async def get_settings(self, user_id: str) -> UserSettings:
+        try:
+            entry = await self.kv.get(f"u.{user_id}")
+        except MISSING:
+            return UserSettings()
+        return UserSettings.model_validate_json(entry.value)
+
+    async def put_settings(self, user_id: str, settings: UserSettings) -> None:
+        await retrying(lambda: self.kv.put(f"u.{user_id}", settings.model_dump_json().encode()), what="store settings")
 
     async def get_meta(self, user_id: str, session_id: str) -> SessionMeta | None:
         try:

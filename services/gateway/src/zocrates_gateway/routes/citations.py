@@ -1,14 +1,25 @@
-"""`POST /citations/verify` (re-verify a stored turn) and `POST /llm/test_decision_model`."""
+"""`POST /citations/verify` (re-verify a stored turn), `POST /citations/resolve` (resolve a stored
+turn again with the user's threshold, from its stored probabilities: nothing is verified again)
+and `POST /llm/test_decision_model`."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from zocrates_citations import parse_answer
-from zocrates_contracts import ID_PATTERN, VerificationPair, VerificationRequested, new_id
+from zocrates_contracts import (
+    ID_PATTERN,
+    TurnRecord,
+    VerificationPair,
+    VerificationRequested,
+    VerificationSummary,
+    new_id,
+)
+from zocrates_gateway.adapters.sessions import TurnAudit
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.deps import GatewayDep
 from zocrates_gateway.errors import ApiError
@@ -29,16 +40,26 @@ class ReverifyRequest(BaseModel):
     turn_id: str = Field(pattern=ID_PATTERN)
 
 
+async def stored_turn(gateway, user_id: str, body: ReverifyRequest) -> tuple[TurnRecord, TurnAudit]:
+    """A stored library turn of the caller's and what it was resolved from; else a 404."""
+    record, audit = await asyncio.gather(
+        gateway.sessions.get_turn(user_id, body.session_id, body.turn_id),
+        gateway.sessions.get_audit(user_id, body.session_id, body.turn_id),
+    )
+    if record is None or audit is None:
+        raise ApiError(404, "turn_not_found", f"No library turn {body.turn_id} in session {body.session_id}.")
+    return record, audit
+
+
 @router.post("/citations/verify")
 async def reverify(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUser) -> dict:
     """Score a stored turn's citations again (e.g. after the verifier was down) and store the result.
 
     Uses the turn's own answer and evidence: no new retrieval, no new synthesis.
     """
-    record = await gateway.sessions.get_turn(user.user_id, body.session_id, body.turn_id)
-    audit = await gateway.sessions.get_audit(user.user_id, body.session_id, body.turn_id)
-    if record is None or audit is None:
-        raise ApiError(404, "turn_not_found", f"No library turn {body.turn_id} in session {body.session_id}.")
+    (record, audit), chosen = await asyncio.gather(
+        stored_turn(gateway, user.user_id, body), gateway.sessions.get_settings(user.user_id)
+    )
     answer = parse_answer(audit.raw_text, len(audit.chunks))
     occurrences = list(answer.occurrences)
     if not occurrences:
@@ -52,8 +73,24 @@ async def reverify(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUser
             "threshold": verified.summary.threshold,
         }
     )
-    updated = resolve_record(gateway.settings, record, audit, verified.summary, answer)
+    updated = resolve_record(
+        gateway.settings, record, audit, verified.summary, answer, threshold=chosen.verification_threshold
+    )
     await gateway.sessions.put_audit(user.user_id, body.session_id, body.turn_id, audit)
+    await gateway.sessions.replace_turn(user.user_id, updated)
+    return updated.model_dump(mode="json")
+
+
+@router.post("/citations/resolve")
+async def reresolve(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUser) -> dict:
+    """Resolve a stored turn again with the caller's threshold (`PUT /settings`; the verifier's
+    when unset) from its stored probabilities, store and return it. Nothing is verified again:
+    the verdicts, the pruned prose, the tiers and the unsupported claims follow the threshold."""
+    (record, audit), chosen = await asyncio.gather(
+        stored_turn(gateway, user.user_id, body), gateway.sessions.get_settings(user.user_id)
+    )
+    summary = record.verification or VerificationSummary(enabled=False)
+    updated = resolve_record(gateway.settings, record, audit, summary, threshold=chosen.verification_threshold)
     await gateway.sessions.replace_turn(user.user_id, updated)
     return updated.model_dump(mode="json")
 

@@ -3,12 +3,14 @@ and `GET /sessions/{id}/turns/{turn_id}/export` (an answer for a manuscript)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
 from zocrates_citations import export_answer
+from zocrates_citations.unsupported import prose_as_chosen
 from zocrates_contracts import ID_PATTERN
 from zocrates_gateway.adapters.sessions import dump
 from zocrates_gateway.auth import CurrentUser
@@ -64,14 +66,18 @@ async def export_turn(
     ),
 ):
     """The answer with Pandoc citations (`[@key]`: the item's Better BibTeX key, else a generated
-    one) and the cited items as BibTeX and CSL-JSON (`zocrates_citations.export`)."""
+    one) and the cited items as BibTeX and CSL-JSON (`zocrates_citations.export`); its unsupported
+    claims marked, removed or left as the user chose (`GET /settings`)."""
     record = await store.get_turn(user.user_id, session_id, turn_id)
     if record is None:
         raise ApiError(404, "turn_not_found", f"No turn {turn_id} in session {session_id} for this user.")
-    audit = await store.get_audit(user.user_id, session_id, turn_id)
+    audit, chosen = await asyncio.gather(
+        store.get_audit(user.user_id, session_id, turn_id), store.get_settings(user.user_id)
+    )
     pinned = {c.chunk_id: c.citation_key for c in (audit.chunks if audit else []) if c.citation_key}
     keys = {(c.library_id, c.item_key): pinned[c.chunk_id] for c in record.citations if c.chunk_id in pinned}
-    exported = export_answer(record.prose, record.citations, keys)
+    prose = prose_as_chosen(record.prose, record.unsupported, chosen.unsupported_claims)
+    exported = export_answer(prose, record.citations, keys)
     if format == "json":
         return {"markdown": exported.markdown, "bibtex": exported.bibtex, "csl_json": exported.csl_json}
     body = {"markdown": exported.markdown, "bibtex": exported.bibtex, "csljson": exported.csl_json_text()}[format]
