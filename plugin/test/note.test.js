@@ -6,7 +6,7 @@ import markdownit from "markdown-it";
 import katex from "katex";
 import { createRenderer } from "../content/core/render.js";
 import {
-  UNSUPPORTED_MARK, answerNoteHtml, answerNoteMarkdown, candidateMentions, citedSources, proseWithUnsupported,
+  answerNoteHtml, answerNoteMarkdown, candidateMentions, citedSources,
   provenanceNoteHtml, zoteroSelectUri,
 } from "../content/core/note.js";
 import { RECORD, RECORD_V2 } from "./fixtures.js";
@@ -87,19 +87,15 @@ test("a compound token of one item's two passages is one link; a record without 
   assert.doesNotMatch(answerNoteHtml(RECORD, { md }), /Cited Sources|data-item-key/);
 });
 
-test("unsupported claims: no markers by default; marked before their full stop, or removed, as the setting says", () => {
+test("unsupported claims: none marked by default; marked where their citation stood, or removed, as the setting says", () => {
   const prose = "Rates rose in twins [1]. Nobody checked this. Attention works [2].";
-  const unsupported = new Set(["Nobody checked this."]);
-  assert.equal(proseWithUnsupported(prose, unsupported), prose);
-  assert.equal(proseWithUnsupported(prose, unsupported, "leave"), prose);
-  assert.equal(proseWithUnsupported(prose, unsupported, "mark"), `Rates rose in twins [1]. Nobody checked this ${UNSUPPORTED_MARK}. Attention works [2].`);
-  assert.equal(proseWithUnsupported(prose, unsupported, "remove"), "Rates rose in twins [1]. Attention works [2].");
-  assert.equal(proseWithUnsupported("Only this.\n\nNext [1].", new Set(["Only this."]), "remove"), "\n\nNext [1].");
-  assert.equal(proseWithUnsupported(prose, new Set(["Not in the prose."]), "mark"), prose);
-  const record = { ...RECORD_V2, prose };
-  assert.match(answerNoteHtml(record, { md, unsupported, mode: "mark" }), /Nobody checked this \[unsupported\]\. Attention/);
-  assert.doesNotMatch(answerNoteHtml(record, { md, unsupported, mode: "remove" }), /Nobody/);
-  assert.match(answerNoteMarkdown(record, { unsupported, mode: "mark" }), /Nobody checked this \[unsupported\]\./);
+  const record = { ...RECORD_V2, prose, unsupported: [{ start: 25, end: 45, at: 44, probability: 0.2, occurrences: [] }] };
+  assert.match(answerNoteHtml(record, { md }), /Nobody checked this\. Attention/);
+  assert.match(answerNoteHtml(record, { md, mode: "mark" }), /Nobody checked this \[unsupported\]\. Attention/);
+  assert.doesNotMatch(answerNoteHtml(record, { md, mode: "remove" }), /Nobody/);
+  assert.match(answerNoteMarkdown(record, { mode: "mark" }), /Nobody checked this \[unsupported\]\./);
+  assert.match(answerNoteMarkdown(record, { mode: "remove" }), /Rates rose in twins[^]*Attention works/);
+  assert.doesNotMatch(answerNoteMarkdown(record, { mode: "remove" }), /Nobody/);
 });
 
 test("the Markdown download: heading, author-year links (group libraries too), a References list", () => {

@@ -23,7 +23,7 @@ function mountWith(host) {
   const bus = createBus();
   const statuses = [];
   bus.on("status", (text, error) => statuses.push([text, Boolean(error)]));
-  const unmount = mount({ document, host, renderer: createRenderer({ markdownit, katex }), bus });
+  const unmount = mount({ document, host, renderer: createRenderer({ markdownit, katex }), state: {}, bus });
   const message = (record) => {
     const actions = document.createElement("div");
     actions.innerHTML = '<div class="message-actions-right"><button class="action-btn copy-btn">Copy</button>' +

@@ -6,14 +6,13 @@
 
 import { authorYear, entryParts, findTokens, mask, sourceId, spliceTokens, turnParts } from "./citations.js";
 import { escapeHtml, pagesText } from "./format.js";
+import { proseAsChosen } from "./unsupported.js";
 
 const MAX_INDEX = 99;
 const OPEN = "\ue001";
 const CLOSE = "\ue002";
 const PLACEHOLDER_RE = /\ue001(\d+)\ue002/g;
 
-/** What an unsupported claim carries where its sentence stays (the copied answer's word for it). */
-export const UNSUPPORTED_MARK = "[unsupported]";
 
 /**
  * The link that selects an item in Zotero: `zotero://select/library/items/KEY` in My Library,
@@ -36,32 +35,6 @@ export function citedSources(record) {
   const byId = new Map();
   for (const c of record?.citations || []) if (!byId.has(sourceId(c))) byId.set(sourceId(c), c);
   return [...byId.values()];
-}
-
-/**
- * The prose with its unsupported claims shown as the user chose: `mode` "mark" puts
- * UNSUPPORTED_MARK at the end of each claim sentence (before its closing punctuation), "remove"
- * leaves the sentence out, anything else (the default) leaves the prose as it is. `unsupported`
- * holds the claim sentences as they stand in the prose; one not found there is ignored.
- */
-export function proseWithUnsupported(prose, unsupported = new Set(), mode = "leave") {
-  if (mode !== "mark" && mode !== "remove") return prose;
-  let out = prose;
-  for (const sentence of unsupported) {
-    const at = sentence ? out.indexOf(sentence) : -1;
-    if (at < 0) continue;
-    if (mode === "remove") {
-      // The spaces around the sentence become one, none at a line's start or end or before punctuation.
-      const before = out.slice(0, at).replace(/[ \t]+$/, "");
-      const after = out.slice(at + sentence.length).replace(/^[ \t]+/, "");
-      out = before + (before && after && !before.endsWith("\n") && !/^[\n.,;:!?)]/.test(after) ? " " : "") + after;
-    } else {
-      const end = /[.!?]+$/.exec(sentence.trimEnd());
-      const cut = at + (end ? end.index : sentence.trimEnd().length);
-      out = `${out.slice(0, cut)} ${UNSUPPORTED_MARK}${out.slice(cut)}`;
-    }
-  }
-  return out;
 }
 
 /**
@@ -102,16 +75,16 @@ const stop = (text) => (/[.?!]$/.test(text) ? "" : ".");
 /**
  * The answer as a Zotero note: the question as its heading (Zotero titles a note by its first
  * line), the prose with each citation an author-year link to its item (with the passage's page
- * when it has one), unsupported claims as
- * `mode` says (see proseWithUnsupported; default: no markers), and "References" listing the
+ * when it has one), unsupported claims as `mode` says (core/unsupported.js `proseAsChosen`: "mark",
+ * "remove" or "leave", the default), and "References" listing the
  * cited sources, each linked (a source read only by its abstract says so). `md` is a markdown-it instance, only parsed with: its tokens are
  * written out in the note editor's subset (deeper headings as h3, code and math as their text,
  * a table row as a paragraph), and everything from the record is escaped.
  */
-export function answerNoteHtml(record, { md, unsupported, mode } = {}) {
+export function answerNoteHtml(record, { md, mode = "leave" } = {}) {
   const links = [];
-  const own = turnParts(record)[0].replace(/[\ue001\ue002]/g, "");
-  const prose = replaceTokens(proseWithUnsupported(own, unsupported, mode), record.citations, (sources) => {
+  const own = proseAsChosen(record, turnParts(record)[0], mode).replace(/[\ue001\ue002]/g, "");
+  const prose = replaceTokens(own, record.citations, (sources) => {
     links.push(sources);
     return `${OPEN}${links.length - 1}${CLOSE}`;
   });
@@ -136,8 +109,8 @@ export function answerNoteHtml(record, { md, unsupported, mode } = {}) {
  * as `([Smith et al., 2020](zotero://select/...))` links, unsupported claims as `mode` says,
  * and "References" with each cited source linked.
  */
-export function answerNoteMarkdown(record, { unsupported, mode } = {}) {
-  const prose = replaceTokens(proseWithUnsupported(turnParts(record)[0], unsupported, mode), record.citations, (sources) =>
+export function answerNoteMarkdown(record, { mode = "leave" } = {}) {
+  const prose = replaceTokens(proseAsChosen(record, turnParts(record)[0], mode), record.citations, (sources) =>
     "(" + sources.map((s) => `[${linkText(s.label)}](${s.uri})`).join("; ") + ")");
   const parts = [];
   if (record.question) parts.push(`# ${oneLine(record.question)}`);

@@ -5,11 +5,12 @@
 // the Markdown come from core/note.js.
 
 import { answerNoteHtml, answerNoteMarkdown, citedSources } from "../../core/note.js";
+import { unsupportedMode } from "../../core/unsupported.js";
 import { entryParts } from "../../core/citations.js";
 import { openModal } from "../modal.js";
 import { disposer } from "../context.js";
 
-export function mount({ document, host, renderer, bus }) {
+export function mount({ document, host, renderer, state, bus }) {
   const d = disposer();
 
   d.add(bus.on("message.finalized", (message) => {
@@ -31,12 +32,9 @@ export function mount({ document, host, renderer, bus }) {
     right.insertBefore(b, right.querySelector(".info-btn"));
   }));
 
-  /**
-   * The answer's unsupported claim sentences and how the user wants them shown (mark, remove,
-   * leave): none yet, so the note shows the prose as it is (core/note.js's default).
-   */
+  /** Unsupported claims are shown in the note as the user chose to see them (⋯ → Unsupported Claims). */
   function markers() {
-    return { unsupported: new Set(), mode: "leave" };
+    return { mode: unsupportedMode(state.settings?.unsupported_claims) };
   }
 
   async function downloadMarkdown(record) {
