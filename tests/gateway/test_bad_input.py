@@ -58,6 +58,7 @@ async def test_malformed_json_is_a_400(system):
         ("GET", "/chat/abc/events"),
         ("POST", "/chat/abc/cancel"),
         ("POST", "/citations/verify"),
+        ("POST", "/citations/sentence_attribution"),
         ("POST", "/llm/test_decision_model"),
     ],
 )

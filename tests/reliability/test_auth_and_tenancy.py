@@ -35,6 +35,12 @@ def bodies(app) -> list[tuple[str, str, dict | None]]:
     valid = {
         "/chat": {"message": "hi"},
         "/citations/verify": {"session_id": "abc", "turn_id": "abc"},
+        "/citations/sentence_attribution": {
+            "session_id": "abc",
+            "turn_id": "abc",
+            "citation_index": 1,
+            "occurrence": 1,
+        },
         "/discover/prepare_batch": {"session_id": "abc", "turn_id": "abc", "candidate_ids": ["W1"]},
     }
     ops = []
@@ -132,6 +138,11 @@ async def test_another_user_gets_404_on_every_resource_and_changes_nothing(nats_
             "replayed events": ("GET", f"/chat/{replayed}/events", None),
             "cancel live turn": ("POST", f"/chat/{live}/cancel", None),
             "re-verify": ("POST", "/citations/verify", {"session_id": session, "turn_id": library["turn_id"]}),
+            "attribution": (
+                "POST",
+                "/citations/sentence_attribution",
+                {"session_id": session, "turn_id": library["turn_id"], "citation_index": 1, "occurrence": 1},
+            ),
             "import": (
                 "POST",
                 "/discover/prepare_batch",

@@ -60,10 +60,12 @@ from zocrates_contracts.messages import (
 )
 from zocrates_contracts.turns import (
     SUPPORT_THRESHOLD,
+    AttributedSpan,
     Citation,
     CitationOccurrence,
     CitationQuality,
     References,
+    SentenceAttribution,
     SourceRef,
     TextSpan,
     TurnError,
