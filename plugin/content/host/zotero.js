@@ -232,8 +232,8 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       return options;
     },
 
-    openInspectorWindow(record) {
-      const args = { record, wrappedJSObject: null };
+    openInspectorWindow(record, { attribute = null } = {}) {
+      const args = { record, attribute, wrappedJSObject: null };
       args.wrappedJSObject = args;
       mainWindow().openDialog("chrome://zocrates/content/inspector.html", "zocrates-inspector",
         "chrome,resizable,centerscreen,dialog=no,width=1200,height=760", args);

@@ -18,4 +18,5 @@ renderInspector(document.getElementById("inspector"), args.record, {
   window,
   onSelect: (key, libraryId) => host.selectInLibrary(key, libraryId).catch(report),
   onOpen: (row) => host.openInReader(row).catch(report),
+  attribute: args.attribute || null, // the sidebar's: it asks the gateway and keeps the result with the turn
 });
