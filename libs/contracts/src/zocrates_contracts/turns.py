@@ -187,6 +187,7 @@ class CitationQuality(BaseModel):
         return self.supporting / self.citations if self.citations else None
 
 
+#: What a numbered span of a passage is (`zocrates_citations.segment_source_text` cuts them).
 SpanKind = Literal["sentence", "heading", "table_row", "math", "code"]
 
 
@@ -219,7 +220,7 @@ class SentenceAttribution(BaseModel):
         "`verifier`: each span was scored against the claim, offline"
     )
     model: str = Field(default="", description="The language model or the verifier model that judged")
-    spans: list[AttributedSpan] = Field(default_factory=list, max_length=2_000)
+    spans: list[AttributedSpan] = Field(default_factory=list, description="The passage, every span of it")
     supporting: list[int] = Field(default_factory=list, description="Numbers of the spans that support the claim")
     unsupported_facts: list[str] = Field(
         default_factory=list, max_length=64, description="What the claim says that no supporting span states"

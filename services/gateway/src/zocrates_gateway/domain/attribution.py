@@ -4,8 +4,8 @@ The cited passage is cut into numbered spans (`segment_source_text`: sentences, 
 rows, display math). Which of them support the claim is judged either offline, from the
 verifier's score of the claim against each span alone, or by the attribution role's language
 model reading the numbered passage top down (`attribution_messages`, `read_model_answer`).
-Either way, the claim's content words and numbers that no supporting span contains are its
-unsupported facts offline; the model names them itself.
+The model names the claim's unsupported facts itself; offline they are the claim's content
+words and numbers that no supporting span contains (`unsupported_facts`).
 """
 
 from __future__ import annotations
@@ -61,21 +61,21 @@ def supporting_offline(
     if above:
         return above
     covered = [s.index for s in spans if any(w.start < s.end and s.start < w.end for w in occurrence.spans)]
-    if covered or not scored:
+    if covered:
         return covered
-    best = max(scored.values())
-    return [next(s.index for s in spans if scored.get(s.index) == best)] if best > 0 else []
+    best = max((s.index for s in spans if s.index in scored), key=scored.__getitem__, default=None)
+    return [best] if best is not None and scored[best] > 0 else []
 
 
 def unsupported_facts(claim: str, supporting_texts: Sequence[str]) -> list[str]:
     """The claim's content words and numbers (as the claim writes them, in its order) that no
     supporting text contains, by stem ("estimated" is found in "estimate")."""
     found = content_words(" ".join(supporting_texts))
-    numbers = set(_WORD_RE.findall(" ".join(supporting_texts)))
+    numbers = {w.rstrip("%") for w in _WORD_RE.findall(" ".join(supporting_texts)) if w[0].isdigit()}
     missing: list[str] = []
     for word in _WORD_RE.findall(claim):
         if word[0].isdigit():
-            absent = word.rstrip("%") not in {n.rstrip("%") for n in numbers}
+            absent = word.rstrip("%") not in numbers
         else:
             stems = content_words(word)
             absent = bool(stems) and not stems & found
