@@ -5,6 +5,7 @@ OpenAI-compatible server on loopback); kept with the turn and returned on reload
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -187,3 +188,17 @@ async def test_with_a_model_the_top_down_prompt_judges_and_a_bad_answer_falls_ba
         assert fallback["method"] == "verifier" and fallback["supporting"] == [1]
         assert fallback["note"].startswith("The language model failed (") and "instead" in fallback["note"]
         assert (await stored_turn(system, done))["attributions"] == [fallback]
+
+
+@pytest.mark.connected
+async def test_attributions_asked_at_once_for_every_occurrence_are_all_kept(nats_server):
+    model = LoopbackModel([*ANSWER, " Early embryonic mutations were common [1]."])
+    async with serving(model.app) as llm, running_system(nats_server.url, llm_synthesizer_url=f"{llm}/v1") as system:
+        done = (await system.chat(QUESTION))[-1]["data"]
+        keys = [(c["index"], o["occurrence"]) for c in done["citations"] for o in c["occurrences"]]
+        assert sorted(keys) == [(1, 1), (1, 2), (2, 1)]
+        system.verifier.delay = 0.2  # they overlap: each reads the turn before any has written it
+        answers = await asyncio.gather(*(ask(system, done, citation_index=i, occurrence=n) for i, n in keys))
+        assert [r.status_code for r in answers] == [200] * len(keys)
+        kept = (await stored_turn(system, done))["attributions"]
+        assert sorted((a["citation_index"], a["occurrence"]) for a in kept) == sorted(keys)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from zocrates_contracts import ID_PATTERN
+from zocrates_contracts import ID_PATTERN, TurnRecord
 from zocrates_gateway.attribution import VerifierUnavailable, attribute
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.deps import GatewayDep
@@ -52,8 +52,11 @@ async def sentence_attribution(gateway: GatewayDep, body: AttributionRequest, us
         found = await attribute(gateway, user.user_id, citation, occurrence)
     except VerifierUnavailable as exc:
         raise ApiError(503, "verifier_unavailable", f"{exc} Nothing was stored; try again.") from None
-    # Read again: the turn may have been re-verified or attributed elsewhere meanwhile.
-    record = await gateway.sessions.get_turn(user.user_id, body.session_id, body.turn_id) or record
-    others = [a for a in record.attributions if (a.citation_index, a.occurrence) != key]
-    await gateway.sessions.replace_turn(user.user_id, record.model_copy(update={"attributions": [*others, found]}))
+
+    def keep(turn: TurnRecord) -> TurnRecord:  # the turn as stored now: re-verified or attributed meanwhile
+        others = [a for a in turn.attributions if (a.citation_index, a.occurrence) != key]
+        return turn.model_copy(update={"attributions": [*others, found]})
+
+    if await gateway.sessions.update_turn(user.user_id, body.session_id, body.turn_id, keep) is None:
+        raise ApiError(404, "turn_not_found", f"Turn {body.turn_id} was deleted meanwhile.")
     return found.model_dump(mode="json")
