@@ -61,6 +61,7 @@ async def test_malformed_json_is_a_400(system):
         ("POST", "/citations/resolve"),
         ("GET", "/settings"),
         ("PUT", "/settings"),
+        ("POST", "/citations/sentence_attribution"),
         ("POST", "/llm/test_decision_model"),
     ],
 )

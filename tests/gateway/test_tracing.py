@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from harness.system import running_system
+from zocrates_contracts import TurnRecord
+from zocrates_gateway.telemetry import verdict_lines
 from zocrates_runtime.tracing import configure_tracing
 
 pytestmark = pytest.mark.connected
@@ -36,3 +41,53 @@ async def test_citation_verification_span_carries_the_seeds_attributes(system):
     assert attrs["citation_verification.kept"] == done["verification"]["kept"]
     assert attrs["citation_verification.batch_size"] == done["verification"]["total"]
     assert "claim" in attrs["input.value"] and "KEPT" in attrs["output.value"]
+    # The assessment targets carry the passage judged and its item; the summary the batch size.
+    first = json.loads(attrs["input.value"])[0]
+    assert first["source_text"].startswith("The somatic mutation rate was estimated")
+    assert (first["authors"], first["year"], first["title"]) == (
+        "Jonsson & Stefansson",
+        2021,
+        "Somatic mutation rates in monozygotic twins",
+    )
+    summary = json.loads(attrs["output.value"])["summary"]
+    assert summary["batch_size"] == done["verification"]["total"] and summary["budget_exceeded"] is False
+
+
+async def test_a_verification_that_uses_up_its_budget_says_so_and_each_occurrence_is_logged_unverified(nats_server):
+    exporter = InMemorySpanExporter()
+    configure_tracing("test").add_span_processor(SimpleSpanProcessor(exporter))
+    async with running_system(nats_server.url, verification_budget_s=0.3) as system:
+        system.verifier.delay = 2.0
+        done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    span = next(s for s in exporter.get_finished_spans() if s.name == "citation_verification")
+    summary = json.loads(span.attributes["output.value"])["summary"]
+    assert summary["budget_exceeded"] is True and summary["fail_open"] == done["verification"]["total"] >= 1
+    assert all(line.endswith("status=FAIL_OPEN)") and "p=None" in line for line in verdict_lines(TurnRecord(**done)))
+
+
+def test_each_occurrence_has_a_log_line_with_its_probability_threshold_and_status():
+    occurrence = {"claim": "c", "compound": False}
+    record = TurnRecord(
+        turn_id="t",
+        session_id="s",
+        intent="library",
+        question="q",
+        verification={"threshold": 0.6},
+        citations=[
+            {
+                "index": 1,
+                "chunk_id": "c1",
+                "item_key": "ITEMAAAA",
+                "quote": "q",
+                "survives": True,
+                "occurrences": [
+                    occurrence | {"occurrence": 1, "probability": 0.74031, "verdict": "KEPT"},
+                    occurrence | {"occurrence": 2, "probability": 0.2, "verdict": "DEMOTED"},
+                ],
+            }
+        ],
+    )
+    assert verdict_lines(record) == [
+        "Citation verification [1] occ#1: p=0.7403 (threshold=0.60, status=KEPT)",
+        "Citation verification [1] occ#2: p=0.2000 (threshold=0.60, status=DEMOTED)",
+    ]

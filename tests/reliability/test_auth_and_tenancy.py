@@ -37,6 +37,12 @@ def bodies(app) -> list[tuple[str, str, dict | None]]:
         "/citations/verify": {"session_id": "abc", "turn_id": "abc"},
         "/citations/resolve": {"session_id": "abc", "turn_id": "abc"},
         "/settings": {"unsupported_claims": "leave"},
+        "/citations/sentence_attribution": {
+            "session_id": "abc",
+            "turn_id": "abc",
+            "citation_index": 1,
+            "occurrence": 1,
+        },
         "/discover/prepare_batch": {"session_id": "abc", "turn_id": "abc", "candidate_ids": ["W1"]},
     }
     ops = []
@@ -135,6 +141,11 @@ async def test_another_user_gets_404_on_every_resource_and_changes_nothing(nats_
             "cancel live turn": ("POST", f"/chat/{live}/cancel", None),
             "re-verify": ("POST", "/citations/verify", {"session_id": session, "turn_id": library["turn_id"]}),
             "re-resolve": ("POST", "/citations/resolve", {"session_id": session, "turn_id": library["turn_id"]}),
+            "attribution": (
+                "POST",
+                "/citations/sentence_attribution",
+                {"session_id": session, "turn_id": library["turn_id"], "citation_index": 1, "occurrence": 1},
+            ),
             "import": (
                 "POST",
                 "/discover/prepare_batch",

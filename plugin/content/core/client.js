@@ -170,6 +170,17 @@ export class ApiClient {
    * `GET /sessions/{id}/turns/{turn_id}/export`: the answer for a manuscript,
    * `{markdown, bibtex, csl_json}` (Pandoc citations `[@key]` and the cited items).
    */
+  /**
+   * The sentence-level attribution of one citation occurrence of a stored turn (docs/api.md,
+   * "Sentence-level attribution"); the stored one unless `refresh`.
+   */
+  sentenceAttribution({ sessionId, turnId, citationIndex, occurrence, refresh = false }) {
+    return this.json("/citations/sentence_attribution", {
+      method: "POST",
+      body: { session_id: sessionId, turn_id: turnId, citation_index: citationIndex, occurrence, refresh },
+    });
+  }
+
   exportTurn(sessionId, turnId) {
     return this.json(`/sessions/${encodeURIComponent(sessionId)}/turns/${encodeURIComponent(turnId)}/export`);
   }

@@ -14,8 +14,8 @@ import { sourceId } from "./citations.js";
 export const MARK_OPEN = "\ue011";
 export const MARK_CLOSE = "\ue012";
 const MARKERS_RE = /[\ue011\ue012]/g;
-const MARK_TAG = '<mark class="evidence-mark">';
-const EMPTY_MARK_RE = /<mark class="evidence-mark">(\s*)<\/mark>/g;
+const MARK_CLASS = "evidence-mark";
+const MARK_TAG = `<mark class="${MARK_CLASS}">`;
 // Block syntax a marker must not precede (it would stop the line being a list item, heading,
 // quote or table row): the marker goes after it.
 const LINE_SYNTAX_RE = /^[ \t]*(?:(?:[-*+]|\d+[.)]|#{1,6}|>)[ \t]+|\|[ \t]*)/;
@@ -53,26 +53,28 @@ export function withMarkers(quote, spans) {
 }
 
 /**
- * Rendered HTML of a marked quote with each marked run as <mark class="evidence-mark">, split
- * at element boundaries; a marker the renderer moved into a tag is dropped.
+ * Rendered HTML of a marked quote with each marked run as <mark class="evidence-mark"> (or
+ * the class `cls`), split at element boundaries; a marker the renderer moved into a tag is dropped.
  */
-export function markHtml(html) {
+export function markHtml(html, cls = MARK_CLASS) {
+  const open = `<mark class="${cls}">`;
   let out = "";
   let inside = false;
   for (const part of html.split(/(<[^>]*>)/)) {
     if (part.startsWith("<")) {
       const tag = part.replace(MARKERS_RE, "");
-      out += inside ? `</mark>${tag}${MARK_TAG}` : tag;
+      out += inside ? `</mark>${tag}${open}` : tag;
       continue;
     }
     for (const ch of part.split(/([\ue011\ue012])/)) {
-      if (ch === MARK_OPEN && !inside) [out, inside] = [out + MARK_TAG, true];
+      if (ch === MARK_OPEN && !inside) [out, inside] = [out + open, true];
       else if (ch === MARK_CLOSE && inside) [out, inside] = [out + "</mark>", false];
       else if (ch !== MARK_OPEN && ch !== MARK_CLOSE) out += ch;
     }
   }
   if (inside) out += "</mark>";
-  return out.replace(EMPTY_MARK_RE, "$1"); // between two tags: only whitespace, nothing to mark
+  // Between two tags: only whitespace, nothing to mark.
+  return out.replaceAll(new RegExp(`${open}(\\s*)</mark>`, "g"), "$1");
 }
 
 /** The quote rendered by `renderMarkdown` with the occurrence's supporting spans marked. */

@@ -237,8 +237,8 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       return options;
     },
 
-    openInspectorWindow(record, focus = null) {
-      const args = { record, focus, wrappedJSObject: null };
+    openInspectorWindow(record, { focus = null, attribute = null } = {}) {
+      const args = { record, focus, attribute, wrappedJSObject: null };
       args.wrappedJSObject = args;
       mainWindow().openDialog("chrome://zocrates/content/inspector.html", "zocrates-inspector",
         "chrome,resizable,centerscreen,dialog=no,width=1200,height=760", args);

@@ -19,4 +19,5 @@ renderInspector(document.getElementById("inspector"), args.record, {
   onSelect: (key, libraryId) => host.selectInLibrary(key, libraryId).catch(report),
   onOpen: (row) => host.openInReader(row).catch(report),
   focus: args.focus || null,
+  attribute: args.attribute || null, // the sidebar's: it asks the gateway and keeps the result with the turn
 });

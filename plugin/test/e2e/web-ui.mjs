@@ -242,6 +242,16 @@ try {
   assert.match(await inspector.locator(".quality-line").innerText(), /^Citation recall \d+% \(\d+ of \d+ claim sentences? supported\) · precision 100% /);
   assert.ok(await inspector.locator("tbody tr .evidence-cell > .evidence-support mark.evidence-mark").count() >= 1,
     "the evidence cell does not show the supporting sentence first");
+  step("sentence-level attribution");
+  const firstEvidence = inspector.locator(".claims-table > tbody > tr").first().locator(".evidence-cell");
+  await firstEvidence.locator(".attribution-obtain").click();
+  await firstEvidence.locator(".attribution-toggle").waitFor();
+  assert.equal(await firstEvidence.locator(".attribution-toggle").innerText(), "✨ Attribution: Shown");
+  assert.ok(await firstEvidence.locator("mark.sentence-attr-highlight").count() >= 1, "no supporting sentence highlighted");
+  assert.match(await firstEvidence.locator(".attribution-judged").innerText(), /^Judged by the verifier/);
+  await firstEvidence.locator(".attribution-toggle").click();
+  assert.equal(await firstEvidence.locator(".attribution-toggle").innerText(), "🔍 Attribution: Hidden");
+  assert.equal(await firstEvidence.locator("mark").count(), 0, "the hidden attribution still highlights");
   const [, , firstScore, firstNote] = (await inspectorRows(inspector))[0];
   if (live.kind === "quotes") {
     assert.match(firstScore, /^verifier p = 0\.900( · relevance \d+\.\d{3})? QUOTED$/);
@@ -269,6 +279,11 @@ try {
     await options.nth(0).click();
   }
   await shot(page, "03-inspector.png");
+  await inspector.locator(".modal-close").click();
+  // Opened again: the attribution obtained is there at once, kept with the turn.
+  await assistant.locator(".claims-inspector-btn").click();
+  await inspector.waitFor();
+  assert.equal(await inspector.locator(".attribution-toggle").count(), 1, "the attribution was not kept with the turn");
   await inspector.locator(".modal-close").click();
   await page.setViewportSize({ width: 520, height: 900 });
 

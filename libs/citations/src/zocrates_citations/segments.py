@@ -9,12 +9,11 @@ in place.
 from __future__ import annotations
 
 import re
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 from zocrates_citations.parsing import FILLER, mask
 from zocrates_citations.sentences import sentence_ends
-
-SpanKind = Literal["sentence", "heading", "table_row", "math", "code"]
+from zocrates_contracts.turns import SpanKind
 
 _FENCE_RE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _HEADING_RE = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")

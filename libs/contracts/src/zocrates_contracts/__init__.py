@@ -60,11 +60,13 @@ from zocrates_contracts.messages import (
 )
 from zocrates_contracts.turns import (
     SUPPORT_THRESHOLD,
+    AttributedSpan,
     Citation,
     CitationOccurrence,
     CitationQuality,
     CitedOccurrence,
     References,
+    SentenceAttribution,
     SourceRef,
     TextSpan,
     TurnError,

@@ -224,6 +224,49 @@ class CitationQuality(BaseModel):
         return self.supporting / self.citations if self.citations else None
 
 
+#: What a numbered span of a passage is (`zocrates_citations.segment_source_text` cuts them).
+SpanKind = Literal["sentence", "heading", "table_row", "math", "code"]
+
+
+class AttributedSpan(BaseModel):
+    """One numbered span of a cited passage (`zocrates_citations.segment_source_text`): a
+    sentence, a heading, a table row, a display-math or code block."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int = Field(ge=1, description="Its number, 1..N in reading order")
+    start: int = Field(ge=0, description="Offset into the citation's `quote`")
+    end: int = Field(ge=1, description="`quote[start:end]` is the span")
+    kind: SpanKind = "sentence"
+    probability: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="The verifier's support probability of the claim by this span alone"
+    )
+
+
+class SentenceAttribution(BaseModel):
+    """Which sentences (and table rows) of a cited passage state what one citation occurrence's
+    claim says, and which facts of the claim none of them states (seed 4.5, item 10)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    citation_index: int = Field(ge=1)
+    occurrence: int = Field(ge=1)
+    claim: str
+    method: Literal["verifier", "llm"] = Field(
+        description="`llm`: the attribution role's language model read the numbered passage; "
+        "`verifier`: each span was scored against the claim, offline"
+    )
+    model: str = Field(default="", description="The language model or the verifier model that judged")
+    spans: list[AttributedSpan] = Field(default_factory=list, description="The passage, every span of it")
+    supporting: list[int] = Field(default_factory=list, description="Numbers of the spans that support the claim")
+    unsupported_facts: list[str] = Field(
+        default_factory=list, max_length=64, description="What the claim says that no supporting span states"
+    )
+    explanation: str | None = Field(default=None, max_length=2_000, description="The model's note (llm only)")
+    note: str | None = Field(default=None, description="A caveat, e.g. that the model failed and the verifier judged")
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
 class TurnError(BaseModel):
     """Why a turn ended without an answer, as its `error` event said it."""
 
@@ -241,9 +284,10 @@ class TurnRecord(BaseModel):
     Version 2 also types `candidates` (they were plain dicts of the same fields). Version 3 keeps
     a turn that ended in an error too (`error` set, `prose` what had streamed before it), and
     `coordinator_view`, what a follow-up question in the same session is answered with. Version
-    4: each occurrence's supporting `spans`, the answer's citation `quality`, and each citation's
-    `pages` (the printed page numbers). Version 5 lists the claims whose every citation failed
-    verification (`unsupported`); older records decode with none.
+    4: each occurrence's supporting `spans`, the answer's citation `quality`, each citation's
+    `pages` (the printed page numbers), and the sentence-level `attributions` asked for. Version
+    5 lists the claims whose every citation failed verification (`unsupported`); older records
+    decode with none.
 
     The answer travels in two parts: `prose` (what the client renders, with its citation
     tokens) and `sources` (the source sections, for clients that show markdown as is; the
@@ -303,6 +347,11 @@ class TurnRecord(BaseModel):
     )
     error: TurnError | None = Field(
         default=None, description="Set when the turn ended in an `error` event instead of `done` (version 3)"
+    )
+    attributions: list[SentenceAttribution] = Field(
+        default_factory=list,
+        description="Sentence-level attributions obtained on demand (`POST /citations/sentence_attribution`), "
+        "one per citation occurrence at most (version 4)",
     )
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     completed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))

@@ -9,23 +9,38 @@ import {
   resizeColumns, rowBadges, scoreText, sortRows, sourceLine, sourceOptions, statsLine, verificationCounts, COLUMNS,
 } from "../../core/inspector.js";
 import { markedQuoteHtml, spansHtml } from "../../core/evidence.js";
+import { attributionKey, attributionsOf, withAttribution } from "../../core/attribution.js";
+import { mountAttributionCell } from "../attribution-cell.js";
 import { ICONS } from "../icons.js";
 import { openModal } from "../modal.js";
 import { runHostAction, selectInLibrary } from "../host-actions.js";
 import { disposer } from "../context.js";
 
 export function mount(ctx) {
-  const { window, document, host, renderer, bus } = ctx;
+  const { window, document, host, renderer, bus, api, state } = ctx;
   const d = disposer();
+  const messageOf = (turnId) => state.messages.find((m) => m.record?.turn_id === turnId);
+  /** Ask the gateway for a row's attribution and keep it in the turn the chat holds, so the
+   * inspector opened again (a window or the dialog) shows it; the gateway stores it too. */
+  const attributeFor = (record) => async (row) => {
+    const attribution = await api.sentenceAttribution({ sessionId: record.session_id, turnId: record.turn_id,
+      citationIndex: row.index, occurrence: row.occurrence });
+    const message = messageOf(record.turn_id);
+    if (message) message.record = withAttribution(message.record, attribution);
+    return attribution;
+  };
   /** `focus`: `{index, occurrence}` of the row to show first (an unsupported claim's). */
-  function openInspector(record, focus = null) {
-    if (host.openInspectorWindow && host.openInspectorWindow(record, focus)) return;
+  function openInspector(opened, focus = null) {
+    const record = messageOf(opened.turn_id)?.record || opened; // with the attributions obtained since
+    const attribute = record.session_id && record.turn_id ? attributeFor(record) : null;
+    if (host.openInspectorWindow && host.openInspectorWindow(record, { focus, attribute })) return;
     const m = openModal(document, "Claim Verification Inspector", { wide: true, id: "claims-inspector", icon: ICONS.shield });
     renderInspector(m.body, record, {
       renderer,
       host,
       onSelect: (itemKey, libraryId) => selectInLibrary(ctx, itemKey, libraryId),
       onOpen: (row) => runHostAction(ctx, () => host.openInReader(row)),
+      attribute,
       window,
       focus,
     });
@@ -43,12 +58,19 @@ function evidenceCell(row, renderer) {
 
 /**
  * The claim verification inspector table into `container`: sortable headers, resizable
- * columns (the right neighbour compensates; double-click resets), a source filter and
- * per-row reader/library actions. Used by the in-page modal and the Zotero window.
+ * columns (the right neighbour compensates; double-click resets), a source filter, per-row
+ * reader/library actions and sentence-level attribution (`attribute(row)` resolves with a
+ * row's; without it the action is disabled). Used by the in-page modal and the Zotero window.
  */
-export function renderInspector(container, record, { renderer, host, onSelect, onOpen, window, focus = null }) {
+export function renderInspector(container, record, { renderer, host, onSelect, onOpen, window, focus = null, attribute = null }) {
   const document = container.ownerDocument;
   const rows = claimRows(record);
+  const attributions = attributionsOf(record);
+  const remember = attribute && (async (row) => {
+    const found = await attribute(row);
+    attributions.set(attributionKey(row.index, row.occurrence), found);
+    return found;
+  });
   const counts = verificationCounts(record);
   let sort = { column: "number", direction: "asc" };
   let filter = "";
@@ -143,12 +165,19 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
         (row.section ? `<div class="evidence-section-badge">§ ${renderer.inlineMarkdown(row.section)}</div>` : "") +
         `<div class="row-actions"><button class="secondary-btn row-open" ${host.canOpenInReader ? "" : "disabled"} title="${escapeAttr(host.canOpenInReader ? "Open in Reader" : host.zoteroOnlyHint)}">${ICONS.book} Open in Reader</button>` +
         `<button class="secondary-btn row-select" ${host.canSelectInLibrary ? "" : "disabled"} title="${escapeAttr(host.canSelectInLibrary ? "Select in Library" : host.zoteroOnlyHint)}">${ICONS.folder} Select in Library</button></div></td>` +
-        `<td><div class="evidence-cell">${evidenceCell(row, renderer)}</div></td>` +
+        '<td><div class="evidence-cell"></div></td>' +
         `<td><span class="probability">${escapeHtml(scoreText(row))}</span>` +
         rowBadges(row).map((b) => `<span class="verdict-badge ${escapeAttr(b.cls)}">${escapeHtml(b.text)}</span>`).join("") + "</td>";
       tr.querySelector(".row-open").addEventListener("click", () => onOpen({ item_key: row.itemKey, library_id: row.libraryId,
         attachment_key: row.attachmentKey, section: row.section, pages: row.pages, title: row.title }));
       tr.querySelector(".row-select").addEventListener("click", () => onSelect(row.itemKey, row.libraryId));
+      mountAttributionCell(tr.querySelector(".evidence-cell"), row, {
+        renderer,
+        plainHtml: evidenceCell(row, renderer),
+        attribution: attributions.get(attributionKey(row.index, row.occurrence)) || null,
+        attribute: remember,
+        unavailable: "Sentence-level attribution needs the turn as the server stored it",
+      });
       tbody.appendChild(tr);
     }
   }

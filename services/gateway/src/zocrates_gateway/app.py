@@ -12,7 +12,18 @@ from starlette.routing import Route
 from zocrates_gateway import handlers, mcp
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.context import Gateway
-from zocrates_gateway.routes import chat, citations, discover, health, library, profile, sessions, ui, user_settings
+from zocrates_gateway.routes import (
+    attribution,
+    chat,
+    citations,
+    discover,
+    health,
+    library,
+    profile,
+    sessions,
+    ui,
+    user_settings,
+)
 
 
 def create_app(settings: GatewaySettings | None = None) -> FastAPI:
@@ -42,6 +53,7 @@ def create_app(settings: GatewaySettings | None = None) -> FastAPI:
     app.include_router(chat.router)
     app.include_router(sessions.router)
     app.include_router(citations.router)
+    app.include_router(attribution.router)
     app.include_router(discover.router)
     app.include_router(library.router)
     app.include_router(profile.router)

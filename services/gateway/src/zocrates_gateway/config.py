@@ -18,7 +18,7 @@ LOCAL_PEPPER = "zocrates-local-mode-pepper"
 _ROLE_KEY = "Unset: ZOCRATES_LLM_API_KEY, unless the role has a URL of its own"
 
 #: The language model's jobs, each configurable apart (`llm_<role>_model`, `_url`, `_api_key`).
-Role = Literal["coordinator", "synthesizer", "online_search", "online_synthesizer"]
+Role = Literal["coordinator", "synthesizer", "online_search", "online_synthesizer", "attribution"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,13 @@ class GatewaySettings(GatewayPortSettings):
     llm_online_synthesizer_model: str | None = Field(default=None, description="The overview of new literature")
     llm_online_synthesizer_url: str | None = Field(default=None, description="Unset: ZOCRATES_LLM_URL")
     llm_online_synthesizer_api_key: SecretStr | None = Field(default=None, description=_ROLE_KEY)
+    llm_attribution_model: str | None = Field(
+        default=None,
+        description="Sentence-level attribution in the inspector: the sentences of a cited passage that "
+        "state a claim, and the facts none states (without it the verifier scores each sentence)",
+    )
+    llm_attribution_url: str | None = Field(default=None, description="Unset: ZOCRATES_LLM_URL")
+    llm_attribution_api_key: SecretStr | None = Field(default=None, description=_ROLE_KEY)
     llm_routing: bool = Field(
         default=True,
         description="With a language model, let the coordinator route a message the rules would send to the "

@@ -8,7 +8,6 @@ Citations belong to this turn's retrieval only; a turn without retrieval has non
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -86,6 +85,7 @@ from zocrates_gateway.domain.synthesis import (
     system_prompt,
 )
 from zocrates_gateway.events import TurnLog
+from zocrates_gateway.telemetry import record_verification
 from zocrates_runtime import bus
 from zocrates_runtime.tracing import inject_trace
 
@@ -503,7 +503,7 @@ async def answer_turn(
         )
         await storing  # the write's round trip overlapped the resolution's CPU work
         if verifying:
-            record_verification(span, record, occurrences, chunks)
+            record_verification(span, record, occurrences, chunks, s.verification_budget_s)
     return record
 
 
@@ -514,37 +514,6 @@ def every_occurrence_quoted(occurrences) -> dict[int, list[float | None]]:
     for o in occurrences:
         found.setdefault(o.chunk_index, []).append(None)
     return found
-
-
-def record_verification(span, record: TurnRecord, occurrences, chunks: list[EvidenceChunk]) -> None:
-    """The seed's telemetry: one span (an OpenInference GUARDRAIL) and one summary log line."""
-    v = record.verification
-    span.set_attribute("openinference.span.kind", "GUARDRAIL")
-    inputs = [
-        {
-            "chunk_index": o.chunk_index,
-            "occurrence": o.occurrence,
-            "claim": o.claim,
-            "title": chunks[o.chunk_index - 1].title,
-            "section": chunks[o.chunk_index - 1].section,
-        }
-        for o in occurrences
-    ]
-    results = [
-        {"chunk_index": c.index, "occurrence": o.occurrence, "probability": o.probability, "verdict": o.verdict}
-        for c in record.citations
-        for o in c.occurrences
-    ]
-    span.set_attribute("input.value", json.dumps(inputs)[:32_000])
-    span.set_attribute("output.value", json.dumps({"summary": v.model_dump(), "results": results})[:32_000])
-    for key in ("provider", "model", "threshold", "kept", "demoted", "fail_open", "latency_ms"):
-        span.set_attribute(f"citation_verification.{key}", getattr(v, key))
-    span.set_attribute("citation_verification.batch_size", v.total)
-    log.info(
-        f"Citation verification complete: {v.total} assessments in {v.latency_ms:.1f}ms "
-        f"(provider={v.provider or 'none'}, model={v.model or 'none'}, mode=batch, "
-        f"threshold={v.threshold:.2f}, kept={v.kept}, demoted={v.demoted}, fail_open={v.fail_open})"
-    )
 
 
 def resolve_record(
@@ -658,12 +627,6 @@ async def verify(gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occur
         latency_ms=latency,
         note="; ".join(notes) or None,
     )
-    for score in scores:
-        log.info(
-            f"Citation verification [{score.chunk_index}] occ#{score.occurrence}: "
-            f"p={'None' if score.probability is None else f'{score.probability:.4f}'} "
-            f"(threshold={summary.threshold:.2f})"
-        )
     return Verified(verification.merged(occurrences, scores), verification.merged_spans(occurrences, scores), summary)
 
 

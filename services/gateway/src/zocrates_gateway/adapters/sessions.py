@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import nats.js.errors
@@ -168,6 +169,26 @@ class SessionStore:
     async def replace_turn(self, user_id: str, record: TurnRecord) -> None:
         """Overwrite a stored turn (re-verification); its place in the session is unchanged."""
         await self.kv.put(f"t.{user_id}.{record.session_id}.{record.turn_id}", record.model_dump_json().encode())
+
+    async def update_turn(
+        self, user_id: str, session_id: str, turn_id: str, change: Callable[[TurnRecord], TurnRecord]
+    ) -> TurnRecord | None:
+        """Store `change(turn)` in place of the stored turn, compare-and-set: when another write
+        lands in between, read it and apply `change` again, so neither is lost. None: no such turn."""
+        key = f"t.{user_id}.{session_id}.{turn_id}"
+        give_up = asyncio.get_running_loop().time() + APPEND_DEADLINE_S
+        while True:
+            try:
+                entry = await self.kv.get(key)
+            except MISSING:
+                return None
+            updated = change(read_turn(entry.value))
+            try:
+                await self.kv.update(key, updated.model_dump_json().encode(), last=entry.revision)
+                return updated
+            except nats.js.errors.KeyWrongLastSequenceError:
+                if asyncio.get_running_loop().time() > give_up:
+                    raise RuntimeError(f"turn {turn_id} stayed contended for {APPEND_DEADLINE_S:.0f} s") from None
 
     async def turns(self, user_id: str, meta: SessionMeta) -> list[TurnRecord]:
         records = []

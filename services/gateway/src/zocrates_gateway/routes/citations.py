@@ -23,6 +23,7 @@ from zocrates_gateway.adapters.sessions import TurnAudit
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.deps import GatewayDep
 from zocrates_gateway.errors import ApiError
+from zocrates_gateway.telemetry import log, verdict_lines
 from zocrates_gateway.turn import resolve_record, verify
 from zocrates_runtime import bus
 
@@ -78,6 +79,8 @@ async def reverify(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUser
     )
     await gateway.sessions.put_audit(user.user_id, body.session_id, body.turn_id, audit)
     await gateway.sessions.replace_turn(user.user_id, updated)
+    for line in verdict_lines(updated):
+        log.info(line)
     return updated.model_dump(mode="json")
 
 
