@@ -500,7 +500,7 @@ def calibrate_windows(checkpoint: Path, calibration: Sequence[dict], *, dtype: s
     pairs = [Pair(r["claim"], r["passage"]) for r in calibration]
     distributions = []
     for i in range(0, len(pairs), 32):
-        distributions += model.window_distributions(pairs[i : i + 32])
+        distributions += [distribution for distribution, _ in model.window_distributions(pairs[i : i + 32])]
     logs = np.log(np.clip(np.asarray(distributions, dtype=float), 1e-12, 1.0))
     temperature = fit_temperature(logs, [LABELS.index(r["label"]) for r in calibration])
     support = support_probabilities(logs, temperature)
