@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 
 from zocrates_contracts import ItemRef, ItemsScope, TurnRecord
-from zocrates_contracts.messages import MAX_QUERY_CHARS, MAX_SCOPE_ITEMS
+from zocrates_contracts.messages import MAX_QUERY_CHARS
+from zocrates_contracts.scopes import MAX_SCOPE_ITEMS
 from zocrates_gateway.domain.synthesis import content_words
 
 _RESEARCH_NOUNS = (
