@@ -71,6 +71,33 @@ for (const version of ZOTERO_VERSIONS) test(`Zotero ${version}: the whole librar
   assert.deepEqual([Zotero.errors, Zotero.warnings], [[], []]);
 });
 
+for (const version of ZOTERO_VERSIONS) test(`Zotero ${version}: the tags selected in the tag selector, each in the selected library`, async () => {
+  const { Zotero, pane, host } = zoteroWithPlugin(version);
+  const lab = Zotero.Libraries.addGroup({ groupID: 4711, name: "Lab Papers" });
+  const reading = Zotero.createCollection("Reading", null, lab.libraryID);
+  const methods = Zotero.createCollection("Methods", null, lab.libraryID);
+  await pane.collectionsView.selectCollection(reading.id);
+  assert.ok(!(await host.scopeOptions()).some((o) => o.scope?.kind === "tag"), "no tag selected: no tag offered");
+
+  pane.tagSelector.handleTagSelected("review");
+  pane.tagSelector.handleTagSelected("to-read");
+  const options = await host.scopeOptions();
+  assert.deepEqual(options.map((o) => [o.group ?? "", o.label]), [
+    ["", "Whole library"], ["", "Reading"], ["", "Lab Papers"], ["Selected tags", "review"], ["Selected tags", "to-read"]]);
+  assert.deepEqual(options[3].scope, { kind: "tag", library_id: "group-4711", tag: "review" });
+  assert.deepEqual(options.map(scopeLabel).slice(3), ["Tag: review", "Tag: to-read"]);
+
+  pane.tagSelector.handleTagSelected("review"); // a second click deselects it
+  assert.deepEqual((await host.scopeOptions()).filter((o) => o.scope?.kind === "tag").map((o) => o.label), ["to-read"]);
+  await pane.collectionsView.selectCollection(methods.id); // another row clears the tag selection, as in Zotero
+  assert.ok(!(await host.scopeOptions()).some((o) => o.scope?.kind === "tag"));
+  pane.tagSelector.handleTagSelected("review");
+  pane.toggleTagSelector(); // hidden: ZoteroPane.tagSelector is null
+  assert.equal(pane.tagSelector, null);
+  assert.deepEqual((await host.scopeOptions()).map((o) => o.label), ["Whole library", "Methods", "Lab Papers"]);
+  assert.deepEqual([Zotero.errors, Zotero.warnings], [[], []]);
+});
+
 test("a selection larger than the server takes is cut to its limit, and says so", () => {
   const refs = Array.from({ length: MAX_SCOPE_ITEMS + 5 }, (_, i) => ({ library_id: "user", item_key: `K${String(i).padStart(7, "0")}` }));
   const option = itemsOption([...refs, refs[0]]);
