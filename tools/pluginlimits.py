@@ -88,6 +88,7 @@ def values() -> dict:
         },
         "MAX_SYNC_COLLECTIONS": _bound(sync["properties"]["collections"], "maxItems"),
         "MAX_SCOPE_ITEMS": _bound(scope["ItemsScope"]["properties"]["items"], "maxItems"),
+        "MAX_SCOPE_LABEL_CHARS": _bound(_schema("TurnRecord")["properties"]["scope_label"], "maxLength"),
     }
 
 
@@ -104,6 +105,7 @@ DOCS = {
     "SYNCED_ITEM_MAX": "SyncedItem: the longest value of each text field, the most creators, collections and tags, the longest tag.",
     "MAX_SYNC_COLLECTIONS": "Collections of one library's tree in a sync page (LibrarySyncRequested.collections).",
     "MAX_SCOPE_ITEMS": "Items a question's scope may name (ItemsScope.items).",
+    "MAX_SCOPE_LABEL_CHARS": "The longest name of a question's scope kept with its turn (TurnRecord.scope_label).",
 }
 
 

@@ -754,6 +754,13 @@ function createGroups(Zotero) {
  * collectionTree.jsx; the test helper collectionsView.addToSelection(collectionID) stands for a
  * Ctrl-click on Zotero 10.
  *
+ * The tag selector (containers/tagSelectorContainer.jsx, the same on 7.0.32 to 10.0.0):
+ * `pane.tagSelector` while it is shown (the default), null once toggleTagSelector() hides it
+ * (zoteroPane.js uninits it); getTagSelection() is its Set of selected tag names (the items view
+ * shows the row's items that carry all of them), handleTagSelected(name) toggles one as a click
+ * does, clearTagSelection() empties it, and selecting another row clears it (onCollectionSelected;
+ * the same row again changes nothing).
+ *
  * getSelectedItems(asIDs) follows the selected tab (zoteroPane.js, the same on 7.0.32 and
  * 10.0.0 for these cases; Zotero_Tabs is the main window's, fakeTabs): the items tree's
  * selection on the library tab (itemsView.selectItems(ids) selects, as itemTree.jsx), the
@@ -766,7 +773,28 @@ export function fakeZoteroPane(Zotero) {
   const treeOrder = (libraryID) => Zotero.Libraries.getAll().findIndex((l) => l.libraryID === libraryID);
   const collectionOf = (row, asID) => (asID ? row.collectionID : Zotero.Collections.get(row.collectionID));
   let selectedIDs = [];
+  const tagSelector = () => {
+    const selector = {
+      selectedTags: new Set(),
+      getTagSelection() { return this.selectedTags; },
+      clearTagSelection() { this.selectedTags = new Set(); },
+      handleTagSelected: (name) => {
+        if (selector.selectedTags.has(name)) selector.selectedTags.delete(name);
+        else selector.selectedTags.add(name);
+      },
+    };
+    return selector;
+  };
+  // Another row: the tag selection is cleared; the same row again changes nothing.
+  const select = (next) => {
+    if (JSON.stringify(next) !== JSON.stringify(rows)) pane.tagSelector?.clearTagSelection();
+    rows = next;
+  };
   const pane = {
+    tagSelector: tagSelector(),
+    toggleTagSelector() {
+      this.tagSelector = this.tagSelector ? null : tagSelector();
+    },
     selectedItems: [],
     itemsView: {
       getSelectedItems: (asIDs) => (asIDs ? [...selectedIDs] : Zotero.Items.get(selectedIDs)),
@@ -790,13 +818,13 @@ export function fakeZoteroPane(Zotero) {
     collectionsView: {
       async selectLibrary(libraryID = 1) {
         if (!Zotero.Libraries.get(libraryID)) return false;
-        rows = [{ libraryID, collectionID: null }];
+        select([{ libraryID, collectionID: null }]);
         return true;
       },
       async selectCollection(id) {
         const collection = Zotero.Collections.get(id);
         if (!collection) return false;
-        rows = [{ libraryID: collection.libraryID, collectionID: id }];
+        select([{ libraryID: collection.libraryID, collectionID: id }]);
         return true;
       },
       addToSelection(id) {

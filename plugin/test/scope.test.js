@@ -10,8 +10,8 @@ import { createFakeZotero, fakeTabs, fakeWindow, fakeZoteroPane, ZOTERO_VERSIONS
 import { createHost } from "../content/host/zotero.js";
 import { createHost as createWebHost } from "../content/host/web.js";
 import { ApiClient } from "../content/core/client.js";
-import { MAX_SCOPE_ITEMS } from "../content/core/limits.js";
-import { WHOLE_LIBRARY, filterOptions, itemsOption, sameScope, webScopeOptions } from "../content/core/scope.js";
+import { MAX_SCOPE_ITEMS, MAX_SCOPE_LABEL_CHARS } from "../content/core/limits.js";
+import { WHOLE_LIBRARY, filterOptions, itemsOption, sameScope, scopeLabel, webScopeOptions } from "../content/core/scope.js";
 
 const PDF = readFileSync(new URL("../../../shared/fixtures/pdfs/cermine/test1.pdf", import.meta.url));
 
@@ -68,6 +68,33 @@ for (const version of ZOTERO_VERSIONS) test(`Zotero ${version}: the whole librar
   assert.ok(!(await host.scopeOptions()).some((o) => o.scope?.kind === "attachment"));
   tabs.select("zotero-pane");
   assert.ok((await host.scopeOptions()).some((o) => o.label === "2 selected items"));
+  assert.deepEqual([Zotero.errors, Zotero.warnings], [[], []]);
+});
+
+for (const version of ZOTERO_VERSIONS) test(`Zotero ${version}: the tags selected in the tag selector, each in the selected library`, async () => {
+  const { Zotero, pane, host } = zoteroWithPlugin(version);
+  const lab = Zotero.Libraries.addGroup({ groupID: 4711, name: "Lab Papers" });
+  const reading = Zotero.createCollection("Reading", null, lab.libraryID);
+  const methods = Zotero.createCollection("Methods", null, lab.libraryID);
+  await pane.collectionsView.selectCollection(reading.id);
+  assert.ok(!(await host.scopeOptions()).some((o) => o.scope?.kind === "tag"), "no tag selected: no tag offered");
+
+  pane.tagSelector.handleTagSelected("review");
+  pane.tagSelector.handleTagSelected("to-read");
+  const options = await host.scopeOptions();
+  assert.deepEqual(options.map((o) => [o.group ?? "", o.label]), [
+    ["", "Whole library"], ["", "Reading"], ["", "Lab Papers"], ["Selected tags", "review"], ["Selected tags", "to-read"]]);
+  assert.deepEqual(options[3].scope, { kind: "tag", library_id: "group-4711", tag: "review" });
+  assert.deepEqual(options.map(scopeLabel).slice(3), ["Tag: review", "Tag: to-read"]);
+
+  pane.tagSelector.handleTagSelected("review"); // a second click deselects it
+  assert.deepEqual((await host.scopeOptions()).filter((o) => o.scope?.kind === "tag").map((o) => o.label), ["to-read"]);
+  await pane.collectionsView.selectCollection(methods.id); // another row clears the tag selection, as in Zotero
+  assert.ok(!(await host.scopeOptions()).some((o) => o.scope?.kind === "tag"));
+  pane.tagSelector.handleTagSelected("review");
+  pane.toggleTagSelector(); // hidden: ZoteroPane.tagSelector is null
+  assert.equal(pane.tagSelector, null);
+  assert.deepEqual((await host.scopeOptions()).map((o) => o.label), ["Whole library", "Methods", "Lab Papers"]);
   assert.deepEqual([Zotero.errors, Zotero.warnings], [[], []]);
 });
 
@@ -137,7 +164,30 @@ test("the web host asks the server for collections and tags; a question carries 
     }) } };
   };
   const chat = new ApiClient({ baseUrl: "http://h:1", token: () => "tok", fetch: streaming });
-  await chat.streamTurn({ message: "q", scope: options[7].scope, onEvent: () => {} });
-  await chat.streamTurn({ message: "q", scope: null, onEvent: () => {} });
-  assert.deepEqual(sent, [{ message: "q", scope: { kind: "tag", library_id: "user", tag: "to-read" } }, { message: "q" }]);
+  await chat.streamTurn({ message: "q", scope: options[7].scope, scopeLabel: scopeLabel(options[7]), onEvent: () => {} });
+  await chat.streamTurn({ message: "q", scope: null, scopeLabel: "", onEvent: () => {} });
+  assert.deepEqual(sent, [
+    { message: "q", scope: { kind: "tag", library_id: "user", tag: "to-read" }, scope_label: "Tag: to-read (My Library)" },
+    { message: "q" },
+  ]);
+});
+
+test("the line under a question names its scope by kind, as the turn keeps it (scope_label)", async () => {
+  const several = webScopeOptions(COLLECTIONS, TAGS);
+  assert.deepEqual(several.map(scopeLabel), ["", "Library: My Library", "Library: Lab", "Collection: My Library › Trauma",
+    "Collection: My Library › Trauma (with subcollections)", "Collection: My Library › Trauma › Reviews",
+    "Collection: Lab › Neuro", "Tag: to-read (My Library)"]);
+  const one = webScopeOptions({ ...COLLECTIONS, libraries: COLLECTIONS.libraries.slice(0, 1) }, { tags: [TAGS.tags[0]] });
+  assert.deepEqual(one.map(scopeLabel), ["", "Collection: Trauma", "Collection: Trauma (with subcollections)",
+    "Collection: Trauma › Reviews", "Tag: to-read"]);
+  assert.equal(scopeLabel(itemsOption([{ library_id: "user", item_key: "ABCD2345" }, { library_id: "user", item_key: "EFGH6789" }])), "2 selected items");
+  assert.equal(scopeLabel({ label: "This PDF", detail: "Twins", scope: { kind: "attachment", library_id: "user", attachment_key: "ABCD2345" } }), "This PDF");
+  const long = scopeLabel({ label: "x".repeat(400), scope: { kind: "collection", library_id: "user", collection_key: "ABCD2345", subcollections: true } });
+  assert.equal(long.length, MAX_SCOPE_LABEL_CHARS);
+  assert.ok(long.startsWith("Collection: xxx") && long.endsWith("…"));
+
+  const { Zotero, pane, host } = zoteroWithPlugin(ZOTERO_VERSIONS.at(-1));
+  const reading = Zotero.createCollection("Reading", null, Zotero.Libraries.userLibraryID);
+  await pane.collectionsView.selectCollection(reading.id);
+  assert.deepEqual((await host.scopeOptions()).map(scopeLabel), ["", "Collection: Reading", "Library: My Library"]);
 });

@@ -144,6 +144,20 @@ def test_a_version_3_turn_record_reads_with_no_spans_and_no_quality():
     assert record.citations[0].occurrences[0].spans == []
 
 
+def test_a_turn_record_keeps_the_scope_it_was_asked_in_and_an_older_one_reads_as_the_whole_library():
+    from zocrates_contracts import TagScope
+
+    older = TurnRecord.model_validate_json(json.dumps({**TURN, "schema_version": 3, "prose": "x"}))
+    assert (older.scope, older.scope_label) == (None, "")
+    scoped = TurnRecord(
+        **TURN, prose="x", scope={"kind": "tag", "library_id": "user", "tag": "review"}, scope_label="Tag: review"
+    )
+    again = TurnRecord.model_validate_json(scoped.model_dump_json())
+    assert again.scope == TagScope(library_id="user", tag="review") and again.scope_label == "Tag: review"
+    with pytest.raises(ValidationError, match="scope"):
+        TurnRecord(**TURN, scope={"kind": "everything"})
+
+
 def test_a_turn_records_spans_and_quality_survive_a_round_trip_with_recall_and_precision():
     from zocrates_contracts import CitationQuality, TextSpan
 

@@ -36,6 +36,9 @@ def previous(question: str = FIRST, cited=("ITEMAAAA",), **fields) -> TurnRecord
         "How many?",
         "Why?",
         "Was it significant?",
+        "How many of those were women?",
+        "Which of these had side effects?",
+        "What side effects did it observe?",
     ],
 )
 def test_a_question_that_points_back_is_a_follow_up(question):
@@ -49,6 +52,7 @@ def test_a_question_that_points_back_is_a_follow_up(question):
         "Which angiotensin-converting enzyme inhibitor was crystallised with the N-domain?",
         "How do attention functions map queries to outputs?",
         "What did Datta et al. calculate for heparin-induced thrombocytopenia?",
+        "Is it true that aspirin prevents colorectal cancer in adults?",
     ],
 )
 def test_a_question_that_names_its_own_topic_starts_afresh(question):

@@ -14,7 +14,7 @@ import pytest
 import pytest_asyncio
 
 from harness.serving import serving
-from harness.system import FakeVerifier, UnreachableDiscovery, collect
+from harness.system import FakeVerifier, UnreachableDiscovery, collect, parse_sse
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_runtime.settings import ZocratesSettings
 
@@ -150,3 +150,31 @@ async def test_collections_and_tags_are_listed_for_their_owner_only(system):
     bob = (await client.get("/library/tags", headers={"Authorization": f"Bearer {tokens['bob']}"})).json()
     assert (bob["libraries"], bob["tags"]) == ([], [])
     assert (await client.get("/library/collections")).status_code == 401
+
+
+async def test_a_turn_keeps_its_scope_and_label_and_a_reload_returns_them(system):
+    client, url, tokens, keys = system
+    auth = {"Authorization": f"Bearer {tokens['local']}"}
+    collection = {"kind": "collection", "library_id": "user", "collection_key": keys["physics"], "subcollections": True}
+    body = {"message": QUESTION, "scope": collection, "scope_label": "Collection: Physics (with subcollections)"}
+    async with client.stream("POST", f"{url}/chat", json=body, headers=auth) as response:
+        events = parse_sse("".join([chunk async for chunk in response.aiter_text()]))
+    done = events[-1]["data"]
+    assert (done["scope"], done["scope_label"]) == (collection, "Collection: Physics (with subcollections)")
+    tag = {"kind": "tag", "library_id": "user", "tag": "carbon"}
+    await collect(client, url, "And which conduct it best?", done["session_id"], tokens["local"], scope=tag)
+    await collect(client, url, "Which materials are stiff?", done["session_id"], tokens["local"])
+    turns = (await client.get(f"/sessions/{done['session_id']}", headers=auth)).json()["turns"]
+    assert [(t["scope"], t["scope_label"]) for t in turns] == [
+        (collection, "Collection: Physics (with subcollections)"),
+        (tag, "Tag: carbon"),  # sent without a label: named from the scope
+        (None, ""),
+    ]
+    assert turns[0]["prose"] == done["prose"]
+
+
+async def test_a_scope_label_longer_than_a_line_is_refused(system):
+    client, _, tokens, _ = system
+    body = {"message": QUESTION, "scope": {"kind": "library", "library_id": "user"}, "scope_label": "x" * 301}
+    response = await client.post("/chat", json=body, headers={"Authorization": f"Bearer {tokens['local']}"})
+    assert response.status_code == 422, response.text

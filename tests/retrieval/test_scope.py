@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 from harness.retrieval import ingested_service
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import LibraryOutlineRequested, RetrievalRequested
-from zocrates_contracts.messages import RetrievalScope
+from zocrates_contracts.scopes import RetrievalScope
 from zocrates_retrieval.adapters.store import (
     COLLECTIONS_FIELD,
     TAGS_FIELD,

@@ -16,7 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 from qdrant_client import QdrantClient
 
 from zocrates_contracts import RetrievalRequested
-from zocrates_contracts.messages import RetrievalScope
+from zocrates_contracts.scopes import RetrievalScope
 from zocrates_retrieval.adapters.store import (
     COLLECTIONS_FIELD,
     ITEM_FIELD,

@@ -207,11 +207,13 @@ export class ApiClient {
    * GET /chat/{turn_id}/events with Last-Event-ID until the turn ends. `onEvent({event,
    * data, id})` sees each event once, in order. Resolves with the terminal event. `scope`
    * (core/scope.js) limits a library question to part of the library; null: all of it.
+   * `scopeLabel` names it as the user chose it; the turn keeps both.
    */
-  async streamTurn({ message, sessionId, scope = null, onEvent, signal }) {
+  async streamTurn({ message, sessionId, scope = null, scopeLabel = "", onEvent, signal }) {
     const body = { message };
     if (sessionId) body.session_id = sessionId;
     if (scope) body.scope = scope;
+    if (scope && scopeLabel) body.scope_label = scopeLabel;
     let turnId = null;
     let lastId = "";
     let resumes = 0;

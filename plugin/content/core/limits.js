@@ -26,3 +26,5 @@ export const SYNCED_ITEM_MAX = Object.freeze({ title: 2000, date: 100, publicati
 export const MAX_SYNC_COLLECTIONS = 2000;
 /** Items a question's scope may name (ItemsScope.items). */
 export const MAX_SCOPE_ITEMS = 1000;
+/** The longest name of a question's scope kept with its turn (TurnRecord.scope_label). */
+export const MAX_SCOPE_LABEL_CHARS = 300;

@@ -1,9 +1,11 @@
 // The scope of a question (docs/api.md, "The scope of a question"): where in the library the
-// server searches. An option is `{label, detail?, group?, scope}`; `scope` is what POST /chat
-// sends (null: the whole library). The Zotero host offers options from what Zotero shows
+// server searches. An option is `{label, detail?, group?, name?, scope}`; `scope` is what POST
+// /chat sends (null: the whole library), with `scopeLabel(option)`, the line that names it under
+// the question and is kept with the turn (`name`: the collection's, tag's or library's own name,
+// where the menu's label says it otherwise). The Zotero host offers options from what Zotero shows
 // (host/zotero.js); the web page from GET /library/collections and /library/tags (below).
 
-import { MAX_SCOPE_ITEMS } from "./limits.js";
+import { MAX_SCOPE_ITEMS, MAX_SCOPE_LABEL_CHARS } from "./limits.js";
 
 export const WHOLE_LIBRARY = Object.freeze({ label: "Whole library", scope: null });
 
@@ -12,6 +14,23 @@ const plural = (n, one, many = `${one}s`) => `${n.toLocaleString("en")} ${n === 
 /** Two options mean the same scope (the menu marks the current one). */
 export function sameScope(a, b) {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+/**
+ * The line that names `option`'s scope under a question (TurnRecord.scope_label): "Collection:
+ * Thrombosis (with subcollections)", "Tag: review", "Library: Lab group", else the option's own
+ * label ("This PDF", "3 selected items"); "" for the whole library. Cut to what the server keeps.
+ */
+export function scopeLabel(option) {
+  const scope = option?.scope;
+  if (!scope) return "";
+  const name = option.name ?? option.label;
+  const label = {
+    library: () => `Library: ${name}`,
+    collection: () => `Collection: ${name}${scope.subcollections ? " (with subcollections)" : ""}`,
+    tag: () => `Tag: ${name}`,
+  }[scope.kind]?.() ?? option.label;
+  return label.length > MAX_SCOPE_LABEL_CHARS ? `${label.slice(0, MAX_SCOPE_LABEL_CHARS - 1)}…` : label;
 }
 
 /**
@@ -63,14 +82,17 @@ export function webScopeOptions(collections, tags) {
     const rows = own.map((c) => ({ c, path: collectionPath(c, byKey) })).sort((a, b) => a.path.localeCompare(b.path));
     for (const { c, path } of rows) {
       const scope = { kind: "collection", library_id: c.library_id, collection_key: c.key, subcollections: false };
-      options.push({ group: "Collections", label: `${prefix(c.library_id)}${path}`, detail: plural(c.items, "item"), scope });
+      const label = `${prefix(c.library_id)}${path}`;
+      const name = several ? `${libraryName(c.library_id)} › ${path}` : path;
+      options.push({ group: "Collections", label, name, detail: plural(c.items, "item"), scope });
       if (parents.has(c.key)) {
-        options.push({ group: "Collections", label: `${prefix(c.library_id)}${path}, with subcollections`, scope: { ...scope, subcollections: true } });
+        options.push({ group: "Collections", label: `${label}, with subcollections`, name, scope: { ...scope, subcollections: true } });
       }
     }
   }
   for (const t of tags?.tags || []) {
-    options.push({ group: "Tags", label: `${prefix(t.library_id)}${t.tag}`, detail: plural(t.items, "item"), scope: { kind: "tag", library_id: t.library_id, tag: t.tag } });
+    const name = several ? `${t.tag} (${libraryName(t.library_id)})` : t.tag;
+    options.push({ group: "Tags", label: `${prefix(t.library_id)}${t.tag}`, name, detail: plural(t.items, "item"), scope: { kind: "tag", library_id: t.library_id, tag: t.tag } });
   }
   return options;
 }

@@ -31,6 +31,18 @@ export function selectedCollections(pane) {
 }
 
 /**
+ * The tags selected in the Zotero pane's tag selector, in selection order ([] when none, or
+ * while the tag selector is hidden: ZoteroPane.tagSelector is null then). The same on 7.0 to
+ * 10.0: tagSelector.getTagSelection() is the Set of selected names; they filter the items of the
+ * selected rows' libraries (Zotero 10: the first selected row's library is the tag selector's
+ * `libraryID`). Source: containers/tagSelectorContainer.jsx, zoteroPane.js (updateTagFilter).
+ */
+export function selectedTags(pane) {
+  const selection = pane?.tagSelector?.getTagSelection?.();
+  return selection ? [...selection].filter((tag) => typeof tag === "string" && tag.trim()) : [];
+}
+
+/**
  * Select an item in the Zotero pane (switching library when needed, not jumping to the library
  * root). Zotero 8 changed selectItem(itemID, inLibraryRoot) to selectItem(itemID, options) and
  * warns on a boolean; an options object on Zotero 7 would read as inLibraryRoot = true. Passing

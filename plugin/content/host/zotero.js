@@ -8,7 +8,7 @@ import { zoteroItemData } from "../core/candidates.js";
 import { WHOLE_LIBRARY, itemsOption } from "../core/scope.js";
 import { createLibrarySync, fileStore, serverLibraryId, summaryLine, zoteroLibraryID } from "./zotero-library.js";
 import { createNoteWriter } from "./zotero-notes.js";
-import { selectedCollections, selectedLibraryIDs, selectItemInPane } from "./zotero-compat.js";
+import { selectedCollections, selectedLibraryIDs, selectedTags, selectItemInPane } from "./zotero-compat.js";
 
 export function createHost(window, Zotero = window.parent.Zotero) {
   const prefs = Zotero.Zocrates.prefs;
@@ -202,7 +202,8 @@ export function createHost(window, Zotero = window.parent.Zotero) {
      * "reader", its attachment from Zotero.Reader.getByTabID); "N selected items" while the
      * library tab shows selected items (a child attachment or note stands for its parent
      * item, whose key its passages carry); the selected collection, with its subcollections
-     * when Zotero shows their items too (the recursiveCollections pref); the selected library.
+     * when Zotero shows their items too (the recursiveCollections pref); the selected library;
+     * each tag selected in the tag selector, in the selected library (zotero-compat.js).
      */
     async scopeOptions() {
       const options = [WHOLE_LIBRARY];
@@ -233,6 +234,10 @@ export function createHost(window, Zotero = window.parent.Zotero) {
       const library = Zotero.Libraries.get(selectedLibraryIDs(zoteroPane)[0]);
       if (library && serverLibraryId(Zotero, library.libraryID)) {
         options.push({ label: library.name, scope: { kind: "library", library_id: serverLibraryId(Zotero, library.libraryID) } });
+        for (const tag of selectedTags(zoteroPane)) {
+          options.push({ group: "Selected tags", label: tag, name: tag,
+            scope: { kind: "tag", library_id: serverLibraryId(Zotero, library.libraryID), tag } });
+        }
       }
       return options;
     },

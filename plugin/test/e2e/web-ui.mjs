@@ -465,10 +465,20 @@ try {
   assert.equal(await page.innerText("#scope-label"), "Trauma, with subcollections");
   await page.fill("#chat-input", "What is known about somatic mutation rates in twins?");
   const [chatRequest] = await Promise.all([page.waitForRequest((r) => r.url().endsWith("/chat") && r.method() === "POST"), page.click("#send-btn")]);
-  assert.deepEqual(JSON.parse(chatRequest.postData()).scope, { kind: "collection", library_id: "user", collection_key: "TRAUMA01", subcollections: true });
+  const sent = JSON.parse(chatRequest.postData());
+  assert.deepEqual(sent.scope, { kind: "collection", library_id: "user", collection_key: "TRAUMA01", subcollections: true });
+  assert.equal(sent.scope_label, "Collection: Trauma (with subcollections)");
   await page.waitForSelector("#send-btn:not([hidden])");
-  assert.equal(await page.locator(".message-wrapper.user .message-scope").last().innerText(), "In Trauma, with subcollections");
+  assert.equal(await page.locator(".message-wrapper.user .message-scope").last().innerText(), "Collection: Trauma (with subcollections)");
   await shot(page, "08-scope-chip.png");
+
+  step("a reloaded session names each question's scope under it");
+  const scopedSession = await page.evaluate(() => window.zocrates.state.sessionId);
+  await page.click("#new-session-btn");
+  await openSession(page, scopedSession);
+  await page.waitForSelector(".message-wrapper.user .message-scope");
+  assert.deepEqual(await page.locator(".message-wrapper.user .message-scope").allInnerTexts(), ["Collection: Trauma (with subcollections)"]);
+  assert.equal(await page.innerText("#scope-label"), "Trauma, with subcollections", "the chip keeps its scope across sessions");
   await page.click("#scope-chip");
   await page.click('#scope-options button:has-text("Whole library")');
   assert.equal(await page.evaluate(() => window.zocrates.state.scope.scope), null);

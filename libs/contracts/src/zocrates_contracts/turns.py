@@ -19,12 +19,16 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 from zocrates_contracts.base import LIBRARY_ID_PATTERN
 from zocrates_contracts.candidates import Candidate
 from zocrates_contracts.evidence import Creator, Pages
+from zocrates_contracts.scopes import RetrievalScope
 
 Verdict = Literal["KEPT", "DEMOTED", "FAIL_OPEN"]
 
 #: The support probability a citation occurrence needs to be kept when nothing else says: the
 #: verifier's default (`ZOCRATES_VERIFIER_THRESHOLD`), which its replies carry to the gateway.
 SUPPORT_THRESHOLD = 0.60
+
+#: A scope's label is a line under the question ("Collection: Thrombosis (with subcollections)").
+MAX_SCOPE_LABEL_CHARS = 300
 
 
 class TextSpan(BaseModel):
@@ -285,9 +289,9 @@ class TurnRecord(BaseModel):
     a turn that ended in an error too (`error` set, `prose` what had streamed before it), and
     `coordinator_view`, what a follow-up question in the same session is answered with. Version
     4: each occurrence's supporting `spans`, the answer's citation `quality`, each citation's
-    `pages` (the printed page numbers), and the sentence-level `attributions` asked for. Version
-    5 lists the claims whose every citation failed verification (`unsupported`); older records
-    decode with none.
+    `pages` (the printed page numbers), the sentence-level `attributions` asked for, and the
+    `scope` the question was asked in with its `scope_label`. Version 5 lists the claims whose
+    every citation failed verification (`unsupported`); older records decode with none.
 
     The answer travels in two parts: `prose` (what the client renders, with its citation
     tokens) and `sources` (the source sections, for clients that show markdown as is; the
@@ -298,7 +302,7 @@ class TurnRecord(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     # 2: prose and sources apart from text; typed candidates. 3: error, memory. 4: spans, quality,
-    # pages. 5: unsupported claims
+    # pages, attributions, scope. 5: unsupported claims
     SCHEMA_VERSION: ClassVar[int] = 5
 
     schema_version: int = 5
@@ -306,6 +310,17 @@ class TurnRecord(BaseModel):
     session_id: str
     intent: Literal["library", "discovery", "chat"]
     question: str
+    scope: RetrievalScope | None = Field(
+        default=None,
+        description="Where in the library the question was asked (version 4); None: the whole library, "
+        "and in turns stored before it",
+    )
+    scope_label: str = Field(
+        default="",
+        max_length=MAX_SCOPE_LABEL_CHARS,
+        description="The scope as the user chose it, one short line (\"Tag: review\", \"This PDF\"); "
+        "empty when `scope` is None",
+    )
     text: str = Field(
         default="",
         description="Enriched markdown, exactly `prose + sources` (kept for "

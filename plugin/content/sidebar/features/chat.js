@@ -1,6 +1,7 @@
 // The chat stream: the composer (Enter sends, Shift+Enter breaks the line, Stop cancels), the
 // streamed turn rendered as it arrives, the message list and the status line under it. Each
-// question goes with the scope chip's scope (features/scope.js), named under it when narrowed.
+// question goes with the scope chip's scope (features/scope.js), named under it when narrowed,
+// as it is under a reloaded turn (the turn keeps its scope_label).
 // A finished message (streamed or reloaded) is emitted as "message.finalized" for the
 // features that add to it (candidates, actions). A finished turn shows its unsupported claims as
 // the user's settings say (state.settings); "settings.changed" renders every finished turn again.
@@ -11,6 +12,7 @@
 import { ApiError, turnErrorMessage } from "../../core/client.js";
 import { throttle } from "../../core/format.js";
 import { unsupportedMode } from "../../core/unsupported.js";
+import { scopeLabel } from "../../core/scope.js";
 import { morphHtml } from "../morph.js";
 import { disposer } from "../context.js";
 
@@ -51,7 +53,8 @@ export function mount({ document, api, renderer, state, $, bus }) {
     input.value = "";
     messagesEl.querySelector(".empty-state")?.remove();
     const scope = state.scope?.scope ?? null;
-    addUserMessage(text, scope ? state.scope.label : "");
+    const label = scopeLabel(state.scope);
+    addUserMessage(text, label);
     const message = addAssistantMessage();
     const controller = new AbortController();
     state.running = { controller, message };
@@ -62,6 +65,7 @@ export function mount({ document, api, renderer, state, $, bus }) {
         message: text,
         sessionId: state.sessionId,
         scope,
+        scopeLabel: label,
         signal: controller.signal,
         onEvent: (event) => onTurnEvent(message, event),
       });
@@ -124,7 +128,8 @@ export function mount({ document, api, renderer, state, $, bus }) {
     if (scopeLabel) {
       const scope = document.createElement("div");
       scope.className = "message-scope";
-      scope.textContent = `In ${scopeLabel}`;
+      scope.textContent = scopeLabel;
+      scope.title = `Asked in: ${scopeLabel}`;
       wrapper.appendChild(scope);
     }
     messagesEl.appendChild(wrapper);
@@ -184,7 +189,7 @@ export function mount({ document, api, renderer, state, $, bus }) {
     messagesEl.textContent = "";
     bus.request("popover.close");
     for (const turn of turns) {
-      addUserMessage(turn.question);
+      addUserMessage(turn.question, turn.scope_label || "");
       const message = addAssistantMessage();
       message.record = turn;
       message.turnId = turn.turn_id;

@@ -1,8 +1,8 @@
 // The scope chip above the composer: where the next question is searched (the whole library
 // by default). Clicking it lists the scopes the host offers now (core/scope.js; in Zotero "This
-// PDF", the selected items, collection and library; on the web page the server's collections
-// and tags), with a filter when the list is long; the one chosen stays until another is.
-// The chat sends `state.scope.scope` with each message.
+// PDF", the selected items, collection, library and tags; on the web page the server's
+// collections and tags), with a filter when the list is long; the one chosen stays until another
+// is. The chat sends `state.scope.scope` with each message, named by `scopeLabel(state.scope)`.
 
 import { WHOLE_LIBRARY, filterOptions, sameScope } from "../../core/scope.js";
 import { disposer } from "../context.js";

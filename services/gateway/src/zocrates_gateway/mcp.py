@@ -38,7 +38,8 @@ from zocrates_contracts import (
     RetrievalRequested,
     new_id,
 )
-from zocrates_contracts.messages import MAX_QUERY_CHARS, RetrievalScope
+from zocrates_contracts.messages import MAX_QUERY_CHARS
+from zocrates_contracts.scopes import RetrievalScope
 from zocrates_gateway.adapters.tokens import Principal
 from zocrates_gateway.auth import require_principal
 from zocrates_gateway.context import Gateway

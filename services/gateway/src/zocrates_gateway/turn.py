@@ -39,7 +39,8 @@ from zocrates_contracts import (
     VerificationRequested,
     VerificationSummary,
 )
-from zocrates_contracts.messages import MAX_QUERY_CHARS, MAX_SCOPE_ITEMS, RetrievalScope
+from zocrates_contracts.messages import MAX_QUERY_CHARS
+from zocrates_contracts.scopes import MAX_SCOPE_ITEMS, RetrievalScope
 from zocrates_gateway.adapters.llm import LLMError, ask_json, stream_chat
 from zocrates_gateway.adapters.sessions import TurnAudit
 from zocrates_gateway.config import GatewaySettings
@@ -76,6 +77,7 @@ from zocrates_gateway.domain.lookup import (
     sort_out,
 )
 from zocrates_gateway.domain.query import search_text
+from zocrates_gateway.domain.scope import name_scope
 from zocrates_gateway.domain.synthesis import (
     EMPTY_SCOPE,
     ONLINE_PROMPT,
@@ -110,14 +112,21 @@ class TurnFailed(Exception):
 
 
 async def run_turn(
-    gateway: Gateway, turn: TurnLog, message: str, session_title: str, scope: RetrievalScope | None = None
+    gateway: Gateway,
+    turn: TurnLog,
+    message: str,
+    session_title: str,
+    scope: RetrievalScope | None = None,
+    scope_label: str = "",
 ) -> None:
     """Drive the turn, appending its events to `turn`; always ends with `done` or `error`.
-    `scope`: where in the library a library question is searched (None: all of it)."""
+    `scope`: where in the library a library question is searched (None: all of it), kept with
+    the turn under its label (the client's `scope_label`, else named from the scope)."""
     structlog.contextvars.bind_contextvars(turn_id=turn.turn_id, session_id=turn.session_id)
     started = time.perf_counter()
     intent = await route(gateway.settings, message)
     ids = dict(turn_id=turn.turn_id, session_id=turn.session_id, user_id=turn.user_id)
+    asked_in = {"scope": scope, "scope_label": name_scope(scope, scope_label)}
     try:
         await turn.append("turn", {"turn_id": turn.turn_id, "session_id": turn.session_id, "intent": intent})
         # Independent writes go out together: each is a round trip to the server.
@@ -133,6 +142,7 @@ async def run_turn(
             record = await discovery_turn(gateway, turn, message, ids)
         else:
             record = await library_turn(gateway, turn, message, ids, scope)
+        record = record.model_copy(update=asked_in)
         await asyncio.gather(
             gateway.sessions.add_turn(turn.user_id, record),
             bus.publish(gateway.requester.broker, TurnResolved(**ids, record=record)),
@@ -141,15 +151,17 @@ async def run_turn(
         log.info("turn done", intent=intent, ms=round((time.perf_counter() - started) * 1000, 1))
     except TurnFailed as exc:
         log.warning("turn failed", code=exc.code, error=exc.message)
-        await fail(gateway, turn, intent, message, TurnError(code=exc.code, message=exc.message))
+        await fail(gateway, turn, intent, message, TurnError(code=exc.code, message=exc.message), asked_in)
     except asyncio.CancelledError:
         if not turn.finished:
-            await fail(gateway, turn, intent, message, TurnError(code="cancelled", message="The turn was stopped."))
+            await fail(
+                gateway, turn, intent, message, TurnError(code="cancelled", message="The turn was stopped."), asked_in
+            )
         raise
     except Exception as exc:  # noqa: BLE001 - the stream must end, whatever broke
         log.exception("turn crashed")
         error = TurnError(code="internal", message=f"Internal error: {type(exc).__name__}")
-        await fail(gateway, turn, intent, message, error)
+        await fail(gateway, turn, intent, message, error, asked_in)
     finally:
         structlog.contextvars.unbind_contextvars("turn_id", "session_id")
 
@@ -158,13 +170,20 @@ async def run_turn(
 FAILED_TURN_STORE_S = 2.0
 
 
-async def fail(gateway: Gateway, turn: TurnLog, intent: str, message: str, error: TurnError) -> None:
+async def fail(gateway: Gateway, turn: TurnLog, intent: str, message: str, error: TurnError, asked_in: dict) -> None:
     """End the turn with its `error` event, after keeping it in the session with the error and
     what had streamed before it, so that a reload shows what the user saw. The store is best
-    effort (the bus may be what failed): the error event goes out whatever happens to it."""
+    effort (the bus may be what failed): the error event goes out whatever happens to it.
+    `asked_in`: the turn's `scope` and `scope_label`."""
     streamed = "".join(e.data.get("text", "") for e in turn.events if e.event == "delta")
     record = TurnRecord(
-        turn_id=turn.turn_id, session_id=turn.session_id, intent=intent, question=message, prose=streamed, error=error
+        turn_id=turn.turn_id,
+        session_id=turn.session_id,
+        intent=intent,
+        question=message,
+        prose=streamed,
+        error=error,
+        **asked_in,
     )
     try:
         async with asyncio.timeout(FAILED_TURN_STORE_S):

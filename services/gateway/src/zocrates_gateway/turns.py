@@ -12,7 +12,7 @@ import nats.errors
 import nats.js.api
 
 from zocrates_contracts import new_id
-from zocrates_contracts.messages import RetrievalScope
+from zocrates_contracts.scopes import RetrievalScope
 from zocrates_contracts.subjects import EVENTS_PREFIX
 from zocrates_gateway.context import Gateway
 from zocrates_gateway.errors import ApiError
@@ -37,10 +37,16 @@ def checked_message(settings, message: str) -> str:
 
 
 def start_turn(
-    gateway: Gateway, user_id: str, session_id: str, message: str, scope: RetrievalScope | None = None
+    gateway: Gateway,
+    user_id: str,
+    session_id: str,
+    message: str,
+    scope: RetrievalScope | None = None,
+    scope_label: str = "",
 ) -> TurnLog:
     """Run a turn as its own task (a client that leaves does not cancel it); each of its
-    events is also published to the events stream. `scope`: where in the library to search."""
+    events is also published to the events stream. `scope`: where in the library to search,
+    named `scope_label` as the user chose it."""
     broker = gateway.broker
     turn = TurnLog(turn_id=new_id(), user_id=user_id, session_id=session_id)
 
@@ -49,7 +55,9 @@ def start_turn(
         await broker.publish(json.dumps(event.sse()).encode(), f"{EVENTS_PREFIX}.{turn.turn_id}", headers=headers)
 
     turn.on_append = publish_event
-    task = asyncio.create_task(run_turn(gateway, turn, message, session_title=message, scope=scope))
+    task = asyncio.create_task(
+        run_turn(gateway, turn, message, session_title=message, scope=scope, scope_label=scope_label)
+    )
     gateway.turns[turn.turn_id] = (turn, task)
     task.add_done_callback(
         lambda _: asyncio.get_running_loop().call_later(KEEP_FINISHED_S, gateway.turns.pop, turn.turn_id, None)

@@ -32,7 +32,8 @@ from zocrates_contracts import (
     SyncedItem,
     TagScope,
 )
-from zocrates_contracts.messages import MAX_OUTLINE_ENTRIES, MAX_OUTLINE_LIBRARIES, RetrievalScope
+from zocrates_contracts.messages import MAX_OUTLINE_ENTRIES, MAX_OUTLINE_LIBRARIES
+from zocrates_contracts.scopes import RetrievalScope
 from zocrates_retrieval.adapters.store import (
     ATTACHMENT_FIELD,
     COLLECTIONS_FIELD,

@@ -1,11 +1,12 @@
 """Follow-up questions: a question that refers back to the session's previous turn.
 
 Without a language model a follow-up is recognised by its words: a pronoun that points back
-("they", "their", "its"), a demonstrative with a research noun ("this study", "that model",
-"these patients"), an ellipsis ("and in children?", "what about ..."), or no content word of
-its own ("how many?"). It is then searched with the previous question's key terms added and
-the previous turn's cited items first; only those items when it names them ("this paper",
-"that study"). A question that names its own topic and does not point back starts afresh.
+("they", "their", "its", "these", "those"; "it" in a question of few words of its own), a
+demonstrative with a research noun ("this study", "that model"), an ellipsis ("and in
+children?", "what about ..."), or no content word of its own ("how many?"). It is then
+searched with the previous question's key terms added and the previous turn's cited items
+first; only those items when it names them ("this paper", "that study"). A question that names
+its own topic and does not point back starts afresh.
 
 With a language model, `rewrite_messages` asks it for a standalone search query instead, and
 `history_messages` gives the answer writer the previous turns as they are remembered (their
@@ -18,7 +19,8 @@ import re
 from dataclasses import dataclass
 
 from zocrates_contracts import ItemRef, ItemsScope, TurnRecord
-from zocrates_contracts.messages import MAX_QUERY_CHARS, MAX_SCOPE_ITEMS
+from zocrates_contracts.messages import MAX_QUERY_CHARS
+from zocrates_contracts.scopes import MAX_SCOPE_ITEMS
 from zocrates_gateway.domain.synthesis import content_words
 
 _RESEARCH_NOUNS = (
@@ -29,7 +31,8 @@ _RESEARCH_NOUNS = (
     r"interviews?|respondents?|hospitals?|measures?|values?|numbers?|figures?|tables?|estimates?"
 )
 _DEMONSTRATIVE_RE = re.compile(rf"\b(?:this|that|these|those|the\s+same)\s+(?:\w+\s+)?(?:{_RESEARCH_NOUNS})\b", re.I)
-_POINTER_RE = re.compile(r"\b(?:they|them|their|theirs|its)\b", re.I)
+# "these" and "those" point back with or without a noun after them ("how many of those ...").
+_POINTER_RE = re.compile(r"\b(?:they|them|their|theirs|its|these|those)\b", re.I)
 _IT_RE = re.compile(r"\bit\b", re.I)
 _ELLIPSIS_RE = re.compile(
     r"^\s*(?:and|or|but|also|so|then|what\s+about|how\s+about|what\s+of|same\s+for|and\s+what\s+about)\b", re.I
@@ -48,6 +51,9 @@ _GENERIC = content_words(
     "else more again exactly kind sort type one ones thing things way ways part parts main "
     "estimate estimated calculate calculated size sizes rate rates"
 )
+#: Content words of its own a question with "it" may have and still point back ("how varied
+#: were the complaints it logged?"); with more it names its own topic ("is it true that ...").
+MAX_OWN_WORDS_WITH_IT = 3
 #: Key terms of the previous question carried into the search at most.
 MAX_CARRIED_TERMS = 8
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]+|\d+(?:\.\d+)?%?")
@@ -74,7 +80,7 @@ def points_back(question: str) -> bool:
     own = content_words(question) - _GENERIC
     if _POINTER_RE.search(question) or _DEMONSTRATIVE_RE.search(question) or _ELLIPSIS_RE.match(question):
         return True
-    if _IT_RE.search(question) and len(own) <= 2:
+    if _IT_RE.search(question) and len(own) <= MAX_OWN_WORDS_WITH_IT:
         return True
     return not own
 

@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
 from zocrates_contracts import ID_PATTERN, new_id
-from zocrates_contracts.messages import RetrievalScope
+from zocrates_contracts.scopes import RetrievalScope
+from zocrates_contracts.turns import MAX_SCOPE_LABEL_CHARS
 from zocrates_gateway.auth import CurrentUser
 from zocrates_gateway.deps import GatewayDep
 from zocrates_gateway.errors import ApiError
@@ -40,6 +41,12 @@ class ChatRequest(BaseModel):
             "subcollections), a tag, a set of items or one attachment; omit for the whole library"
         ),
     )
+    scope_label: str = Field(
+        default="",
+        max_length=MAX_SCOPE_LABEL_CHARS,
+        description="The scope as the user chose it (\"Collection: Thrombosis\"), kept with the turn; "
+        "omitted, the server names it from the scope",
+    )
 
 
 @router.post("/chat", responses={200: {"content": {"text/event-stream": {}}}})
@@ -48,7 +55,7 @@ async def chat(gateway: GatewayDep, body: ChatRequest, user: CurrentUser) -> Eve
     if body.session_id is not None and await gateway.sessions.get_meta(user.user_id, body.session_id) is None:
         raise ApiError(404, "session_not_found", f"No session {body.session_id} for this user.")
     session_id = body.session_id or new_id()
-    turn = start_turn(gateway, user.user_id, session_id, message, body.scope)
+    turn = start_turn(gateway, user.user_id, session_id, message, body.scope, body.scope_label)
     return sse(gateway, turn, after=0)
 
 
