@@ -55,6 +55,9 @@ async def test_settings_default_change_per_key_and_stay_with_their_user(system):
         {"verification_threshold": 0.62},
         {"verification_threshold": "high"},
         {"verification_enabled": "sometimes"},
+        {"verification_enabled": "false"},  # never coerced: the schema says boolean
+        {"verification_enabled": 0},
+        {"verification_threshold": "0.7"},
         {"theme": "dark"},
         [],
     ],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, field_validator
 
 #: The threshold a user may choose: 0.50 to 0.95 in steps of 0.05 (seed 4.6).
 THRESHOLD_MIN, THRESHOLD_MAX, THRESHOLD_STEP = 0.50, 0.95, 0.05
@@ -55,9 +55,10 @@ class SettingsUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # Strict: "false" or 0 for a switch, "0.7" for a threshold, is a 422, never coerced.
     unsupported_claims: UnsupportedClaims | None = None
-    verification_enabled: bool | None = None
-    verification_threshold: float | None = None
+    verification_enabled: StrictBool | None = None
+    verification_threshold: StrictFloat | None = None
 
     def applied_to(self, current: UserSettings) -> UserSettings:
         """`current` with this update's keys (a key sent as null: the threshold back to the verifier's)."""
