@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.pandoc import needs_pandoc, render_with_citeproc
 from zocrates_citations.export import export_answer, generated_key
 from zocrates_citations.parsing import find_tokens, mask
 from zocrates_contracts import Citation, Creator, Pages
@@ -132,10 +131,7 @@ def test_every_citation_of_the_export_has_exactly_one_entry_and_no_number_is_lef
     assert all(not t.valid for t in find_tokens(mask(out.markdown).masked, 6)), "a number was left as a citation"
 
 
-PANDOC = shutil.which("pandoc")
-
-
-@pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed (Debian: apt-get install pandoc)")
+@needs_pandoc
 @pytest.mark.parametrize("bibliography", ["refs.bib", "refs.json"])
 def test_the_export_renders_through_pandoc_citeproc_with_every_key_resolved(tmp_path, bibliography):
     prose = (
@@ -162,19 +158,9 @@ def test_the_export_renders_through_pandoc_citeproc_with_every_key_resolved(tmp_
         citation(3, "CCCCCCCC", creators=[Creator(name="R&D Group")], title="Genes & environment", year=None),
     ]
     out = export_answer(prose, citations, {("user", "BBBBBBBB"): "vaswani2017attention"})
-    (tmp_path / "answer.md").write_text(out.markdown)
-    (tmp_path / "refs.bib").write_text(out.bibtex)
-    (tmp_path / "refs.json").write_text(out.csl_json_text())
-    done = subprocess.run(
-        [PANDOC, "--citeproc", "--bibliography", bibliography, "-t", "plain", "--wrap=none", "answer.md"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert "not found" not in done.stderr, done.stderr
-    text = done.stdout
+    files = {"refs.bib": out.bibtex, "refs.json": out.csl_json_text()}
+    files = {bibliography: files.pop(bibliography), **files}  # the one rendered against comes first
+    text = render_with_citeproc(tmp_path, out.markdown, files)
     for key in out.keys.values():
         assert f"@{key}" not in text and key not in text, f"{key} was left unresolved"
     assert "(Jónsson and Stefánsson 2021)" in text and "(Vaswani 2017, 5998–99)" in text  # the page, as a locator

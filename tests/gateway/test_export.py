@@ -3,10 +3,9 @@ bibliography, through the real gateway and bus; the export renders through pando
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import pytest
+
+from harness.pandoc import needs_pandoc, render_with_citeproc
 
 pytestmark = pytest.mark.connected
 
@@ -66,20 +65,10 @@ async def test_only_the_owner_exports_a_turn_and_bad_input_is_a_json_4xx(system)
     assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
 
 
-@pytest.mark.skipif(shutil.which("pandoc") is None, reason="pandoc is not installed (Debian: apt-get install pandoc)")
+@needs_pandoc
 async def test_the_exported_answer_renders_through_pandoc_with_every_key_resolved(system, tmp_path):
     done = await answered(system)
     exported = (await system.client.get(export_url(system, done), headers=system.auth)).json()
-    (tmp_path / "answer.md").write_text(exported["markdown"])
-    (tmp_path / "references.bib").write_text(exported["bibtex"])
-    rendered = subprocess.run(
-        ["pandoc", "--citeproc", "--bibliography", "references.bib", "-t", "plain", "--wrap=none", "answer.md"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert "not found" not in rendered.stderr, rendered.stderr
-    assert "@" not in rendered.stdout.split("References")[0]
-    assert "(Jonsson and Stefansson 2021)" in rendered.stdout
+    rendered = render_with_citeproc(tmp_path, exported["markdown"], {"references.bib": exported["bibtex"]})
+    assert "@" not in rendered.split("References")[0]
+    assert "(Jonsson and Stefansson 2021)" in rendered
