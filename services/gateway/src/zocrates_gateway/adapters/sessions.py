@@ -72,24 +72,27 @@ class SessionStore:
         self.kv = kv
 
     async def get_profile(self, user_id: str) -> Profile:
-        try:
-            entry = await self.kv.get(f"p.{user_id}")
-        except MISSING:
-            return Profile()
-        return Profile.model_validate_json(entry.value)
+        return await self._user_record(f"p.{user_id}", Profile)
 
     async def put_profile(self, user_id: str, profile: Profile) -> None:
-        await retrying(lambda: self.kv.put(f"p.{user_id}", profile.model_dump_json().encode()), what="store profile")
+        await self._put_user_record(f"p.{user_id}", profile, "store profile")
 
     async def get_settings(self, user_id: str) -> UserSettings:
-        try:
-            entry = await self.kv.get(f"u.{user_id}")
-        except MISSING:
-            return UserSettings()
-        return UserSettings.model_validate_json(entry.value)
+        return await self._user_record(f"u.{user_id}", UserSettings)
 
     async def put_settings(self, user_id: str, settings: UserSettings) -> None:
-        await retrying(lambda: self.kv.put(f"u.{user_id}", settings.model_dump_json().encode()), what="store settings")
+        await self._put_user_record(f"u.{user_id}", settings, "store settings")
+
+    async def _user_record(self, key: str, model):
+        """A per-user record, or the model's defaults when the user never stored one."""
+        try:
+            entry = await self.kv.get(key)
+        except MISSING:
+            return model()
+        return model.model_validate_json(entry.value)
+
+    async def _put_user_record(self, key: str, record, what: str) -> None:
+        await retrying(lambda: self.kv.put(key, record.model_dump_json().encode()), what=what)
 
     async def get_meta(self, user_id: str, session_id: str) -> SessionMeta | None:
         try:
