@@ -31,7 +31,7 @@ import pytest
 from harness.system import parse_sse, running_system
 from zocrates_runtime.natsserver import NatsServer, free_port
 
-pytestmark = [pytest.mark.slow, pytest.mark.connected, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.slow, pytest.mark.connected, pytest.mark.timeout(360)]
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "deploy" / "cluster" / "nats.conf"
@@ -317,29 +317,31 @@ async def test_turns_survive_losing_a_nats_node_and_nothing_stored_is_lost(clust
             print(f"\ncluster rehearsal: {figures}")
 
 
-async def wait_stream_leaders(js, timeout: float = 30.0, *, all_current: bool = True) -> None:
+async def wait_stream_leaders(js, timeout: float = 60.0, *, all_current: bool = True) -> None:
     """Until every stream and bucket has a leader (and, unless degraded, two current followers).
 
     A stream just created or just updated to R3, or one whose leader was killed, refuses
-    writes until its Raft group has elected a leader."""
+    writes until its Raft group has elected a leader; a rejoining server must also catch up.
+    On a loaded two-core machine that has taken over 30 s, hence the generous deadline."""
     deadline = time.monotonic() + timeout
+    waiting: dict[str, str] = {}
     while True:
-        try:
-            infos = [await js.stream_info(name) for name in STREAMS]
-            if all(
-                i.cluster
-                and i.cluster.leader
-                and (
-                    not all_current
-                    or (len(i.cluster.replicas or []) == 2 and all(r.current for r in i.cluster.replicas))
-                )
-                for i in infos
-            ):
-                return
-        except Exception:  # noqa: BLE001 - not ready yet: no leader, or the client reconnecting
-            pass
+        waiting = {}
+        for name in STREAMS:
+            try:
+                info = await js.stream_info(name)
+            except Exception as exc:  # noqa: BLE001 - not ready yet: no leader, or the client reconnecting
+                waiting[name] = type(exc).__name__
+                continue
+            cluster = info.cluster
+            if not (cluster and cluster.leader):
+                waiting[name] = "no leader"
+            elif all_current and not (len(cluster.replicas or []) == 2 and all(r.current for r in cluster.replicas)):
+                waiting[name] = f"replicas {[(r.name, r.current) for r in cluster.replicas or []]}"
+        if not waiting:
+            return
         if time.monotonic() > deadline:
-            raise TimeoutError(f"streams without a leader after {timeout}s")
+            raise TimeoutError(f"streams not ready after {timeout}s: {waiting}")
         await asyncio.sleep(0.2)
 
 
