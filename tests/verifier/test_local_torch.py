@@ -18,6 +18,7 @@ from zocrates_verifier.adapters.backends.local_torch import (
     support_index,
 )
 from zocrates_verifier.config import VerifierSettings
+from zocrates_verifier.domain import windows as passage_windows
 from zocrates_verifier.service import VerifierService
 
 from .conftest import build_tiny_checkpoint
@@ -252,8 +253,25 @@ def test_a_pair_the_writer_quoted_is_kept_like_a_verbatim_one_and_the_model_scor
     assert model_score < 0.9
     assert ruled.predict([Pair(row, WINDOWED_PASSAGE, quoted=True), Pair(row, WINDOWED_PASSAGE)]) == [
         0.99,
-        pytest.approx(model_score, abs=1e-6),
+        pytest.approx(plain.predict([Pair(row, WINDOWED_PASSAGE)])[0], abs=1e-6),
     ]
     described = ruled.describe()
     assert described["verbatim_raised"] == 1
     assert described["last_verbatim_model_score"] == pytest.approx(model_score, abs=1e-4)
+
+
+def test_a_quoted_pair_is_scored_on_the_one_window_holding_the_quote(tiny_checkpoint, monkeypatch):
+    # A quote's score is shown beside it, never decides it: one row, the window that shares
+    # the most words with the quote, instead of up to `max_windows` rows.
+    model = load_model(tiny_checkpoint, dtype="float32")
+    model.setup("cpu")
+    rows: list[tuple[str, str]] = []
+    scored = model.distributions
+    monkeypatch.setattr(model, "distributions", lambda p, h: rows.extend(zip(p, h)) or scored(p, h))
+    quote = passage_windows.sentences(WINDOWED_PASSAGE)[1]
+    [support] = model.predict([Pair(quote, WINDOWED_PASSAGE, quoted=True)])
+    assert rows == [(quote, quote)]
+    assert [WINDOWED_PASSAGE[a:b] for a, b in passage_windows.spans_of(support)] == [quote]
+    rows.clear()
+    model.predict([Pair(quote, WINDOWED_PASSAGE)])
+    assert len(rows) > 1

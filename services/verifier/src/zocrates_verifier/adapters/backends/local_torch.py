@@ -217,7 +217,12 @@ class SequenceClassifierModel(BatchModel):
     def _short(self, claim: str, text: str) -> bool:
         return (len(claim) + len(text)) // 4 + 3 <= min(self.max_seq_len, WHOLE_PASSAGE_TOKENS)
 
-    def _windows(self, claim: str, passage: str) -> tuple[windows.Window, ...]:
+    def _windows(self, claim: str, passage: str, quoted: bool = False) -> tuple[windows.Window, ...]:
+        if quoted:
+            # The answer writer quoted a unit of this passage: the window that shares the most
+            # words with it is that unit, where the passage supports it. One row, not
+            # `max_windows`: the score is reported beside the quote, not decided by it.
+            return _windows_of(claim, passage, False, 1)
         if self.max_windows <= 1:
             return (windows.Window(passage, 0, max(1, len(windows.sentences(passage)))),)
         return _windows_of(claim, passage, self._short(claim, passage), self.max_windows)
@@ -228,7 +233,7 @@ class SequenceClassifierModel(BatchModel):
         return sum(
             min(self.max_seq_len, (len(claim) + len(window.text)) // 4 + 3)
             for claim in self._claims(pair)
-            for window in self._windows(claim, pair.source_text)
+            for window in self._windows(claim, pair.source_text, pair.quoted)
         )
 
     def distributions(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[tuple[float, float, float]]:
@@ -268,7 +273,7 @@ class SequenceClassifierModel(BatchModel):
         owners, premises, hypotheses = [], [], []
         for i, pair in enumerate(pairs):
             for part, claim in enumerate(self._claims(pair)):
-                for window in self._windows(claim, pair.source_text):
+                for window in self._windows(claim, pair.source_text, pair.quoted):
                     owners.append((i, part, window))
                     premises.append(window.text)
                     hypotheses.append(claim)
