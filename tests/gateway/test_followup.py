@@ -15,6 +15,7 @@ from zocrates_gateway.domain.followup import (
     points_back,
     resolve_follow_up,
 )
+from zocrates_gateway.turn import READ_AS_FOLLOW_UP
 
 FIRST = "What was the somatic mutation rate estimated from twins?"
 
@@ -39,6 +40,8 @@ def previous(question: str = FIRST, cited=("ITEMAAAA",), **fields) -> TurnRecord
         "How many of those were women?",
         "Which of these had side effects?",
         "What side effects did it observe?",
+        "How many were taken?",
+        "How much did it cost?",
     ],
 )
 def test_a_question_that_points_back_is_a_follow_up(question):
@@ -53,6 +56,8 @@ def test_a_question_that_points_back_is_a_follow_up(question):
         "How do attention functions map queries to outputs?",
         "What did Datta et al. calculate for heparin-induced thrombocytopenia?",
         "Is it true that aspirin prevents colorectal cancer in adults?",
+        "On a different subject: what did they find about attention functions?",
+        "New question: how were their queries mapped to outputs?",
     ],
 )
 def test_a_question_that_names_its_own_topic_starts_afresh(question):
@@ -79,6 +84,12 @@ def test_nothing_to_follow_after_a_failed_or_non_library_turn_or_none():
     assert resolve_follow_up("What about them?", previous(error={"code": "timeout", "message": "x"})) is None
     chat = TurnRecord(turn_id="t", session_id="s", intent="chat", question="hello")
     assert resolve_follow_up("And them?", chat) is None
+
+
+def test_a_question_that_found_nothing_alone_is_read_as_a_follow_up_unless_the_topic_changes():
+    follow = resolve_follow_up("What would guessing have scored?", previous(), forced=True)
+    assert follow is not None and "twins" in follow.query and follow.context.split()[0] == "somatic"
+    assert resolve_follow_up("On another topic: what would guessing have scored?", previous(), forced=True) is None
 
 
 def test_carried_terms_skip_what_the_new_question_repeats_and_citation_tokens():
@@ -124,6 +135,26 @@ async def test_offline_a_follow_up_searches_the_previous_items_first_and_the_lib
         await system.chat("How do attention functions map queries to outputs?", session_id=first["session_id"])
         [fresh] = system.retrieval.requests[before:]
         assert fresh.scope is None and fresh.query == "How do attention functions map queries to outputs?"
+
+
+@pytest.mark.connected
+async def test_offline_a_question_nothing_answers_alone_is_asked_again_as_a_follow_up(nats_server):
+    async with running_system(nats_server.url) as system:
+        first = (await system.chat(FIRST))[-1]["data"]
+        before = len(system.retrieval.requests)
+        done = (await system.chat("What would guessing have scored?", session_id=first["session_id"]))[-1]["data"]
+        alone, *again = system.retrieval.requests[before:]
+        assert alone.scope is None and alone.query == "What would guessing have scored?"
+        # again as a follow-up: the previous turn's items first, and the library
+        assert [[i.item_key for i in r.scope.items] if r.scope else None for r in again] == [["ITEMAAAA"], None]
+        assert all("somatic" in r.query for r in again)
+        assert READ_AS_FOLLOW_UP in done["prose"]
+        # Saying the topic changes keeps it alone.
+        before = len(system.retrieval.requests)
+        asked = "On a different subject: what would guessing have scored?"
+        done = (await system.chat(asked, session_id=first["session_id"]))[-1]["data"]
+        [alone] = system.retrieval.requests[before:]
+        assert alone.scope is None and READ_AS_FOLLOW_UP not in done["prose"]
 
 
 @pytest.mark.connected

@@ -261,24 +261,34 @@ async def search_turn(
     search = search_text(message)
     notes = [search.note] if search.note else []
     history = [] if search.note else await gateway.sessions.recent(turn.user_id, turn.session_id, HISTORY_TURNS)
-    question, query = search.question, search.text
+    question, query, context = search.question, search.text, ""
     follow = resolve_follow_up(search.question, history[-1] if history else None)
     if gateway.settings.llm_for("coordinator") and history:
         query = await rewrite_query(
             gateway.settings, search.question, history, fallback=follow.query if follow else query
         )
     elif follow is not None:
-        question = query = follow.query
+        query, context = follow.query, follow.context
         if scope is None:
             chunks = await retrieve_follow_up(gateway, turn, ids, follow)
             return await answer_turn(
-                gateway, turn, message, ids, chunks, question=question, notes=notes, history=history
+                gateway, turn, message, ids, chunks, question=question, context=context, notes=notes, history=history
             )
     evidence = await retrieve_evidence(gateway, turn, ids, query, scope)
     if evidence.scope_empty:
         return await answer_turn(gateway, turn, message, ids, [], question=search.question, written=[EMPTY_SCOPE])
     chunks = list(evidence.chunks)
-    return await answer_turn(gateway, turn, message, ids, chunks, question=question, notes=notes, history=history)
+    if follow is None and scope is None and history and not gateway.settings.llm_for("synthesizer"):
+        # Asked alone, nothing answers it: the question may lean on the conversation without
+        # saying so ("what would guessing have scored?"); read it as a follow-up, and say so.
+        retry = resolve_follow_up(question, history[-1], forced=True)
+        if retry is not None and extractive_answer(question, chunks).refused:
+            chunks = await retrieve_follow_up(gateway, turn, ids, retry)
+            notes = [*notes, READ_AS_FOLLOW_UP]
+            context = retry.context
+    return await answer_turn(
+        gateway, turn, message, ids, chunks, question=question, context=context, notes=notes, history=history
+    )
 
 
 async def retrieve_follow_up(gateway: Gateway, turn: TurnLog, ids: dict, follow: FollowUp) -> list[EvidenceChunk]:
@@ -314,6 +324,11 @@ async def rewrite_query(s: GatewaySettings, question: str, history: list[TurnRec
         return fallback
     return clean_query("".join(pieces), fallback)
 
+
+#: The note on an answer whose question, asked alone, found nothing and was read as a follow-up.
+READ_AS_FOLLOW_UP = (
+    "Nothing in your library answered this on its own, so it was read as a follow-up to your previous question."
+)
 
 #: Seconds the language model has to rewrite a follow-up into a standalone query.
 REWRITE_TIMEOUT_S = 15.0
@@ -440,6 +455,7 @@ async def answer_turn(
     chunks: list[EvidenceChunk],
     *,
     question: str,
+    context: str = "",
     lead: str = "",
     written=None,
     written_quotes: bool = False,
@@ -462,7 +478,7 @@ async def answer_turn(
     elif s.llm_for("synthesizer"):
         pieces = synthesize(s, message, chunks, history or [])
     else:
-        answer = extractive_answer(question, chunks)
+        answer = extractive_answer(question, chunks, context=context)
         refused, quotes = answer.refused, answer.quotes()
         pieces = _aiter(answer.pieces())
     try:
@@ -478,7 +494,7 @@ async def answer_turn(
         parts.clear()
         if lead:
             await say(turn, parts, lead)
-        answer = extractive_answer(question, chunks)
+        answer = extractive_answer(question, chunks, context=context)
         refused, quotes = answer.refused, answer.quotes()
         for piece in answer.pieces():
             await say(turn, parts, piece)

@@ -3,7 +3,9 @@
 Without a language model a follow-up is recognised by its words: a pronoun that points back
 ("they", "their", "its", "these", "those"; "it" in a question of few words of its own), a
 demonstrative with a research noun ("this study", "that model"), an ellipsis ("and in
-children?", "what about ..."), or no content word of its own ("how many?"). It is then
+children?", "what about ...", a count without its noun: "how many were taken?"), or no content
+word of its own ("how many?"); never when the user says the topic changes ("On a different
+subject: ..."). It is then
 searched with the previous question's key terms added and the previous turn's cited items
 first; only those items when it names them ("this paper", "that study"). A question that names
 its own topic and does not point back starts afresh.
@@ -37,6 +39,17 @@ _IT_RE = re.compile(r"\bit\b", re.I)
 _ELLIPSIS_RE = re.compile(
     r"^\s*(?:and|or|but|also|so|then|what\s+about|how\s+about|what\s+of|same\s+for|and\s+what\s+about)\b", re.I
 )
+# A count or amount whose noun is left out: "how many were taken?", "how much did it cost?".
+_COUNT_WITHOUT_NOUN_RE = re.compile(
+    r"\bhow\s+(?:many|much)\s+(?:were|was|are|is|did|do|does|had|have|has|would|will|could|can)\b", re.I
+)
+# The user says the topic changes: never a follow-up, whatever pronouns come after.
+_NEW_TOPIC_RE = re.compile(
+    r"^\s*(?:on\s+(?:an?\s+)?(?:different|other|another|new|unrelated|separate)\s+(?:subject|topic|note|matter)"
+    r"|(?:a\s+)?(?:different|new|unrelated|separate|another)\s+(?:question|topic|subject)"
+    r"|changing\s+(?:the\s+)?(?:subject|topic))\b",
+    re.I,
+)
 # Naming the previous turn's items: search only them.
 _RESTRICT_RE = re.compile(
     r"\b(?:this|that|the\s+same)\s+(?:paper|study|article|trial|review|work|preprint|report)\b"
@@ -62,14 +75,15 @@ _TOKEN_RE = re.compile(r"\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\]")
 
 @dataclass(frozen=True)
 class FollowUp:
-    """How to search a follow-up: `query` (the question and the previous question's key terms;
-    the answer writer reads it too, since a follow-up's own words rarely name what it asks
-    about: "how many were taken?"), `items` (the previous turn's cited items, searched first),
-    and `restricted` (only them)."""
+    """How to search a follow-up: `query` (the question and the previous question's key terms,
+    since a follow-up's own words rarely name what it asks about: "how many were taken?"),
+    `items` (the previous turn's cited items, searched first), `restricted` (only them), and
+    `context` (the carried terms, which the answer writer reads beside the question)."""
 
     query: str
     items: tuple[ItemRef, ...]
     restricted: bool
+    context: str = ""  # the carried terms alone: the answer writer weighs them below the question's own words
 
     def scope(self) -> ItemsScope | None:
         return ItemsScope(items=list(self.items[:MAX_SCOPE_ITEMS])) if self.items else None
@@ -77,20 +91,29 @@ class FollowUp:
 
 def points_back(question: str) -> bool:
     """Whether `question` refers to something said before rather than naming its own topic."""
+    if _NEW_TOPIC_RE.match(question):
+        return False
     own = content_words(question) - _GENERIC
-    if _POINTER_RE.search(question) or _DEMONSTRATIVE_RE.search(question) or _ELLIPSIS_RE.match(question):
+    if (
+        _POINTER_RE.search(question)
+        or _DEMONSTRATIVE_RE.search(question)
+        or _ELLIPSIS_RE.match(question)
+        or _COUNT_WITHOUT_NOUN_RE.search(question)
+    ):
         return True
     if _IT_RE.search(question) and len(own) <= MAX_OWN_WORDS_WITH_IT:
         return True
     return not own
 
 
-def resolve_follow_up(question: str, previous: TurnRecord | None) -> FollowUp | None:
+def resolve_follow_up(question: str, previous: TurnRecord | None, *, forced: bool = False) -> FollowUp | None:
     """The search for `question` as a follow-up of `previous`, or None when it stands alone
-    (no previous library turn, or a question that does not point back)."""
+    (no previous library turn, or a question that does not point back). `forced`: read it as
+    a follow-up though it does not point back (asked alone, nothing answered it), unless the
+    user said the topic changes."""
     if previous is None or previous.intent != "library" or previous.error is not None:
         return None
-    if not points_back(question):
+    if not (points_back(question) or (forced and not _NEW_TOPIC_RE.match(question))):
         return None
     items = tuple(
         ItemRef(library_id=ref.library_id, item_key=ref.item_key)
@@ -103,6 +126,7 @@ def resolve_follow_up(question: str, previous: TurnRecord | None) -> FollowUp | 
         query=query,
         items=items,
         restricted=bool(items) and bool(_RESTRICT_RE.search(question)),
+        context=" ".join(carried),
     )
 
 

@@ -502,10 +502,19 @@ def score(lexical: float, unit: Sentence) -> float:
     return topical + unit.bonus + unit.prior
 
 
-def choose_points(question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS) -> list[Sentence]:
+def choose_points(
+    question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS, context: str = ""
+) -> list[Sentence]:
     """The units that best answer the question, best first: the best must clear the relevance
-    bar, the others come close to it; at most two from one chunk, and none repeats another."""
+    bar, the others come close to it; at most two from one chunk, and none repeats another.
+
+    `context`: what a follow-up leaves unsaid, the previous question's key terms. They count
+    as words and named terms of the question (weighing them at half made no follow-up of the
+    design questions right and one wrong); what is asked (the answer type, the thing asked
+    about) is read from the question alone: "how many were taken?" asks for a count."""
     ask = read_question(question)
+    if context:
+        ask = with_context(ask, context)
     wanted = set(ask.words)
     if not wanted or unmentioned_codes(ask, chunks[:MAX_CHUNKS]):
         return []
@@ -532,6 +541,14 @@ def choose_points(question: str, chunks: list[EvidenceChunk], max_points: int = 
         if len(points) == max_points:
             break
     return points
+
+
+def with_context(ask: Ask, context: str) -> Ask:
+    """`ask` with a follow-up's carried terms among its words and named terms."""
+    carried = read_question(context)
+    return replace(
+        ask, words=ask.words | carried.words, named=ask.named | carried.named, codes=ask.codes | carried.codes
+    )
 
 
 def unmentioned_codes(ask: Ask, chunks: list[EvidenceChunk]) -> set[str]:
@@ -591,8 +608,10 @@ class ExtractiveAnswer:
             yield f"- {body} [{point.index}]{end}\n"
 
 
-def extractive_answer(question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS) -> ExtractiveAnswer:
-    return ExtractiveAnswer(choose_points(question, chunks, max_points))
+def extractive_answer(
+    question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS, context: str = ""
+) -> ExtractiveAnswer:
+    return ExtractiveAnswer(choose_points(question, chunks, max_points, context))
 
 
 def format_candidates(candidates: list[Candidate]) -> str:
