@@ -8,8 +8,9 @@
      /health, and "Test Decision Connection" (POST /llm/test_decision_model).
    A classic script: the pure helpers are `ZocratesPreferences` (the threshold stepper, the lines
    shown, the server calls), evaluated in a vm context by the Node tests (plugin/test/
-   preferences.test.js, which have no document). The pane itself runs only where Zotero is
-   (the preferences window, or plugin/test/e2e/preferences.mjs with a fake one). */
+   preferences.test.js, which have no document) and loaded by the sidebar page, whose web
+   settings dialog shares them (sidebar/features/settings.js). The pane itself runs only where
+   Zotero is (the preferences window, or plugin/test/e2e/preferences.mjs with a fake one). */
 /* global Zotero, document, window */
 /* exported ZocratesPreferences */
 var ZocratesPreferences = (function () {
@@ -86,7 +87,7 @@ var ZocratesPreferences = (function () {
 })();
 
 (function () {
-  // The Node tests load the helpers only; the pane needs Zotero's prefs.
+  // The Node tests and the sidebar page load the helpers only; the pane needs Zotero's prefs.
   if (typeof document === "undefined" || typeof Zotero === "undefined") return;
   const P = ZocratesPreferences;
   const $ = (id) => document.getElementById(id);
