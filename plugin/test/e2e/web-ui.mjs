@@ -351,6 +351,7 @@ try {
   await page.click("[data-font-size=large]");
   await page.reload();
   await page.waitForSelector("#connect-panel[hidden]", { state: "attached" });
+  await page.waitForFunction(() => window.zocrates); // the panel is hidden in the HTML already: wait for the sidebar to start
   assert.equal(await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--base-font-size").trim()), "15.5px");
   // The page reopens the session it showed before the reload (issue 17).
   await page.waitForFunction(() => document.querySelectorAll(".message-wrapper.assistant").length === 1);
