@@ -168,3 +168,37 @@ async def test_the_export_follows_the_users_choice_for_unsupported_claims(nats_s
         assert f"{text} [unsupported]" in marked
         assert text in left and "[unsupported]" not in left
         assert text not in removed and "[unsupported]" not in removed
+
+
+@pytest.mark.parametrize("route", ["resolve", "verify"])
+async def test_a_write_to_the_turn_while_it_is_resolved_again_is_kept(nats_server, route):
+    """Re-resolution and re-verification store their result over the turn as stored when they
+    write, not over the one they read: a sentence attribution stored in between survives."""
+    async with running_system(nats_server.url) as system:
+        system.verifier.probability = 0.7
+        done = (await system.chat(QUESTION))[-1]["data"]
+        body = {"session_id": done["session_id"], "turn_id": done["turn_id"]}
+        sessions = system.app.state.gateway.sessions
+        read = sessions.get_turn
+        attributed = []
+
+        async def get_turn(*args):  # the route's read; the attribution lands before its write
+            record = await read(*args)
+            sessions.get_turn = read
+            r = await system.client.post(
+                f"{system.url}/citations/sentence_attribution",
+                json=body | {"citation_index": 1, "occurrence": 1},
+                headers=system.auth,
+            )
+            assert r.status_code == 200, r.text
+            attributed.append(r.json())
+            return record
+
+        sessions.get_turn = get_turn
+        await system.client.put(f"{system.url}/settings", headers=system.auth, json={"verification_threshold": 0.8})
+        r = await system.client.post(f"{system.url}/citations/{route}", json=body, headers=system.auth)
+        assert r.status_code == 200, r.text
+        assert attributed and r.json()["attributions"] == attributed
+        assert r.json()["verification"]["threshold"] == 0.8 and r.json()["unsupported"]
+        stored = (await system.client.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)).json()
+        assert stored["turns"][0] == r.json()

@@ -74,7 +74,8 @@ export function disposer() {
  * chat), `messages` (the chat's message objects; chat), `popover` (the open evidence popover;
  * popover), `scope` (the chip's option, `{label, scope}`: where questions are searched; scope),
  * `settings` (the user's settings as the server keeps them, `GET /settings`; settings).
- * `window.zocrates.state` is this object.
+ * `window.zocrates.state` is this object. `libs`: markdown-it, KaTeX and `preferences`, the
+ * preferences pane's helpers (zotero/preferences.js; main.js passes them).
  */
 export function createContext({ window, host, libs }) {
   const document = window.document;
@@ -93,6 +94,7 @@ export function createContext({ window, host, libs }) {
     root: $("zocrates-root"),
     api,
     renderer,
+    libs,
     state: {
       sessionId: null,
       running: null,

@@ -6,8 +6,11 @@
      (GET/PUT /settings: verification on or off, the threshold stepper from 0.50 to 0.95 in steps
      of 0.05, how unsupported claims are shown), the decision model the verifier reports in
      /health, and "Test Decision Connection" (POST /llm/test_decision_model).
-   A classic script: the pure helpers are `ZocratesPreferences`, evaluated in a vm context by the
-   Node tests (plugin/test/preferences.test.js), which have no document. */
+   A classic script: the pure helpers are `ZocratesPreferences` (the threshold stepper, the lines
+   shown, the server calls), evaluated in a vm context by the Node tests (plugin/test/
+   preferences.test.js, which have no document) and loaded by the sidebar page, whose web
+   settings dialog shares them (sidebar/features/settings.js). The pane itself runs only where
+   Zotero is (the preferences window, or plugin/test/e2e/preferences.mjs with a fake one). */
 /* global Zotero, document, window */
 /* exported ZocratesPreferences */
 var ZocratesPreferences = (function () {
@@ -51,11 +54,41 @@ var ZocratesPreferences = (function () {
     return `HTTP ${response.status}`;
   }
 
-  return { THRESHOLD, snapThreshold, decisionModelLine, decisionTestLine, errorText };
+  /** The server's routes the pane calls, over `fetch` with the token: each resolves to the JSON
+      and rejects with a readable message (`status` set when the server answered). */
+  function serverApi({ base, token, fetch }) {
+    async function call(path, { method = "GET", body } = {}) {
+      const headers = token ? { Authorization: `Bearer ${token}` } : {};
+      if (body !== undefined) headers["Content-Type"] = "application/json";
+      let response;
+      try {
+        response = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      } catch (exc) {
+        throw new Error(`Cannot reach the Zocrates server at ${base} (${exc.message}).`);
+      }
+      if (!response.ok) {
+        const error = new Error(await errorText(response));
+        error.status = response.status;
+        throw error;
+      }
+      return response.json();
+    }
+    return {
+      health: () => call("/health"),
+      /** `GET /settings`: the user's settings as the server keeps them. */
+      settings: () => call("/settings"),
+      /** `PUT /settings`: the keys given change, the others stay; resolves to all of them as stored. */
+      saveSettings: (changes) => call("/settings", { method: "PUT", body: changes }),
+      testDecisionModel: () => call("/llm/test_decision_model", { method: "POST" }),
+    };
+  }
+
+  return { THRESHOLD, snapThreshold, decisionModelLine, decisionTestLine, errorText, serverApi };
 })();
 
 (function () {
-  if (typeof document === "undefined") return; // evaluated by the Node tests
+  // The Node tests and the sidebar page load the helpers only; the pane needs Zotero's prefs.
+  if (typeof document === "undefined" || typeof Zotero === "undefined") return;
   const P = ZocratesPreferences;
   const $ = (id) => document.getElementById(id);
 
@@ -67,23 +100,9 @@ var ZocratesPreferences = (function () {
     };
   }
 
-  /** One request to the server; resolves to its JSON, rejects with a readable message. */
-  async function call(path, { method = "GET", body } = {}) {
-    const { base, token } = server();
-    const headers = token ? { Authorization: `Bearer ${token}` } : {};
-    if (body !== undefined) headers["Content-Type"] = "application/json";
-    let response;
-    try {
-      response = await window.fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    } catch (exc) {
-      throw new Error(`Cannot reach the Zocrates server at ${base} (${exc.message}).`);
-    }
-    if (!response.ok) {
-      const error = new Error(await P.errorText(response));
-      error.status = response.status;
-      throw error;
-    }
-    return response.json();
+  /** The server as the prefs name it now (they may have just been edited). */
+  function api() {
+    return P.serverApi({ ...server(), fetch: (...args) => window.fetch(...args) });
   }
 
   function say(id, text, ok) {
@@ -101,7 +120,7 @@ var ZocratesPreferences = (function () {
     }
     let health;
     try {
-      health = await call("/health");
+      health = await api().health();
     } catch (exc) {
       say("zocrates-connection-result", `Cannot reach the Zocrates server at ${base} (${exc.message}). Is it running? Start it with \`make run\`.`, false);
       return;
@@ -134,19 +153,19 @@ var ZocratesPreferences = (function () {
   async function save(changes) {
     say("zocrates-verification-status", "Saving…");
     try {
-      showSettings(await call("/settings", { method: "PUT", body: changes }));
+      showSettings(await api().saveSettings(changes));
       say("zocrates-verification-status", "Saved for your account on the server.", true);
       const prefs = Zotero.Zocrates.prefs;
       prefs.set("settingsRevision", (Number(prefs.get("settingsRevision")) + 1) % 1e9); // open sidebars read them again
     } catch (exc) {
       say("zocrates-verification-status", `Not saved: ${exc.message}`, false);
-      loadSettings();
+      await loadSettings();
     }
   }
 
   async function loadSettings() {
     try {
-      showSettings(await call("/settings"));
+      showSettings(await api().settings());
     } catch (exc) {
       const why = exc.status === 404 ? "this server keeps no per-user settings yet" : exc.message;
       say("zocrates-verification-status", `Your settings could not be read (${why}).`, false);
@@ -161,7 +180,7 @@ var ZocratesPreferences = (function () {
 
   async function loadVerification() {
     try {
-      showVerification(await call("/health"));
+      showVerification(await api().health());
     } catch (exc) {
       $("zocrates-decision-model").textContent = `The decision model is unknown: ${exc.message}`;
     }
@@ -171,7 +190,7 @@ var ZocratesPreferences = (function () {
   async function testDecision() {
     say("zocrates-decision-result", "Sending a sample claim to the verifier…");
     try {
-      const line = P.decisionTestLine(await call("/llm/test_decision_model", { method: "POST" }));
+      const line = P.decisionTestLine(await api().testDecisionModel());
       say("zocrates-decision-result", line.text, line.ok);
     } catch (exc) {
       say("zocrates-decision-result", exc.message, false);
@@ -184,8 +203,7 @@ var ZocratesPreferences = (function () {
     const stepper = $("zocrates-verification-threshold");
     stepper?.addEventListener("change", () => {
       const value = P.snapThreshold(stepper.value);
-      if (value === null) loadSettings();
-      else save({ verification_threshold: value });
+      return value === null ? loadSettings() : save({ verification_threshold: value });
     });
     $("zocrates-threshold-default")?.addEventListener("command", () => save({ verification_threshold: null }));
     $("zocrates-unsupported-claims")?.addEventListener("change", (e) => save({ unsupported_claims: e.target.value }));

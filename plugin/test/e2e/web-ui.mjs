@@ -312,11 +312,46 @@ try {
   const reloadedHtml = await page.locator(".message-wrapper.assistant .message-content").first().innerHTML();
   assert.equal(reloadedHtml, streamedHtml, "rehydrated turn renders differently from the streamed one");
 
+  step("verification settings: saved on the server; the open answer re-resolved with the threshold, pills and markers follow");
+  await page.click("#more-btn");
+  await page.click("#verification-btn");
+  const settingsDialog = page.locator("#verification-settings");
+  const dialogText = (cls) => settingsDialog.locator(cls).innerText();
+  await page.waitForFunction(() => /^Decision model: fake/.test(document.querySelector("#verification-settings .vs-model").textContent));
+  assert.equal(await settingsDialog.locator(".vs-threshold").inputValue(), "0.60");
+  await settingsDialog.locator(".vs-test").click();
+  await page.waitForFunction(() => /^Reachable in \d+ ms/.test(document.querySelector("#verification-settings .vs-test-result").textContent));
+  report.decisionTest = await dialogText(".vs-test-result");
+  assert.match(report.decisionTest, /^Reachable in \d+ ms; sample support probability 0\.90 \(fake \/ fake\)\.$/);
+  await settingsDialog.locator(".vs-threshold").fill("0.93");
+  await settingsDialog.locator(".vs-threshold").dispatchEvent("change");
+  assert.equal(await settingsDialog.locator(".vs-threshold").inputValue(), "0.95", "not snapped onto the stepper");
+  const saveThreshold = async (expectedPills) => {
+    const resolved = page.waitForResponse((r) => r.url().endsWith("/citations/resolve"));
+    await settingsDialog.locator(".vs-save").click();
+    assert.equal((await resolved).status(), 200);
+    await page.waitForFunction((n) => document.querySelectorAll(".message-wrapper.assistant .citation-pill").length === n, expectedPills);
+    assert.equal(await dialogText(".vs-status"), "Saved for your account on the server.");
+    return page.evaluate(async ({ base, token }) => (await fetch(`${base}/settings`, { headers: { Authorization: `Bearer ${token}` } })).json(), { base: url, token });
+  };
+  assert.equal((await saveThreshold(0)).verification_threshold, 0.95);
+  const strict = await page.evaluate(() => window.zocrates.state.messages.find((m) => m.record).record);
+  assert.equal(strict.verification.threshold, 0.95);
+  assert.ok(strict.citations.every((c) => c.occurrences.every((o) => o.verdict === "DEMOTED")), "a 0.90 citation passed 0.95");
+  assert.ok(strict.unsupported.length >= 1);
+  assert.equal(await assistant.locator(".unsupported-marker").count(), strict.unsupported.length);
+  await shot(page, "03-verification-settings.png");
+  await settingsDialog.locator(".vs-default").click();
+  assert.equal((await saveThreshold(report.pills)).verification_threshold, null);
+  assert.equal(await assistant.locator(".unsupported-marker").count(), 0);
+  await settingsDialog.locator(".modal-close").click();
+
   step("text size persists");
   await page.click("#more-btn");
   await page.click("[data-font-size=large]");
   await page.reload();
   await page.waitForSelector("#connect-panel[hidden]", { state: "attached" });
+  await page.waitForFunction(() => window.zocrates); // the panel is hidden in the HTML already: wait for the sidebar to start
   assert.equal(await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--base-font-size").trim()), "15.5px");
   // The page reopens the session it showed before the reload (issue 17).
   await page.waitForFunction(() => document.querySelectorAll(".message-wrapper.assistant").length === 1);

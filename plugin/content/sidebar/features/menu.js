@@ -1,5 +1,6 @@
-// The header's ⋯ menu: the text size (kept by the host) and "Connection…" (the host's settings,
-// or the connect panel on the web page).
+// The header's ⋯ menu: the text size (kept by the host), "Verification…" (the host's settings,
+// or the settings dialog on the web page) and "Connection…" (the host's settings, or the
+// connect panel on the web page).
 
 import { disposer } from "../context.js";
 
@@ -30,6 +31,10 @@ export function mount({ document, host, $, bus }) {
       moreMenu.hidden = true;
     });
   }
+  d.listen($("verification-btn"), "click", () => {
+    moreMenu.hidden = true;
+    host.openSettings ? host.openSettings() : bus.request("settings.open");
+  });
   d.listen($("settings-btn"), "click", () => {
     moreMenu.hidden = true;
     host.openSettings ? host.openSettings() : bus.request("connection.show", "");

@@ -169,10 +169,6 @@ class SessionStore:
             return None
         return read_turn(entry.value)
 
-    async def replace_turn(self, user_id: str, record: TurnRecord) -> None:
-        """Overwrite a stored turn (re-verification); its place in the session is unchanged."""
-        await self.kv.put(f"t.{user_id}.{record.session_id}.{record.turn_id}", record.model_dump_json().encode())
-
     async def update_turn(
         self, user_id: str, session_id: str, turn_id: str, change: Callable[[TurnRecord], TurnRecord]
     ) -> TurnRecord | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
@@ -52,6 +53,18 @@ async def stored_turn(gateway, user_id: str, body: ReverifyRequest) -> tuple[Tur
     return record, audit
 
 
+async def store_resolved(
+    gateway, user_id: str, body: ReverifyRequest, resolved: Callable[[TurnRecord], TurnRecord]
+) -> TurnRecord:
+    """Store `resolved(turn)` over the turn as stored at the moment of writing (compare-and-set),
+    not over the one read before verifying: what other writers stored meanwhile (sentence
+    attributions, say) is kept, and only the resolution's own fields are replaced."""
+    updated = await gateway.sessions.update_turn(user_id, body.session_id, body.turn_id, resolved)
+    if updated is None:
+        raise ApiError(404, "turn_not_found", f"Turn {body.turn_id} was deleted meanwhile.")
+    return updated
+
+
 @router.post("/citations/verify")
 async def reverify(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUser) -> dict:
     """Score a stored turn's citations again (e.g. after the verifier was down) and store the result.
@@ -74,11 +87,14 @@ async def reverify(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUser
             "threshold": verified.summary.threshold,
         }
     )
-    updated = resolve_record(
-        gateway.settings, record, audit, verified.summary, answer, threshold=chosen.verification_threshold
-    )
+
+    def resolved(turn: TurnRecord) -> TurnRecord:
+        return resolve_record(
+            gateway.settings, turn, audit, verified.summary, answer, threshold=chosen.verification_threshold
+        )
+
     await gateway.sessions.put_audit(user.user_id, body.session_id, body.turn_id, audit)
-    await gateway.sessions.replace_turn(user.user_id, updated)
+    updated = await store_resolved(gateway, user.user_id, body, resolved)
     for line in verdict_lines(updated):
         log.info(line)
     return updated.model_dump(mode="json")
@@ -89,13 +105,15 @@ async def reresolve(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUse
     """Resolve a stored turn again with the caller's threshold (`PUT /settings`; the verifier's
     when unset) from its stored probabilities, store and return it. Nothing is verified again:
     the verdicts, the pruned prose, the tiers and the unsupported claims follow the threshold."""
-    (record, audit), chosen = await asyncio.gather(
+    (_, audit), chosen = await asyncio.gather(
         stored_turn(gateway, user.user_id, body), gateway.sessions.get_settings(user.user_id)
     )
-    summary = record.verification or VerificationSummary(enabled=False)
-    updated = resolve_record(gateway.settings, record, audit, summary, threshold=chosen.verification_threshold)
-    await gateway.sessions.replace_turn(user.user_id, updated)
-    return updated.model_dump(mode="json")
+
+    def resolved(turn: TurnRecord) -> TurnRecord:
+        summary = turn.verification or VerificationSummary(enabled=False)
+        return resolve_record(gateway.settings, turn, audit, summary, threshold=chosen.verification_threshold)
+
+    return (await store_resolved(gateway, user.user_id, body, resolved)).model_dump(mode="json")
 
 
 @router.post("/llm/test_decision_model")
