@@ -133,6 +133,7 @@ class RetrievalService:
             s.max_pages,
             optimize_after=s.optimize_after_chunks,
             linked_base_dir=s.zotero_base_dir,
+            recent_days=s.recent_days,
         )
         if s.zotero_dir is not None:
             seen = database_signature(s.zotero_dir / "zotero.sqlite")
