@@ -9,7 +9,7 @@ import pytest
 
 from harness.system import BUS_SERVICES, durable_subscriptions, idle_app
 from zocrates_contracts import ALL_MESSAGES, REPLY_OF
-from zocrates_contracts.asyncapi import CONSUMERS, GATEWAY, document, routes
+from zocrates_contracts.asyncapi import CONSUMERS, EVENT_CONSUMERS, GATEWAY, document, routes
 from zocrates_contracts.export import ASYNCAPI, SCHEMA_DIR, render
 
 
@@ -45,13 +45,17 @@ def test_the_documents_schemas_resolve_within_the_document():
 @pytest.mark.parametrize("name", BUS_SERVICES)
 def test_each_service_subscribes_to_exactly_the_requests_the_document_says_it_receives(name):
     subscribed = {(subject, durable) for subject, durable, _ in durable_subscriptions(idle_app(name))}
-    declared = {(request.SUBJECT, durable) for request, (service, durable) in CONSUMERS.items() if service == name}
+    consumers = {**CONSUMERS, **EVENT_CONSUMERS}
+    declared = {(message.SUBJECT, durable) for message, (service, durable) in consumers.items() if service == name}
     assert subscribed == declared
 
 
 def test_only_the_gateway_sends_requests_and_receives_replies():
+    replies = set(REPLY_OF.values())
     for message, _, sender, receiver in routes():
         if message in REPLY_OF:
             assert sender == GATEWAY
-        elif receiver:
+        elif message in replies:
             assert receiver == GATEWAY
+        else:  # an event: the gateway publishes it, a service may read it
+            assert sender == GATEWAY and message not in CONSUMERS

@@ -43,13 +43,14 @@ from zocrates_contracts.subjects import (
     RECHECK_CONSUMER,
     RETRIEVAL_CONSUMER,
     STAGING_CONSUMER,
+    TURN_CITED_CONSUMER,
     VERIFIER_CONSUMER,
     reply_subject,
 )
 
 #: The document's own version: raise it when a subject, a route or a message is added or removed
 #: (each message's schema carries its own `x-schema-version`).
-DOCUMENT_VERSION = "1.1.0"
+DOCUMENT_VERSION = "1.2.0"
 
 GATEWAY = "gateway"
 
@@ -68,9 +69,15 @@ CONSUMERS: dict[type[Request], tuple[str, str]] = {
     StagingRequested: ("staging", STAGING_CONSUMER),
 }
 
+#: Events the gateway publishes that a service reads, through a durable consumer of the audit
+#: stream, without replying: retrieval notes the items each finished turn cited.
+EVENT_CONSUMERS: dict[type[Message], tuple[str, str]] = {
+    TurnResolved: ("retrieval", TURN_CITED_CONSUMER),
+}
+
 #: Messages the gateway publishes for the record only: the audit stream keeps them, no service
 #: consumes them.
-AUDIT_ONLY: tuple[type[Message], ...] = (TurnRequested, TurnResolved)
+AUDIT_ONLY: tuple[type[Message], ...] = (TurnRequested,)
 
 #: The `{instance}` of a reply subject: the gateway replica that sent the request.
 INSTANCE = "{instance}"
@@ -88,6 +95,7 @@ def routes() -> list[tuple[type[Message], str, str, str]]:
     """`(message, address, sender, receiver)` for every message on the bus (receiver "" when
     only the audit stream keeps it)."""
     out: list[tuple[type[Message], str, str, str]] = [(m, m.SUBJECT, GATEWAY, "") for m in AUDIT_ONLY]
+    out += [(m, m.SUBJECT, GATEWAY, service) for m, (service, _) in EVENT_CONSUMERS.items()]
     for request, (service, _) in CONSUMERS.items():
         reply = REPLY_OF[request]
         out.append((request, request.SUBJECT, GATEWAY, service))
@@ -140,6 +148,8 @@ def document() -> dict:
                     "channel": {"$ref": f"#/channels/{reply_channel}"},
                     "messages": [{"$ref": f"#/channels/{reply_channel}/messages/{reply.__name__}"}],
                 }
+            elif action == "receive" and message in EVENT_CONSUMERS:
+                operation["x-durable-consumer"] = EVENT_CONSUMERS[message][1]
             operations[f"{service}-{action}s-{name}"] = operation
     return {
         "asyncapi": "3.0.0",

@@ -71,6 +71,8 @@ LIBRARY_UPLOAD_CONSUMER = "retrieval-library-upload"
 LIBRARY_STATUS_CONSUMER = "retrieval-library-status"
 LIBRARY_LOOKUP_CONSUMER = "retrieval-library-lookup"
 LIBRARY_OUTLINE_CONSUMER = "retrieval-library-outline"
+#: Retrieval reads the items each finished turn cited (`TurnResolved`): their files are indexed early.
+TURN_CITED_CONSUMER = "retrieval-turn-cited"
 DISCOVERY_LIBRARY_CONSUMER = "discovery-library-sync"  # retired: discovery reads the catalog bucket
 
 #: Object Store bucket of the lab-hosted libraries' attachment files (the claim-check of

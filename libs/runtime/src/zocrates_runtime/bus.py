@@ -255,7 +255,9 @@ def request_consumer(
     """Register `handler(request) -> reply` as the durable queue consumer of `request_cls`.
 
     The reply (if any) is published to `request.reply_to`. A request whose deadline has
-    passed is acked and dropped unprocessed: its requester has already moved on.
+    passed is acked and dropped unprocessed: its requester has already moved on. A message
+    that asks for nothing back (an event such as `TurnResolved`) is consumed the same way, by
+    a handler that returns None.
     """
 
     def decorator(handler: Handler[R]) -> Handler[R]:
@@ -313,9 +315,10 @@ class Answer:
     ack_wait: float = 30.0
 
 
-def answer_requests(broker: NatsBroker, name: str, service: object, answers: Mapping[type[Request], Answer]) -> None:
+def answer_requests(broker: NatsBroker, name: str, service: object, answers: Mapping[type[Message], Answer]) -> None:
     """Register, for each request type in `answers`, its `request_consumer` calling that
-    answer's method of `service` (`name` is the service's name in logs and dead letters)."""
+    answer's method of `service` (`name` is the service's name in logs and dead letters); an
+    event type's method returns None."""
     for request_cls, answer in answers.items():
         request_consumer(
             broker,
@@ -357,7 +360,8 @@ async def _consume(
         turn_id=request.turn_id, session_id=request.session_id, message_id=request.message_id, subject=request.SUBJECT
     )
     try:
-        if request.deadline and request.deadline < datetime.now(UTC):
+        deadline = getattr(request, "deadline", None)  # an event has none
+        if deadline and deadline < datetime.now(UTC):
             log.info("request expired before processing; dropped")
             await msg.ack()
             return

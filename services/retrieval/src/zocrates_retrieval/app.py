@@ -1,7 +1,8 @@
 """The retrieval service on the bus: `RetrievalRequested` in, ranked `EvidenceRetrieved` out;
 `LibraryLookupRequested` (is this DOI, arXiv id, PMID or title in my library?) in,
 `LibraryItemsFound` out; `LibraryOutlineRequested` (my collections, my tags) in, `LibraryOutline`
-out; and the lab-hosted library: sync pages, uploaded files (claim-checks), status."""
+out; and the lab-hosted library: sync pages, uploaded files (claim-checks), status. It also
+reads every `TurnResolved` for the items the turn cited (their files are indexed early)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from zocrates_contracts import (
     LibraryStatusRequested,
     LibrarySyncRequested,
     RetrievalRequested,
+    TurnResolved,
 )
 from zocrates_contracts.subjects import (
     LIBRARY_BUCKET,
@@ -23,6 +25,7 @@ from zocrates_contracts.subjects import (
     LIBRARY_SYNC_CONSUMER,
     LIBRARY_UPLOAD_CONSUMER,
     RETRIEVAL_CONSUMER,
+    TURN_CITED_CONSUMER,
 )
 from zocrates_runtime import bus
 from zocrates_runtime.service import service_app
@@ -52,6 +55,8 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
             LibraryStatusRequested: bus.Answer(LIBRARY_STATUS_CONSUMER, "library_status", ack_wait=10.0),
             LibraryLookupRequested: bus.Answer(LIBRARY_LOOKUP_CONSUMER, "lookup", ack_wait=5.0),
             LibraryOutlineRequested: bus.Answer(LIBRARY_OUTLINE_CONSUMER, "outline", ack_wait=5.0),
+            # An event, not a request: nobody waits for it, and nothing is replied.
+            TurnResolved: bus.Answer(TURN_CITED_CONSUMER, "note_citations", ack_wait=10.0),
         },
     )
 

@@ -67,6 +67,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             convert_memory_mb=settings.convert_memory_mb,
             max_pages=settings.max_pages,
             linked_base_dir=settings.zotero_base_dir,
+            recent_days=settings.recent_days,
         )
         progress = ingestor.ingest_zotero(settings.zotero_dir, user, on_progress=on_progress)
     finally:

@@ -69,6 +69,13 @@ class RetrievalSettings(ZocratesSettings):
         description="How often the local Zotero database is checked for changes (new imports, edits, "
         "trash); a change starts an incremental re-ingest. 0 = only at start.",
     )
+    recent_days: float = Field(
+        default=30.0,
+        ge=0,
+        description="Files of items added or changed within this many days are converted first (the most "
+        "recently changed first), then those of items cited in the user's recent answers, then the rest; "
+        "0 = none counts as recent.",
+    )
     optimize_after_chunks: int = Field(
         default=20_000,
         ge=1,

@@ -17,7 +17,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import structlog
@@ -25,6 +25,7 @@ import structlog
 from zocrates_retrieval.adapters.catalog import Catalog, Lease
 from zocrates_retrieval.adapters.files import LibraryFiles
 from zocrates_retrieval.adapters.zotero import Source
+from zocrates_retrieval.domain.priority import ItemRef
 from zocrates_retrieval.ingest import INDEX_VERSION, Ingestor, IngestProgress
 from zocrates_retrieval.status import shown
 
@@ -46,9 +47,16 @@ class HostedIndexer:
     """This replica's indexing runs of hosted libraries, one task per user at most.
 
     `ingestor` is read when a run starts (it is None until the service has started), and
-    `ingest_lock` is the service's: one ingest at a time per replica, local or hosted."""
+    `ingest_lock` is the service's: one ingest at a time per replica, local or hosted.
+    `cited(user)` is the user's recently cited items, read when a run starts."""
 
-    def __init__(self, ingest_lock: asyncio.Lock, closing: asyncio.Event, ingestor: Callable[[], Ingestor | None]):
+    def __init__(
+        self,
+        ingest_lock: asyncio.Lock,
+        closing: asyncio.Event,
+        ingestor: Callable[[], Ingestor | None],
+        cited: Callable[[str], Awaitable[list[ItemRef]]] | None = None,
+    ):
         self.instance = replica_name()
         self.lease_s, self.heartbeat_s, self.sweep_s = LEASE_S, HEARTBEAT_S, SWEEP_S
         self.catalog: Catalog | None = None
@@ -57,6 +65,7 @@ class HostedIndexer:
         self._ingest_lock = ingest_lock
         self._closing = closing
         self._ingestor = ingestor
+        self._cited = cited
 
     async def kick(self, user_id: str) -> None:
         """Bring a hosted user's index in line with their catalog, on whichever replica holds
@@ -127,6 +136,7 @@ class HostedIndexer:
                 else:
                     sources, libraries, items = await self.catalog.sources(user_id)
                     known = await self.catalog.failures(user_id)
+                    cited = await self._cited(user_id) if self._cited is not None else []
                     await asyncio.to_thread(
                         ingestor.ingest_sources,
                         sources,
@@ -137,6 +147,7 @@ class HostedIndexer:
                         items=items,
                         fetch=fetch,
                         known_failures=known,
+                        cited=cited,
                     )
                     if progress.state == "done":  # a stopped run saw only part of the library
                         # Conversion failures are kept with their content hash; a missing file is retried.

@@ -19,8 +19,9 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,7 @@ from zocrates_retrieval.adapters.zotero import ItemMeta, Source, read_library
 from zocrates_retrieval.domain.chunking import Chunk, chunk_blocks
 from zocrates_retrieval.domain.document import MISSING, UNSUPPORTED, Block, ConversionError, Document, page_span
 from zocrates_retrieval.domain.markup import convert_html
+from zocrates_retrieval.domain.priority import ItemRef, file_order, promote, recent_since
 
 log = structlog.get_logger(__name__)
 
@@ -163,6 +165,7 @@ class Ingestor:
         max_pages: int = 2000,
         optimize_after: int = 1,
         linked_base_dir: Path | None = None,
+        recent_days: float = 30.0,
     ):
         self.store = store
         self.embedder = embedder
@@ -173,6 +176,10 @@ class Ingestor:
         self.max_pages = max_pages
         self.optimize_after = optimize_after
         self.linked_base_dir = linked_base_dir  # Zotero's Linked Attachment Base Directory
+        self.recent_days = recent_days  # files of items changed this recently go first
+        self._running: set[str] = set()  # users whose run is going
+        self._cited_now: dict[str, list[ItemRef]] = {}  # cited during their run, by user (`cited`)
+        self._cited_lock = threading.Lock()
         self._written = 0  # chunks written or sources removed since the last optimize()
         self.stop = threading.Event()
 
@@ -182,14 +189,18 @@ class Ingestor:
         user_id: str,
         progress: IngestProgress | None = None,
         on_progress: Callable[[IngestProgress], None] | None = None,
+        *,
+        cited: Sequence[ItemRef] = (),
     ) -> IngestProgress:
-        """Bring `user_id`'s part of the index in line with the Zotero data directory."""
+        """Bring `user_id`'s part of the index in line with the Zotero data directory.
+        `cited`: the items cited in the user's recent answers, the most recent first (their
+        files are converted early: `domain.priority`)."""
 
         def load() -> tuple[list[Source], int, int]:
             snap = read_library(Path(zotero_dir), self.linked_base_dir)
             return snap.sources, len(snap.libraries), len(snap.items)
 
-        return self._run(str(zotero_dir), user_id, load, progress, on_progress)
+        return self._run(str(zotero_dir), user_id, load, progress, on_progress, cited=cited)
 
     def ingest_sources(
         self,
@@ -203,6 +214,7 @@ class Ingestor:
         items: int = 0,
         fetch: Fetch | None = None,
         known_failures: Iterable[Failure] = (),
+        cited: Sequence[ItemRef] = (),
     ) -> IngestProgress:
         """Bring `user_id`'s part of the index in line with `sources`, the whole of their library
         (anything indexed for the user that is not among them is deleted).
@@ -210,7 +222,7 @@ class Ingestor:
         An attachment without a local `path` is materialised by `fetch(source, scratch_dir)`
         just before conversion (a lab-hosted file in the object store), a batch at a time.
         A source whose content hash matches one of `known_failures` is reported failed again
-        without being converted again.
+        without being converted again. `cited`: as in `ingest_zotero`.
         """
         return self._run(
             label,
@@ -220,6 +232,7 @@ class Ingestor:
             on_progress,
             fetch=fetch,
             known_failures=known_failures,
+            cited=cited,
         )
 
     def _run(
@@ -234,6 +247,8 @@ class Ingestor:
         progress = progress or IngestProgress(user_id=user_id)
         progress.source, progress.state, progress.started_at = label, "running", time.time()
         notify = on_progress or (lambda p: None)
+        with self._cited_lock:
+            self._running.add(user_id)
         try:
             sources, progress.libraries, progress.items = load()
             self._ingest(sources, user_id, progress, notify, **options)
@@ -242,6 +257,9 @@ class Ingestor:
             log.exception("ingest failed", library=label)
             progress.state, progress.error = "failed", f"{type(exc).__name__}: {exc}"
         finally:
+            with self._cited_lock:
+                self._running.discard(user_id)
+                self._cited_now.pop(user_id, None)  # the next run reads them from the user's list
             progress.finished_at = time.time()
             notify(progress)
         log.info("indexing finished", library=label, user_id=user_id, **progress.summary())
@@ -256,6 +274,7 @@ class Ingestor:
         *,
         fetch: Fetch | None = None,
         known_failures: Iterable[Failure] = (),
+        cited: Sequence[ItemRef] = (),
     ) -> None:
         known = {(f.library_id, f.source_key): f for f in known_failures}
         indexed = indexed_sources(self.store, Tenant(user_id))
@@ -287,11 +306,14 @@ class Ingestor:
         notify(progress)
 
         # What needs no conversion first (abstracts, notes, annotations: a 5,000-item library
-        # answers from its abstracts within its first minute), then the files, most recently
-        # changed item first.
+        # answers from its abstracts within its first minute), then the files: recently changed
+        # items, then items cited in the user's recent answers, then the rest (`domain.priority`).
         texts = [(s, h) for s, h in todo if s.kind != "attachment"]
-        files = sorted(
-            ((s, h) for s, h in todo if s.kind == "attachment"), key=lambda f: f[0].item.modified, reverse=True
+        files = file_order(
+            [(s, h) for s, h in todo if s.kind == "attachment"],
+            lambda f: (_ref(f[0]), f[0].item.modified),
+            cited,
+            recent_since(datetime.now(UTC), self.recent_days),
         )
         progress.files_todo = len(files)
         # Abstracts are searchable by their words first (a few seconds for thousands), by their
@@ -316,11 +338,13 @@ class Ingestor:
             ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages, stop=self.stop) as pool,
             tempfile.TemporaryDirectory(prefix="zocrates-ingest-") as scratch,
         ):
-            for start in range(0, len(files), FETCH_BATCH):
+            while files:
                 if self.stop.is_set():
                     return
+                files = self._cited_first(user_id, files)
                 batch: list[tuple[Source, str]] = []  # a list: two attachments may link one file
-                for src, digest in files[start : start + FETCH_BATCH]:
+                taken, files = files[:FETCH_BATCH], files[FETCH_BATCH:]
+                for src, digest in taken:
                     if src.path is None:
                         try:
                             if fetch is None:
@@ -353,6 +377,20 @@ class Ingestor:
             self._written += progress.chunks + progress.removed
             if self._written >= self.optimize_after and self.store.optimize():
                 self._written = 0  # else (a failed or dropped build) the next run tries again
+
+    def cited(self, user_id: str, refs: Sequence[ItemRef]) -> None:
+        """Items just cited in an answer of `user_id` (the most recent first): if a run of that
+        user's is converting files, the files of these items still waiting go next (without a
+        run going, nothing: the next run reads the user's recently cited items)."""
+        with self._cited_lock:
+            if user_id in self._running:
+                self._cited_now[user_id] = [*refs, *self._cited_now.get(user_id, [])]
+
+    def _cited_first(self, user_id: str, files: list[tuple[Source, str]]) -> list[tuple[Source, str]]:
+        """`files` (still to convert) with those of the items cited during this run first."""
+        with self._cited_lock:
+            refs = self._cited_now.pop(user_id, None)
+        return promote(files, lambda f: _ref(f[0]), refs) if refs else files
 
     def _still_current(
         self, user_id: str, src: Source, digest: str, have: IndexedSource, progress: IngestProgress
@@ -481,6 +519,11 @@ class Ingestor:
             vectors.append(dense)
             unit_vectors += per_chunk
         return np.concatenate(vectors), unit_vectors
+
+
+def _ref(src: Source) -> ItemRef:
+    """The item a source belongs to, as answers cite it."""
+    return (src.library_id, src.item.key)
 
 
 def _convert_text(src: Source) -> Document | ConversionError:

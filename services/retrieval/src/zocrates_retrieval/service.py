@@ -32,6 +32,7 @@ from zocrates_contracts import (
     LibrarySyncRequested,
     RetrievalRequested,
     ServiceError,
+    TurnResolved,
 )
 from zocrates_retrieval import scope, status
 from zocrates_retrieval.adapters.catalog import Catalog
@@ -48,6 +49,7 @@ from zocrates_retrieval.adapters.store import (
 )
 from zocrates_retrieval.adapters.zotero import read_library
 from zocrates_retrieval.config import RetrievalSettings
+from zocrates_retrieval.domain.priority import ItemRef
 from zocrates_retrieval.indexing import HostedIndexer
 from zocrates_retrieval.ingest import Ingestor, IngestProgress
 from zocrates_retrieval.lookup import IndexCache, LibraryView, snapshot_index, synced_index
@@ -86,7 +88,7 @@ class RetrievalService:
         self._local_rescan: asyncio.Task | None = None  # one asked for by POST /library/rescan
         self._ingest_lock = asyncio.Lock()  # one ingest at a time: they share the CPU and the index
         self._closing = asyncio.Event()
-        self.indexer = HostedIndexer(self._ingest_lock, self._closing, lambda: self.ingestor)
+        self.indexer = HostedIndexer(self._ingest_lock, self._closing, lambda: self.ingestor, self.recently_cited)
         self._sweep_task: asyncio.Task | None = None
         self._views = IndexCache()  # lookup indexes and outlines by user
 
@@ -133,6 +135,7 @@ class RetrievalService:
             s.max_pages,
             optimize_after=s.optimize_after_chunks,
             linked_base_dir=s.zotero_base_dir,
+            recent_days=s.recent_days,
         )
         if s.zotero_dir is not None:
             seen = database_signature(s.zotero_dir / "zotero.sqlite")
@@ -340,6 +343,32 @@ class RetrievalService:
         """Whether the user ever synced a library here (not the local account)."""
         return not self._is_local(user_id) and self.catalog is not None and await self.catalog.has_library(user_id)
 
+    # --- the items cited in answers (their files are converted early) ----------------------
+
+    async def note_citations(self, message: TurnResolved) -> None:
+        """Keep the items a finished turn cited as the user's most recently cited (in the
+        catalog, shared by every replica): the user's next indexing run converts their files
+        right after the recently changed ones, and a run of the user's going on here converts
+        the ones still waiting next."""
+        refs = list(dict.fromkeys((s.library_id, s.item_key) for s in message.record.references.cited))
+        if not refs:
+            return
+        if self.ingestor is not None:
+            self.ingestor.cited(message.user_id, refs)
+        if self.catalog is not None:
+            await self.catalog.note_cited(message.user_id, refs, message.record.completed_at.timestamp())
+
+    async def recently_cited(self, user_id: str) -> list[ItemRef]:
+        """The items cited in the user's recent answers, the most recent first; none when they
+        cannot be read (the files are then converted without them, not left waiting)."""
+        if self.catalog is None:
+            return []
+        try:
+            return await self.catalog.recently_cited(user_id)
+        except Exception as exc:  # noqa: BLE001 - an order, not a correctness matter
+            log.warning("recently cited items not read; indexing without them", user_id=user_id, error=str(exc))
+            return []
+
     # --- the local library ------------------------------------------------------------------
 
     async def ingest_zotero(self, zotero_dir: Path, user_id: str) -> IngestProgress:
@@ -352,7 +381,8 @@ class RetrievalService:
         progress = IngestProgress(user_id=user_id, source=str(zotero_dir), state="running")
         self._progress[user_id] = progress
         async with self._ingest_lock:
-            return await asyncio.to_thread(self.ingestor.ingest_zotero, zotero_dir, user_id, progress)
+            cited = await self.recently_cited(user_id)
+            return await asyncio.to_thread(self.ingestor.ingest_zotero, zotero_dir, user_id, progress, cited=cited)
 
     async def _rescan_local_library(self, zotero_dir: Path, seen: tuple) -> None:
         """Ingest the local library again whenever its database changes (papers imported from

@@ -19,6 +19,9 @@ every read names the user and one user's catalog is invisible to another's):
     v.<user>                      the catalog's version: rewritten on every change to index
     r.<user>                      indexing: which replica runs it (a lease with a heartbeat), the
                                   version the last finished run indexed, and its progress
+    c.<user>                      the items cited in the user's recent answers, the most recent
+                                  first (`MAX_CITED`): their files are converted early. Kept for
+                                  every user, the local one too (compare-and-set)
 
 Applying a page is idempotent: a redelivered page changes nothing more. Reads list keys by a
 subject wildcard the server filters (`zocrates_runtime.kv.latest_entries`), never by reading
@@ -43,6 +46,7 @@ from zocrates_contracts.subjects import (
     catalog_synced_key,
 )
 from zocrates_retrieval.adapters.zotero import Source, abstract_source, synced_item_meta
+from zocrates_retrieval.domain.priority import MAX_CITED, Cited, ItemRef, merge_cited
 from zocrates_retrieval.ingest import Failure
 from zocrates_runtime import stores
 from zocrates_runtime.bus import retrying
@@ -499,3 +503,39 @@ class Catalog:
             lease.revision = revision
         lease.run = run
         return True
+
+    # --- the items cited in the user's recent answers (what indexing converts early) --------
+
+    async def recently_cited(self, user_id: str) -> list[ItemRef]:
+        """The items cited in the user's recent answers, the most recent first (`c.<user>`)."""
+        entry = await self._get(f"c.{user_id}")
+        return [ref for ref, _ in _cited_items(entry)]
+
+    async def note_cited(
+        self, user_id: str, refs: Iterable[ItemRef], at: float, limit: int = MAX_CITED
+    ) -> list[ItemRef]:
+        """Note the items an answer that finished at `at` cited (in its order) among the user's
+        recently cited items (`merge_cited`), keeping at most `limit`; returns them as written."""
+        refs = list(refs)
+        key = f"c.{user_id}"
+        while True:
+            entry = await self._get(key)
+            known = _cited_items(entry)
+            items = merge_cited(known, refs, at, limit)
+            if items != known:
+                record = {"items": [[lib, item_key, when] for (lib, item_key), when in items]}
+                try:
+                    await retrying(
+                        lambda: self._cas(key, record, entry.revision if entry is not None else 0),
+                        what=f"write {key}",
+                    )
+                except nats.js.errors.KeyWrongLastSequenceError:
+                    continue  # another replica noted an answer of this user meanwhile: read it again
+            return [ref for ref, _ in items]
+
+
+def _cited_items(entry) -> list[Cited]:
+    """The `c.<user>` record's items: `[library, key, when]` each, the most recent first."""
+    if entry is None or not entry.value:
+        return []
+    return [((lib, key), when) for lib, key, when in json.loads(entry.value)["items"]]
