@@ -87,8 +87,10 @@ var ZocratesPreferences = (function () {
 })();
 
 (function () {
-  // The Node tests and the sidebar page load the helpers only; the pane needs Zotero's prefs.
+  // The Node tests and the sidebar page load the helpers only; the pane needs Zotero's prefs
+  // and its own document (Zotero's sidebar frame may see `Zotero` too, but holds no pane).
   if (typeof document === "undefined" || typeof Zotero === "undefined") return;
+  if (!document.getElementById("zocrates-prefs")) return;
   const P = ZocratesPreferences;
   const $ = (id) => document.getElementById(id);
 
