@@ -58,3 +58,33 @@ async def test_a_turn_is_stored_once_even_if_its_resolution_is_republished(syste
     assert [t["turn_id"] for t in session["turns"]] == [done["turn_id"]]
     info = await js.stream_info(AUDIT_STREAM, subjects_filter=TURN_RESOLVED)
     assert info.state.subjects == {TURN_RESOLVED: 1}
+
+
+async def test_a_store_read_waits_out_a_brief_outage_and_a_longer_one_is_a_503_that_changes_nothing(system, monkeypatch):
+    import nats.errors
+
+    from zocrates_gateway.adapters import sessions as session_store
+
+    done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
+    sessions = system.app.state.gateway.sessions
+    real_get, failures = sessions.kv.get, {"left": 2}
+
+    async def flaky_get(key, *args, **kwargs):  # what a KV read raises while its stream elects a leader
+        if failures["left"] > 0:
+            failures["left"] -= 1
+            raise nats.errors.TimeoutError
+        return await real_get(key, *args, **kwargs)
+
+    monkeypatch.setattr(sessions.kv, "get", flaky_get)
+    url = f"{system.url}/sessions/{done['session_id']}"
+    waited = await system.client.get(url, headers=system.auth)
+    assert waited.status_code == 200 and [t["turn_id"] for t in waited.json()["turns"]] == [done["turn_id"]]
+
+    monkeypatch.setattr(session_store, "READ_RETRY_S", 0.3)
+    failures["left"] = 10**6  # down for longer than a read waits
+    down = await system.client.get(url, headers=system.auth)
+    assert down.status_code == 503 and down.headers["retry-after"]
+    assert down.json()["error"]["code"] == "bus_unavailable" and "try again" in down.json()["error"]["message"]
+    failures["left"] = 0
+    again = await system.client.get(url, headers=system.auth)
+    assert again.status_code == 200 and again.json()["turns"] == waited.json()["turns"]

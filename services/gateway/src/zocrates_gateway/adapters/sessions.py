@@ -29,6 +29,8 @@ from zocrates_runtime.bus import retrying
 from zocrates_runtime.kv import latest_entries
 
 MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
+#: How long a read waits out a NATS node's loss: a KV stream elects a new leader in 5-11 s.
+READ_RETRY_S = 12.0
 #: How long appending a turn id may stay contended before the turn fails (safety net only).
 APPEND_DEADLINE_S = 30.0
 
@@ -83,10 +85,14 @@ class SessionStore:
     async def put_settings(self, user_id: str, settings: UserSettings) -> None:
         await self._put_user_record(f"u.{user_id}", settings, "store settings")
 
+    async def _read(self, key: str):
+        """The entry under `key`, read through a reconnect or a leader election (MISSING raised at once)."""
+        return await retrying(lambda: self.kv.get(key), retry_for=READ_RETRY_S, what="read the session store")
+
     async def _user_record(self, key: str, model):
         """A per-user record, or the model's defaults when the user never stored one."""
         try:
-            entry = await self.kv.get(key)
+            entry = await self._read(key)
         except MISSING:
             return model()
         return model.model_validate_json(entry.value)
@@ -96,7 +102,7 @@ class SessionStore:
 
     async def get_meta(self, user_id: str, session_id: str) -> SessionMeta | None:
         try:
-            entry = await self.kv.get(f"s.{user_id}.{session_id}")
+            entry = await self._read(f"s.{user_id}.{session_id}")
         except MISSING:
             return None
         return SessionMeta.model_validate_json(entry.value)
@@ -130,7 +136,7 @@ class SessionStore:
         loop = asyncio.get_running_loop()
         give_up, backoff = loop.time() + APPEND_DEADLINE_S, 0.002
         while True:
-            entry = await self.kv.get(key)
+            entry = await self._read(key)
             meta = SessionMeta.model_validate_json(entry.value)
             if record.turn_id in meta.turn_ids:
                 return
@@ -157,14 +163,14 @@ class SessionStore:
 
     async def get_audit(self, user_id: str, session_id: str, turn_id: str) -> TurnAudit | None:
         try:
-            entry = await self.kv.get(f"a.{user_id}.{session_id}.{turn_id}")
+            entry = await self._read(f"a.{user_id}.{session_id}.{turn_id}")
         except MISSING:
             return None
         return TurnAudit.model_validate_json(entry.value)
 
     async def get_turn(self, user_id: str, session_id: str, turn_id: str) -> TurnRecord | None:
         try:
-            entry = await self.kv.get(f"t.{user_id}.{session_id}.{turn_id}")
+            entry = await self._read(f"t.{user_id}.{session_id}.{turn_id}")
         except MISSING:
             return None
         return read_turn(entry.value)
@@ -178,7 +184,7 @@ class SessionStore:
         give_up = asyncio.get_running_loop().time() + APPEND_DEADLINE_S
         while True:
             try:
-                entry = await self.kv.get(key)
+                entry = await self._read(key)
             except MISSING:
                 return None
             updated = change(read_turn(entry.value))
@@ -193,7 +199,7 @@ class SessionStore:
         records = []
         for turn_id in meta.turn_ids:
             try:
-                entry = await self.kv.get(f"t.{user_id}.{meta.session_id}.{turn_id}")
+                entry = await self._read(f"t.{user_id}.{meta.session_id}.{turn_id}")
             except MISSING:
                 continue
             records.append(read_turn(entry.value))

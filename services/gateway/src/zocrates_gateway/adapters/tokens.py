@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 import nats.js.errors
 from nats.js.kv import KeyValue
 
+from zocrates_runtime.bus import retrying
+
 PREFIX = "zoc"
 
 
@@ -61,8 +63,8 @@ class TokenStore:
         if parsed is None:
             return None
         token_id, secret = parsed
-        try:
-            entry = await self.kv.get(f"tok.{token_id}")
+        try:  # read through a reconnect or a leader election: a lost NATS node is no 401 or 500
+            entry = await retrying(lambda: self.kv.get(f"tok.{token_id}"), retry_for=12.0, what="read a token")
         except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
             digest(self.pepper, secret)  # same work on a miss as on a hit
             return None
