@@ -60,7 +60,7 @@ async def test_a_turn_is_stored_once_even_if_its_resolution_is_republished(syste
     assert info.state.subjects == {TURN_RESOLVED: 1}
 
 
-async def test_a_store_read_waits_out_a_brief_outage_and_a_longer_one_is_a_503_that_changes_nothing(system, monkeypatch):
+async def test_a_store_read_waits_out_a_brief_outage_and_a_longer_one_is_a_503(system, monkeypatch):
     import nats.errors
 
     from zocrates_gateway.adapters import sessions as session_store
