@@ -62,3 +62,19 @@ async def test_the_preferences_pane_reads_and_saves_the_settings_the_gateway_kee
     assert pytest.approx(0.9) == float(report["decision"]["text"].split("probability ")[1][:4])
     assert report["decision"]["text"].startswith("Reachable in ") and " ms; " in report["decision"]["text"]
     assert report["connection"] == "Connected; every service is ready."
+
+
+def test_the_panes_threshold_stepper_is_the_servers():
+    """The pane is a classic script (no module import in Zotero's preferences window), so its
+    stepper copies the server's bounds: this holds the script, the input and the label to them."""
+    import re
+
+    from zocrates_gateway.domain.settings import THRESHOLD_MAX, THRESHOLD_MIN, THRESHOLD_STEP
+
+    script = (ROOT / "plugin" / "content" / "zotero" / "preferences.js").read_text()
+    pane = (ROOT / "plugin" / "content" / "zotero" / "preferences.xhtml").read_text()
+    copied = re.search(r"const THRESHOLD = \{ min: ([\d.]+), max: ([\d.]+), step: ([\d.]+) \}", script)
+    assert copied and tuple(map(float, copied.groups())) == (THRESHOLD_MIN, THRESHOLD_MAX, THRESHOLD_STEP)
+    stepper = re.search(r'id="zocrates-verification-threshold" min="([\d.]+)" max="([\d.]+)" step="([\d.]+)"', pane)
+    assert stepper and tuple(map(float, stepper.groups())) == (THRESHOLD_MIN, THRESHOLD_MAX, THRESHOLD_STEP)
+    assert f"({THRESHOLD_MIN:.2f} to {THRESHOLD_MAX:.2f})" in pane

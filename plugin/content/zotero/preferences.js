@@ -14,6 +14,7 @@
 /* global Zotero, document, window */
 /* exported ZocratesPreferences */
 var ZocratesPreferences = (function () {
+  // The server's stepper (gateway domain/settings.py); tests/ui/test_plugin_preferences.py holds them equal.
   const THRESHOLD = { min: 0.5, max: 0.95, step: 0.05 };
 
   /** A typed threshold on the stepper: clamped to 0.50–0.95, rounded to the nearest 0.05; null when not a number. */
