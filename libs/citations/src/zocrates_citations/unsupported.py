@@ -1,8 +1,8 @@
 """An answer's prose as the user chose to show its unsupported claims (`UserSettings.unsupported_claims`).
 
 The sidebar renders the same choice in `plugin/content/core/unsupported.js` (`proseAsChosen`);
-the two agree on the same cases (tests/citations/test_unsupported.py and
-plugin/test/unsupported.test.js). `mark` puts `COPY_MARK` where each claim's citation stood,
+tests/ui/test_unsupported_parity.py runs both on the same few hundred resolved answers and
+requires the same text in every mode. `mark` puts `COPY_MARK` where each claim's citation stood,
 `remove` cuts each claim with the spaces around it made one (none before punctuation or a line
 end) and drops a line the cut leaves empty or holding only its list marker, `leave` changes nothing.
 """
