@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  claimRows, countsLine, filterRows, formatProbability, inspectorTooltip, nextSort, probabilityStats,
+  claimRows, countsLine, filterRows, formatProbability, inspectorTooltip, jointLine, nextSort, probabilityStats,
   resizeColumns, rowBadges, scoreText, sortRows, sourceLine, sourceOptions, statsLine, verificationCounts,
 } from "../content/core/inspector.js";
 import { QUOTED_RECORD, RECORD } from "./fixtures.js";
@@ -50,6 +50,20 @@ test("a turn without the quote fields (stored before them) shows rows as before"
   assert.ok(rows.every((r) => r.quoted === false && r.relevance === null));
   assert.deepEqual(rows.map(scoreText), ["p = 0.910", "p = —", "p = 0.450", "p = 0.650", "p = 0.200"]);
   assert.deepEqual(rows.map((r) => rowBadges(r).map((b) => b.text)), [["VERIFIED"], ["UNVERIFIED"], ["VERIFIED"], ["VERIFIED"], ["REJECTED"]]);
+});
+
+test("an occurrence of a bracket scored as a whole shows the bracket's p; others and older turns show none", () => {
+  const joint = { 1: 0.8234, 2: null };
+  const record = {
+    ...RECORD,
+    citations: RECORD.citations.map((c) => ({
+      ...c, occurrences: c.occurrences.map((o) => (c.index in joint && o.occurrence === 1 ? { ...o, joint_support: joint[c.index] } : o)),
+    })),
+  };
+  const rows = claimRows(record);
+  assert.deepEqual(rows.map((r) => [r.index, r.occurrence, jointLine(r)]), [
+    [1, 1, "bracket as a whole: p = 0.82"], [2, 1, null], [3, 1, null], [1, 3, null], [1, 2, null]]);
+  assert.ok(claimRows(RECORD).every((r) => r.jointSupport === null && jointLine(r) === null));
 });
 
 test("a row carries its passage's pages to the table and to Open in Reader; none when the citation has none", () => {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zocrates_citations import ClaimOccurrence, extract_claim_occurrences
-from zocrates_citations.claims import MAX_CLAIM_CHARS, MIN_CLAIM_CHARS
+from zocrates_citations.claims import MAX_CLAIM_CHARS, MIN_CLAIM_CHARS, parse_answer
 
 
 def claims(text: str, n_chunks: int = 9) -> list[str]:
@@ -207,3 +207,20 @@ def test_an_answer_parsed_against_other_chunks_is_refused(make_chunks):
 
     with pytest.raises(ValueError, match="parsed against 1 chunks but 2 were given"):
         resolve_citations_and_references(parse_answer("x [1].", 1), make_chunks(["ITEMAAAA", "ITEMBBBB"]))
+
+
+def test_a_bracket_beside_another_cites_the_same_claim_and_brackets_of_several_passages_are_found():
+    text = (
+        "Aspirin lowers the risk of stroke in older adults [1][3]. Statins lower cholesterol in most adults [2]. "
+        "Both hold in the elderly too [1, 2], [3]. Warfarin was tested against placebo [2][2]."
+    )
+    answer = parse_answer(text, 3)
+    first = "Aspirin lowers the risk of stroke in older adults."
+    assert [(o.chunk_index, o.occurrence, o.claim) for o in answer.occurrences][:2] == [(1, 1, first), (3, 1, first)]
+    assert [(b.claim, b.indices, b.members) for b in answer.brackets] == [
+        (first, (1, 3), ((1, 1), (3, 1))),
+        ("Both hold in the elderly too.", (1, 2, 3), ((1, 2), (2, 2), (3, 2))),
+    ]  # [2] alone and [2][2] (one passage) have no joint check
+    # The longest claim of a run: a bracket beside another may read only a fragment.
+    (bracket,) = parse_answer("According to Smith [1][2], rates rose sharply in the cohort.", 2).brackets
+    assert bracket.claim == "rates rose sharply in the cohort."

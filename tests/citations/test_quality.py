@@ -68,3 +68,23 @@ def test_notes_after_the_answer_are_not_claims(make_chunks):
 def test_source_sections_the_writer_added_are_not_claims(make_chunks):
     text = "Aspirin lowers stroke risk [1].\n\n# Cited Sources\n- Smith (2001). A paper."
     assert quality(text, make_chunks("a"), {1: [0.9]}).claims == 1
+
+
+def test_a_bracket_whose_passages_support_the_claim_together_makes_its_sentence_supported(make_chunks):
+    text = "Aspirin lowers stroke risk but raises bleeding [1, 2]. Statins help [1][3]. Costs fell [2][3]."
+    answer = parse_answer(text, 3)
+    # Every single index is below the threshold; the first bracket's joint check reaches it, the
+    # second's does not, the third's was not scored.
+    singles = {1: [0.2, 0.3], 2: [0.4, 0.1], 3: [0.3, 0.2]}
+    joint = {1: [0.8, 0.5], 2: [0.8, None], 3: [0.5, None]}
+    resolved = resolve_citations_and_references(
+        answer, make_chunks("abc"), support_probabilities=singles, joint_support=joint
+    )
+    found = citation_quality(answer, resolved.citations, threshold=0.6)
+    assert (found.claims, found.supported, found.unverified, found.recall) == (3, 1, 0, 1 / 3)
+    assert (found.citations, found.supporting) == (6, 0)  # precision stays per citation
+    assert citation_quality(answer, resolved.citations).supported == 0  # no threshold: joint checks not counted
+    # Every index unverified: a sentence whose joint check was scored is judged, one without is not.
+    resolved = resolve_citations_and_references(answer, make_chunks("abc"), joint_support=joint)
+    found = citation_quality(answer, resolved.citations, threshold=0.6)
+    assert (found.supported, found.unverified, found.citations) == (1, 1, 0)

@@ -466,3 +466,40 @@ def test_an_item_read_only_by_its_abstract_says_so_in_both_tiers(make_chunks):
     assert cited == {"K1": True, "K2": False} and considered == {"K3": True}
     sources = resolved.text.split("# Cited Sources", 1)[1]
     assert sources.count("(abstract only)") == 2
+
+
+def test_each_occurrence_of_a_bracket_keeps_its_joint_support_and_its_own_verdict(make_chunks):
+    text = "Rates rose in twins [1, 2]. Falls were rare [2]."
+    resolved = resolve_citations_and_references(
+        text,
+        make_chunks("ab"),
+        support_probabilities={1: [0.3], 2: [0.2, 0.9]},
+        joint_support={1: [0.8], 2: [0.8, None]},
+    )
+    found = [(c.index, o.occurrence, o.verdict, o.joint_support) for c in resolved.citations for o in c.occurrences]
+    assert found == [(1, 1, "DEMOTED", 0.8), (2, 1, "DEMOTED", 0.8), (2, 2, "KEPT", None)]
+    with pytest.raises(ValueError, match="within \\[0, 1\\]"):
+        resolve_citations_and_references(text, make_chunks("ab"), joint_support={1: [1.5]})
+
+
+def test_a_stored_version_5_turn_without_joint_support_still_rehydrates():
+    import json
+
+    from zocrates_citations import upgrade_turn_record
+    from zocrates_contracts import TurnRecord
+
+    occurrence = {"occurrence": 1, "claim": "Rates rose.", "compound": True, "probability": 0.3, "verdict": "DEMOTED"}
+    citation = {"index": 1, "chunk_id": "c1", "item_key": "ITEMAAAA", "quote": "Rates rose.", "survives": False}
+    stored = {
+        "schema_version": 5,
+        "turn_id": "t",
+        "session_id": "s",
+        "intent": "library",
+        "question": "q",
+        "prose": "Rates rose.",
+        "citations": [citation | {"occurrences": [occurrence]}],
+        "quality": {"claims": 1, "supported": 0, "citations": 1, "supporting": 0},
+    }
+    record = upgrade_turn_record(TurnRecord.model_validate_json(json.dumps(stored)))
+    assert record.schema_version == 5 and record.citations[0].occurrences[0].joint_support is None
+    assert json.loads(record.model_dump_json())["citations"][0]["occurrences"][0]["joint_support"] is None

@@ -64,8 +64,36 @@ def test_a_version_1_verification_request_reads_as_pairs_not_quoted():
     assert VerificationRequested.model_validate(v1).pairs[0].quoted is False
     v2 = VerificationRequested(**{**v1, "schema_version": 2, "pairs": [{**pair, "quoted": True}]})
     assert VerificationRequested.model_validate_json(v2.model_dump_json()).pairs[0].quoted is True
-    with pytest.raises(ValidationError, match="schema_version 3"):
-        VerificationRequested.model_validate({**v1, "schema_version": 3})
+    with pytest.raises(ValidationError, match="schema_version 4"):
+        VerificationRequested.model_validate({**v1, "schema_version": 4})
+
+
+def test_a_joint_pair_names_where_each_passage_starts_and_a_version_3_reply_reads_as_not_joint():
+    from zocrates_contracts import PairScore, VerificationCompleted, VerificationPair
+
+    text = "Rates rose.\n\nFalls were rare."
+    pair = VerificationPair(
+        chunk_index=1,
+        occurrence=1,
+        claim="Rates rose; falls were rare.",
+        source_text=text,
+        joint=True,
+        passage_starts=[0, 13],
+    )
+    request = VerificationRequested(turn_id="t", session_id="s", user_id="u", reply_to="r", pairs=[pair])
+    assert request.schema_version == 3
+    assert VerificationRequested.model_validate_json(request.model_dump_json()).pairs[0] == pair
+    for starts, joint in (([0], True), ([3, 13], True), ([0, 13, 13], True), ([0, 40], True), ([0, 13], False)):
+        with pytest.raises(ValidationError, match="passage_starts|joint pair"):
+            VerificationPair(
+                chunk_index=1, occurrence=1, claim="c", source_text=text, joint=joint, passage_starts=starts
+            )
+    envelope = {"turn_id": "t", "session_id": "s", "user_id": "u"}
+    score = {"chunk_index": 1, "occurrence": 1, "probability": 0.7}
+    old = VerificationCompleted.model_validate({**envelope, "schema_version": 3, "scores": [score]})
+    assert old.scores[0].joint is False
+    new = VerificationCompleted(**envelope, scores=[PairScore(**score, joint=True)])
+    assert new.schema_version == 4 and VerificationCompleted.model_validate_json(new.model_dump_json()) == new
 
 
 def test_a_version_1_discovery_request_still_decodes_and_a_version_2_one_is_refused_by_a_v1_reader():
@@ -171,6 +199,20 @@ def test_a_turn_records_spans_and_quality_survive_a_round_trip_with_recall_and_p
         TextSpan(start=5, end=5)
 
 
+def test_a_version_5_turn_records_occurrences_read_without_joint_support():
+    occurrence = {"occurrence": 1, "claim": "Rates rose.", "probability": 0.4, "verdict": "DEMOTED", "compound": True}
+    stored = {
+        **TURN,
+        "schema_version": 5,
+        "prose": "Rates rose [1, 2].",
+        "citations": [CITATION | {"occurrences": [occurrence]}],
+    }
+    record = TurnRecord.model_validate_json(json.dumps(stored))
+    assert record.schema_version == 5 and record.citations[0].occurrences[0].joint_support is None
+    joint = TurnRecord(**TURN, prose="x", citations=[CITATION | {"occurrences": [occurrence | {"joint_support": 0.8}]}])
+    assert TurnRecord.model_validate_json(joint.model_dump_json()).citations[0].occurrences[0].joint_support == 0.8
+
+
 def test_version_3_and_4_turn_records_read_as_turns_without_unsupported_claims():
     for version in (3, 4):
         stored = {**TURN, "schema_version": version, "prose": "Rates rose.", "coordinator_view": "x"}
@@ -193,7 +235,7 @@ def test_an_unsupported_claim_lies_within_the_prose_in_order():
 
 def test_a_turn_record_carries_prose_and_sources_and_text_is_their_concatenation():
     record = TurnRecord(**TURN, prose="Rates rose [1].\n\n", sources="# Cited Sources\n- x")
-    assert record.schema_version == TurnRecord.SCHEMA_VERSION == 5 and record.error is None
+    assert record.schema_version == TurnRecord.SCHEMA_VERSION == 6 and record.error is None
     assert record.text == "Rates rose [1].\n\n# Cited Sources\n- x"
     assert TurnRecord.model_validate_json(record.model_dump_json()) == record
     with pytest.raises(ValidationError, match="text must be exactly prose \\+ sources"):
@@ -204,7 +246,7 @@ def test_a_turn_record_stored_before_version_2_still_decodes_as_version_1():
     old = TurnRecord.model_validate({**TURN, "text": "Rates rose [1].\n\n# Cited Sources\n- x"})
     assert (old.schema_version, old.prose, old.sources) == (1, "", "")
     with pytest.raises(ValidationError, match="not readable by this build of TurnRecord"):
-        TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 6})
+        TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 7})
 
 
 CITATION = {"index": 1, "chunk_id": "c1", "item_key": "ITEMAAAA", "quote": "Rates rose.", "survives": True}

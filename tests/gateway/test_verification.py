@@ -10,6 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from harness.system import FakeVerifier
+from zocrates_citations import parse_answer
 from zocrates_contracts import (
     EvidenceChunk,
     PairScore,
@@ -18,7 +20,7 @@ from zocrates_contracts import (
     VerificationCompleted,
     VerificationRequested,
 )
-from zocrates_contracts.messages import MAX_PAIRS
+from zocrates_contracts.messages import MAX_PAIRS, MAX_SOURCE_CHARS
 from zocrates_contracts.subjects import VERIFICATION_REQUESTED
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.context import Gateway
@@ -86,6 +88,43 @@ def test_the_writer_s_quotes_go_out_quoted_and_nothing_else_does():
     assert not any(p.quoted for p in verification.pairs_for(occurrences(3), CHUNKS))
 
 
+def test_a_bracket_of_several_passages_adds_one_joint_pair_and_a_single_bracket_none():
+    chunks = [*CHUNKS, CHUNKS[0].model_copy(update={"chunk_id": "c3", "text": "Passage 3 agrees."})]
+    answer = parse_answer("Rates rose in twins [1][3]. Costs fell [2]. Both hold [1, 2]. Again [2][2].", 3)
+    pairs = verification.pairs_for(answer.occurrences, chunks) + verification.joint_pairs(answer.brackets, chunks)
+    plain = [p for p in pairs if not p.joint]
+    joint = [p for p in pairs if p.joint]
+    assert len(plain) == len(answer.occurrences) == 7 and not any(p.passage_starts for p in plain)
+    assert [(p.chunk_index, p.occurrence, p.claim, p.source_text, p.passage_starts) for p in joint] == [
+        (1, 1, "Rates rose in twins.", "Passage 1 says so.\n\nPassage 3 agrees.", [0, 20]),
+        (1, 2, "Both hold.", "Passage 1 says so.\n\nPassage 2 says so.", [0, 20]),
+    ]
+    assert verification.joint_pairs(parse_answer("Costs fell [2]. Again [1].", 2).brackets, CHUNKS) == []
+
+
+def test_a_joint_pair_holds_an_equal_share_of_every_long_passage():
+    long = [c.model_copy(update={"text": f"{c.chunk_id} " + "word " * 10_000}) for c in CHUNKS]
+    (pair,) = verification.joint_pairs(parse_answer("Rates rose in twins [1, 2].", 2).brackets, long)
+    assert len(pair.source_text) <= MAX_SOURCE_CHARS
+    first, second = pair.source_text[: pair.passage_starts[1]], pair.source_text[pair.passage_starts[1] :]
+    assert first.startswith("c1 ") and second.startswith("c2 ") and abs(len(first) - 2 - len(second)) <= 1
+
+
+def test_a_joint_score_lands_on_every_occurrence_of_its_bracket_and_never_on_an_index_alone():
+    answer = parse_answer("Rates rose in twins [1][2]. Costs fell [2].", 2)
+    scores = [
+        PairScore(chunk_index=1, occurrence=1, probability=0.3),
+        PairScore(chunk_index=2, occurrence=1, probability=0.2),
+        PairScore(chunk_index=2, occurrence=2, probability=0.9),
+        PairScore(chunk_index=1, occurrence=1, probability=0.8, joint=True),
+    ]
+    assert verification.merged(answer.occurrences, scores) == {1: [0.3], 2: [0.2, 0.9]}
+    assert verification.joint_merged(answer.occurrences, answer.brackets, scores) == {1: [0.8], 2: [0.8, None]}
+    failed = [*scores[:3], PairScore(chunk_index=1, occurrence=1, joint=True)]
+    assert verification.joint_merged(answer.occurrences, answer.brackets, failed) == {1: [None], 2: [None, None]}
+    assert verification.merged(answer.occurrences, failed) == {1: [0.3], 2: [0.2, 0.9]}
+
+
 @pytest.fixture
 async def gateway(nats_server):
     gw = Gateway.create(GatewaySettings(nats_url=nats_server.url, instance_id="gwtest", verification_timeout_s=10.0))
@@ -111,7 +150,7 @@ def scored(request: VerificationRequested, probability: float = 0.8, **extra) ->
         model="m",
         **extra,
         scores=[
-            PairScore(chunk_index=p.chunk_index, occurrence=p.occurrence, probability=probability)
+            PairScore(chunk_index=p.chunk_index, occurrence=p.occurrence, probability=probability, joint=p.joint)
             for p in request.pairs
         ],
     )
@@ -127,7 +166,7 @@ async def test_more_pairs_than_one_request_carries_are_all_scored(nats_server, g
 
     verifier = await serve(nats_server, answer)
     try:
-        probabilities, _, summary = await verify(gateway, IDS, CHUNKS, occurrences(300))
+        probabilities, _, summary, _ = await verify(gateway, IDS, CHUNKS, occurrences(300))
     finally:
         await verifier.stop()
     assert sorted(sizes) == [600 - MAX_PAIRS, MAX_PAIRS]
@@ -143,7 +182,7 @@ async def test_an_error_reply_keeps_the_scores_it_carries(nats_server, gateway):
 
     verifier = await serve(nats_server, answer)
     try:
-        probabilities, _, summary = await verify(gateway, IDS, CHUNKS, occurrences(1))
+        probabilities, _, summary, _ = await verify(gateway, IDS, CHUNKS, occurrences(1))
     finally:
         await verifier.stop()
     assert probabilities == {1: [0.8], 2: [None]}
@@ -167,8 +206,71 @@ async def test_a_malformed_reply_fails_open_with_a_note(nats_server, gateway):
     await nc.subscribe(VERIFICATION_REQUESTED, cb=garbage)
     await nc.flush()
     try:
-        probabilities, spans, summary = await verify(gateway, IDS, CHUNKS, occurrences(1))
+        probabilities, spans, summary, _ = await verify(gateway, IDS, CHUNKS, occurrences(1))
     finally:
         await nc.close()
     assert probabilities == {1: [None], 2: [None]} and spans == {1: [[]], 2: [[]]}
     assert "MalformedReply" in summary.note
+
+
+class JointVerifier(FakeVerifier):
+    """Scores each index alone at `probability` and a bracket's joint pair at `joint`."""
+
+    def __init__(self, probability: float | None, joint: float | None) -> None:
+        super().__init__(probability=probability)
+        self.joint = joint
+        self.requests: list[VerificationRequested] = []
+
+    async def verify(self, request: VerificationRequested) -> VerificationCompleted:
+        self.requests.append(request)
+        reply = await super().verify(request)
+        scores = [s.model_copy(update={"probability": self.joint, "spans": []}) if s.joint else s for s in reply.scores]
+        return reply.model_copy(update={"scores": scores})
+
+
+JOINT_ANSWER = [
+    "Somatic mutation rates were estimated in twins with an attention function over key-value pairs [1][2]. ",
+    "Retrieval augmented generation combines a retriever with a generator [3].",
+]
+
+
+@pytest.mark.connected
+@pytest.mark.parametrize("joint", [0.8, None])
+async def test_a_bracket_supported_only_as_a_whole_is_stored_with_its_joint_support(nats_server, joint):
+    from harness.llm import LoopbackModel
+    from harness.serving import serving
+    from harness.system import running_system
+
+    verifier = JointVerifier(probability=0.3, joint=joint)
+    model = LoopbackModel(JOINT_ANSWER)
+    async with (
+        serving(model.app) as llm,
+        running_system(nats_server.url, verifier=verifier, llm_synthesizer_url=f"{llm}/v1") as system,
+    ):
+        done = (await system.chat("How were mutation rates estimated?"))[-1]["data"]
+        response = await system.client.get(f"{system.url}/sessions/{done['session_id']}", headers=system.auth)
+        # Resolved again from the stored audit (`POST /citations/resolve`): the joint checks are kept.
+        ids = {"session_id": done["session_id"], "turn_id": done["turn_id"]}
+        again = (await system.client.post(f"{system.url}/citations/resolve", json=ids, headers=system.auth)).json()
+    stored = response.json()["turns"][0]
+    assert again["citations"] == stored["citations"] and again["quality"] == stored["quality"]
+    assert stored == done and stored["schema_version"] == 6
+    # One request: a pair per index, then the bracket's joint pair over both passages.
+    (request,) = verifier.requests
+    assert [(p.chunk_index, p.occurrence, p.joint) for p in request.pairs] == [
+        (1, 1, False),
+        (2, 1, False),
+        (3, 1, False),
+        (1, 1, True),
+    ]
+    assert request.pairs[3].source_text.count("\n\n") >= 1 and len(request.pairs[3].passage_starts) == 2
+    found = {
+        c["index"]: (o["probability"], o["verdict"], o["joint_support"])
+        for c in stored["citations"]
+        for o in c["occurrences"]
+    }
+    # Each index alone stays below the threshold whatever the joint check said.
+    assert found == {1: (0.3, "DEMOTED", joint), 2: (0.3, "DEMOTED", joint), 3: (0.3, "DEMOTED", None)}
+    quality = stored["quality"]
+    assert quality["claims"] == 2 and quality["supported"] == (1 if joint else 0)
+    assert (quality["citations"], quality["supporting"]) == (3, 0)

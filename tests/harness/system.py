@@ -139,6 +139,7 @@ class FakeVerifier:
                 occurrence=p.occurrence,
                 probability=self.probability,
                 spans=[] if self.probability is None else [first_sentence(p.source_text)],
+                joint=p.joint,
             )
             for p in request.pairs
         ]

@@ -275,3 +275,19 @@ def test_a_quoted_pair_is_scored_on_the_one_window_holding_the_quote(tiny_checkp
     rows.clear()
     model.predict([Pair(quote, WINDOWED_PASSAGE)])
     assert len(rows) > 1
+
+
+def test_a_joint_pair_is_scored_on_rows_holding_every_passage_and_says_nowhere_where(tiny_checkpoint, monkeypatch):
+    model = load_model(tiny_checkpoint, dtype="float32")
+    model.setup("cpu")
+    rows: list[str] = []
+    scored = model.distributions
+    monkeypatch.setattr(model, "distributions", lambda p, h: rows.extend(p) or scored(p, h))
+    second = "Bleeding rose among older adults. The dose was 100 mg daily."
+    text = WINDOWED_PASSAGE + "\n\n" + second
+    claim = "Statins lower cholesterol in most adults, but bleeding rose among older adults."
+    [support] = model.predict([Pair(claim, text, passage_starts=(0, len(WINDOWED_PASSAGE) + 2))])
+    assert rows and all(len(row.split("\n\n")) == 2 for row in rows)
+    assert all(row.split("\n\n")[1] in second for row in rows)
+    assert passage_windows.spans_of(support) == ()
+    assert model.cost(Pair(claim, text, passage_starts=(0, len(WINDOWED_PASSAGE) + 2))) > 0

@@ -127,6 +127,25 @@ async def test_each_score_says_where_the_passage_supports_its_claim():
     await service.close()
 
 
+async def test_a_joint_pair_reaches_the_model_with_its_passages_and_its_score_says_joint():
+    model = CountingModel()
+    service = await started(model)
+    joined = PASSAGE + "\n\nBleeding was rare."
+    req = request("a" * 10)
+    joint = VerificationPair(
+        chunk_index=1,
+        occurrence=1,
+        claim="b" * 20,
+        source_text=joined,
+        joint=True,
+        passage_starts=[0, len(PASSAGE) + 2],
+    )
+    reply = await service.verify(req.model_copy(update={"pairs": [*req.pairs, joint]}))
+    assert [(s.probability, s.joint) for s in reply.scores] == [(0.1, False), (0.2, True)]
+    assert sorted(p.passage_starts for p in model.seen) == [(), (0, len(PASSAGE) + 2)]
+    await service.close()
+
+
 async def test_a_backend_that_cannot_say_where_leaves_the_spans_empty():
     service = await started(CountingModel())
     reply = await service.verify(request("a" * 10))

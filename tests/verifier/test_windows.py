@@ -12,6 +12,8 @@ from zocrates_verifier.domain.windows import (
     Window,
     aggregate,
     evidence,
+    joint_windows,
+    passages,
     quoted_verbatim,
     raise_quotes,
     sentence_spans,
@@ -181,3 +183,38 @@ def test_a_raised_quote_keeps_where_the_model_found_it():
     support = [Support(0.3, ((69, 139),))]
     raise_quotes(pairs, support)
     assert support[0] == 0.99 and support[0].spans == ((69, 139),)
+
+
+JOINED = [
+    "Aspirin cut the rate of stroke by a third. The trial enrolled 900 adults. Follow-up lasted five years. "
+    "Most patients were over sixty. Adherence was high throughout.",
+    "Bleeding rose among older adults. Nothing else changed. The dose was 100 mg daily.",
+    "Costs were low.",
+]
+
+
+def joint_text(parts: list[str]) -> tuple[str, list[int]]:
+    starts, offset = [], 0
+    for part in parts:
+        starts.append(offset)
+        offset += len(part) + 2
+    return "\n\n".join(parts), starts
+
+
+@pytest.mark.parametrize("whole_fits", [False, True])
+@pytest.mark.parametrize("max_chars", [60, 300, 5_000])
+def test_every_window_of_a_joint_pair_holds_text_of_every_passage(whole_fits, max_chars):
+    text, starts = joint_text(JOINED)
+    claim = "Aspirin cut strokes but bleeding rose among older adults, at low cost."
+    found = joint_windows(claim, text, starts, whole_fits=whole_fits, max_chars=max_chars, max_windows=4)
+    assert 1 <= len(found) <= 4 and (found[0].text == text) == whole_fits
+    for window in found:
+        pieces = window.text.split("\n\n")
+        assert len(pieces) == len(JOINED) and all(piece in part for piece, part in zip(pieces, JOINED))
+        assert all(piece.strip() for piece in pieces)
+        if window.text != text:
+            assert all(len(piece) <= (max_chars - 4) // 3 for piece in pieces)  # an equal share each
+        assert (window.first, window.last) == (0, 0)  # no run of sentences: no evidence spans
+    if max_chars >= 300:  # each passage's best window for the claim, whole, in the first joined one
+        assert "Bleeding rose among older adults." in found[int(whole_fits)].text
+    assert passages(text, starts) == JOINED

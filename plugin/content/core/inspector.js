@@ -33,6 +33,8 @@ export function claimRows(record) {
         verdict: occ.verdict,
         verdictLabel: VERDICT_LABEL[occ.verdict] || occ.verdict,
         compound: Boolean(occ.compound),
+        // The bracket as a whole (TurnRecord version 6): its passages together against the claim.
+        jointSupport: occ.joint_support ?? null,
         quoted: isQuoted(occ),
         relevance: occ.relevance ?? null,
         itemKey: citation.item_key,
@@ -115,6 +117,15 @@ export function sourceLine(row) {
 /** The probability cell's score: `p = 0.852`, or a quote's `verifier p = 0.810 · relevance 0.930`. */
 export function scoreText(row) {
   return row.quoted ? quoteScores(row) : `p = ${formatProbability(row.probability)}`;
+}
+
+/**
+ * The probability cell's line for an occurrence of a bracket citing several passages, scored as
+ * a whole: `bracket as a whole: p = 0.82`; null for one passage, an unscored check or a turn
+ * stored before joint checks.
+ */
+export function jointLine(row) {
+  return row.jointSupport === null || row.jointSupport === undefined ? null : `bracket as a whole: p = ${row.jointSupport.toFixed(2)}`;
 }
 
 /**

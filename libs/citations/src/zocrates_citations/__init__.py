@@ -8,6 +8,7 @@ export of an answer for a manuscript (Pandoc citations, BibTeX, CSL-JSON).
 
 from zocrates_citations.authors import format_authors
 from zocrates_citations.claims import (
+    Bracket,
     ClaimOccurrence,
     ParsedAnswer,
     extract_claim_occurrences,
@@ -28,6 +29,7 @@ from zocrates_citations.views import build_coordinator_view, strip_citations, to
 
 __all__ = [
     "TOKEN_RE",
+    "Bracket",
     "ClaimOccurrence",
     "ExportedAnswer",
     "ParsedAnswer",

@@ -2,7 +2,8 @@
 
 For a token, the claim runs backward from the token to the nearest of: the previous valid
 citation token, a paragraph break, a list item, a table row, or a heading line (the heading
-itself never enters the claim). A span over `MAX_CLAIM_CHARS` is clamped to start at a
+itself never enters the claim). A bracket right beside the one before it (`claim [1][2].`),
+which would attribute nothing, cites that bracket's claim. A span over `MAX_CLAIM_CHARS` is clamped to start at a
 sentence. When the span is too short to stand alone, or names only an author ("According to
 Smith et al. [1], ..."), the claim continues forward to the end of the sentence. The text is
 then cleaned for the verifier: markdown stripped (a bold lead-in stays as text), symbols
@@ -63,6 +64,8 @@ _LEADING_CHARS = frozenset(".,;:!?*-+#>|)]0123456789")
 _TRAILING_RE = re.compile(r"[\s,;:(\[|\-–—]+$")
 _TRAILING_CHARS = frozenset(",;:([|-–—")
 _CLOSING_MARKS = "\"'”’)]"
+#: Between two brackets of one citation (`claim [1][2].`, `claim [1], [2].`): they cite one claim.
+BETWEEN_BRACKETS_RE = re.compile(r"[ \t,;]*")
 
 
 class ClaimOccurrence(NamedTuple):
@@ -151,12 +154,17 @@ def token_claim_spans(view: Masked, tokens: list[Token]) -> list[ClaimSpan | Non
     valid_starts = [t.start for t in tokens if t.valid]
     spans: list[ClaimSpan | None] = []
     previous_end = 0
+    previous: ClaimSpan | None = None
     for token in tokens:
         if not token.valid:
             spans.append(None)
             continue
-        spans.append(_claim(masked, readable, structure, valid_starts, previous_end, token))
-        previous_end = token.end
+        span = _claim(masked, readable, structure, valid_starts, previous_end, token)
+        if not span.claim and previous is not None and BETWEEN_BRACKETS_RE.fullmatch(masked, previous_end, token.start):
+            # A bracket beside the one before (`claim [1][2].`) cites the same claim.
+            span = ClaimSpan(previous.claim, previous.start, max(previous.end, token.end))
+        spans.append(span)
+        previous_end, previous = token.end, span
     return spans
 
 
@@ -222,6 +230,46 @@ def occurrences(tokens: list[Token], claims: list[str | None]) -> list[ClaimOccu
     return result
 
 
+class Bracket(NamedTuple):
+    """A bracket citing two passages or more, for its joint check: one token with several
+    indices (`[1, 3]`), or brackets side by side (`[1][3]`, `[1], [3]`) that cite one claim.
+
+    `claim` is the longest of its tokens' claims (they cite one claim, but a bracket beside
+    another may read only a fragment of it: "According to Smith [1][2], rates rose."); `indices` its distinct chunk indices in bracket order; `members`
+    every `(chunk_index, occurrence)` of it, numbered as `occurrences` numbers them, the first
+    being the bracket's first occurrence."""
+
+    claim: str
+    indices: tuple[int, ...]
+    members: tuple[tuple[int, int], ...]
+
+
+def brackets(masked: str, tokens: list[Token], claims: list[str | None]) -> list[Bracket]:
+    """Every bracket of the answer that cites two distinct passages or more, in answer order."""
+    counts: dict[int, int] = {}
+    runs: list[list[tuple[Token, str, list[tuple[int, int]]]]] = []
+    previous: Token | None = None
+    for token, claim in zip(tokens, claims):
+        if claim is None:
+            continue
+        members = []
+        for index in token.indices:
+            counts[index] = counts.get(index, 0) + 1
+            members.append((index, counts[index]))
+        if previous is not None and BETWEEN_BRACKETS_RE.fullmatch(masked, previous.end, token.start):
+            runs[-1].append((token, claim, members))
+        else:
+            runs.append([(token, claim, members)])
+        previous = token
+    found = []
+    for run in runs:
+        members = tuple(m for _, _, ms in run for m in ms)
+        indices = tuple(dict.fromkeys(index for index, _ in members))
+        if len(indices) > 1:
+            found.append(Bracket(max((claim for _, claim, _ in run), key=len), indices, members))
+    return found
+
+
 @dataclass(frozen=True)
 class ParsedAnswer:
     """An answer tokenised once against `n_chunks` chunks: its masked views, its citation
@@ -253,6 +301,11 @@ class ParsedAnswer:
     def occurrences(self) -> tuple[ClaimOccurrence, ...]:
         """What `extract_claim_occurrences` returns for this answer."""
         return tuple(occurrences(list(self.tokens), list(self.claims)))
+
+    @cached_property
+    def brackets(self) -> tuple[Bracket, ...]:
+        """The brackets citing two passages or more (`brackets`), for their joint checks."""
+        return tuple(brackets(self.view.masked, list(self.tokens), list(self.claims)))
 
 
 def parse_answer(text: str, n_chunks: int) -> ParsedAnswer:

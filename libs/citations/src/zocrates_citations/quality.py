@@ -11,6 +11,10 @@ threshold (its verdict is KEPT). So, over the answer's claim sentences:
   measured about them. An uncited claim sentence counts against recall.
 - citation precision = supporting citations / verified citations (KEPT and DEMOTED occurrences).
   A FAIL_OPEN occurrence is not verified: it counts neither as support nor against precision.
+- a bracket citing several passages (`[1, 3]`, `[1][3]`) also has its joint check, ALCE's own
+  recall question: do its passages together support the claim? A sentence whose bracket's
+  `joint_support` reaches the threshold is supported even when no single index is; a scored
+  joint check also makes the sentence judged (not unverified). Precision stays per citation.
 
 Claim sentences are the sentences of the answer's prose as claim extraction cuts it: at
 sentence ends and at paragraph breaks, list items, table rows and headings; a heading line, a
@@ -59,14 +63,20 @@ def claim_sentences(answer: ParsedAnswer, end: int | None = None) -> list[tuple[
     return sentences
 
 
-def citation_quality(answer: ParsedAnswer, citations: Sequence[Citation], end: int | None = None) -> CitationQuality:
+def citation_quality(
+    answer: ParsedAnswer, citations: Sequence[Citation], end: int | None = None, threshold: float | None = None
+) -> CitationQuality:
     """The citation quality of `answer` as resolved into `citations` (their occurrences' verdicts,
     numbered per chunk index in the order of the answer's tokens, as resolution numbers them).
-    `end`: where the written answer ends in its text (notes after it are not claims)."""
+    `end`: where the written answer ends in its text (notes after it are not claims). `threshold`:
+    the one the verdicts applied, which a bracket's `joint_support` must reach to support its
+    sentence (None: joint checks are not counted)."""
     verdicts = {c.index: [o.verdict for o in c.occurrences] for c in citations}
+    joints = {c.index: [o.joint_support for o in c.occurrences] for c in citations}
     sentences = claim_sentences(answer, end)
     starts = [s for s, _ in sentences]
     cited: list[list[str]] = [[] for _ in sentences]
+    joint: list[list[float]] = [[] for _ in sentences]  # the scored joint checks of its brackets
     seen: dict[int, int] = {}
     for token, claim in zip(answer.tokens, answer.claims):
         if claim is None:
@@ -78,12 +88,15 @@ def citation_quality(answer: ParsedAnswer, citations: Sequence[Citation], end: i
             given = verdicts.get(index, ())
             if k is not None and n < len(given):
                 cited[k].append(given[n])
+                p = joints.get(index, ())[n] if n < len(joints.get(index, ())) else None
+                if p is not None and threshold is not None:
+                    joint[k].append(p)
     verified = [v for vs in cited for v in vs if v != "FAIL_OPEN"]
     return CitationQuality(
         claims=len(sentences),
-        supported=sum("KEPT" in vs for vs in cited),
+        supported=sum("KEPT" in vs or any(p >= threshold for p in js) for vs, js in zip(cited, joint)),
         uncited=sum(not vs for vs in cited),
-        unverified=sum(bool(vs) and all(v == "FAIL_OPEN" for v in vs) for vs in cited),
+        unverified=sum(bool(vs) and all(v == "FAIL_OPEN" for v in vs) and not js for vs, js in zip(cited, joint)),
         citations=len(verified),
         supporting=verified.count("KEPT"),
     )

@@ -21,7 +21,7 @@ from html import escape
 from pydantic import BaseModel, ConfigDict, Field
 
 from zocrates_citations.authors import format_authors
-from zocrates_citations.claims import ParsedAnswer, parse_answer
+from zocrates_citations.claims import BETWEEN_BRACKETS_RE, ParsedAnswer, parse_answer
 from zocrates_citations.parsing import Token, format_token, mask, splice_tokens_mapped
 from zocrates_contracts import (
     SUPPORT_THRESHOLD,
@@ -265,6 +265,7 @@ def resolve_citations_and_references(
     refused: bool = False,
     quotes: Mapping[int | str, Sequence[float | None]] | None = None,
     support_spans: Mapping[int | str, Sequence[Sequence[TextSpan]]] | None = None,
+    joint_support: Mapping[int | str, Sequence[float | None]] | None = None,
 ) -> Resolution:
     """Resolve an answer's citation tokens against the chunks it was written from.
 
@@ -286,6 +287,10 @@ def resolve_citations_and_references(
     `support_probabilities`), where the verifier found the chunk's text to support the claim;
     a KEPT occurrence carries them as offsets into its citation's `quote` (a span past a quote
     limit is clipped to it, or dropped).
+    `joint_support` has the shape of `support_probabilities`: per chunk index, for each
+    occurrence, the joint probability of the bracket it belongs to (the claim against the
+    bracket's passages together; `None` for a bracket of one passage or an unscored check). It is
+    stored on the occurrence (`joint_support`) and judges no verdict: each index keeps its own.
     """
     if not 0.0 <= verification_threshold <= 1.0:
         raise ValueError(f"verification_threshold must be within [0, 1], got {verification_threshold!r}")
@@ -293,6 +298,7 @@ def resolve_citations_and_references(
         raise ValueError(f"max_quote_chars must be None (no limit) or at least 1, got {max_quote_chars!r}")
     chunks = list(ranked_chunks)
     probabilities = _probabilities(support_probabilities)
+    joint_by_index = _probabilities(joint_support)
     quoted_by_index = {int(k): list(v) for k, v in (quotes or {}).items()}
     spans_by_index = {int(k): list(v) for k, v in (support_spans or {}).items()}
     if isinstance(text, ParsedAnswer):
@@ -325,6 +331,7 @@ def resolve_citations_and_references(
                 relevance = quoted[len(per_index)] if len(per_index) < len(quoted) else None
                 verdict = _verdict(p, verification_threshold)
                 spans = spans_by_index.get(index, ())
+                joint = joint_by_index.get(index, ())
                 supporting = spans[len(per_index)] if verdict == "KEPT" and len(per_index) < len(spans) else ()
                 counts[verdict] += 1
                 per_index.append(
@@ -337,6 +344,7 @@ def resolve_citations_and_references(
                         quoted=len(per_index) < len(quoted),
                         relevance=relevance,
                         spans=_within(supporting, _quoted_length(chunks[index - 1].text, max_quote_chars)),
+                        joint_support=joint[len(per_index)] if len(per_index) < len(joint) else None,
                     )
                 )
                 if verdict != "DEMOTED":
@@ -401,8 +409,6 @@ def resolve_citations_and_references(
     )
 
 
-# Between two brackets of one citation (`claim [1][2].`, `claim [1], [2].`): they cite one claim.
-_BETWEEN_BRACKETS_RE = re.compile(r"[ \t,;]*")
 _TERMINAL_RE = re.compile(r"[.!?]+[\"'”’)\]]*")
 _SENTENCE_OPENERS = "\n.!?:"
 
@@ -427,7 +433,7 @@ def unsupported_claims(
     for i, (token, span) in enumerate(zip(answer.tokens, answer.claim_spans)):
         if span is None:
             continue
-        if previous is not None and _BETWEEN_BRACKETS_RE.fullmatch(masked, answer.tokens[previous].end, token.start):
+        if previous is not None and BETWEEN_BRACKETS_RE.fullmatch(masked, answer.tokens[previous].end, token.start):
             groups[-1].append(i)
         else:
             groups.append([i])

@@ -48,9 +48,10 @@ from zocrates_contracts.subjects import (
     reply_subject,
 )
 
-#: The document's own version: raise it when a subject, a route or a message is added or removed
-#: (each message's schema carries its own `x-schema-version`).
-DOCUMENT_VERSION = "1.2.0"
+#: The document's own version: raise it when a subject, a route or a message is added or removed,
+#: and its minor part when a message's schema gains a version (each carries its own
+#: `x-schema-version`). 1.3.0: VerificationRequested 3 and VerificationCompleted 4 (joint pairs).
+DOCUMENT_VERSION = "1.3.0"
 
 GATEWAY = "gateway"
 

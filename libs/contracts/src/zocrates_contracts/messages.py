@@ -56,6 +56,8 @@ MAX_QUERY_CHARS = 4_000
 MAX_CLAIM_CHARS = 4_000
 MAX_SOURCE_CHARS = 32_000
 MAX_PAIRS = 512
+#: Passages a joint pair joins at most: a bracket's distinct indices (two digits each).
+MAX_JOINT_PASSAGES = 99
 MAX_CANDIDATES = 200
 
 
@@ -145,6 +147,34 @@ class VerificationPair(BaseModel):
         "sentence, list item, table row with its headers, or the item's own record), not a claim "
         "a language model wrote",
     )
+    joint: bool = Field(
+        default=False,
+        description="A bracket's joint check (version 3): `source_text` is the passages the "
+        "bracket cites, in bracket order, joined by a blank line, and the question is whether they "
+        "support the claim together. `chunk_index` and `occurrence` name the bracket's first "
+        "occurrence; the per-index pairs of the bracket are sent beside it",
+    )
+    passage_starts: list[int] = Field(
+        default_factory=list,
+        max_length=MAX_JOINT_PASSAGES,
+        description="A joint pair's passages: where each starts in `source_text` (the first at 0, "
+        "increasing); empty for any other pair",
+    )
+
+    @model_validator(mode="after")
+    def _joint_passages(self) -> VerificationPair:
+        starts = self.passage_starts
+        if not self.joint:
+            if starts:
+                raise ValueError("passage_starts is for a joint pair only")
+            return self
+        if len(starts) < 2 or starts[0] != 0:
+            raise ValueError(f"a joint pair joins two passages or more, the first at 0; got passage_starts={starts}")
+        if any(b <= a for a, b in zip(starts, starts[1:])) or starts[-1] >= len(self.source_text):
+            raise ValueError(
+                f"passage_starts must increase and lie within source_text ({len(self.source_text)} chars); got {starts}"
+            )
+        return self
 
 
 class PairScore(BaseModel):
@@ -162,12 +192,15 @@ class PairScore(BaseModel):
         "`source_text`, best first (the window the probability came from). Empty when the pair "
         "was not scored or the backend cannot say where (version 3)",
     )
+    joint: bool = Field(default=False, description="The score of a joint pair (the pair's `joint`, echoed; version 4)")
 
 
 class VerificationRequested(Request):
     SUBJECT = VERIFICATION_REQUESTED
-    SCHEMA_VERSION = 2  # 2: a pair's `quoted` (a version 1 pair reads as not quoted)
-    schema_version: int = 2
+    # 2: a pair's `quoted` (a version 1 pair reads as not quoted). 3: joint pairs (`joint`,
+    # `passage_starts`; an older pair reads as a pair of one passage)
+    SCHEMA_VERSION = 3
+    schema_version: int = 3
 
     pairs: list[VerificationPair] = Field(min_length=1, max_length=MAX_PAIRS)
 
@@ -177,8 +210,10 @@ class VerificationCompleted(Message):
     threshold they are to be judged against (the verifier owns it; the gateway applies it)."""
 
     SUBJECT = VERIFICATION_COMPLETED
-    SCHEMA_VERSION = 3  # 2: `threshold`. 3: a score's `spans` (a version 2 score reads with none)
-    schema_version: int = 3
+    # 2: `threshold`. 3: a score's `spans` (a version 2 score reads with none). 4: a score's
+    # `joint` (an older score reads as a pair of one passage)
+    SCHEMA_VERSION = 4
+    schema_version: int = 4
 
     scores: list[PairScore] = Field(default_factory=list, max_length=MAX_PAIRS)
     provider: str = ""

@@ -73,6 +73,15 @@ class CitationOccurrence(BaseModel):
         "`quote` (`quote[start:end]`), best first, as the verifier found them. Set on KEPT "
         "occurrences scored by a verifier that can say where (version 4); empty otherwise",
     )
+    joint_support: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="The bracket as a whole (version 6): the verifier's support probability of the "
+        "claim by the bracket's passages joined, ALCE's citation recall of the bracket. Set on every "
+        "occurrence of a bracket citing two passages or more when that joint check was scored; None "
+        "otherwise (one passage, not scored, or stored before version 6)",
+    )
 
 
 class Citation(BaseModel):
@@ -200,16 +209,26 @@ class VerificationSummary(BaseModel):
 class CitationQuality(BaseModel):
     """How well an answer's claims are cited, after ALCE's citation recall and precision, judged
     with the verifier's per-pair probabilities (a citation supports its claim when its
-    probability reaches the applied threshold). The formulas are in docs/api.md. Unverified
-    (FAIL_OPEN) citations count neither way: not as support, not against precision."""
+    probability reaches the applied threshold), and with each compound bracket's joint check (its
+    passages together support the claim when `joint_support` reaches that threshold: the sentence
+    is supported). The formulas are in docs/api.md. Unverified (FAIL_OPEN) citations count
+    neither way: not as support, not against precision."""
 
     model_config = ConfigDict(frozen=True)
 
     claims: int = Field(default=0, ge=0, description="Claim sentences of the answer")
-    supported: int = Field(default=0, ge=0, description="Claim sentences with at least one supporting citation")
+    supported: int = Field(
+        default=0,
+        ge=0,
+        description="Claim sentences with at least one supporting citation, or a bracket whose "
+        "passages support it together (`CitationOccurrence.joint_support`, version 6)",
+    )
     uncited: int = Field(default=0, ge=0, description="Claim sentences with no citation")
     unverified: int = Field(
-        default=0, ge=0, description="Cited claim sentences whose every citation went unverified (FAIL_OPEN)"
+        default=0,
+        ge=0,
+        description="Cited claim sentences whose every citation went unverified (FAIL_OPEN) and "
+        "whose brackets got no joint score",
     )
     citations: int = Field(default=0, ge=0, description="Verified citation occurrences (KEPT and DEMOTED)")
     supporting: int = Field(default=0, ge=0, description="Verified citations that support their claim (KEPT)")
@@ -291,7 +310,9 @@ class TurnRecord(BaseModel):
     4: each occurrence's supporting `spans`, the answer's citation `quality`, each citation's
     `pages` (the printed page numbers), the sentence-level `attributions` asked for, and the
     `scope` the question was asked in with its `scope_label`. Version 5 lists the claims whose
-    every citation failed verification (`unsupported`); older records decode with none.
+    every citation failed verification (`unsupported`); older records decode with none. Version
+    6: each occurrence of a bracket citing several passages carries the bracket's `joint_support`
+    (older records decode with none), and `quality` counts a sentence supported by it.
 
     The answer travels in two parts: `prose` (what the client renders, with its citation
     tokens) and `sources` (the source sections, for clients that show markdown as is; the
@@ -302,10 +323,10 @@ class TurnRecord(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     # 2: prose and sources apart from text; typed candidates. 3: error, memory. 4: spans, quality,
-    # pages, attributions, scope. 5: unsupported claims
-    SCHEMA_VERSION: ClassVar[int] = 5
+    # pages, attributions, scope. 5: unsupported claims. 6: an occurrence's joint_support
+    SCHEMA_VERSION: ClassVar[int] = 6
 
-    schema_version: int = 5
+    schema_version: int = 6
     turn_id: str
     session_id: str
     intent: Literal["library", "discovery", "chat"]

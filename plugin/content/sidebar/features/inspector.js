@@ -5,7 +5,7 @@
 
 import { escapeAttr, escapeHtml, stripMathQuotes, QUOTED_TEXT } from "../../core/format.js";
 import {
-  claimRows, countsLine, defaultColumnWidths, filterRows, nextSort, probabilityStats, qualityLine,
+  claimRows, countsLine, defaultColumnWidths, filterRows, jointLine, nextSort, probabilityStats, qualityLine,
   resizeColumns, rowBadges, scoreText, sortRows, sourceLine, sourceOptions, statsLine, verificationCounts, COLUMNS,
 } from "../../core/inspector.js";
 import { markedQuoteHtml, spansHtml } from "../../core/evidence.js";
@@ -167,7 +167,8 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
         `<button class="secondary-btn row-select" ${host.canSelectInLibrary ? "" : "disabled"} title="${escapeAttr(host.canSelectInLibrary ? "Select in Library" : host.zoteroOnlyHint)}">${ICONS.folder} Select in Library</button></div></td>` +
         '<td><div class="evidence-cell"></div></td>' +
         `<td><span class="probability">${escapeHtml(scoreText(row))}</span>` +
-        rowBadges(row).map((b) => `<span class="verdict-badge ${escapeAttr(b.cls)}">${escapeHtml(b.text)}</span>`).join("") + "</td>";
+        rowBadges(row).map((b) => `<span class="verdict-badge ${escapeAttr(b.cls)}">${escapeHtml(b.text)}</span>`).join("") +
+        (jointLine(row) ? `<div class="info-muted joint-support">${escapeHtml(jointLine(row))}</div>` : "") + "</td>";
       tr.querySelector(".row-open").addEventListener("click", () => onOpen({ item_key: row.itemKey, library_id: row.libraryId,
         attachment_key: row.attachmentKey, section: row.section, pages: row.pages, title: row.title }));
       tr.querySelector(".row-select").addEventListener("click", () => onSelect(row.itemKey, row.libraryId));

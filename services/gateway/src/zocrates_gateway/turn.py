@@ -513,7 +513,7 @@ async def answer_turn(
     with tracer.start_as_current_span("citation_verification") as span:
         if verifying:
             await status(turn, "verification")
-            verified = await verify(gateway, ids, chunks, occurrences, quotes)
+            verified = await verify(gateway, ids, chunks, occurrences, quotes, answer.brackets)
 
         await status(turn, "resolution")
         audit = TurnAudit(
@@ -521,6 +521,7 @@ async def answer_turn(
             chunks=chunks,
             support_probabilities=verified.probabilities,
             support_spans=verified.spans,
+            joint_support=verified.joint,
             threshold=verified.summary.threshold,
             refused=refused,
             quotes=quotes,
@@ -575,10 +576,13 @@ def resolve_record(
         refused=audit.refused,
         quotes=audit.quotes,
         support_spans=audit.support_spans,
+        joint_support=audit.joint_support,
     )
     quality = None  # nothing to judge without citations
     if s.citations_enabled and audit.chunks and not audit.refused:
-        quality = citation_quality(answer, resolution.citations, written_end(audit.raw_text, base.notes))
+        quality = citation_quality(
+            answer, resolution.citations, written_end(audit.raw_text, base.notes), threshold=applied
+        )
     prose = resolution.text.removesuffix(resolution.sources)
     return base.model_copy(
         update={
@@ -628,20 +632,25 @@ def written_end(text: str, notes) -> int:
 
 class Verified(NamedTuple):
     """A turn's verification: per chunk index, each occurrence's probability and supporting spans
-    (`None` when nothing was sent), and the summary."""
+    (`None` when nothing was sent), the summary, and each occurrence's bracket's joint probability
+    (`verification.joint_merged`; `None` when nothing was sent)."""
 
     probabilities: dict[int, list[float | None]] | None
     spans: dict[int, list[list[TextSpan]]] | None
     summary: VerificationSummary
+    joint: dict[int, list[float | None]] | None = None
 
 
-async def verify(gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occurrences, quotes=None) -> Verified:
-    """Score every occurrence, in as many requests as its pairs need, all within the verification
+async def verify(
+    gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occurrences, quotes=None, brackets=()
+) -> Verified:
+    """Score every occurrence, and each of `brackets` (`ParsedAnswer.brackets`) as a whole with a
+    joint pair after them, in as many requests as the pairs need, all within the verification
     budget. A request that fails (no reply, an error, a malformed reply, the bus) leaves its
     pairs unverified (`None`: fail open) with a note; the others keep their scores and spans."""
     s = gateway.settings
     timeout = min(s.verification_timeout_s, s.verification_budget_s)
-    pairs = verification.pairs_for(occurrences, chunks, quotes)
+    pairs = verification.pairs_for(occurrences, chunks, quotes) + verification.joint_pairs(brackets, chunks)
     if not pairs:
         return Verified(verification.unverified(occurrences), None, VerificationSummary())
     started = time.perf_counter()
@@ -662,7 +671,12 @@ async def verify(gateway: Gateway, ids: dict, chunks: list[EvidenceChunk], occur
         latency_ms=latency,
         note="; ".join(notes) or None,
     )
-    return Verified(verification.merged(occurrences, scores), verification.merged_spans(occurrences, scores), summary)
+    return Verified(
+        verification.merged(occurrences, scores),
+        verification.merged_spans(occurrences, scores),
+        summary,
+        verification.joint_merged(occurrences, brackets, scores),
+    )
 
 
 async def _verify_batch(

@@ -66,12 +66,13 @@ def pair_score(pair: VerificationPair, outcome: Outcome) -> PairScore:
     """A pair's score on the wire: its probability (`None` when it failed) and, when the backend
     said where, the spans of its passage that support the claim (`windows.Support`)."""
     if not isinstance(outcome, float):
-        return PairScore(chunk_index=pair.chunk_index, occurrence=pair.occurrence)
+        return PairScore(chunk_index=pair.chunk_index, occurrence=pair.occurrence, joint=pair.joint)
     return PairScore(
         chunk_index=pair.chunk_index,
         occurrence=pair.occurrence,
         probability=float(outcome),
         spans=[TextSpan(start=start, end=end) for start, end in windows.spans_of(outcome)],
+        joint=pair.joint,
     )
 
 
@@ -184,7 +185,7 @@ class VerifierService:
     async def verify(self, request: VerificationRequested) -> VerificationCompleted:
         """Scores for every pair of `request`, in its order; failures are `None` plus `error`."""
         started = time.perf_counter()
-        pairs = [Pair(p.claim, p.source_text, p.compound, p.quoted) for p in request.pairs]
+        pairs = [Pair(p.claim, p.source_text, p.compound, p.quoted, tuple(p.passage_starts)) for p in request.pairs]
         try:
             outcomes = await self.score(pairs, monotonic_deadline(request.deadline))
         except Overloaded as exc:

@@ -51,7 +51,7 @@ class SessionMeta(BaseModel):
 class TurnAudit(BaseModel):
     """What a library turn's resolution was computed from, so it can be recomputed or
     re-verified later without new retrieval: the raw answer, the ranked chunks, and the
-    per-occurrence probabilities (`None` = not verified) and supporting spans."""
+    per-occurrence probabilities (`None` = not verified), supporting spans and joint probabilities."""
 
     raw_text: str
     chunks: list[EvidenceChunk]
@@ -60,6 +60,8 @@ class TurnAudit(BaseModel):
     refused: bool = False  # the answer said the evidence does not answer: it cites nothing
     quotes: dict[int, list[float | None]] | None = None  # per chunk index: each verbatim quote's relevance
     support_spans: dict[int, list[list[TextSpan]]] | None = None  # per occurrence: where its chunk supports it
+    # per occurrence: its bracket's joint probability (a bracket of several passages; None otherwise)
+    joint_support: dict[int, list[float | None]] | None = None
 
 
 class Profile(BaseModel):

@@ -79,11 +79,14 @@ async def reverify(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUser
     if not occurrences:
         return record.model_dump(mode="json")
     ids = dict(turn_id=body.turn_id, session_id=body.session_id, user_id=user.user_id)
-    verified = await verify(gateway, ids | {"turn_id": new_id()}, audit.chunks, occurrences, audit.quotes)
+    verified = await verify(
+        gateway, ids | {"turn_id": new_id()}, audit.chunks, occurrences, audit.quotes, answer.brackets
+    )
     audit = audit.model_copy(
         update={
             "support_probabilities": verified.probabilities,
             "support_spans": verified.spans,
+            "joint_support": verified.joint,
             "threshold": verified.summary.threshold,
         }
     )

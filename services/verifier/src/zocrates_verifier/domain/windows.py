@@ -32,6 +32,12 @@ aggregated back into one:
   own characters), and the sentences at either end that share no word with the claim are left
   out. A backend returns the probability as a `Support`, a float that carries these spans.
 
+A joint pair (a bracket's passages joined, `VerificationPair.joint`) is windowed passage by
+passage (`joint_windows`): each of its windows is one window of every passage, side by side in
+bracket order, each cut to an equal share of what the model reads. So whatever window the score
+comes from, it saw text of every passage: the question is whether they support the claim
+together. A joint score says nowhere where (no evidence spans).
+
 `quoted_verbatim` is a rule beside the model: a claim of at least `MIN_QUOTE_WORDS` words that
 is, word for word, one or more whole sentences of the passage (case, punctuation, line-end
 hyphens and the passage's own bracketed reference numbers aside) is entailed by it: the passage
@@ -139,6 +145,52 @@ def windows(
             break
         if (window.first, window.last) != (whole.first, whole.last):
             chosen.append(window)
+    return chosen
+
+
+def passages(text: str, starts: Sequence[int]) -> list[str]:
+    """The passages of a joint pair's `text`, each from its start to the next (whitespace around
+    it, such as the blank line that joins them, left out)."""
+    return [text[a:b].strip() for a, b in zip(starts, [*starts[1:], len(text)])]
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, cut at a word when there is one to cut at."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    return head.rsplit(None, 1)[0] if " " in head.strip() else head
+
+
+def joint_windows(
+    claim: str,
+    text: str,
+    starts: Sequence[int],
+    *,
+    whole_fits: bool,
+    max_chars: int,
+    max_windows: int = MAX_WINDOWS,
+    max_sentences: int = MAX_WINDOW_SENTENCES,
+) -> list[Window]:
+    """A joint pair's windows, at most `max_windows`: the whole `text` first when it fits
+    (`whole_fits`); then the k-th is the k-th best window of every passage (`windows`; its last
+    when it has fewer), joined in bracket order by a blank line, each cut to an equal share of
+    `max_chars`. Every window holds text of every passage. A joint window is no run of `text`'s
+    sentences: its `first` and `last` are 0 (no evidence spans come of it)."""
+    parts = passages(text, starts)
+    share = max(1, (max_chars - 2 * (len(parts) - 1)) // max(1, len(parts)))
+    ranked = [
+        windows(claim, part, whole_fits=False, max_windows=max_windows, max_sentences=max_sentences) for part in parts
+    ]
+    chosen = [Window(text, 0, 0)] if whole_fits else []
+    seen = {text}
+    for k in range(max(len(r) for r in ranked)):
+        if len(chosen) >= max_windows:
+            break
+        joined = "\n\n".join(_cut(r[min(k, len(r) - 1)].text, share) for r in ranked)
+        if joined not in seen:
+            seen.add(joined)
+            chosen.append(Window(joined, 0, 0))
     return chosen
 
 

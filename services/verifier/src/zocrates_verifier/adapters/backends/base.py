@@ -34,6 +34,13 @@ class Pair:
     compound: bool = False
     #: The answer writer's rendering of a unit of the passage (`VerificationPair.quoted`).
     quoted: bool = False
+    #: A joint pair's passages: where each starts in `source_text` (`VerificationPair.passage_starts`);
+    #: empty for a pair of one passage.
+    passage_starts: tuple[int, ...] = ()
+
+    @property
+    def joint(self) -> bool:
+        return len(self.passage_starts) > 1
 
     @property
     def question(self) -> str:

@@ -149,7 +149,8 @@ class SequenceClassifierModel(BatchModel):
 
     A pair is scored as one row per claim part (a compound pair's clauses) and per window of
     its passage (`zocrates_verifier.domain.windows`); `max_windows=1` scores the whole passage
-    as one row. The windows' distributions are aggregated, then sharpened or softened by the
+    as one row. A joint pair's rows are `windows.joint_windows`: each holds a window of every
+    passage it joins, each cut to an equal share of the row. The windows' distributions are aggregated, then sharpened or softened by the
     checkpoint's window temperature (`zocrates_verifier.window_temperature` in its config.json,
     fitted on the calibration split by `tools.verifier_eval`; 1 when absent).
     """
@@ -217,7 +218,16 @@ class SequenceClassifierModel(BatchModel):
     def _short(self, claim: str, text: str) -> bool:
         return (len(claim) + len(text)) // 4 + 3 <= min(self.max_seq_len, WHOLE_PASSAGE_TOKENS)
 
-    def _windows(self, claim: str, passage: str, quoted: bool = False) -> tuple[windows.Window, ...]:
+    def _windows(
+        self, claim: str, passage: str, quoted: bool = False, starts: tuple[int, ...] = ()
+    ) -> tuple[windows.Window, ...]:
+        if len(starts) > 1:
+            # A joint pair: every row holds text of every passage, within what the model reads
+            # (about three characters a token, less the claim).
+            budget = (self.max_seq_len - 3) * 3 - len(claim)
+            return _joint_windows_of(
+                claim, passage, starts, self._short(claim, passage), max(1, self.max_windows), budget
+            )
         if quoted:
             # The answer writer quoted a unit of this passage: the window that shares the most
             # words with it is that unit, where the passage supports it. One row, not
@@ -233,7 +243,7 @@ class SequenceClassifierModel(BatchModel):
         return sum(
             min(self.max_seq_len, (len(claim) + len(window.text)) // 4 + 3)
             for claim in self._claims(pair)
-            for window in self._windows(claim, pair.source_text, pair.quoted)
+            for window in self._windows(claim, pair.source_text, pair.quoted, pair.passage_starts)
         )
 
     def distributions(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[tuple[float, float, float]]:
@@ -273,7 +283,7 @@ class SequenceClassifierModel(BatchModel):
         owners, premises, hypotheses = [], [], []
         for i, pair in enumerate(pairs):
             for part, claim in enumerate(self._claims(pair)):
-                for window in self._windows(claim, pair.source_text, pair.quoted):
+                for window in self._windows(claim, pair.source_text, pair.quoted, pair.passage_starts):
                     owners.append((i, part, window))
                     premises.append(window.text)
                     hypotheses.append(claim)
@@ -322,6 +332,17 @@ class SequenceClassifierModel(BatchModel):
 def _windows_of(claim: str, passage: str, whole_fits: bool, max_windows: int) -> tuple[windows.Window, ...]:
     # `cost` (on the event loop) and `predict` (on the worker) ask for the same windows.
     return tuple(windows.windows(claim, passage, whole_fits=whole_fits, max_windows=max_windows))
+
+
+@lru_cache(maxsize=256)
+def _joint_windows_of(
+    claim: str, text: str, starts: tuple[int, ...], whole_fits: bool, max_windows: int, max_chars: int
+) -> tuple[windows.Window, ...]:
+    return tuple(
+        windows.joint_windows(
+            claim, text, starts, whole_fits=whole_fits, max_chars=max(200, max_chars), max_windows=max_windows
+        )
+    )
 
 
 class LayaModel(BatchModel):
