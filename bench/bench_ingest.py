@@ -37,6 +37,19 @@ PROBES = 50
 LIBRARY_ITEMS = 5_000
 TARGET_FIRST_ANSWER_S = 60.0
 TENANT_ID = "bench"
+#: How the file phase's embedding is measured on an accelerator (bench/device_ingest.py).
+ACCELERATOR = (
+    'On an accelerator: `bench/device_ingest.sh prepare` here writes `build/device-ingest/` (~47 MB: '
+    "the texts and answer-unit spans the `Ingestor` embeds for the 5 fixture PDFs, this machine's "
+    "conversion pages/s and CPU embedding chunks/s, and all-MiniLM-L6-v2's tokenizer, config and "
+    'float16 weights); then `bash bench/device_ingest.sh run` on the device machine, with `carry: '
+    '["build/device-ingest"]` and `timeout_s: 300`, uses the image\'s python3 (torch with CUDA, '
+    "transformers), picks the device with the runtime's probe, measures chunks/s in float16 and "
+    'float32 at batch sizes 32, 128 and 512 (5 rounds each), compares the float16 vectors with '
+    "float32's, and writes `$OUT/ingest_device.md`: the file phase's pages/s and the 5,000-item time "
+    'those rates imply with conversion at the CPU rate measured here. Not measured on a GPU yet; '
+    '`DEVICE=cpu` runs here only show that it works.'
+)
 
 
 def distinct_pdf(data: bytes, n: int) -> bytes:
@@ -177,5 +190,7 @@ def run(abstract_items: str = str(ABSTRACT_ITEMS), file_items: str = str(FILE_IT
             f"| peak memory: this process (model loaded) / a converter child | {m['peak_rss_mb']:.0f} MiB / "
             f"{m['peak_child_rss_mb']:.0f} MiB | |",
             f"| index on disk | {m['disk_mb']:.0f} MiB | |",
+            "",
+            ACCELERATOR,
         ]
     )

@@ -122,7 +122,10 @@ async def test_status_and_health_name_the_demo_library(demo_service):
     )
     assert (status.source, status.state, status.items, status.attachments, status.indexed) == ("demo", "done", 3, 3, 3)
     assert status.failures_by_reason == {}
-    assert svc.health() == {"status": "ok", "library": {"source": "demo", "zotero_dir": str(DEMO), "papers": 3}}
+    health = svc.health()
+    assert health["library"] == {"source": "demo", "zotero_dir": str(DEMO), "papers": 3}
+    assert (health["status"], health["device"], health["rejected"]) == ("ok", "cpu", {})
+    assert health["cpu_fallbacks"] == {svc.embedder.name: {"count": 0, "last_reason": None}}
     other = await svc.library_status(
         LibraryStatusRequested(turn_id="t1", session_id="s1", user_id="ada", reply_to="zocrates.reply.gw.library")
     )

@@ -40,7 +40,11 @@ class RetrievalSettings(ZocratesSettings):
         default_factory=default_embedding_model,
         description="A sentence-transformers model name or local directory; loaded offline.",
     )
-    embedding_device: str = Field(default="auto", description="cpu, cuda, mps, ... or auto (the best one present).")
+    embedding_device: str = Field(
+        default="auto",
+        description="auto (cuda, mps, xpu, cpu by probe) or a torch device such as cuda:0, probed as the "
+        "verifier's device is (zocrates_runtime.device); cpu when it fails. The reranker runs there too.",
+    )
     embedding_batch_size: int = Field(default=32, ge=1, le=1024)
 
     qdrant_mode: Literal["embedded", "server"] = "embedded"

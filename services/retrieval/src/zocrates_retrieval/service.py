@@ -119,7 +119,7 @@ class RetrievalService:
         reranker = None
         if s.reranker_dir is not None:
             try:
-                reranker = await asyncio.to_thread(Reranker, s.reranker_dir, s.embedding_device)
+                reranker = await asyncio.to_thread(Reranker, s.reranker_dir, self.embedder.device)
             except Exception as exc:  # search still works, unreranked; status says why
                 self.reranker_error = str(exc)
                 log.error("reranker not loaded, searching without it", error=str(exc))
@@ -177,7 +177,22 @@ class RetrievalService:
         library: dict = {"source": s.library_source, "zotero_dir": str(s.zotero_dir) if s.zotero_dir else None}
         if library["source"] == "demo":
             library["papers"] = demo_papers(s.zotero_dir)
-        return {"status": "ok", "library": library}
+        return {"status": "ok", "library": library, **self._device_health()}
+
+    def _device_health(self) -> dict:
+        """Where the embedding model runs, in the verifier's terms: `device`, and
+        `cpu_fallbacks` by model (`count` 1 and `last_reason` when a requested accelerator
+        failed the probe and cpu took its place); `rejected`: why each better candidate was not
+        chosen (for `auto`, those absent on this machine). Nothing before the model is loaded."""
+        if self.embedder is None:
+            return {}
+        choice = self.embedder.device_choice
+        reason = choice.fallback_reason(self.embedder.requested_device)
+        return {
+            "device": choice.device,
+            "cpu_fallbacks": {self.embedder.name: {"count": int(reason is not None), "last_reason": reason}},
+            "rejected": dict(choice.rejected),
+        }
 
     # --- search and lookup ------------------------------------------------------------------
 

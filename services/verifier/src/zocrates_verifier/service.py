@@ -22,6 +22,7 @@ import structlog
 
 from zocrates_contracts import ServiceError, TextSpan
 from zocrates_contracts.messages import PairScore, VerificationCompleted, VerificationPair, VerificationRequested
+from zocrates_runtime.device import resolve_device
 from zocrates_verifier.adapters.backends import build_backend, local_torch
 from zocrates_verifier.adapters.backends.base import (
     Backend,
@@ -33,7 +34,6 @@ from zocrates_verifier.adapters.backends.base import (
     PredictFailed,
     VerifierError,
 )
-from zocrates_verifier.adapters.device import resolve_device
 from zocrates_verifier.config import VerifierSettings
 from zocrates_verifier.domain import windows
 
@@ -109,11 +109,8 @@ class VerifierService:
         if self.provider == "local":
             choice = await asyncio.to_thread(resolve_device, self.settings.device)
             self.device = choice.device
-            if self.settings.device not in ("auto", "cpu") and choice.device == "cpu":
-                self.cpu_fallbacks = {
-                    "count": 1,
-                    "last_reason": "; ".join(f"{d}: {why}" for d, why in choice.rejected.items()),
-                }
+            if reason := choice.fallback_reason(self.settings.device):
+                self.cpu_fallbacks = {"count": 1, "last_reason": reason}
             log.info("verifier device resolved", device=self.device, rejected=choice.rejected)
         elif self.provider in ("remote", "openrouter"):
             self.device = "remote"

@@ -8,31 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
+from zocrates_runtime.device import DeviceChoice, resolve_device
+
 # Never reach for the Hugging Face hub: models come from a package or a local directory.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
-def resolve_device(requested: str = "auto") -> str:
-    """`auto` picks the best device that really works (a tiny tensor probe), else `cpu`."""
-    import torch
-
-    if requested != "auto":
-        return requested
-    candidates = []
-    if torch.cuda.is_available():
-        candidates.append("cuda")
-    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-        candidates.append("mps")
-    if hasattr(torch, "xpu") and torch.xpu.is_available():
-        candidates.append("xpu")
-    for device in candidates:
-        try:
-            (torch.ones(2, device=device) * 2).sum().item()
-            return device
-        except Exception:  # a driver that lists a device it cannot use
-            continue
-    return "cpu"
 
 
 class Embedder:
@@ -42,7 +22,11 @@ class Embedder:
         from sentence_transformers import SentenceTransformer
 
         self.name = model
-        self.device = resolve_device(device)
+        #: The device `device` resolved to by the runtime's probe (a tensor op in a child
+        #: process), and why each better candidate was rejected.
+        self.device_choice: DeviceChoice = resolve_device(device)
+        self.device = self.device_choice.device
+        self.requested_device = device
         self.batch_size = batch_size
         try:
             self.model = SentenceTransformer(model, device=self.device, local_files_only=True)
@@ -150,6 +134,8 @@ class Reranker:
     """A cross-encoder from a local directory; scores (query, passage) pairs."""
 
     def __init__(self, model_dir: Path, device: str = "auto"):
+        """`device` resolved by the same probe as the embedder's (the service passes the
+        embedder's resolved device, so `auto` is probed once)."""
         from sentence_transformers import CrossEncoder
 
         if not Path(model_dir).is_dir():
@@ -157,7 +143,8 @@ class Reranker:
                 f"reranker directory {model_dir} does not exist; unset "
                 "ZOCRATES_RETRIEVAL_RERANKER_DIR to search without reranking"
             )
-        self.model = CrossEncoder(str(model_dir), device=resolve_device(device), local_files_only=True)
+        self.device = resolve_device(device).device
+        self.model = CrossEncoder(str(model_dir), device=self.device, local_files_only=True)
 
     def scores(self, query: str, passages: list[str]) -> list[float]:
         if not passages:

@@ -5,6 +5,11 @@ capability mismatch, exhausted device memory, a broken install), and a failing d
 take the whole process down. So each candidate is tried in a child process that runs
 `(torch.zeros(1, device=d) + 1).item()`: cuda, then mps (Apple silicon), then xpu (Intel),
 then cpu. A child that crashes or hangs costs only that candidate.
+
+One probe for every service that computes with torch (the verifier's model, retrieval's
+embedder and reranker). This module imports only the standard library: torch is imported in
+the child alone, so it can be used where the runtime's other dependencies are absent (the
+benchmarks' device runs put only `libs/runtime/src` on the path).
 """
 
 from __future__ import annotations
@@ -48,6 +53,12 @@ class DeviceChoice:
 
     device: str
     rejected: dict[str, str] = field(default_factory=dict)
+
+    def fallback_reason(self, preference: str) -> str | None:
+        """Why an explicitly requested device (not `auto`, not `cpu`) was replaced by cpu."""
+        if preference in ("auto", "cpu") or self.device != "cpu":
+            return None
+        return "; ".join(f"{d}: {why}" for d, why in self.rejected.items()) or f"{preference}: not usable"
 
 
 def probe(candidates: list[str], timeout_s: float = 60.0) -> tuple[str | None, dict[str, str]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zocrates_verifier.adapters import device
+from zocrates_runtime import device
 
 
 def test_auto_on_a_cpu_machine_resolves_to_cpu_with_reasons():
