@@ -7,7 +7,7 @@ import pytest
 
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import SyncedItem
-from zocrates_retrieval.adapters.store import EdgeStore, Tenant, indexed_sources
+from zocrates_retrieval.adapters.store import EdgeStore, Tenant, indexed_sources, tenant_filter
 from zocrates_retrieval.adapters.zotero import ABSTRACT_SUFFIX, read_library
 from zocrates_retrieval.ingest import Ingestor
 from zocrates_retrieval.search import Searcher, to_evidence
@@ -73,11 +73,12 @@ def test_an_item_without_a_file_answers_from_its_abstract_and_abstracts_come_fir
         progress = ingestor.ingest_zotero(b.dir, "u1")
         assert progress.state == "done" and progress.failures == []
         assert progress.indexed == 4  # two abstracts, two files
-        # every abstract before any file (written twice: searchable by its words, then embedded);
-        # the files most recently changed item first
+        # every abstract before any file, and every file by its words before any is embedded
+        # (each written twice: searchable by its words, then embedded); the files of the most
+        # recently changed item first
         abstracts = {keys["sleep"] + ABSTRACT_SUFFIX, keys["coral"] + ABSTRACT_SUFFIX}
         assert set(order[:2]) == set(order[2:4]) == abstracts
-        assert order[4:] == [keys["newer_pdf"], keys["coral_pdf"]]
+        assert order[4:] == [keys["newer_pdf"], keys["coral_pdf"]] * 2
 
         hits = Searcher(store, embedder).search(Tenant("u1"), "does sleeping help people remember word pairs?", 3)
         top = to_evidence(hits[0])
@@ -167,4 +168,53 @@ def test_abstracts_are_found_by_their_words_before_they_are_embedded_and_a_stop_
         assert dense[0].payload["item_key"] == keys["sleep"]
     finally:
         b.close()
+        store.close()
+
+
+def test_files_are_searchable_by_their_words_before_any_is_embedded_and_a_stop_between_costs_no_reading(
+    tmp_path, schema_dir, make, embedder, monkeypatch
+):
+    from zocrates_retrieval.adapters.isolation import ConverterPool
+    from zocrates_retrieval.ingest import LEXICAL
+
+    b, keys = build(tmp_path, schema_dir, make)
+    b.close()
+    converted: list[str] = []
+    convert_many = ConverterPool.convert_many
+
+    def counting(self, jobs):
+        converted.extend(job.path.name for job in jobs)
+        return convert_many(self, jobs)
+
+    monkeypatch.setattr(ConverterPool, "convert_many", counting)
+    store = EdgeStore(tmp_path / "edge", embedder.dim)
+    files = {keys["coral_pdf"], keys["newer_pdf"]}
+
+    def hashes() -> dict[str, str]:
+        points = store.scroll(tenant_filter(Tenant("u1")), ["source_key", "content_hash"])
+        return {p["source_key"]: p["content_hash"] for p in points if p["source_key"] in files}
+
+    try:
+        first = Ingestor(store, embedder)
+        seen: list[dict[str, str]] = []
+
+        def stop_once_all_are_read(progress):
+            if progress.files_searchable == 2 and not seen:
+                seen.append(hashes())  # every file written, none embedded yet: stop here
+                first.stop.set()
+
+        stopped = first.ingest_zotero(tmp_path / "zotero", "u1", on_progress=stop_once_all_are_read)
+        assert stopped.state == "stopped" and stopped.indexed == 2  # the abstracts only
+        assert set(seen[0]) == files and all(h.startswith(LEXICAL) for h in seen[0].values())
+        assert sorted(converted) == ["coral.pdf", "new.pdf"]
+        hits = Searcher(store, embedder).search(Tenant("u1"), "newer findings", 3)
+        assert keys["newer_pdf"] in [to_evidence(h).attachment_key for h in hits]  # found by its words
+
+        # the next run reads each file once more, to embed it; none is read twice
+        converted.clear()
+        done = Ingestor(store, embedder).ingest_zotero(tmp_path / "zotero", "u1")
+        assert done.state == "done" and done.indexed == 2 and done.files_searchable == 2
+        assert sorted(converted) == ["coral.pdf", "new.pdf"]
+        assert set(hashes()) == files and not any(h.startswith(LEXICAL) for h in hashes().values())
+    finally:
         store.close()

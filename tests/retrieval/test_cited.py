@@ -17,7 +17,7 @@ from zocrates_retrieval.adapters.store import EdgeStore
 from zocrates_retrieval.app import create_app
 from zocrates_retrieval.config import RetrievalSettings
 from zocrates_retrieval.domain.priority import MAX_CITED
-from zocrates_retrieval.ingest import Ingestor
+from zocrates_retrieval.ingest import LEXICAL, Ingestor
 from zocrates_retrieval.service import RetrievalService
 from zocrates_runtime import bus
 from zocrates_runtime.settings import ZocratesSettings
@@ -40,8 +40,9 @@ def build(tmp_path, schema_dir, make) -> tuple[ZoteroLibraryBuilder, dict[str, s
     return b, items, files
 
 
-def recording(store) -> list[str]:
-    """The source keys `store` is written, in the order of their first write."""
+def recording(store, embedded: list[str] | None = None) -> list[str]:
+    """The source keys `store` is written, in the order of their first write (by their words,
+    then embedded); those written embedded, in order, into `embedded` when given."""
     order: list[str] = []
     upsert = store.upsert
 
@@ -49,6 +50,9 @@ def recording(store) -> list[str]:
         for p in points:
             if p.payload["source_key"] not in order:
                 order.append(p.payload["source_key"])
+            lexical = p.payload["content_hash"].startswith(LEXICAL)
+            if embedded is not None and not lexical and p.payload["source_key"] not in embedded:
+                embedded.append(p.payload["source_key"])
         return upsert(points)
 
     store.upsert = recording_upsert
@@ -78,18 +82,20 @@ def test_an_item_cited_while_a_run_converts_files_has_its_waiting_file_converted
     b, items, files = build(tmp_path, schema_dir, make)
     b.close()
     store = EdgeStore(tmp_path / "edge", embedder.dim)
-    order = recording(store)
+    embedded: list[str] = []
+    order = recording(store, embedded)
     ingestor = Ingestor(store, embedder)
 
     def on_progress(progress):
-        if progress.files_done == 1:  # the recent file is done: an answer cites the oldest one
+        if progress.files_searchable == 1:  # the recent file is read: an answer cites the oldest one
             ingestor.cited("u2", [("user", items["c"])])  # another user's answer: not this run's
             ingestor.cited("u1", [("user", items["a"])])
 
     try:
         progress = ingestor.ingest_zotero(b.dir, "u1", on_progress=on_progress)
-        assert progress.state == "done" and progress.indexed == 4
-        assert order == [files["recent"], files["a"], files["c"], files["b"]]
+        assert progress.state == "done" and progress.indexed == 4 and progress.files_searchable == 4
+        # read by its words next, and embedded in the same order
+        assert order == embedded == [files["recent"], files["a"], files["c"], files["b"]]
     finally:
         store.close()
     ingestor.cited("u1", [("user", items["b"])])  # no run going: left to the next run's list

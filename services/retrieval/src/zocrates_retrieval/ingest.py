@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -109,6 +109,7 @@ class IngestProgress:
     abstracts: int = 0  # items whose abstract is searchable (indexed now or before)
     files_todo: int = 0  # files this run converts (new or changed)
     files_done: int = 0
+    files_searchable: int = 0  # files found by their words (the first pass), embedded or not yet
     failures: list[Failure] = field(default_factory=list)
     started_at: float | None = None
     files_started_at: float | None = None  # when the first file was converted
@@ -144,6 +145,7 @@ class IngestProgress:
             "unchanged": self.unchanged,
             "removed": self.removed,
             "abstracts": self.abstracts,
+            "files_searchable": self.files_searchable,
             "pages": self.pages,
             "chunks": self.chunks,
             "pages_per_s": pages_per_s,
@@ -333,40 +335,34 @@ class Ingestor:
             for src in self._index_many(user_id, batch, progress):
                 keep.add((src.library_id, src.key))
             notify(progress)
+        # Files, like abstracts, are searchable by their words first: conversion runs at tens of
+        # pages a second, embedding at a few. A file written so in an earlier run that stopped
+        # is not converted for that pass again; one that cannot be converted is reported once.
         progress.files_started_at = time.time()
+        failed: set[tuple[str, str]] = set()  # (library, source key) of files reported failed
         with (
             ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages, stop=self.stop) as pool,
             tempfile.TemporaryDirectory(prefix="zocrates-ingest-") as scratch,
         ):
-            while files:
-                if self.stop.is_set():
-                    return
-                files = self._cited_first(user_id, files)
-                batch: list[tuple[Source, str]] = []  # a list: two attachments may link one file
-                taken, files = files[:FETCH_BATCH], files[FETCH_BATCH:]
-                for src, digest in taken:
-                    if src.path is None:
-                        try:
-                            if fetch is None:
-                                raise FileNotFoundError("no local file and nothing to fetch it from")
-                            src = replace(src, path=fetch(src, Path(scratch)))
-                        except Exception as exc:  # noqa: BLE001 - reported; the rest still indexes
-                            # no content hash: a fetch failure is retried on the next run
-                            self._fail(progress, src, MISSING, f"the uploaded file could not be read: {exc}")
-                            continue
-                    batch.append((src, digest))
-                jobs = [ConvertJob(src.path, src.content_type) for src, _ in batch]
-                # results come in the order of the jobs (ConverterPool.convert_many)
-                for (src, digest), (_, result) in zip(batch, pool.convert_many(jobs)):
-                    if self.stop.is_set():
-                        return  # the next run picks up where this one stopped
-                    if self._index(user_id, src, digest, result, progress):
-                        keep.add((src.library_id, src.key))
+            read = [(s, h) for s, h in files if _lexical_current(indexed.get((s.library_id, s.key)), h)]
+            done = {(s.library_id, s.key) for s, _ in read}
+            unread = [(s, h) for s, h in files if (s.library_id, s.key) not in done]
+            progress.files_searchable += len(read)
+            for src, digest, result in self._converted(user_id, unread, pool, Path(scratch), fetch, progress, failed):
+                if isinstance(result, ConversionError):
+                    self._fail(progress, src, result.reason, result.detail, digest)
+                    failed.add((src.library_id, src.key))
                     progress.files_done += 1
-                    notify(progress)
-                for job in jobs:  # fetched copies are scratch; Zotero's own files are not ours
-                    if job.path.parent == Path(scratch):
-                        job.path.unlink(missing_ok=True)
+                else:
+                    progress.files_searchable += len(self._index_many(user_id, [(src, digest, result)], progress, True))
+                    read.append((src, digest))
+                notify(progress)
+            # embedded in the order they were read (answers cited meanwhile moved theirs up)
+            for src, digest, result in self._converted(user_id, read, pool, Path(scratch), fetch, progress, failed):
+                if self._index(user_id, src, digest, result, progress):
+                    keep.add((src.library_id, src.key))
+                progress.files_done += 1
+                notify(progress)
 
         if self.stop.is_set():
             return  # an unfinished run deletes nothing: what it did not reach is not gone
@@ -385,6 +381,50 @@ class Ingestor:
         with self._cited_lock:
             if user_id in self._running:
                 self._cited_now[user_id] = [*refs, *self._cited_now.get(user_id, [])]
+
+    def _converted(
+        self,
+        user_id: str,
+        files: list[tuple[Source, str]],
+        pool: ConverterPool,
+        scratch: Path,
+        fetch: Fetch | None,
+        progress: IngestProgress,
+        failed: set[tuple[str, str]],
+    ) -> Iterator[tuple[Source, str, Document | ConversionError]]:
+        """Each file converted, in priority order (the user's newly cited items moved up between
+        batches); a lab-hosted file is fetched into `scratch` first and deleted after. A file
+        that cannot be fetched is reported and added to `failed`; stops when asked to."""
+        while files:
+            if self.stop.is_set():
+                return
+            files = self._cited_first(user_id, files)
+            batch: list[tuple[Source, str]] = []  # a list: two attachments may link one file
+            jobs: list[ConvertJob] = []
+            taken, files = files[:FETCH_BATCH], files[FETCH_BATCH:]
+            for src, digest in taken:
+                path = src.path
+                if path is None:
+                    try:
+                        if fetch is None:
+                            raise FileNotFoundError("no local file and nothing to fetch it from")
+                        path = fetch(src, scratch)
+                    except Exception as exc:  # noqa: BLE001 - reported; the rest still indexes
+                        # no content hash: a fetch failure is retried on the next run
+                        self._fail(progress, src, MISSING, f"the uploaded file could not be read: {exc}")
+                        failed.add((src.library_id, src.key))
+                        continue
+                batch.append((src, digest))
+                jobs.append(ConvertJob(path, src.content_type))
+            try:  # results come in the order of the jobs (ConverterPool.convert_many)
+                for (src, digest), (_, result) in zip(batch, pool.convert_many(jobs)):
+                    if self.stop.is_set():
+                        return  # the next run picks up where this one stopped
+                    yield src, digest, result
+            finally:
+                for job in jobs:  # fetched copies are scratch; Zotero's own files are not ours
+                    if job.path.parent == scratch:
+                        job.path.unlink(missing_ok=True)
 
     def _cited_first(self, user_id: str, files: list[tuple[Source, str]]) -> list[tuple[Source, str]]:
         """`files` (still to convert) with those of the items cited during this run first."""
@@ -519,6 +559,12 @@ class Ingestor:
             vectors.append(dense)
             unit_vectors += per_chunk
         return np.concatenate(vectors), unit_vectors
+
+
+def _lexical_current(have: IndexedSource | None, digest: str) -> bool:
+    """Whether this version of a file was already written by its words (a run that stopped
+    before embedding it): then only the embedding pass is left."""
+    return have is not None and have.content_hash == LEXICAL + digest
 
 
 def _ref(src: Source) -> ItemRef:
