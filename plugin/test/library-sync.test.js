@@ -164,6 +164,13 @@ test("indexing shows its pace and the time left once known, and the abstracts al
     "Library read from Zotero on the server: 5004 sources indexed; 5000 abstracts searchable; 3 not readable (2 scanned, 1 missing_file).");
   const hosted = { source: "hosted", state: "running", items: 9, attachments: 4, abstracts: 9, sources_done: 10, sources_total: 13, eta_s: 0 };
   assert.equal(libraryStatusLine(hosted), "9 items, 4 attachments on the server; 9 abstracts searchable; indexing 10 of 13 (about 1 s left).");
+  // files read ahead of their embedding: their full text is found by its words meanwhile
+  assert.equal(libraryStatusLine({ ...running, files_searchable: 40 }),
+    "Library read from Zotero on the server: 5004 sources indexed; 5000 abstracts searchable " +
+    "(indexing 5004 of 9000; full text of 40 files searchable by its words).");
+  assert.equal(libraryStatusLine({ ...hosted, files_searchable: 4 }),
+    "9 items, 4 attachments on the server; 9 abstracts searchable; indexing 10 of 13 (about 1 s left); " +
+    "full text of 4 files searchable by its words.");
 });
 
 test("the bundled demo library is named as the demo, and the plugin sends nothing over it (issue 14)", () => {

@@ -442,3 +442,8 @@ async def test_a_synced_abstract_answers_before_any_file_is_uploaded(hosted, pdf
     reply = await svc.search(ask("alice", "How often did heparin prophylaxis cause bleeding in trauma?"))
     top = reply.chunks[0]
     assert (top.item_key, top.attachment_key, top.kind, top.text) == (PARENT, None, "abstract", abstract)
+
+    # its file, once uploaded, is read by its words first: the status counts it (LibraryStatus 4)
+    await hosted.upload("alice", pdf)
+    status = await hosted.settled("alice")
+    assert status.files_searchable == 1 and status.indexed == 2 and status.schema_version == 4

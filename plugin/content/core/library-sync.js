@@ -366,12 +366,16 @@ function unreadable(status) {
   return `${total} not readable (${failed.map(([reason, count]) => `${count} ${reason}`).join(", ")})`;
 }
 
-/** "indexing 120 of 5000 (6.9 pages/s, about 12 min left)": the pace and time left once known. */
+/**
+ * "indexing 120 of 5000 (6.9 pages/s, about 12 min left)": the pace and time left once known;
+ * while files are read ahead of their embedding, how many are searchable by their words.
+ */
 export function indexingProgress(status) {
   const pace = [];
   if (status.pages_per_s) pace.push(`${status.pages_per_s.toFixed(1)} pages/s`);
   if (status.eta_s != null) pace.push(`about ${duration(status.eta_s)} left`);
-  return `indexing ${status.sources_done} of ${status.sources_total}${pace.length ? ` (${pace.join(", ")})` : ""}`;
+  const read = status.files_searchable ? `; full text of ${status.files_searchable} files searchable by its words` : "";
+  return `indexing ${status.sources_done} of ${status.sources_total}${pace.length ? ` (${pace.join(", ")})` : ""}${read}`;
 }
 
 function duration(seconds) {

@@ -51,7 +51,8 @@ from zocrates_contracts.subjects import (
 #: The document's own version: raise it when a subject, a route or a message is added or removed,
 #: and its minor part when a message's schema gains a version (each carries its own
 #: `x-schema-version`). 1.3.0: VerificationRequested 3 and VerificationCompleted 4 (joint pairs).
-DOCUMENT_VERSION = "1.3.0"
+#: 1.4.0: LibraryStatus 4 (files_searchable).
+DOCUMENT_VERSION = "1.4.0"
 
 GATEWAY = "gateway"
 

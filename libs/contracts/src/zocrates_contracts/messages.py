@@ -550,8 +550,8 @@ class LibraryStatus(Message):
     `none`."""
 
     SUBJECT = LIBRARY_STATUS_COMPLETED
-    SCHEMA_VERSION = 3  # 2: source "demo". 3: abstracts, pages, pages_per_s, eta_s
-    schema_version: int = 3
+    SCHEMA_VERSION = 4  # 2: source "demo". 3: abstracts, pages, pages_per_s, eta_s. 4: files_searchable
+    schema_version: int = 4
 
     source: Literal["zotero_dir", "demo", "hosted", "none"] = "none"
     state: Literal["idle", "running", "done", "stopped", "failed"] = "idle"
@@ -565,6 +565,10 @@ class LibraryStatus(Message):
     indexed: int = 0
     chunks_indexed: int | None = None
     abstracts: int = Field(default=0, description="Items whose abstract is searchable (indexed before their files)")
+    files_searchable: int = Field(
+        default=0,
+        description="Files of the last run whose full text is searchable by its words (read; embedded later)",
+    )
     pages: int = Field(default=0, description="Pages converted by the last run")
     pages_per_s: float | None = Field(default=None, description="The last run's pace while converting files")
     eta_s: float | None = Field(

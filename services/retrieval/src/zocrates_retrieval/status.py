@@ -106,6 +106,7 @@ def library_status(
         indexed=p.get("indexed", 0) + p.get("unchanged", 0),
         chunks_indexed=chunks_indexed,
         abstracts=p.get("abstracts", 0),
+        files_searchable=p.get("files_searchable", 0),
         pages=p.get("pages", 0),
         pages_per_s=p.get("pages_per_s"),
         eta_s=p.get("eta_s") if state == "running" else None,
