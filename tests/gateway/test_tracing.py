@@ -83,6 +83,7 @@ def test_each_occurrence_has_a_log_line_with_its_probability_threshold_and_statu
                 "occurrences": [
                     occurrence | {"occurrence": 1, "probability": 0.74031, "verdict": "KEPT"},
                     occurrence | {"occurrence": 2, "probability": 0.2, "verdict": "DEMOTED"},
+                    occurrence | {"occurrence": 3, "probability": 0.3, "joint_support": 0.81, "verdict": "DEMOTED"},
                 ],
             }
         ],
@@ -90,4 +91,5 @@ def test_each_occurrence_has_a_log_line_with_its_probability_threshold_and_statu
     assert verdict_lines(record) == [
         "Citation verification [1] occ#1: p=0.7403 (threshold=0.60, status=KEPT)",
         "Citation verification [1] occ#2: p=0.2000 (threshold=0.60, status=DEMOTED)",
+        "Citation verification [1] occ#3: p=0.3000 joint p=0.8100 (threshold=0.60, status=DEMOTED)",
     ]

@@ -48,12 +48,14 @@ def summary_output(v: VerificationSummary, budget_s: float) -> dict:
 
 
 def verdict_lines(record: TurnRecord) -> list[str]:
-    """One log line per occurrence: `Citation verification [1] occ#1: p=0.7403 (threshold=0.60, status=KEPT)`."""
+    """One log line per occurrence: `Citation verification [1] occ#1: p=0.7403 (threshold=0.60, status=KEPT)`;
+    an occurrence of a bracket of several passages adds the bracket's joint check (`joint p=0.8100`)."""
     threshold = record.verification.threshold if record.verification else 0.0
     return [
         f"Citation verification [{c.index}] occ#{o.occurrence}: "
         f"p={'None' if o.probability is None else f'{o.probability:.4f}'} "
-        f"(threshold={threshold:.2f}, status={o.verdict})"
+        + ("" if o.joint_support is None else f"joint p={o.joint_support:.4f} ")
+        + f"(threshold={threshold:.2f}, status={o.verdict})"
         for c in record.citations
         for o in c.occurrences
     ]
@@ -64,7 +66,13 @@ def record_verification(span, record: TurnRecord, occurrences, chunks: list[Evid
     v = record.verification
     summary = summary_output(v, budget_s)
     results = [
-        {"chunk_index": c.index, "occurrence": o.occurrence, "probability": o.probability, "verdict": o.verdict}
+        {
+            "chunk_index": c.index,
+            "occurrence": o.occurrence,
+            "probability": o.probability,
+            "joint_support": o.joint_support,
+            "verdict": o.verdict,
+        }
         for c in record.citations
         for o in c.occurrences
     ]
