@@ -37,6 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
+# the pipeline's own span pooling (numpy and the runtime only: importable on the device machine)
+from zocrates_retrieval.adapters.embed import pool_spans
+
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "build" / "device-ingest"
 LIBRARY_ITEMS = 5_000  # as bench_ingest.py's extrapolation
@@ -213,21 +216,16 @@ class Encoder:
             tokens = tokens.float().cpu()
             vectors.append(pooled.float().cpu().numpy())
             for row, text_spans in enumerate(spans[start : start + batch_size]):
-                real = encoded["attention_mask"][row].bool() & (offsets[row, :, 1] > offsets[row, :, 0])
-                found = np.zeros((len(text_spans), self.dim), dtype=np.float32)
-                missing = []
-                for i, (a, b) in enumerate(text_spans):
-                    inside = real & (offsets[row, :, 0] < b) & (offsets[row, :, 1] > a)
-                    if inside.any():
-                        found[i] = tokens[row][inside].mean(0).numpy()
-                    else:
-                        missing.append(i)
-                if missing:
-                    found[missing] = self.embed(
-                        [batch[row][text_spans[i][0] : text_spans[i][1]] for i in missing], batch_size
+                span_vectors.append(
+                    pool_spans(
+                        batch[row],
+                        tokens[row],
+                        encoded["attention_mask"][row],
+                        offsets[row],
+                        text_spans,
+                        lambda alone: self.embed(alone, batch_size),
                     )
-                found /= np.maximum(np.linalg.norm(found, axis=1, keepdims=True), 1e-12)
-                span_vectors.append(found)
+                )
         dense = np.concatenate(vectors) if vectors else np.zeros((0, self.dim), dtype=np.float32)
         return dense, span_vectors
 

@@ -35,7 +35,7 @@ case "${1:-run}" in
     out="${OUT:-build}"
     mkdir -p "$out"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv 2>/dev/null || true
-    PYTHONPATH="libs/runtime/src:." PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false "${PYTHON:-python3}" \
+    PYTHONPATH="libs/runtime/src:services/retrieval/src:." PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false "${PYTHON:-python3}" \
       -m bench.device_ingest --bundle "$bundle" --device "${DEVICE:-auto}" \
       --dtypes "${DTYPES:-float16,float32}" --batch-sizes "${BATCH_SIZES:-32,128,512}" \
       --rounds "${ROUNDS:-5}" --limit "${LIMIT:-0}" \

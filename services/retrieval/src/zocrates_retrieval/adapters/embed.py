@@ -89,26 +89,41 @@ class Embedder:
             tokens = out["token_embeddings"].float().cpu()
             vectors.append(out["sentence_embedding"].float().cpu().numpy())
             for row, text_spans in enumerate(spans[start : start + self.batch_size]):
-                real = encoded["attention_mask"][row].bool() & (offsets[row, :, 1] > offsets[row, :, 0])
-                found = np.zeros((len(text_spans), self.dim), dtype=np.float32)
-                missing = []
-                for i, (a, b) in enumerate(text_spans):
-                    inside = real & (offsets[row, :, 0] < b) & (offsets[row, :, 1] > a)
-                    if inside.any():
-                        found[i] = tokens[row][inside].mean(0).numpy()
-                    else:
-                        missing.append(i)
-                if missing:  # cut off by the model's input length
-                    found[missing] = self.embed_documents(
-                        [batch[row][text_spans[i][0] : text_spans[i][1]] for i in missing]
+                span_vectors.append(
+                    pool_spans(
+                        batch[row],
+                        tokens[row],
+                        encoded["attention_mask"][row],
+                        offsets[row],
+                        text_spans,
+                        self.embed_documents,
                     )
-                found /= np.maximum(np.linalg.norm(found, axis=1, keepdims=True), 1e-12)
-                span_vectors.append(found)
+                )
         dense = np.concatenate(vectors) if vectors else np.zeros((0, self.dim), dtype=np.float32)
         return dense.astype(np.float32, copy=False), span_vectors
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+
+def pool_spans(text: str, tokens, attention_mask, offsets, spans, embed_alone) -> np.ndarray:
+    """The normalised vectors of `spans` (character ranges of `text`) from one forward pass over
+    it: each the mean of the contextual embeddings of the tokens it covers (`tokens`: one row of
+    the pass, on the CPU; `offsets`: the tokenizer's character offsets). A span past the model's
+    input length has no token there and is embedded on its own, by `embed_alone`."""
+    real = attention_mask.bool() & (offsets[:, 1] > offsets[:, 0])
+    found = np.zeros((len(spans), tokens.shape[-1]), dtype=np.float32)
+    missing = []
+    for i, (a, b) in enumerate(spans):
+        inside = real & (offsets[:, 0] < b) & (offsets[:, 1] > a)
+        if inside.any():
+            found[i] = tokens[inside].mean(0).numpy()
+        else:
+            missing.append(i)
+    if missing:  # cut off by the model's input length
+        found[missing] = embed_alone([text[spans[i][0] : spans[i][1]] for i in missing])
+    found /= np.maximum(np.linalg.norm(found, axis=1, keepdims=True), 1e-12)
+    return found
 
 
 @functools.lru_cache(maxsize=4)
