@@ -244,29 +244,36 @@ class Bracket(NamedTuple):
     members: tuple[tuple[int, int], ...]
 
 
-def brackets(masked: str, tokens: list[Token], claims: list[str | None]) -> list[Bracket]:
-    """Every bracket of the answer that cites two distinct passages or more, in answer order."""
-    counts: dict[int, int] = {}
-    runs: list[list[tuple[Token, str, list[tuple[int, int]]]]] = []
+def side_by_side(masked: str, tokens: list[Token], claims: list[str | None]) -> list[list[int]]:
+    """The tokens that claim something, by position, in runs of brackets side by side
+    (`[1][3]`, `[1], [3]`): the brackets of a run cite one claim."""
+    runs: list[list[int]] = []
     previous: Token | None = None
-    for token, claim in zip(tokens, claims):
+    for i, (token, claim) in enumerate(zip(tokens, claims)):
         if claim is None:
             continue
-        members = []
-        for index in token.indices:
-            counts[index] = counts.get(index, 0) + 1
-            members.append((index, counts[index]))
         if previous is not None and BETWEEN_BRACKETS_RE.fullmatch(masked, previous.end, token.start):
-            runs[-1].append((token, claim, members))
+            runs[-1].append(i)
         else:
-            runs.append([(token, claim, members)])
+            runs.append([i])
         previous = token
+    return runs
+
+
+def brackets(tokens: list[Token], claims: list[str | None], runs: list[list[int]]) -> list[Bracket]:
+    """Every bracket of the answer that cites two distinct passages or more, in answer order
+    (`runs`: `side_by_side`'s, a bracket each)."""
+    counts: dict[int, int] = {}
     found = []
     for run in runs:
-        members = tuple(m for _, _, ms in run for m in ms)
+        members = []
+        for i in run:
+            for index in tokens[i].indices:
+                counts[index] = counts.get(index, 0) + 1
+                members.append((index, counts[index]))
         indices = tuple(dict.fromkeys(index for index, _ in members))
         if len(indices) > 1:
-            found.append(Bracket(max((claim for _, claim, _ in run), key=len), indices, members))
+            found.append(Bracket(max((claims[i] for i in run), key=len), indices, tuple(members)))
     return found
 
 
@@ -303,9 +310,14 @@ class ParsedAnswer:
         return tuple(occurrences(list(self.tokens), list(self.claims)))
 
     @cached_property
+    def runs(self) -> tuple[tuple[int, ...], ...]:
+        """The claiming tokens, by position, in runs of brackets side by side (`side_by_side`)."""
+        return tuple(map(tuple, side_by_side(self.view.masked, list(self.tokens), list(self.claims))))
+
+    @cached_property
     def brackets(self) -> tuple[Bracket, ...]:
         """The brackets citing two passages or more (`brackets`), for their joint checks."""
-        return tuple(brackets(self.view.masked, list(self.tokens), list(self.claims)))
+        return tuple(brackets(list(self.tokens), list(self.claims), [list(r) for r in self.runs]))
 
 
 def parse_answer(text: str, n_chunks: int) -> ParsedAnswer:

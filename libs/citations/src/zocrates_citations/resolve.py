@@ -21,7 +21,7 @@ from html import escape
 from pydantic import BaseModel, ConfigDict, Field
 
 from zocrates_citations.authors import format_authors
-from zocrates_citations.claims import BETWEEN_BRACKETS_RE, ParsedAnswer, parse_answer
+from zocrates_citations.claims import ParsedAnswer, parse_answer
 from zocrates_citations.parsing import Token, format_token, mask, splice_tokens_mapped
 from zocrates_contracts import (
     SUPPORT_THRESHOLD,
@@ -428,18 +428,8 @@ def unsupported_claims(
     sentence's closing punctuation, so removing it leaves the neighbouring sentences intact.
     """
     text, masked = answer.text, answer.view.masked
-    groups: list[list[int]] = []  # runs of adjacent valid brackets, by token position
-    previous = None
-    for i, (token, span) in enumerate(zip(answer.tokens, answer.claim_spans)):
-        if span is None:
-            continue
-        if previous is not None and BETWEEN_BRACKETS_RE.fullmatch(masked, answer.tokens[previous].end, token.start):
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-        previous = i
     claims = []
-    for group in groups:
+    for group in answer.runs:
         tokens = [answer.tokens[i] for i in group]
         if not all(t.start in failed for t in tokens):
             continue
