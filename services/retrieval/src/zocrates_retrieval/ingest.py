@@ -339,7 +339,6 @@ class Ingestor:
         # pages a second, embedding at a few. A file written so in an earlier run that stopped
         # is not converted for that pass again; one that cannot be converted is reported once.
         progress.files_started_at = time.time()
-        failed: set[tuple[str, str]] = set()  # (library, source key) of files reported failed
         with (
             ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages, stop=self.stop) as pool,
             tempfile.TemporaryDirectory(prefix="zocrates-ingest-") as scratch,
@@ -348,17 +347,16 @@ class Ingestor:
             done = {(s.library_id, s.key) for s, _ in read}
             unread = [(s, h) for s, h in files if (s.library_id, s.key) not in done]
             progress.files_searchable += len(read)
-            for src, digest, result in self._converted(user_id, unread, pool, Path(scratch), fetch, progress, failed):
+            for src, digest, result in self._converted(user_id, unread, pool, Path(scratch), fetch, progress):
                 if isinstance(result, ConversionError):
                     self._fail(progress, src, result.reason, result.detail, digest)
-                    failed.add((src.library_id, src.key))
                     progress.files_done += 1
                 else:
                     progress.files_searchable += len(self._index_many(user_id, [(src, digest, result)], progress, True))
                     read.append((src, digest))
                 notify(progress)
             # embedded in the order they were read (answers cited meanwhile moved theirs up)
-            for src, digest, result in self._converted(user_id, read, pool, Path(scratch), fetch, progress, failed):
+            for src, digest, result in self._converted(user_id, read, pool, Path(scratch), fetch, progress):
                 if self._index(user_id, src, digest, result, progress):
                     keep.add((src.library_id, src.key))
                 progress.files_done += 1
@@ -390,11 +388,10 @@ class Ingestor:
         scratch: Path,
         fetch: Fetch | None,
         progress: IngestProgress,
-        failed: set[tuple[str, str]],
     ) -> Iterator[tuple[Source, str, Document | ConversionError]]:
         """Each file converted, in priority order (the user's newly cited items moved up between
         batches); a lab-hosted file is fetched into `scratch` first and deleted after. A file
-        that cannot be fetched is reported and added to `failed`; stops when asked to."""
+        that cannot be fetched is reported, not yielded; stops when asked to."""
         while files:
             if self.stop.is_set():
                 return
@@ -412,7 +409,6 @@ class Ingestor:
                     except Exception as exc:  # noqa: BLE001 - reported; the rest still indexes
                         # no content hash: a fetch failure is retried on the next run
                         self._fail(progress, src, MISSING, f"the uploaded file could not be read: {exc}")
-                        failed.add((src.library_id, src.key))
                         continue
                 batch.append((src, digest))
                 jobs.append(ConvertJob(path, src.content_type))
