@@ -155,6 +155,8 @@ def message_headers(message: Message) -> dict[str, str]:
 #: How long a publish keeps retrying: a stream leader election on a NATS cluster takes
 #: 5-11 s (measured in tests/deploy/test_cluster.py); callers' own deadlines cut it shorter.
 PUBLISH_RETRY_S = 15.0
+#: How long a key-value read waits out a lost NATS node (a KV stream elects a new leader in 5-11 s).
+READ_RETRY_S = 12.0
 
 
 async def publish(

@@ -25,12 +25,10 @@ from pydantic import BaseModel, Field
 from zocrates_citations import upgrade_turn_record
 from zocrates_contracts import SUPPORT_THRESHOLD, EvidenceChunk, TextSpan, TurnRecord
 from zocrates_gateway.domain.settings import UserSettings
-from zocrates_runtime.bus import retrying
+from zocrates_runtime.bus import READ_RETRY_S, retrying
 from zocrates_runtime.kv import latest_entries
 
 MISSING = (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError)
-#: How long a read waits out a NATS node's loss: a KV stream elects a new leader in 5-11 s.
-READ_RETRY_S = 12.0
 #: How long appending a turn id may stay contended before the turn fails (safety net only).
 APPEND_DEADLINE_S = 30.0
 

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 import nats.js.errors
 from nats.js.kv import KeyValue
 
-from zocrates_runtime.bus import retrying
+from zocrates_runtime.bus import READ_RETRY_S, retrying
 
 PREFIX = "zoc"
 
@@ -64,7 +64,7 @@ class TokenStore:
             return None
         token_id, secret = parsed
         try:  # read through a reconnect or a leader election: a lost NATS node is no 401 or 500
-            entry = await retrying(lambda: self.kv.get(f"tok.{token_id}"), retry_for=12.0, what="read a token")
+            entry = await retrying(lambda: self.kv.get(f"tok.{token_id}"), retry_for=READ_RETRY_S, what="read a token")
         except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
             digest(self.pepper, secret)  # same work on a miss as on a hit
             return None
