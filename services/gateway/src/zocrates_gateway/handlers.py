@@ -17,12 +17,12 @@ def install(app: FastAPI) -> None:
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse(error_body(exc.code, exc.message), exc.status, headers=exc.headers)
 
-    for outage in (TimeoutError, nats.errors.Error):  # the stores stayed out of reach past their retries
+    async def _bus_unavailable(_: Request, exc: Exception) -> JSONResponse:
+        message = "The message bus is briefly unavailable (a server is restarting); try again in a few seconds."
+        return JSONResponse(error_body("bus_unavailable", message), 503, headers={"Retry-After": "5"})
 
-        @app.exception_handler(outage)
-        async def _bus_unavailable(_: Request, exc: Exception) -> JSONResponse:
-            message = "The message bus is briefly unavailable (a server is restarting); try again in a few seconds."
-            return JSONResponse(error_body("bus_unavailable", message), 503, headers={"Retry-After": "5"})
+    for outage in (TimeoutError, nats.errors.Error):  # the stores stayed out of reach past their retries
+        app.add_exception_handler(outage, _bus_unavailable)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

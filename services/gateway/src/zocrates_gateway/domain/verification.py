@@ -126,7 +126,9 @@ def joint_merged(occurrences, brackets, scores: list[PairScore]) -> dict[int, li
     found = {(s.chunk_index, s.occurrence): s.probability for s in scores if s.joint}
     for bracket in brackets:
         p = found.get(bracket.members[0])
-        for index, occurrence in bracket.members if p is not None else ():
+        if p is None:
+            continue
+        for index, occurrence in bracket.members:
             slots = joint.get(index)
             if slots is not None and occurrence <= len(slots):
                 slots[occurrence - 1] = p
