@@ -115,8 +115,20 @@ def _doc_text(doc: dict) -> str:
 # --- ingest ---------------------------------------------------------------------------------
 
 
-def bench_ingest(embedder) -> dict:
+def pdf_library(directory: Path, pdfs: list[Path]) -> Path:
+    """A Zotero data directory at `directory` holding each PDF under an item of its own, titled
+    by the file's name."""
     from harness.zotero import ZoteroLibraryBuilder
+
+    b = ZoteroLibraryBuilder(directory, FIXTURES / "zotero" / "schema")
+    for pdf in pdfs:
+        item, _ = b.add_item("journalArticle", {"title": pdf.stem})
+        b.add_attachment(item, pdf.name, pdf.read_bytes())
+    b.close()
+    return directory
+
+
+def bench_ingest(embedder) -> dict:
     from zocrates_retrieval.adapters.store import EdgeStore, Tenant, tenant_filter
     from zocrates_retrieval.convert import convert_file
     from zocrates_retrieval.ingest import Ingestor
@@ -128,19 +140,15 @@ def bench_ingest(embedder) -> dict:
     pages = sum(d.pages for d in docs)
     tables = sum(b.kind == "table" for d in docs for b in d.blocks)
     with tempfile.TemporaryDirectory() as tmp:
-        b = ZoteroLibraryBuilder(Path(tmp) / "zotero", FIXTURES / "zotero" / "schema")
-        for pdf in pdfs:
-            item, _ = b.add_item("journalArticle", {"title": pdf.stem})
-            b.add_attachment(item, pdf.name, pdf.read_bytes())
-        b.close()
+        zotero = pdf_library(Path(tmp) / "zotero", pdfs)
         store = EdgeStore(Path(tmp) / "edge", embedder.dim)
-        progress = Ingestor(store, embedder).ingest_zotero(Path(tmp) / "zotero", TENANT_ID)
+        progress = Ingestor(store, embedder).ingest_zotero(zotero, TENANT_ID)
         payloads = list(store.scroll(tenant_filter(Tenant(TENANT_ID)), ["units", "unit_vectors"]))
         store.close()
         # the same pipeline without the answer units' own embeddings: what they cost
         bare = EdgeStore(Path(tmp) / "bare", embedder.dim)
         with mock.patch("zocrates_retrieval.ingest.SCORED_UNITS", frozenset()):
-            without = Ingestor(bare, embedder).ingest_zotero(Path(tmp) / "zotero", TENANT_ID)
+            without = Ingestor(bare, embedder).ingest_zotero(zotero, TENANT_ID)
         bare.close()
     seconds = progress.finished_at - progress.started_at
     units = sum(len(p.get("units") or []) for p in payloads)

@@ -59,8 +59,7 @@ DEFAULT_DTYPES = ("float16", "float32")
 def capture(pdfs: list[Path], embedder) -> dict:
     """What the `Ingestor` embeds for these PDFs (one item each): the texts and unit spans
     passed to `embed_with_spans`, in order, and the pages converted."""
-    from bench.bench_retrieval import FIXTURES  # first: it puts tests/ (the harness) on the path
-    from harness.zotero import ZoteroLibraryBuilder
+    from bench.bench_retrieval import pdf_library
     from zocrates_retrieval.adapters.store import EdgeStore
     from zocrates_retrieval.ingest import Ingestor
 
@@ -74,15 +73,11 @@ def capture(pdfs: list[Path], embedder) -> dict:
         return real(batch_texts, batch_spans)
 
     with tempfile.TemporaryDirectory() as tmp:
-        b = ZoteroLibraryBuilder(Path(tmp) / "zotero", FIXTURES / "zotero" / "schema")
-        for pdf in pdfs:
-            item, _ = b.add_item("journalArticle", {"title": pdf.stem})
-            b.add_attachment(item, pdf.name, pdf.read_bytes())
-        b.close()
+        zotero = pdf_library(Path(tmp) / "zotero", pdfs)
         store = EdgeStore(Path(tmp) / "edge", embedder.dim)
         embedder.embed_with_spans = recording  # this instance only
         try:
-            progress = Ingestor(store, embedder).ingest_zotero(Path(tmp) / "zotero", "bench")
+            progress = Ingestor(store, embedder).ingest_zotero(zotero, "bench")
         finally:
             del embedder.embed_with_spans
             store.close()
