@@ -98,7 +98,7 @@ def load_scifact():
 
 
 def embed_cached(embedder, texts: list[str], name: str) -> np.ndarray:
-    key = hashlib.sha256((embedder.name + "\x00" + "\x00".join(texts)).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\x00".join([embedder.name, embedder.precision, *texts]).encode()).hexdigest()[:16]
     path = CACHE / f"{name}-{key}.npy"
     if path.exists():
         return np.load(path)

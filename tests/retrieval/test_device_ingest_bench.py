@@ -16,7 +16,11 @@ def _spans(rows):
     return [[tuple(s) for s in row] for row in rows]
 
 
-def test_prepare_captures_the_ingest_and_run_matches_the_embedder(tmp_path, embedder, pdf_dir):
+def test_prepare_captures_the_ingest_and_run_matches_the_embedder(tmp_path, pdf_dir):
+    from zocrates_retrieval.adapters.embed import Embedder
+    from zocrates_retrieval.config import default_embedding_model
+
+    embedder = Embedder.shared(default_embedding_model(), "cpu", 32, "float32")  # as an accelerator runs it
     bundle = tmp_path / "bundle"
     summary = device_ingest.prepare(bundle, [pdf_dir / "cermine" / "test1.pdf"], embedder)
     workload = json.loads((bundle / "workload.json").read_text())

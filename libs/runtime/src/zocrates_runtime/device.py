@@ -7,8 +7,9 @@ take the whole process down. So each candidate is tried in a child process that 
 then cpu. A child that crashes or hangs costs only that candidate.
 
 One probe for every service that computes with torch (the verifier's model, retrieval's
-embedder and reranker). This module imports only the standard library: torch is imported in
-the child alone, so it can be used where the runtime's other dependencies are absent (the
+embedder and reranker), and whether the CPU computes bfloat16 natively. This module imports
+only the standard library: torch is imported in the child alone (and by `cpu_has_bfloat16`
+when it is called), so it can be used where the runtime's other dependencies are absent (the
 benchmarks' device runs put only `libs/runtime/src` on the path).
 """
 
@@ -101,3 +102,15 @@ def resolve_device(preference: str = "auto", timeout_s: float = 60.0) -> DeviceC
         return DeviceChoice("cpu")
     found, rejected = probe(candidates, timeout_s)
     return DeviceChoice(found or "cpu", rejected)
+
+
+def cpu_has_bfloat16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX), as oneDNN sees it:
+    there half precision runs two to three times as fast as float32; elsewhere it is emulated
+    and slower. The verifier and the embedder choose their `auto` precision by it."""
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False

@@ -35,7 +35,9 @@ def _open(settings: RetrievalSettings):
     from zocrates_retrieval.adapters.embed import Embedder
     from zocrates_retrieval.service import open_store
 
-    embedder = Embedder.shared(settings.embedding_model, settings.embedding_device, settings.embedding_batch_size)
+    embedder = Embedder.shared(
+        settings.embedding_model, settings.embedding_device, settings.embedding_batch_size, settings.embedding_precision
+    )
     return embedder, open_store(settings, embedder.dim)
 
 

@@ -109,7 +109,7 @@ class RetrievalService:
         s = self.settings
         try:
             self.embedder = await asyncio.to_thread(
-                Embedder.shared, s.embedding_model, s.embedding_device, s.embedding_batch_size
+                Embedder.shared, s.embedding_model, s.embedding_device, s.embedding_batch_size, s.embedding_precision
             )
             self.store = await asyncio.to_thread(open_store, s, self.embedder.dim)
         except Exception as exc:
@@ -182,7 +182,7 @@ class RetrievalService:
     def _device_health(self) -> dict:
         """Where the embedding model runs, in the verifier's terms: `device`, and
         `cpu_fallbacks` by model (`count` 1 and `last_reason` when a requested accelerator
-        failed the probe and cpu took its place); `rejected`: why each better candidate was not
+        failed the probe and cpu took its place); `precision` (float32 or int8); `rejected`: why each better candidate was not
         chosen (for `auto`, those absent on this machine). Nothing before the model is loaded."""
         if self.embedder is None:
             return {}
@@ -190,6 +190,7 @@ class RetrievalService:
         reason = choice.fallback_reason(self.embedder.requested_device)
         return {
             "device": choice.device,
+            "precision": self.embedder.precision,
             "cpu_fallbacks": {self.embedder.name: {"count": int(reason is not None), "last_reason": reason}},
             "rejected": dict(choice.rejected),
         }

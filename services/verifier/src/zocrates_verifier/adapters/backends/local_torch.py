@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from zocrates_runtime.device import cpu_has_bfloat16
 from zocrates_verifier.adapters.backends.base import BatchModel, Pair, claim_parts
 from zocrates_verifier.domain import windows
 
@@ -84,16 +85,6 @@ def plan_passes(lengths: Sequence[int], overhead: int) -> list[list[int]]:
         passes.append(order[start[end] : end].tolist())
         end = start[end]
     return passes[::-1]
-
-
-def cpu_has_bfloat16() -> bool:
-    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX), as oneDNN sees it."""
-    import torch
-
-    try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):
-        return False
 
 
 def resolve_dtype(dtype: str, device: str):
