@@ -141,6 +141,7 @@ def measure(abstract_items: int = ABSTRACT_ITEMS, file_items: int = FILE_ITEMS) 
     return {
         "abstract_items": abstract_items,
         "file_items": file_items,
+        "precision": embedder.precision,
         "file_pages": file_pages,
         "pages": progress.pages,
         "chunks": progress.chunks,
@@ -178,7 +179,8 @@ def run(abstract_items: str = str(ABSTRACT_ITEMS), file_items: str = str(FILE_IT
             f"Command: `.venv/bin/python -m bench ingest` (bench/bench_ingest.py). A synthetic library of "
             f"{m['abstract_items']:,} items with real SciFact titles and abstracts (no file) and "
             f"{m['file_items']} items holding the fixture PDFs ({m['file_pages']:,} pages, each copy made distinct), "
-            "built from Zotero's schema; one ingest with the real `Ingestor`, all-MiniLM-L6-v2 on CPU, qdrant-edge.",
+            "built from Zotero's schema; one ingest with the real `Ingestor`, all-MiniLM-L6-v2 on CPU "
+            f"({m['precision']}), qdrant-edge.",
             "",
             "| what | measured | target |",
             "| --- | --- | --- |",
