@@ -24,8 +24,8 @@ class Embedder:
     """A sentence-transformers model: normalised float32 vectors, and its tokenizer's counts.
 
     `precision`: `bfloat16` runs the model under CPU autocast, which a CPU with bfloat16
-    instructions (AVX512-BF16 or AMX) computes natively: on two such cores it embeds about twice
-    as fast as float32, its vectors within a cosine of 0.9999 of float32's, so an index holds
+    instructions (AVX512-BF16 or AMX) computes natively: on two such cores it embeds 1.8x as
+    fast as float32, its vectors within a cosine of 0.9999 of float32's, so an index holds
     either kind and none is rebuilt (docs/architecture.md). `auto` is bfloat16 on such a CPU
     and float32 everywhere else (a CPU without them would emulate it, slower than float32)."""
 
