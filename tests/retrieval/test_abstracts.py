@@ -210,11 +210,52 @@ def test_files_are_searchable_by_their_words_before_any_is_embedded_and_a_stop_b
         hits = Searcher(store, embedder).search(Tenant("u1"), "newer findings", 3)
         assert keys["newer_pdf"] in [to_evidence(h).attachment_key for h in hits]  # found by its words
 
-        # the next run reads each file once more, to embed it; none is read twice
+        # the next run embeds what the index holds of each file: none is read again
         converted.clear()
         done = Ingestor(store, embedder).ingest_zotero(tmp_path / "zotero", "u1")
         assert done.state == "done" and done.indexed == 2 and done.files_searchable == 2
-        assert sorted(converted) == ["coral.pdf", "new.pdf"]
+        assert converted == [] and done.pages == stopped.pages + 2  # one page of text each
         assert set(hashes()) == files and not any(h.startswith(LEXICAL) for h in hashes().values())
     finally:
         store.close()
+
+
+def test_the_embedding_pass_embeds_what_the_first_pass_read_without_reading_it_again(
+    tmp_path, pdf_dir, embedder, monkeypatch
+):
+    from bench.bench_retrieval import pdf_library
+    from zocrates_contracts import SCORED_UNITS
+    from zocrates_retrieval.adapters.isolation import ConverterPool
+    from zocrates_retrieval.adapters.store import decode_vectors
+    from zocrates_retrieval.convert import convert_file
+    from zocrates_retrieval.domain.chunking import chunk_blocks
+    from zocrates_retrieval.ingest import LEXICAL, _embedding_text, _scored_spans
+
+    pdf = pdf_dir / "cermine" / "test1.pdf"
+    converted: list[str] = []
+    convert_many = ConverterPool.convert_many
+
+    def counting(self, jobs):
+        converted.extend(job.path.name for job in jobs)
+        return convert_many(self, jobs)
+
+    monkeypatch.setattr(ConverterPool, "convert_many", counting)
+    store = EdgeStore(tmp_path / "edge", embedder.dim)
+    try:
+        progress = Ingestor(store, embedder).ingest_zotero(pdf_library(tmp_path / "zotero", [pdf]), "u1")
+        stored = sorted(store.scroll(tenant_filter(Tenant("u1")), True), key=lambda p: p["chunk_no"])
+    finally:
+        store.close()
+    assert converted == [pdf.name] and progress.state == "done" and progress.indexed == 1
+    doc = convert_file(pdf, "application/pdf")
+    chunks = chunk_blocks(doc.blocks, 200, embedder.count_tokens)
+    assert progress.pages == doc.pages and progress.chunks == len(chunks) == len(stored)
+    assert [p["text"] for p in stored] == [c.text for c in chunks]
+    assert not any(p["content_hash"].startswith(LEXICAL) for p in stored)
+    texts = [_embedding_text(pdf.stem, c.section_label, c.text) for c in chunks]
+    units = [[(u.kind, u.start, u.end) for u in c.units] for c in chunks]
+    _, want = embedder.embed_with_spans(texts, [_scored_spans(t, c.text, u) for t, c, u in zip(texts, chunks, units)])
+    for p, w, u in zip(stored, want, units):
+        got = decode_vectors(p["unit_vectors"], embedder.dim)
+        assert got.shape == w.shape == (sum(k in SCORED_UNITS for k, *_ in u), embedder.dim)
+        assert got.size == 0 or (got * w).sum(axis=1).min() > 0.999

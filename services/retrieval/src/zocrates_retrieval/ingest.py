@@ -42,6 +42,7 @@ from zocrates_retrieval.adapters.store import (
     indexed_sources,
     point_id,
     set_placement,
+    source_chunks,
 )
 from zocrates_retrieval.adapters.zotero import ItemMeta, Source, read_library
 from zocrates_retrieval.domain.chunking import Chunk, chunk_blocks
@@ -338,7 +339,10 @@ class Ingestor:
         # Files, like abstracts, are searchable by their words first: conversion runs at tens of
         # pages a second, embedding at a few. A file written so in an earlier run that stopped
         # is not converted for that pass again; one that cannot be converted is reported once.
+        # The embedding pass reads the chunks the first one wrote: no file is fetched or
+        # converted twice.
         progress.files_started_at = time.time()
+        pages: dict[tuple[str, str], int] = {}
         with (
             ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages, stop=self.stop) as pool,
             tempfile.TemporaryDirectory(prefix="zocrates-ingest-") as scratch,
@@ -351,16 +355,23 @@ class Ingestor:
                 if isinstance(result, ConversionError):
                     self._fail(progress, src, result.reason, result.detail, digest)
                     progress.files_done += 1
-                else:
-                    progress.files_searchable += len(self._index_many(user_id, [(src, digest, result)], progress, True))
+                elif self._index_many(user_id, [(src, digest, result)], progress, lexical=True):
+                    progress.files_searchable += 1
                     read.append((src, digest))
+                    pages[(src.library_id, src.key)] = result.pages
+                else:
+                    self._fail(progress, src, "empty", "no text after conversion", digest)
+                    progress.files_done += 1
                 notify(progress)
-            # embedded in the order they were read (answers cited meanwhile moved theirs up)
-            for src, digest, result in self._converted(user_id, read, pool, Path(scratch), fetch, progress):
-                if self._index(user_id, src, digest, result, progress):
-                    keep.add((src.library_id, src.key))
-                progress.files_done += 1
-                notify(progress)
+        # embedded in the order they were read (answers cited meanwhile moved theirs up)
+        while read:
+            if self.stop.is_set():
+                return
+            (src, digest), *read = self._cited_first(user_id, read)
+            if self._embed_read(user_id, src, digest, pages.get((src.library_id, src.key)), progress):
+                keep.add((src.library_id, src.key))
+            progress.files_done += 1
+            notify(progress)
 
         if self.stop.is_set():
             return  # an unfinished run deletes nothing: what it did not reach is not gone
@@ -469,12 +480,6 @@ class Ingestor:
         progress.failures.append(Failure(src.library_id, src.key, src.item.key, src.item.title, reason, detail, digest))
         progress.sources_done += 1
 
-    def _index(
-        self, user_id: str, src: Source, digest: str, result: Document | ConversionError, progress: IngestProgress
-    ) -> bool:
-        """Index one converted source; False (and a reported failure) when it has no text."""
-        return bool(self._index_many(user_id, [(src, digest, result)], progress))
-
     def _index_many(
         self,
         user_id: str,
@@ -500,13 +505,19 @@ class Ingestor:
                     self._fail(progress, src, "empty", "no text after conversion", digest)
                 continue
             chunks = [_with_role(src, c) for c in chunks]
-            ready.append((src, digest, result, meta, chunks, [_embedding_text(meta, c) for c in chunks]))
+            texts = [_embedding_text(meta.title, c.section_label, c.text) for c in chunks]
+            ready.append((src, digest, result, meta, chunks, texts))
         n = sum(len(chunks) for *_, chunks, _ in ready)
         if lexical:
             vectors, unit_vectors = [None] * n, [np.zeros((0, self.embedder.dim), dtype=np.float32)] * n
         else:
             embedded = self._embed(
-                [t for *_, texts in ready for t in texts], [c for *_, chunks, _ in ready for c in chunks]
+                [t for *_, texts in ready for t in texts],
+                [
+                    _scored_spans(t, c.text, [(u.kind, u.start, u.end) for u in c.units])
+                    for *_, chunks, texts in ready
+                    for t, c in zip(texts, chunks)
+                ],
             )
             if embedded is None:
                 return []
@@ -536,15 +547,46 @@ class Ingestor:
                 progress.pages += doc.pages
         return [src for src, *_ in ready]
 
-    def _embed(self, texts: list[str], chunks: list[Chunk]) -> tuple[np.ndarray, list[np.ndarray]] | None:
-        """Each chunk's vector and its scored units' vectors (`SCORED_UNITS`: how an answer
-        picks what to quote), from one pass of the model over the chunk in its context
-        (`texts`: `_embedding_text`, which ends with the chunk's text); a slice at a time, so
-        that a long file stops promptly on shutdown (None when it was asked to stop)."""
-        spans = [
-            [(len(t) - len(c.text) + u.start, len(t) - len(c.text) + u.end) for u in c.units if u.kind in SCORED_UNITS]
-            for t, c in zip(texts, chunks)
+    def _embed_read(self, user_id: str, src: Source, digest: str, pages: int | None, progress: IngestProgress) -> bool:
+        """Embed a file the first pass wrote by its words, from the chunks the index holds of it
+        (their text, units and metadata, and where its item sits now), so that it is neither
+        fetched nor converted again. False when none is there, or when asked to stop."""
+        tenant = Tenant(user_id, src.library_id)
+        chunks = source_chunks(self.store, tenant, src.key, LEXICAL + digest)
+        if not chunks:
+            return False
+        texts = [_embedding_text(c.get("title"), c.get("section"), c["text"]) for c in chunks]
+        embedded = self._embed(
+            texts, [_scored_spans(t, c["text"], c.get("units") or []) for t, c in zip(texts, chunks)]
+        )
+        if embedded is None:
+            return False
+        vectors, unit_vectors = embedded
+        points = [
+            ChunkPoint(
+                id=point_id(user_id, src.library_id, src.key, c["chunk_no"]),
+                dense=vectors[no],
+                sparse=self.sparse.document(texts[no]),
+                payload=c | {"content_hash": digest, "unit_vectors": encode_vectors(unit_vectors[no])},
+            )
+            for no, c in enumerate(chunks)
         ]
+        for start in range(0, len(points), 256):
+            self.store.upsert(points[start : start + 256])
+        delete_source(self.store, tenant, src.key, keep_hash=digest)
+        progress.indexed += 1
+        progress.sources_done += 1
+        progress.chunks += len(points)
+        progress.pages += pages if pages is not None else _pages_of(chunks)
+        return True
+
+    def _embed(
+        self, texts: list[str], spans: list[list[tuple[int, int]]]
+    ) -> tuple[np.ndarray, list[np.ndarray]] | None:
+        """Each chunk's vector and its scored units' vectors (`spans`: `_scored_spans`), from
+        one pass of the model over the chunk in its context (`texts`: `_embedding_text`); a
+        slice at a time, so that a long file stops promptly on shutdown (None when it was
+        asked to stop)."""
         vectors, unit_vectors = [np.zeros((0, self.embedder.dim), dtype=np.float32)], []
         for start in range(0, len(texts), EMBED_SLICE):
             if self.stop.is_set():
@@ -626,11 +668,26 @@ def _kind(src: Source, chunk: Chunk) -> str:
     return chunk.kind
 
 
-def _embedding_text(meta: ItemMeta, chunk: Chunk) -> str:
+def _embedding_text(title: str | None, section: str | None, text: str) -> str:
     """What the models read: the passage in its context (title, section); the user sees only
     the passage."""
-    head = " — ".join(x for x in (meta.title, chunk.section_label) if x)
-    return f"{head}\n{chunk.text}" if head else chunk.text
+    head = " — ".join(x for x in (title, section) if x)
+    return f"{head}\n{text}" if head else text
+
+
+def _scored_spans(embedded: str, text: str, units: Iterable[Sequence]) -> list[tuple[int, int]]:
+    """Where in `embedded` (`_embedding_text`, which ends with the chunk's `text`) the chunk's
+    scored units lie (`SCORED_UNITS`: how an answer picks what to quote); `units` as
+    (kind, start, end, ...) within `text`."""
+    at = len(embedded) - len(text)
+    return [(at + start, at + end) for kind, start, end, *_ in units if kind in SCORED_UNITS]
+
+
+def _pages_of(chunks: list[dict]) -> int:
+    """A file's pages as its chunks tell them (up to the last page with text), for a file read
+    by an earlier run."""
+    last = [p["index"] if p.get("last_index") is None else p["last_index"] for c in chunks if (p := c.get("pages"))]
+    return max(last) + 1 if last else 0
 
 
 def _payload(

@@ -215,7 +215,8 @@ class ChunkStore(ABC):
     def count(self, where: Conditions) -> int: ...
 
     @abstractmethod
-    def scroll(self, where: Conditions, fields: list[str]) -> Iterator[dict]: ...
+    def scroll(self, where: Conditions, fields: list[str] | bool) -> Iterator[dict]:
+        """The payloads of the matching points: these `fields`, or every one (True)."""
 
     @abstractmethod
     def _search(
@@ -288,6 +289,12 @@ def delete_source(store: ChunkStore, tenant: Tenant, source_key: str, keep_hash:
     """Delete a source's chunks in `tenant` (a library), except those of version `keep_hash`."""
     must_not = (("content_hash", keep_hash),) if keep_hash else ()
     store.delete(tenant_filter(tenant, ("source_key", source_key), must_not=must_not))
+
+
+def source_chunks(store: ChunkStore, tenant: Tenant, source_key: str, content_hash: str) -> list[dict]:
+    """The whole payloads of a source's chunks of version `content_hash`, in reading order."""
+    where = tenant_filter(tenant, ("source_key", source_key), ("content_hash", content_hash))
+    return sorted(store.scroll(where, True), key=lambda p: p["chunk_no"])
 
 
 def delete_tenant(store: ChunkStore, tenant: Tenant) -> None:
@@ -468,7 +475,7 @@ class EdgeStore(ChunkStore):
         with self._mutex:
             return self.shard.count(self.q.CountRequest(exact=True, filter=self._filter(where)))
 
-    def scroll(self, where: Conditions, fields: list[str]) -> Iterator[dict]:
+    def scroll(self, where: Conditions, fields: list[str] | bool) -> Iterator[dict]:
         offset = None
         while True:
             with self._mutex:
@@ -719,7 +726,7 @@ class ServerStore(ChunkStore):
     def count(self, where: Conditions) -> int:
         return self.client.count(self.collection, count_filter=self._filter(where), exact=True).count
 
-    def scroll(self, where: Conditions, fields: list[str]) -> Iterator[dict]:
+    def scroll(self, where: Conditions, fields: list[str] | bool) -> Iterator[dict]:
         offset = None
         while True:
             records, offset = self.client.scroll(
