@@ -22,6 +22,22 @@ CORAL = (
 )
 
 
+@pytest.fixture
+def converted(monkeypatch) -> list[str]:
+    """The names of the files the converter pool is given, in order."""
+    from zocrates_retrieval.adapters.isolation import ConverterPool
+
+    names: list[str] = []
+    convert_many = ConverterPool.convert_many
+
+    def counting(self, jobs):
+        names.extend(job.path.name for job in jobs)
+        return convert_many(self, jobs)
+
+    monkeypatch.setattr(ConverterPool, "convert_many", counting)
+    return names
+
+
 def build(tmp_path, schema_dir, make):
     b = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
     keys = {}
@@ -172,21 +188,12 @@ def test_abstracts_are_found_by_their_words_before_they_are_embedded_and_a_stop_
 
 
 def test_files_are_searchable_by_their_words_before_any_is_embedded_and_a_stop_between_costs_no_reading(
-    tmp_path, schema_dir, make, embedder, monkeypatch
+    tmp_path, schema_dir, make, embedder, converted
 ):
-    from zocrates_retrieval.adapters.isolation import ConverterPool
     from zocrates_retrieval.ingest import LEXICAL
 
     b, keys = build(tmp_path, schema_dir, make)
     b.close()
-    converted: list[str] = []
-    convert_many = ConverterPool.convert_many
-
-    def counting(self, jobs):
-        converted.extend(job.path.name for job in jobs)
-        return convert_many(self, jobs)
-
-    monkeypatch.setattr(ConverterPool, "convert_many", counting)
     store = EdgeStore(tmp_path / "edge", embedder.dim)
     files = {keys["coral_pdf"], keys["newer_pdf"]}
 
@@ -221,25 +228,16 @@ def test_files_are_searchable_by_their_words_before_any_is_embedded_and_a_stop_b
 
 
 def test_the_embedding_pass_embeds_what_the_first_pass_read_without_reading_it_again(
-    tmp_path, pdf_dir, embedder, monkeypatch
+    tmp_path, pdf_dir, embedder, converted
 ):
     from bench.bench_retrieval import pdf_library
     from zocrates_contracts import SCORED_UNITS
-    from zocrates_retrieval.adapters.isolation import ConverterPool
     from zocrates_retrieval.adapters.store import decode_vectors
     from zocrates_retrieval.convert import convert_file
     from zocrates_retrieval.domain.chunking import chunk_blocks
     from zocrates_retrieval.ingest import LEXICAL, _embedding_text, _scored_spans
 
     pdf = pdf_dir / "cermine" / "test1.pdf"
-    converted: list[str] = []
-    convert_many = ConverterPool.convert_many
-
-    def counting(self, jobs):
-        converted.extend(job.path.name for job in jobs)
-        return convert_many(self, jobs)
-
-    monkeypatch.setattr(ConverterPool, "convert_many", counting)
     store = EdgeStore(tmp_path / "edge", embedder.dim)
     try:
         progress = Ingestor(store, embedder).ingest_zotero(pdf_library(tmp_path / "zotero", [pdf]), "u1")
