@@ -115,7 +115,7 @@ def prepare(bundle: Path = BUNDLE, pdfs: list[Path] | None = None, embedder=None
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     pdfs = pdfs or sorted((FIXTURES / "pdfs").glob("*/*.pdf"))
     source = Path(default_embedding_model())
-    # the reference is the float32 pipeline: an accelerator embeds in float32 (or float16), never int8
+    # the reference is the float32 pipeline: an accelerator embeds in float32 or float16, not bfloat16
     embedder = embedder or Embedder.shared(str(source), "cpu", 32, "float32")
     workload = capture(pdfs, embedder)
     texts, spans = workload["texts"], workload["spans"]

@@ -555,10 +555,8 @@ class Ingestor:
         chunks = source_chunks(self.store, tenant, src.key, LEXICAL + digest)
         if not chunks:
             return False
-        texts = [_embedding_text(c.get("title"), c.get("section"), c["text"]) for c in chunks]
-        embedded = self._embed(
-            texts, [_scored_spans(t, c["text"], c.get("units") or []) for t, c in zip(texts, chunks)]
-        )
+        texts = [_embedding_text(c["title"], c["section"], c["text"]) for c in chunks]
+        embedded = self._embed(texts, [_scored_spans(t, c["text"], c["units"]) for t, c in zip(texts, chunks)])
         if embedded is None:
             return False
         vectors, unit_vectors = embedded
