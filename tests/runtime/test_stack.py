@@ -256,12 +256,13 @@ def test_banner_says_how_answers_are_written_and_citations_checked():
         "model": "zocrates-verifier-minilm-v1",
         "model_source": "trained",
         "device": "cpu",
-        "threshold": 0.6,
+        "threshold": 0.68,
+        "threshold_source": "calibrated",
     }
     text = banner("http://x", "t", health={"services": {"verifier": trained}})
     assert (
         "Citation checks: local (zocrates-verifier-minilm-v1, the trained model that ships "
-        "with Zocrates) on cpu, threshold 0.6"
+        "with Zocrates) on cpu, threshold 0.68 (calibrated for this model)"
     ) in text
     fallback = verifier | {
         "model_source": "heuristic-fallback",

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from harness.waiting import Gate, wait_until
+from zocrates_contracts import SUPPORT_THRESHOLD
 from zocrates_contracts.messages import (
     MAX_SOURCE_CHARS,
     VerificationCompleted,
@@ -214,7 +215,18 @@ def test_auto_provider_follows_what_is_configured(monkeypatch, tmp_path):
 async def test_every_reply_carries_the_threshold_the_verifier_owns(monkeypatch):
     service = await started(CountingModel(), threshold=0.7)
     assert (await service.verify(request("a claim"))).threshold == 0.7
-    assert service.health()["threshold"] == 0.7
+    assert service.health()["threshold"] == 0.7 and service.health()["threshold_source"] == "setting"
+    await service.close()
+    # Unset: the threshold the answering model was calibrated for, else the heuristic's default.
+    calibrated = CountingModel()
+    calibrated.calibrated_threshold = 0.68
+    service = await started(calibrated)
+    assert (await service.verify(request("a claim"))).threshold == 0.68
+    assert service.health()["threshold_source"] == "calibrated"
+    await service.close()
+    service = await started(CountingModel())
+    assert (await service.verify(request("a claim"))).threshold == SUPPORT_THRESHOLD == 0.60
+    assert service.health()["threshold_source"] == "default"
     await service.close()
     monkeypatch.setenv("ZOCRATES_VERIFICATION_THRESHOLD", "0.65")  # the gateway's name before
     assert VerifierSettings().threshold == 0.65

@@ -7,6 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from zocrates_contracts import SUPPORT_THRESHOLD
 from zocrates_verifier.adapters.backends import local_torch
 from zocrates_verifier.adapters.backends.base import Pair
 from zocrates_verifier.config import VerifierSettings
@@ -76,7 +77,7 @@ def test_shipped_model_tells_support_from_contradiction(shipped):
         assert c2 > s2, "a contradicted claim: contradict above support"
     p_support = shipped.predict(support)
     p_contradict = shipped.predict(contradict)
-    for threshold in (VerifierSettings().threshold, calibrated_threshold()):
+    for threshold in (SUPPORT_THRESHOLD, calibrated_threshold()):
         assert min(p_support) >= threshold > max(p_contradict), (p_support, p_contradict)
 
 
@@ -128,6 +129,8 @@ async def test_provider_local_answers_with_the_trained_model_and_health_names_it
         assert health["model"] == local_torch.checkpoint_name(local_torch.SHIPPED_MODEL_DIR)
         assert health["model"] == "zocrates-verifier-minilm-v1"
         assert health["loaded"] == [health["model"]] and health["fallback_reason"] is None
+        # the threshold it was calibrated for, read through windows as it serves
+        assert health["threshold"] == calibrated_threshold() and health["threshold_source"] == "calibrated"
     finally:
         await service.close()
 

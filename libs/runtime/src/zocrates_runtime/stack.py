@@ -195,6 +195,7 @@ def _modes(health: dict) -> list[str]:
             f"  Citation checks: {verifier['provider']} ({verifier.get('model') or '-'}"
             f"{', ' + kind if kind else ''}){where}, threshold "
             f"{verifier.get('threshold', '-')}"
+            f"{' (calibrated for this model)' if verifier.get('threshold_source') == 'calibrated' else ''}"
         )
         if verifier.get("model_source") == "heuristic-fallback" and verifier.get("fallback_reason"):
             lines.append(f"    the heuristic answers because {verifier['fallback_reason']}")

@@ -48,12 +48,14 @@ class VerifierSettings(ZocratesSettings):
         description="Model name: reported for local checkpoints, sent to a remote server "
         f"(empty = its default), the OpenRouter model (empty = {DEFAULT_OPENROUTER_MODEL}).",
     )
-    threshold: float = Field(
-        SUPPORT_THRESHOLD,
+    threshold: float | None = Field(
+        None,
         ge=0.50,
         le=0.95,
         validation_alias=AliasChoices("ZOCRATES_VERIFIER_THRESHOLD", "ZOCRATES_VERIFICATION_THRESHOLD"),
-        description="Support probability a citation occurrence needs to be kept. Every reply carries "
+        description="Support probability a citation occurrence needs to be kept. Unset: the threshold "
+        "the answering model was calibrated for (the trained model's, in its config.json), or "
+        f"{SUPPORT_THRESHOLD} for the heuristic and any model that carries none. Every reply carries "
         "it, and the gateway judges the reply's scores against it, unless the user chose their own "
         "(`PUT /settings`, docs/api.md).",
     )

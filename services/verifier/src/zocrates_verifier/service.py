@@ -20,7 +20,7 @@ from typing import Any
 
 import structlog
 
-from zocrates_contracts import ServiceError, TextSpan
+from zocrates_contracts import SUPPORT_THRESHOLD, ServiceError, TextSpan
 from zocrates_contracts.messages import PairScore, VerificationCompleted, VerificationPair, VerificationRequested
 from zocrates_runtime.device import resolve_device
 from zocrates_verifier.adapters.backends import build_backend, local_torch
@@ -161,6 +161,21 @@ class VerifierService:
     def model(self) -> str:
         return self.backend.model if self.backend else ""
 
+    @property
+    def threshold(self) -> float:
+        """The setting where there is one; else what the answering model was calibrated for; else
+        the default (the heuristic's)."""
+        if self.settings.threshold is not None:
+            return self.settings.threshold
+        calibrated = self.backend.calibrated_threshold() if self.backend else None
+        return calibrated if calibrated is not None else SUPPORT_THRESHOLD
+
+    @property
+    def threshold_source(self) -> str:
+        if self.settings.threshold is not None:
+            return "setting"
+        return "calibrated" if self.backend and self.backend.calibrated_threshold() is not None else "default"
+
     async def score(self, pairs: Sequence[Pair], deadline: float | None) -> list[Outcome]:
         """One outcome per pair; raises `Overloaded` to refuse, never for a pair's failure."""
         if self.backend is None:
@@ -208,7 +223,7 @@ class VerifierService:
             model=self.model,
             device=self.device,
             latency_ms=latency_ms,
-            threshold=self.settings.threshold,
+            threshold=self.threshold,
             error=error,
         )
 
@@ -226,7 +241,8 @@ class VerifierService:
             "model": self.model,
             "model_source": self.model_source,
             "fallback_reason": self.fallback_reason,
-            "threshold": self.settings.threshold,
+            "threshold": self.threshold,
+            "threshold_source": self.threshold_source,
             **backend,
         }
         if self.device.startswith("cuda"):

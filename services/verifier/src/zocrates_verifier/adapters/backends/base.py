@@ -127,6 +127,9 @@ class BatchModel(ABC):
     def predict(self, pairs: Sequence[Pair]) -> list[float]:
         """Support probabilities for `pairs`, in order, from one forward pass."""
 
+    #: The threshold the checkpoint was calibrated for, as it is read here (None: not calibrated).
+    calibrated_threshold: float | None = None
+
     def describe(self) -> dict[str, Any]:
         """Extra facts for /health (dtype, labels...)."""
         return {}
@@ -155,3 +158,7 @@ class Backend(ABC):
     def health(self) -> dict[str, Any]:
         """Readiness facts for /health: at least `loaded` (bool)."""
         return {"loaded": True}
+
+    def calibrated_threshold(self) -> float | None:
+        """The threshold the answering model was calibrated for, if it carries one."""
+        return None

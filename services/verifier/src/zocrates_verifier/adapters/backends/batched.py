@@ -62,6 +62,9 @@ class BatchedBackend(Backend):
         if self.batcher is not None:
             await self.batcher.close()
 
+    def calibrated_threshold(self) -> float | None:
+        return self._model.calibrated_threshold
+
     def health(self) -> dict[str, Any]:
         stats = self.batcher.stats if self.batcher else None
         return {

@@ -198,6 +198,10 @@ class SequenceClassifierModel(BatchModel):
         self._contradict = contradict_index(net.config.id2label) if self._index is not None else None
         own = getattr(net.config, "zocrates_verifier", None) or {}
         self.window_temperature = float(own.get("window_temperature") or 1.0) if self.max_windows > 1 else 1.0
+        # Read through windows the window calibration's threshold applies, read whole the model's own.
+        whole = own.get("whole_passage_threshold", own.get("threshold"))
+        calibrated = own.get("threshold") if self.max_windows > 1 else whole
+        self.calibrated_threshold = float(calibrated) if calibrated is not None else None
         self._dtype = dtype
         self.max_seq_len = min(
             self.max_seq_len, getattr(self._tokenizer, "model_max_length", self.max_seq_len) or self.max_seq_len
@@ -313,6 +317,7 @@ class SequenceClassifierModel(BatchModel):
             "checkpoint": str(self.path),
             "max_windows": self.max_windows,
             "window_temperature": self.window_temperature,
+            "calibrated_threshold": self.calibrated_threshold,
             "verbatim_rule": self.verbatim_rule,
             "verbatim_raised": self.verbatim_raised,
             "last_verbatim_model_score": self.last_verbatim_model_score,
