@@ -11,6 +11,10 @@ backend feeds them). Stages, in order:
 1b. a second stage from that model (`--domain-epochs`, 2 by default): SciFact's train pairs, the
    number probe built from their passages and as many pairs of the other sources (`domain_rows`),
    at up to 192 tokens: the first stage sees few scientific sentences (1,310 of 36,366 pairs);
+   with `--contrast`, also SciFact's supported pairs turned into contradictions by reversing a
+   direction of effect or negating one side (`tools.verifier_contrast`), as many of the other
+   sources' beside the pairs they came from, and supported pairs to even the labels (measured
+   2026-12-05 and not shipped: docs/verifier-model.md, "Contrastive pairs");
 2. calibrate: one temperature for the three logits, fitted by log-loss on the calibration split
    only; the threshold is chosen on the calibration split only (`tools.verifier_eval`);
 3. evaluate: every eval split, never trained or calibrated on, beside the heuristic and plain
@@ -94,11 +98,15 @@ def training_rows(train: list[dict], limit: int | None, seed: int, with_swaps: b
     return rows
 
 
-def domain_rows(train: list[dict], seed: int) -> list[dict]:
+def domain_rows(train: list[dict], seed: int, contrast: bool = False) -> list[dict]:
     """The second stage's rows: every SciFact train pair, the number probe built from their
     passages (a sentence stating a number quoted as a supported claim, and the same sentence
     with the number changed as a contradicted one), and as many pairs of the other sources,
-    drawn at random, so the first stage is not forgotten. All from the train split."""
+    drawn at random, so the first stage is not forgotten. With `contrast`, also every SciFact
+    supported pair reversed or negated (`tools.verifier_contrast`), and as many such pairs of
+    the other sources, each beside the supported pair it was made from, and further supported
+    pairs of the other sources until support and contradict are even. All from the train split."""
+    from tools.verifier_contrast import contrast_rows
     from tools.verifier_eval import number_probe_rows
 
     scifact = [r for r in train if r["source"] == "scifact_train"]
@@ -111,6 +119,22 @@ def domain_rows(train: list[dict], seed: int) -> list[dict]:
     rest = [r for r in train if r["source"] != "scifact_train"]
     random.Random(seed).shuffle(rest)
     rows = scifact + probe + rest[: len(scifact) + len(probe)]
+    if contrast:
+        turned = contrast_rows(scifact)
+        others = [r for r in rest[len(scifact) + len(probe) :] if r["label"] == "support"]
+        for r in others:
+            if sum(t["source"].startswith("scifact") for t in turned) * 2 <= len(turned):
+                break
+            made = contrast_rows([r])
+            if made:
+                turned += made
+                rows.append(r)
+        rows += turned
+        # as many supported pairs as contradicted ones: the contrasts alone tilt the stage to "contradict"
+        used = {id(r) for r in rows}
+        spare = [r for r in rest if r["label"] == "support" and id(r) not in used]
+        surplus = sum(r["label"] == "contradict" for r in rows) - sum(r["label"] == "support" for r in rows)
+        rows += spare[: max(surplus, 0)]
     random.Random(seed + 2).shuffle(rows)
     return rows
 
@@ -152,6 +176,12 @@ def main(argv: list[str] | None = None) -> None:
         default=2,
         help="then this many epochs of the second stage (`domain_rows`: SciFact "
         "train, its number probe, as many other pairs)",
+    )
+    parser.add_argument(
+        "--contrast",
+        action="store_true",
+        help="add reversed and negated contradictions (tools.verifier_contrast) to the second stage "
+        "(measured, not in the shipped model: docs/verifier-model.md)",
     )
     parser.add_argument("--domain-max-length", type=int, default=192, help="second-stage tokens (SciFact's p90 is 107)")
     parser.add_argument(
@@ -230,7 +260,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.only_domain:
         report = json.loads(report_path.read_text())
     if (args.domain_epochs and not args.skip_training) or args.only_domain:
-        rows = domain_rows(splits["train"], args.seed)
+        rows = domain_rows(splits["train"], args.seed, contrast=args.contrast)
         log(
             f"second stage: {len(rows)} pairs, {args.domain_epochs} epoch(s), max length "
             f"{args.domain_max_length}, from the first-stage model in {args.out}"

@@ -233,6 +233,28 @@ def probe_metrics(
     return found
 
 
+def contrast_metrics(
+    score: Callable[[list[dict]], list[float]], rows: Sequence[dict], threshold: float, also: float | None = None
+) -> dict:
+    """Shares of the split's supported pairs turned into contradictions (a claim reversed or
+    negated, a one-sentence passage negated: `tools.verifier_contrast`) below `threshold`, and of
+    the supported pairs they were made from at or above it (and the same at the threshold `also`);
+    and, whatever the threshold, the share of turned pairs scored below the pair they came from."""
+    from tools.verifier_contrast import contrast_probe_rows
+
+    originals, turned = contrast_probe_rows(rows)
+    o, t = score(originals), score(turned)
+    below = sum(score < o[row["original"]] for score, row in zip(t, turned))
+    found = {"turned": len(t), "originals": len(o), "turned_below_original": _rounded(below / len(t)) if t else None}
+    for bar, suffix in ((threshold, ""), (also, f"_at_{also:.2f}" if also is not None else "")):
+        if bar is not None:
+            found[f"turned_below_threshold{suffix}"] = _rounded(sum(x < bar for x in t) / len(t)) if t else None
+            found[f"originals_at_or_above_threshold{suffix}"] = (
+                _rounded(sum(x >= bar for x in o) / len(o)) if o else None
+            )
+    return found
+
+
 # --- throughput ----------------------------------------------------------------------------
 
 
@@ -471,6 +493,12 @@ def calibrate_and_evaluate(
                 "trained": probe_metrics(lambda rs: served_scores(model, rs), rows, threshold, also=GATEWAY_THRESHOLD),
                 "heuristic": probe_metrics(heuristic_scores, rows, threshold, also=GATEWAY_THRESHOLD),
             },
+            "contrast_probe": {
+                "trained": contrast_metrics(
+                    lambda rs: served_scores(model, rs), rows, threshold, also=GATEWAY_THRESHOLD
+                ),
+                "heuristic": contrast_metrics(heuristic_scores, rows, threshold, also=GATEWAY_THRESHOLD),
+            },
             "scoring_pairs_per_s": round(len(rows) / max(seconds, 1e-9), 1),
         }
         curves[name] = {"trained": (trained_scores, labels), "heuristic": (heuristic, labels)}
@@ -547,6 +575,9 @@ def evaluate_windows(
             f"windowed_at_{GATEWAY_THRESHOLD:.2f}": split_metrics(scores, labels, GATEWAY_THRESHOLD),
             "verbatim_rule_raised": raised,
             "number_probe": probe | {"verbatim_rule_raised": model.verbatim_raised},
+            "contrast_probe": contrast_metrics(
+                lambda rs: served_scores(model, rs), rows, threshold, also=GATEWAY_THRESHOLD
+            ),
             "scoring_pairs_per_s": round(len(rows) / max(seconds, 1e-9), 1),
         }
         log(f"{name}: {json.dumps(found[name])}")
