@@ -13,7 +13,7 @@ backend feeds them). Stages, in order:
    at up to 192 tokens: the first stage sees few scientific sentences (1,310 of 36,366 pairs);
    with `--contrast`, also SciFact's supported pairs turned into contradictions by reversing a
    direction of effect or negating one side (`tools.verifier_contrast`), as many of the other
-   sources' beside the pairs they came from, and supported pairs to even the labels (measured
+   sources' beside the pairs they came from, and pairs to even the three labels (measured
    2026-12-05 and not shipped: docs/verifier-model.md, "Contrastive pairs");
 2. calibrate: one temperature for the three logits, fitted by log-loss on the calibration split
    only; the threshold is chosen on the calibration split only (`tools.verifier_eval`);
@@ -105,7 +105,8 @@ def domain_rows(train: list[dict], seed: int, contrast: bool = False) -> list[di
     drawn at random, so the first stage is not forgotten. With `contrast`, also every SciFact
     supported pair reversed or negated (`tools.verifier_contrast`), and as many such pairs of
     the other sources, each beside the supported pair it was made from, and further supported
-    pairs of the other sources until support and contradict are even. All from the train split."""
+    and "neither" pairs of the other sources until the three labels are even. All from the train
+    split."""
     from tools.verifier_contrast import contrast_rows
     from tools.verifier_eval import number_probe_rows
 
@@ -130,11 +131,13 @@ def domain_rows(train: list[dict], seed: int, contrast: bool = False) -> list[di
                 turned += made
                 rows.append(r)
         rows += turned
-        # as many supported pairs as contradicted ones: the contrasts alone tilt the stage to "contradict"
+        # every label as often as "contradict": the contrasts alone tilt the stage to it, and a
+        # stage short of "neither" moves probability off it that one temperature cannot give back
         used = {id(r) for r in rows}
-        spare = [r for r in rest if r["label"] == "support" and id(r) not in used]
-        surplus = sum(r["label"] == "contradict" for r in rows) - sum(r["label"] == "support" for r in rows)
-        rows += spare[: max(surplus, 0)]
+        contradicted = sum(r["label"] == "contradict" for r in rows)
+        for label in ("support", "neither"):
+            spare = [r for r in rest if r["label"] == label and id(r) not in used]
+            rows += spare[: max(contradicted - sum(r["label"] == label for r in rows), 0)]
     random.Random(seed + 2).shuffle(rows)
     return rows
 
