@@ -5,9 +5,12 @@ same `ZOCRATES_*` variables the service reads:
 - gateway: `GET /health` on its own HTTP port (liveness, no token needed);
 - verifier: `GET /health` on its `/v1/systemone` HTTP port (up once the model is loaded), or
   the bus probe below when `ZOCRATES_VERIFIER_HTTP_PORT` is empty (bus only);
-- retrieval, discovery, staging: a core NATS request on `health.<service>`, the probe the
-  gateway's `/health` uses. Replicas of one service share that subject's queue group, so with
-  `--scale` the answer may come from a sibling: it says "this service answers on the bus".
+- retrieval, discovery, staging: a core NATS request on `health.<service>.<instance>`, which
+  only this replica answers, its instance id read from `ZOCRATES_INSTANCE_FILE` (set by the
+  image; the service writes it once its consumers run). Without that file the replica has not
+  finished starting. `health.<service>`, the probe the gateway's `/health` uses, is answered by
+  any replica of the queue group: with `--scale` a replica still loading would pass on a
+  sibling's answer. Without `ZOCRATES_INSTANCE_FILE` (outside the image) that is what is asked.
 
 Standard library plus nats-py (already in every image), so it stays cheap to run every 15 s.
 """
@@ -19,6 +22,7 @@ import json
 import os
 import sys
 import urllib.request
+from pathlib import Path
 
 TIMEOUT_S = 4.0
 
@@ -37,9 +41,15 @@ async def bus_ok(service: str) -> bool:
         auth["user_credentials"] = creds
     if user := os.environ.get("ZOCRATES_NATS_USER"):
         auth |= {"user": user, "password": os.environ.get("ZOCRATES_NATS_PASSWORD", "")}
+    subject = f"health.{service}"
+    if instance_file := os.environ.get("ZOCRATES_INSTANCE_FILE"):
+        try:
+            subject += "." + Path(instance_file).read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise RuntimeError(f"{service} has not finished starting (no {instance_file})") from None
     nc = await nats.connect(servers, connect_timeout=2, allow_reconnect=False, max_reconnect_attempts=0, **auth)
     try:
-        reply = await nc.request(f"health.{service}", b"", timeout=TIMEOUT_S / 2)
+        reply = await nc.request(subject, b"", timeout=TIMEOUT_S / 2)
         return json.loads(reply.data).get("status") == "ok"
     finally:
         await nc.close()

@@ -388,6 +388,59 @@ async def test_healthcheck_probes_a_bus_service_through_nats(nats_server):
         await nc.close()
 
 
+@pytest.mark.connected
+async def test_healthcheck_asks_its_own_replica_not_a_sibling(nats_server, tmp_path):
+    """Two replicas of one service: the second is still starting (its model loading) while the
+    first answers `health.<service>` for both. The second's health check fails until its own
+    consumers run, and passes once they do."""
+    from zocrates_runtime import bus
+    from zocrates_runtime.service import service_app
+    from zocrates_runtime.settings import ZocratesSettings
+
+    loaded = asyncio.Event()
+
+    def replica(name: str, on_start=None):
+        settings = ZocratesSettings(nats_url=nats_server.url, instance_file=tmp_path / name)
+        broker = bus.make_broker(settings)
+        bus.health_responder(broker, "staging", lambda: {"status": "ok"}, settings.instance_id)
+        return settings, service_app(broker, on_start=on_start, settings=settings)
+
+    first_settings, first = replica("first")
+    second_settings, second = replica("second", on_start=loaded.wait)
+    script = str(DEPLOY / "docker" / "healthcheck.py")
+
+    async def check(instance_file: Path) -> int:
+        env = {
+            **os.environ,
+            "SERVICE_MODULE": "zocrates_staging",
+            "ZOCRATES_NATS_URL": nats_server.url,
+            "ZOCRATES_INSTANCE_FILE": str(instance_file),
+        }
+        proc = await asyncio.create_subprocess_exec(sys.executable, script, env=env, stderr=asyncio.subprocess.PIPE)
+        _, err = await proc.communicate()
+        return proc.returncode, err.decode()
+
+    await first.start()
+    starting = asyncio.create_task(second.start())
+    try:
+        assert (tmp_path / "first").read_text() == first_settings.instance_id
+        assert await check(tmp_path / "first") == (0, "")
+        code, err = await check(tmp_path / "second")
+        assert code == 1 and "has not finished starting" in err  # the sibling's answer does not count
+        (tmp_path / "stale").write_text("gone")  # a replica that wrote its id and died
+        assert (await check(tmp_path / "stale"))[0] == 1
+        loaded.set()
+        await asyncio.wait_for(starting, 10)
+        assert (tmp_path / "second").read_text() == second_settings.instance_id
+        assert await check(tmp_path / "second") == (0, "")
+    finally:
+        loaded.set()
+        await starting
+        await second.stop()
+        await first.stop()
+    assert not (tmp_path / "first").exists(), "a stopped replica leaves no id behind"
+
+
 def test_healthcheck_probes_the_gateway_over_http(tmp_path):
     import http.server
     import threading

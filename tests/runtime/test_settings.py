@@ -49,6 +49,7 @@ def shared_values(root: Path) -> dict[str, tuple[str, object]]:
         "log_json": ("true", True),
         "otlp_endpoint": ("http://otel.example:4318", "http://otel.example:4318"),
         "instance_id": ("replica-7", "replica-7"),
+        "instance_file": (str(root / "instance"), root / "instance"),
         "local_user_id": ("alice", "alice"),
         "zotero_dir": (str(root / "zotero"), root / "zotero"),
     }

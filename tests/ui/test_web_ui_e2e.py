@@ -53,7 +53,7 @@ def recorded_discovery(nats_url: str):
         """Recorded OpenAlex candidates."""
         return CandidatesFound(**request.reply_fields(), candidates=[Candidate.model_validate(c) for c in CANDIDATES])
 
-    bus.health_responder(broker, "discovery", lambda: {"status": "ok", "capability": "recorded"})
+    bus.health_responder(broker, "discovery", lambda: {"status": "ok", "capability": "recorded"}, "recorded")
     return service_app(broker)
 
 

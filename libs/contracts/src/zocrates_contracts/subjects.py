@@ -117,5 +117,7 @@ HEALTH_PREFIX = "health"
 SERVICES = ("retrieval", "verifier", "discovery", "staging")
 
 
-def health_subject(service: str) -> str:
-    return f"{HEALTH_PREFIX}.{service}"
+def health_subject(service: str, instance_id: str | None = None) -> str:
+    """`health.<service>`, which one replica of the service answers, or, with `instance_id`,
+    `health.<service>.<instance>`, which only that replica answers (a container's health check)."""
+    return f"{HEALTH_PREFIX}.{service}" + (f".{instance_id}" if instance_id else "")

@@ -544,15 +544,22 @@ class Requester:
             self._pending.pop(expected, None)
 
 
-def health_responder(broker: NatsBroker, service: str, status: Callable[[], dict]) -> None:
-    """Answer `health.<service>` with `status()`; one replica of the queue group answers."""
+def health_responder(broker: NatsBroker, service: str, status: Callable[[], dict], instance_id: str) -> None:
+    """Answer `health.<service>` with `status()` (one replica of the queue group answers) and
+    `health.<service>.<instance_id>` (this replica only, so that a replica still loading is not
+    reported ready by a sibling). Both answer once the broker has started, after the service's
+    own start-up (its model loaded)."""
     import json
 
     from zocrates_contracts.subjects import health_subject
 
-    @broker.subscriber(
-        health_subject(service), queue=f"health-{service}", ack_policy=AckPolicy.MANUAL, title=f"health:{service}"
-    )
-    async def on_health(msg: NatsMessage) -> None:
+    async def answer(msg: NatsMessage) -> None:
         if msg.reply_to:
             await broker.publish(json.dumps({"service": service, **status()}).encode(), msg.reply_to)
+
+    broker.subscriber(
+        health_subject(service), queue=f"health-{service}", ack_policy=AckPolicy.MANUAL, title=f"health:{service}"
+    )(answer)
+    broker.subscriber(
+        health_subject(service, instance_id), ack_policy=AckPolicy.MANUAL, title=f"health:{service}:{instance_id}"
+    )(answer)

@@ -17,9 +17,14 @@ Hook = Callable[[], Awaitable[None]]
 
 
 def service_app(
-    broker: NatsBroker, *, on_start: Hook | None = None, on_stop: Hook | None = None, replicas: int = 1
+    broker: NatsBroker,
+    *,
+    on_start: Hook | None = None,
+    on_stop: Hook | None = None,
+    settings: ZocratesSettings | None = None,
 ) -> FastStream:
     app = FastStream(broker)
+    replicas = settings.stream_replicas if settings else 1
 
     @app.on_startup
     async def _declare() -> None:
@@ -29,8 +34,17 @@ def service_app(
         if on_start is not None:
             await on_start()
 
+    @app.after_startup
+    async def _announce() -> None:
+        # Written once the consumers run: a container's health check reads this replica's id
+        # from it and asks `health.<service>.<id>`, which only this replica answers.
+        if settings and settings.instance_file:
+            settings.instance_file.write_text(settings.instance_id)
+
     @app.on_shutdown
     async def _close() -> None:
+        if settings and settings.instance_file:
+            settings.instance_file.unlink(missing_ok=True)
         if on_stop is not None:
             await on_stop()
 

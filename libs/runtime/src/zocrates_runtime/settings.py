@@ -123,6 +123,12 @@ class ZocratesSettings(BaseSettings):
         validation_alias=shared_env("instance_id"),
         description="This replica's id; names its reply subject",
     )
+    instance_file: Path | None = Field(
+        default=None,
+        validation_alias=shared_env("instance_file"),
+        description="Where a bus service writes its instance id once its consumers run; the container "
+        "health check reads it to ask this replica, not a sibling, whether it is ready (set by the image)",
+    )
     local_user_id: str = Field(
         default="local",
         pattern=r"^[A-Za-z0-9_-]{1,64}$",

@@ -51,5 +51,5 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
                 pass
         await service.start()
 
-    bus.health_responder(broker, "discovery", service.health)
-    return service_app(broker, on_start=start, on_stop=service.close, replicas=settings.stream_replicas)
+    bus.health_responder(broker, "discovery", service.health, settings.instance_id)
+    return service_app(broker, on_start=start, on_stop=service.close, settings=settings)

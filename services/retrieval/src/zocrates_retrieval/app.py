@@ -72,5 +72,5 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
             service.catalog = await Catalog.open(js, settings.stream_replicas)
         await service.start()
 
-    bus.health_responder(broker, "retrieval", service.health)
-    return service_app(broker, on_start=start, on_stop=service.close, replicas=settings.stream_replicas)
+    bus.health_responder(broker, "retrieval", service.health, settings.instance_id)
+    return service_app(broker, on_start=start, on_stop=service.close, settings=settings)

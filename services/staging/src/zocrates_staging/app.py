@@ -52,6 +52,9 @@ def create_app(settings: ZocratesSettings, service=None) -> FastStream:
         return await holder["service"].stage(request)
 
     bus.health_responder(
-        broker, "staging", lambda: holder["service"].health() if holder["service"] else {"status": "starting"}
+        broker,
+        "staging",
+        lambda: holder["service"].health() if holder["service"] else {"status": "starting"},
+        settings.instance_id,
     )
-    return service_app(broker, on_start=start, on_stop=stop, replicas=settings.stream_replicas)
+    return service_app(broker, on_start=start, on_stop=stop, settings=settings)

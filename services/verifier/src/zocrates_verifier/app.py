@@ -44,7 +44,7 @@ def create_app(settings: ZocratesSettings, service=None, *, http_port: int | Non
         """Score every occurrence of one turn."""
         return await service.verify(request)
 
-    bus.health_responder(broker, "verifier", service.health)
+    bus.health_responder(broker, "verifier", service.health, settings.instance_id)
 
     async def start() -> None:
         await service.start()
@@ -58,7 +58,7 @@ def create_app(settings: ZocratesSettings, service=None, *, http_port: int | Non
                 await task
         await service.close()
 
-    return service_app(broker, on_start=start, on_stop=stop, replicas=settings.stream_replicas)
+    return service_app(broker, on_start=start, on_stop=stop, settings=settings)
 
 
 async def serve_http(service, port: int) -> None:
