@@ -365,3 +365,20 @@ def test_a_pointer_is_no_focus_of_a_question():
 
     assert read_question("How many of those came from abroad?").focus == frozenset()
     assert read_question("How many stakeholders were interviewed?").focus == {"stakehold"}
+
+
+@pytest.mark.parametrize(
+    ("question", "answer_type"),
+    [
+        ("What ages did the participants span?", "value"),
+        ("What age did the youngest participant have?", "value"),
+        ("Which doses were given?", "value"),
+        ("What efficiencies did the detectors reach?", "value"),
+        ("What sample sizes did the trials have?", "count"),
+        ("What numbers of patients were enrolled?", "count"),
+    ],
+)
+def test_a_value_is_asked_for_in_the_singular_and_in_the_plural(question, answer_type):
+    from zocrates_gateway.domain.synthesis import read_question
+
+    assert read_question(question).answer_type == answer_type

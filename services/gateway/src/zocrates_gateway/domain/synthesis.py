@@ -160,7 +160,7 @@ _ANSWER_TYPES = [
     (
         "count",
         re.compile(
-            r"\bhow\s+many\b|\bnumber\s+of\b|\bsample\s+size\b|\bhow\s+large\s+(?:was|were|is)\s+the\s+sample",
+            r"\bhow\s+many\b|\bnumbers?\s+of\b|\bsample\s+sizes?\b|\bhow\s+large\s+(?:was|were|is)\s+the\s+sample",
             re.IGNORECASE,
         ),
     ),
@@ -177,10 +177,11 @@ _ANSWER_TYPES = [
         "value",
         re.compile(
             r"\bhow\s+(?:much|long|high|low|fast|large|big|old|often|far)\b|\b(?:what|which)\s+(?:[\w-]+\s+){0,4}"
-            r"(?:values?|concentrations?|doses?|dosages?|resolution|temperatures?|rates?|ratios?|size|length"
-            r"|duration|age|scores?|constants?|affinity|ki|ic50|ec50|kd|mass|weight|volume|density|speed"
-            r"|energy|risks?|capacity|completeness|efficiency|yield|mortality|incidence|prevalence|budget"
-            r"|costs?|levels?|distance|intercept|coefficients?|r-?free|r2|p-?value|odds|hazard)\b",
+            r"(?:values?|concentrations?|doses?|dosages?|resolutions?|temperatures?|rates?|ratios?|sizes?|lengths?"
+            r"|durations?|ages?|scores?|constants?|affinit(?:y|ies)|ki|ic50|ec50|kd|mass(?:es)?|weights?|volumes?"
+            r"|densit(?:y|ies)|speeds?|energ(?:y|ies)|risks?|capacit(?:y|ies)|completeness|efficienc(?:y|ies)"
+            r"|yields?|mortality|incidences?|prevalences?|budgets?|costs?|levels?|distances?|intercepts?"
+            r"|coefficients?|r-?free|r2|p-?values?|odds|hazards?)\b",
             re.IGNORECASE,
         ),
     ),
