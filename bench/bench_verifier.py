@@ -451,7 +451,8 @@ def trained_section(shipped: Path | None) -> list[str]:
     lines += [
         "",
         f"Throughput recorded at {windows['throughput'][0]['tokens_per_pair']} tokens a pair, "
-        f"{windows['throughput'][0]['batch']} a pass (pairs/s, {windows['measured']}): {rates}."
+        f"{windows['throughput'][0]['batch']} a pass (pairs/s, "
+        f"{windows.get('throughput_measured', windows['measured'])}): {rates}."
         if rates
         else "",
         "",

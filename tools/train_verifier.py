@@ -11,10 +11,10 @@ backend feeds them). Stages, in order:
 1b. a second stage from that model (`--domain-epochs`, 2 by default): SciFact's train pairs, the
    number probe built from their passages and as many pairs of the other sources (`domain_rows`),
    at up to 192 tokens: the first stage sees few scientific sentences (1,310 of 36,366 pairs);
-   with `--contrast`, also SciFact's supported pairs turned into contradictions by reversing a
-   direction of effect or negating one side (`tools.verifier_contrast`), as many of the other
-   sources' beside the pairs they came from, and pairs to even the three labels (measured
-   2026-12-05 and not shipped: docs/verifier-model.md, "Contrastive pairs");
+   and (`--contrast`, the default since v2) SciFact's supported pairs turned into contradictions
+   by reversing a direction of effect or negating one side (`tools.verifier_contrast`), as many
+   of the other sources' beside the pairs they came from, and pairs to even the three labels
+   (docs/verifier-model.md, "Contrastive pairs"); `--no-contrast` is v1's second stage;
 2. calibrate: one temperature for the three logits, fitted by log-loss on the calibration split
    only; the threshold is chosen on the calibration split only (`tools.verifier_eval`);
 3. evaluate: every eval split, never trained or calibrated on, beside the heuristic and plain
@@ -22,7 +22,7 @@ backend feeds them). Stages, in order:
 4. ship (`--ship DIR`): the checkpoint with the temperature folded into its classifier, in
    float16 safetensors, which the verifier loads as its default.
 
-    make train-verifier VERIFIER_TRAIN_FLAGS="--threads 1"   # ~45 min of training on 2 shared cores
+    make train-verifier VERIFIER_TRAIN_FLAGS="--threads 1"   # ~37 min of training on 2 shared cores
     .venv/bin/python -m tools.train_verifier --out /tmp/x --limit 16 --eval-rows 8 --no-throughput \\
         --diagram /tmp/x/reliability.png                          # a smoke run
 
@@ -182,9 +182,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--contrast",
-        action="store_true",
-        help="add reversed and negated contradictions (tools.verifier_contrast) to the second stage "
-        "(measured, not in the shipped model: docs/verifier-model.md)",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="add reversed and negated contradictions (tools.verifier_contrast) to the second stage and even "
+        "its three labels (the shipped model, v2; --no-contrast is v1's second stage: docs/verifier-model.md)",
     )
     parser.add_argument("--domain-max-length", type=int, default=192, help="second-stage tokens (SciFact's p90 is 107)")
     parser.add_argument(

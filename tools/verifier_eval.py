@@ -30,7 +30,7 @@ from zocrates_contracts import SUPPORT_THRESHOLD
 
 SUPPORT = LABELS.index("support")
 #: What the shipped checkpoint calls itself (the verifier reports it as the model's name).
-MODEL_NAME = "zocrates-verifier-minilm-v1"
+MODEL_NAME = "zocrates-verifier-minilm-v2"
 #: The threshold the gateway applies unless the verifier is configured with another
 #: (ZOCRATES_VERIFIER_THRESHOLD): figures are reported at it too, beside the calibrated one.
 GATEWAY_THRESHOLD = SUPPORT_THRESHOLD

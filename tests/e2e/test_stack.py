@@ -106,7 +106,7 @@ def test_make_run_answers_a_library_question_and_stops_cleanly(tmp_path, zotero_
         assert any(line.startswith("  Answers: sentences quoted from your library") for line in banner)
         assert any(
             line.startswith(
-                "  Citation checks: local (zocrates-verifier-minilm-v1, the trained model that ships with Zocrates)"
+                "  Citation checks: local (zocrates-verifier-minilm-v2, the trained model that ships with Zocrates)"
             )
             for line in banner
         )

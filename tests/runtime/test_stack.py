@@ -253,16 +253,16 @@ def test_banner_says_how_answers_are_written_and_citations_checked():
     trained = {
         "status": "ok",
         "provider": "local",
-        "model": "zocrates-verifier-minilm-v1",
+        "model": "zocrates-verifier-minilm-v2",
         "model_source": "trained",
         "device": "cpu",
-        "threshold": 0.68,
+        "threshold": 0.73,
         "threshold_source": "calibrated",
     }
     text = banner("http://x", "t", health={"services": {"verifier": trained}})
     assert (
-        "Citation checks: local (zocrates-verifier-minilm-v1, the trained model that ships "
-        "with Zocrates) on cpu, threshold 0.68 (calibrated for this model)"
+        "Citation checks: local (zocrates-verifier-minilm-v2, the trained model that ships "
+        "with Zocrates) on cpu, threshold 0.73 (calibrated for this model)"
     ) in text
     fallback = verifier | {
         "model_source": "heuristic-fallback",

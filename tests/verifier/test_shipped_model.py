@@ -25,15 +25,14 @@ CONTRADICTED = [
     Pair("Daily aspirin had no effect on the risk of stroke.", PASSAGE),
     Pair("Nobody is playing an instrument.", "A man in a red shirt plays a guitar on stage."),
 ]
-#: Contradictions the shipped model misses (docs/verifier-model.md, "Known failures"): a reversed
-#: direction of effect, and a negation on the passage's side.
-MISSED = [
-    Pair("Daily aspirin raises the risk of stroke.", PASSAGE),
-    Pair(
-        "Metformin reduces HbA1c levels.",
-        "Metformin did not reduce HbA1c levels compared with placebo in the 120 patients studied.",
-    ),
-]
+#: A negation on the passage's side: v1 read it as support (0.75), v2 (contrastive pairs) does not.
+PASSAGE_NEGATION = Pair(
+    "Metformin reduces HbA1c levels.",
+    "Metformin did not reduce HbA1c levels compared with placebo in the 120 patients studied.",
+)
+#: A contradiction the shipped model misses (docs/verifier-model.md, "Known failures"): a reversed
+#: direction of effect.
+MISSED = [Pair("Daily aspirin raises the risk of stroke.", PASSAGE)]
 
 
 @pytest.fixture(scope="module")
@@ -77,8 +76,17 @@ def test_shipped_model_tells_support_from_contradiction(shipped):
         assert c2 > s2, "a contradicted claim: contradict above support"
     p_support = shipped.predict(support)
     p_contradict = shipped.predict(contradict)
-    for threshold in (SUPPORT_THRESHOLD, calibrated_threshold()):
-        assert min(p_support) >= threshold > max(p_contradict), (p_support, p_contradict)
+    assert min(p_support) >= SUPPORT_THRESHOLD > max(p_contradict), (p_support, p_contradict)
+    assert calibrated_threshold() > max(p_contradict), p_contradict
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 16: v2 keeps fewer supported claims at its calibrated threshold (0.73); a paraphrase "
+    "of the passage scores about 0.70 (docs/verifier-model.md, \"Known failures\")",
+)
+def test_a_paraphrase_of_the_passage_clears_the_calibrated_threshold(shipped):
+    assert min(shipped.predict(SUPPORTED)) >= calibrated_threshold()
 
 
 def calibrated_threshold() -> float:
@@ -88,13 +96,16 @@ def calibrated_threshold() -> float:
     return config["zocrates_verifier"]["threshold"]
 
 
+def test_shipped_model_catches_a_negation_on_the_passage_side(shipped):
+    assert shipped.predict([PASSAGE_NEGATION])[0] < SUPPORT_THRESHOLD
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 16: the shipped model reads a reversed direction "
-    "of effect or a passage-side negation as support; a model that fixes it "
-    "should drop this mark",
+    reason="issue 16: the shipped model reads a reversed direction of effect as support; a model "
+    "that fixes it should drop this mark",
 )
-def test_shipped_model_catches_reversed_direction_and_passage_negation(shipped):
+def test_shipped_model_catches_a_reversed_direction(shipped):
     assert max(shipped.predict(MISSED)) < calibrated_threshold()
 
 
@@ -127,7 +138,7 @@ async def test_provider_local_answers_with_the_trained_model_and_health_names_it
         health = await health_over_http(service)
         assert health["provider"] == "local" and health["model_source"] == "trained"
         assert health["model"] == local_torch.checkpoint_name(local_torch.SHIPPED_MODEL_DIR)
-        assert health["model"] == "zocrates-verifier-minilm-v1"
+        assert health["model"] == "zocrates-verifier-minilm-v2"
         assert health["loaded"] == [health["model"]] and health["fallback_reason"] is None
         # the threshold it was calibrated for, read through windows as it serves
         assert health["threshold"] == calibrated_threshold() and health["threshold_source"] == "calibrated"
@@ -140,7 +151,7 @@ async def test_the_trained_model_is_the_default_and_the_heuristic_answers_withou
     await service.start()
     try:
         health = await health_over_http(service)
-        assert health["provider"] == "local" and health["model"] == "zocrates-verifier-minilm-v1"
+        assert health["provider"] == "local" and health["model"] == "zocrates-verifier-minilm-v2"
         assert health["model_source"] == "trained" and health["fallback_reason"] is None
         assert service.backend._cpu_threads == 1  # one torch thread on a CPU shared with the others
     finally:
