@@ -382,3 +382,23 @@ def test_a_value_is_asked_for_in_the_singular_and_in_the_plural(question, answer
     from zocrates_gateway.domain.synthesis import read_question
 
     assert read_question(question).answer_type == answer_type
+
+
+def test_a_duration_spelled_out_is_a_value():
+    from zocrates_gateway.domain.synthesis import candidate_sentences, read_question
+
+    question = "How long did each participant read the consumer health page?"
+    ask = read_question(question)
+    evidence = [
+        chunk(
+            1,
+            "Each participant read the consumer health page before the paper. "
+            "Participants had 2 minutes to read the consumer health page. "
+            "The study followed patients for 18 months after the reading.",
+        )
+    ]
+    on_type = [s.text for s in candidate_sentences(question, evidence, ask) if s.on_type]
+    assert on_type == [
+        "Participants had 2 minutes to read the consumer health page.",
+        "The study followed patients for 18 months after the reading.",
+    ]

@@ -207,6 +207,7 @@ _COUNT_RE = re.compile(
 _PERCENT_RE = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
 _VALUE_RE = re.compile(
     r"\d(?:[.,]\d+)?\s?(?:%|[a-zA-Zµμ°Å˚]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
+    r"|\d[\s-]?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
     r"|(?<![\w.])\d+\.\d+(?![\w.])",
     re.IGNORECASE,
 )  # or a bare decimal: a table cell
