@@ -288,21 +288,25 @@ async def test_a_configured_llm_is_sent_the_evidence_without_the_sources_referen
     assert "Heparin raised bleeding in trauma." in prompt and "[12]" not in prompt and "7-9" not in prompt
 
 
+def on_type_units(question: str, text: str) -> list[str]:
+    """The units of one chunk of `text` that state the kind of answer `question` asks for."""
+    from zocrates_gateway.domain.synthesis import candidate_sentences
+
+    return [s.text for s in candidate_sentences(question, [chunk(1, text)]) if s.on_type]
+
+
 def test_a_count_is_a_number_of_something_not_a_list_number_or_a_section():
-    from zocrates_gateway.domain.synthesis import candidate_sentences, read_question
+    from zocrates_gateway.domain.synthesis import read_question
 
     question = "How many stakeholders were interviewed in the hospital?"
     ask = read_question(question)
     assert ask.answer_type == "count" and ask.focus == {"stakehold"}
-    evidence = [
-        chunk(
-            1,
-            "As described in section (§3), some interviews of the hospital were held. "
-            "Respondents were grouped as follows: 4. Management respondents of the hospital. "
-            "For the interviews, 20 stakeholders of the hospital were sampled.",
-        )
-    ]
-    on_type = [s.text for s in candidate_sentences(question, evidence, ask) if s.on_type]
+    on_type = on_type_units(
+        question,
+        "As described in section (§3), some interviews of the hospital were held. "
+        "Respondents were grouped as follows: 4. Management respondents of the hospital. "
+        "For the interviews, 20 stakeholders of the hospital were sampled.",
+    )
     assert on_type == ["For the interviews, 20 stakeholders of the hospital were sampled."]
 
 
@@ -385,19 +389,12 @@ def test_a_value_is_asked_for_in_the_singular_and_in_the_plural(question, answer
 
 
 def test_a_duration_spelled_out_is_a_value():
-    from zocrates_gateway.domain.synthesis import candidate_sentences, read_question
-
-    question = "How long did each participant read the consumer health page?"
-    ask = read_question(question)
-    evidence = [
-        chunk(
-            1,
-            "Each participant read the consumer health page before the paper. "
-            "Participants had 2 minutes to read the consumer health page. "
-            "The study followed patients for 18 months after the reading.",
-        )
-    ]
-    on_type = [s.text for s in candidate_sentences(question, evidence, ask) if s.on_type]
+    on_type = on_type_units(
+        "How long did each participant read the consumer health page?",
+        "Each participant read the consumer health page before the paper. "
+        "Participants had 2 minutes to read the consumer health page. "
+        "The study followed patients for 18 months after the reading.",
+    )
     assert on_type == [
         "Participants had 2 minutes to read the consumer health page.",
         "The study followed patients for 18 months after the reading.",
