@@ -650,6 +650,7 @@ def windows_main(argv: list[str] | None = None) -> None:
     log(f"cost: {json.dumps(section[f'cost_{args.dtype}'])}")
     if not args.no_throughput:
         section["throughput"] = throughput(args.checkpoint, splits["eval_wice"], threads=(1, 2))
+        section["throughput_measured"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         log(f"throughput: {json.dumps(section['throughput'])}")
     section["measured"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     section["command"] = " ".join(["python -m tools.verifier_eval"] + (argv if argv is not None else sys.argv[1:]))
