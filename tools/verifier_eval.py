@@ -132,13 +132,26 @@ def ship(trained: Path, target: Path, report: dict) -> None:
 # --- scoring -------------------------------------------------------------------------------
 
 
-def served_model(checkpoint: Path, dtype: str = "float32", *, max_windows: int = 1, verbatim_rule: bool = False):
+def served_model(
+    checkpoint: Path,
+    dtype: str = "float32",
+    *,
+    max_windows: int = 1,
+    verbatim_rule: bool = False,
+    number_rule: bool = False,
+):
     """The checkpoint through the verifier's own backend class, on the CPU: by default the
-    whole passage as one row and no verbatim rule (how the model itself reads a pair)."""
+    whole passage as one row and neither the verbatim rule nor the number rule (how the model
+    itself reads a pair)."""
     from zocrates_verifier.adapters.backends.local_torch import load_model
 
     model = load_model(
-        checkpoint, dtype=dtype, max_seq_len=SERVED_MAX_LENGTH, max_windows=max_windows, verbatim_rule=verbatim_rule
+        checkpoint,
+        dtype=dtype,
+        max_seq_len=SERVED_MAX_LENGTH,
+        max_windows=max_windows,
+        verbatim_rule=verbatim_rule,
+        number_rule=number_rule,
     )
     model.setup("cpu")
     return model
@@ -554,19 +567,19 @@ def write_window_calibration(checkpoint: Path, calibration: dict, max_windows: i
 def evaluate_windows(
     checkpoint: Path, splits: dict[str, list[dict]], *, dtype: str, max_windows: int, threshold: float, log
 ) -> dict:
-    """Every split through the served model as the verifier runs it (sentence windows and the
-    verbatim rule), the number probe, and how many pairs the verbatim rule raised."""
-    model = served_model(checkpoint, dtype, max_windows=max_windows, verbatim_rule=True)
+    """Every split through the served model as the verifier runs it (sentence windows, the
+    number rule and the verbatim rule), the number probe, and how many pairs each rule changed."""
+    model = served_model(checkpoint, dtype, max_windows=max_windows, verbatim_rule=True, number_rule=True)
     found = {}
     for name in ("calibration",) + EVAL_SPLITS:
         rows = splits[name]
         labels = [r["label"] for r in rows]
-        model.verbatim_raised = 0
+        model.rules.verbatim_raised = model.rules.number_capped = 0
         started = time.monotonic()
         scores = served_scores(model, rows)
         seconds = time.monotonic() - started
-        raised = model.verbatim_raised
-        model.verbatim_raised = 0
+        raised, capped = model.rules.verbatim_raised, model.rules.number_capped
+        model.rules.verbatim_raised = model.rules.number_capped = 0
         probe = probe_metrics(lambda rs: served_scores(model, rs), rows, threshold, also=GATEWAY_THRESHOLD)
         found[name] = {
             "pairs": len(rows),
@@ -574,7 +587,9 @@ def evaluate_windows(
             "windowed": split_metrics(scores, labels, threshold),
             f"windowed_at_{GATEWAY_THRESHOLD:.2f}": split_metrics(scores, labels, GATEWAY_THRESHOLD),
             "verbatim_rule_raised": raised,
-            "number_probe": probe | {"verbatim_rule_raised": model.verbatim_raised},
+            "number_rule_capped": capped,
+            "number_probe": probe
+            | {"verbatim_rule_raised": model.rules.verbatim_raised, "number_rule_capped": model.rules.number_capped},
             "contrast_probe": contrast_metrics(
                 lambda rs: served_scores(model, rs), rows, threshold, also=GATEWAY_THRESHOLD
             ),

@@ -20,6 +20,7 @@ from zocrates_contracts import SUPPORT_THRESHOLD
 from zocrates_runtime.settings import ZocratesSettings
 from zocrates_verifier.adapters.backends import local_torch
 from zocrates_verifier.domain import windows
+from zocrates_verifier.domain.numbers import UNPRINTED_NUMBER_SUPPORT
 
 Provider = Literal["auto", "heuristic", "local", "remote", "openrouter"]
 
@@ -86,6 +87,13 @@ class VerifierSettings(ZocratesSettings):
         "pair the gateway sends as the answer writer's rendering of a unit of its passage "
         "(`quoted`), or a claim of six words or more that is word for word whole sentences of its "
         "passage (/health counts such pairs and shows the model's own score of the last).",
+    )
+    number_rule: bool = Field(
+        True,
+        description="A claim stating a number in digits that its passage does not print (rounding "
+        "allowed: 76% for 76.3%; ordinals, decades and table or figure numbers aside) scores at most "
+        f"{UNPRINTED_NUMBER_SUPPORT}, whatever the model (or the heuristic) says; the verbatim rule still raises a quote "
+        "(/health counts the pairs capped; docs/verifier-model.md, The number rule).",
     )
 
     cpu_threads: int = Field(

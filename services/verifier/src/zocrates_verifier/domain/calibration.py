@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zocrates_verifier.adapters.backends import heuristic
+from zocrates_verifier.domain.numbers import NUMBER, number_found, numbers
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,16 +87,16 @@ def number_swaps(pairs: Sequence[LabeledPair], seed: int = 13) -> list[LabeledPa
     for p in pairs:
         if not p.label:
             continue
-        passage_numbers = heuristic._numbers(p.passage)
-        for match in heuristic._NUMBER.finditer(p.claim.lower()):
+        passage_numbers = numbers(p.passage)
+        for match in NUMBER.finditer(p.claim.lower()):
             value = match.group(1).replace(",", "")
-            if not heuristic._number_found(value, passage_numbers):
+            if not number_found(value, passage_numbers):
                 continue
             number = float(value)
             for _ in range(10):
                 new = number * rng.choice((0.5, 2.0, 1.5, 3.0)) + rng.choice((0, 1, 7))
                 text = f"{new:g}" if "." in value else str(int(round(new)))
-                if not heuristic._number_found(text, passage_numbers):
+                if not number_found(text, passage_numbers):
                     break
             else:
                 continue
@@ -114,7 +115,7 @@ def number_probe(pairs: Sequence[LabeledPair], seed: int = 29) -> list[LabeledPa
             continue
         seen.add(p.passage)
         for sentence in heuristic._SENTENCE.split(p.passage):
-            if 8 <= len(sentence.split()) <= 40 and heuristic._NUMBER.search(sentence.lower()):
+            if 8 <= len(sentence.split()) <= 40 and NUMBER.search(sentence.lower()):
                 quoted.append(LabeledPair(p.claim_id, sentence, p.passage, 1))
                 break
     return quoted + number_swaps(quoted, seed=seed)

@@ -48,11 +48,12 @@ def build_backend(settings: VerifierSettings, provider: str, device: str) -> Bac
             name=settings.model,
             max_windows=settings.max_windows,
             verbatim_rule=settings.verbatim_rule,
+            number_rule=settings.number_rule,
         )
     elif provider == "heuristic":
         from zocrates_verifier.adapters.backends.heuristic import HeuristicModel
 
-        model = HeuristicModel(verbatim_rule=settings.verbatim_rule)
+        model = HeuristicModel(verbatim_rule=settings.verbatim_rule, number_rule=settings.number_rule)
     else:
         raise ValueError(f"unknown verifier provider {provider!r}")
     return BatchedBackend(

@@ -39,6 +39,8 @@ from functools import lru_cache
 
 from zocrates_verifier.adapters.backends.base import BatchModel, Pair, claim_parts
 from zocrates_verifier.domain import windows
+from zocrates_verifier.domain.numbers import NUMBER_WORDS, WORD, number_found, numbers
+from zocrates_verifier.domain.rules import ScoreRules
 
 #: Fitted by scripts/fit_heuristic.py (L2 logistic regression, SciFact train split plus
 #: number-swap negatives). Order: intercept, then FEATURES.
@@ -86,28 +88,6 @@ declines declined slows slowed drop dropped block blocks blocked
 """.split()
 )
 
-# "one", "half" and "double" are left out: "one of", "half-life", "double-blind".
-_NUMBER_WORDS = {
-    "two": "2",
-    "three": "3",
-    "four": "4",
-    "five": "5",
-    "six": "6",
-    "seven": "7",
-    "eight": "8",
-    "nine": "9",
-    "ten": "10",
-    "eleven": "11",
-    "twelve": "12",
-    "twice": "2",
-    "threefold": "3",
-    "twofold": "2",
-}
-
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-# A number not glued to letters before it (CD4, rs1934179 and IL-6 are names, not numbers);
-# the second look-behind keeps ranges such as 76-85 (both ends are numbers).
-_NUMBER = re.compile(r"(?<![a-z0-9.])(?<![a-z]-)(\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _SUFFIXES = (
     ("ational", "ate"),
@@ -145,36 +125,11 @@ def stem(word: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return [_NUMBER_WORDS.get(w, w) for w in _WORD.findall(text.lower())]
+    return [NUMBER_WORDS.get(w, w) for w in WORD.findall(text.lower())]
 
 
 def _content_stems(words: Sequence[str]) -> list[str]:
     return [stem(w) for w in words if w not in _STOPWORDS and not w.isdigit() and len(w) > 1]
-
-
-def _numbers(text: str) -> list[str]:
-    """Numeric values in `text` (thousands separators dropped), number words included."""
-    lowered = text.lower()
-    values = [m.replace(",", "") for m in _NUMBER.findall(lowered)]
-    values += [_NUMBER_WORDS[w] for w in _WORD.findall(lowered) if w in _NUMBER_WORDS]
-    return values
-
-
-def _number_found(value: str, passage_values: Sequence[str]) -> bool:
-    """Same value, allowing the claim to round the passage (76% for 76.3%)."""
-    try:
-        target = float(value)
-    except ValueError:
-        return False
-    decimals = len(value.split(".")[1]) if "." in value else 0
-    for candidate in passage_values:
-        try:
-            number = float(candidate)
-        except ValueError:
-            continue
-        if number == target or round(number, decimals) == target:
-            return True
-    return False
 
 
 def _negation_parity(words: Sequence[str]) -> int:
@@ -216,7 +171,7 @@ def _prepare_passage(text: str) -> _Passage:
         words = tuple(w for ws in sentence_words[i : i + 2] for w in ws)
         windows.append((frozenset(_content_stems(words)), words))
     return _Passage(
-        frozenset(stems), frozenset(zip(stems, stems[1:])), tuple(_numbers(text)), tuple(windows), tuple(spans)
+        frozenset(stems), frozenset(zip(stems, stems[1:])), tuple(numbers(text)), tuple(windows), tuple(spans)
     )
 
 
@@ -238,9 +193,9 @@ def features(claim: str, passage: str | _Passage) -> list[float]:
     ordered = _content_stems(words)
     claim_bigrams = list(zip(ordered, ordered[1:]))
     bigrams = sum(b in p.bigrams for b in claim_bigrams) / len(claim_bigrams) if claim_bigrams else coverage
-    numbers = _numbers(claim)
+    claim_numbers = numbers(claim)
     # One wrong number makes a wrong claim, however many others are right.
-    missing = float(any(not _number_found(n, p.numbers) for n in numbers))
+    missing = float(any(not number_found(n, p.numbers) for n in claim_numbers))
     negation = float(_negation_parity(words) != _negation_parity(best_words))
     claim_up, claim_down = _direction(words)
     window_up, window_down = _direction(best_words)
@@ -272,17 +227,15 @@ def score_pair(pair: Pair, coefficients: Sequence[float] = COEFFICIENTS) -> wind
 
 class HeuristicModel(BatchModel):
     """The heuristic as a `BatchModel`, so it shares the batcher's deadlines and back-pressure.
-    With `verbatim_rule`, a quote scores at least `windows.VERBATIM_SUPPORT`, as with the trained
-    model (`windows.raise_quotes`; the rule only raises a score)."""
+    Its scores go through the same rules as the trained model's (`rules.ScoreRules`): with
+    `number_rule`, a claim stating a number its passage does not print is capped; with
+    `verbatim_rule`, a quote scores at least `windows.VERBATIM_SUPPORT`."""
 
     provider = "heuristic"
     model = "lexical-logistic-v1"
 
-    def __init__(self, *, verbatim_rule: bool = True) -> None:
-        self.verbatim_rule = verbatim_rule
-        #: Pairs the verbatim rule raised above the estimator's own score, and the last such score.
-        self.verbatim_raised = 0
-        self.last_verbatim_model_score: float | None = None
+    def __init__(self, *, verbatim_rule: bool = True, number_rule: bool = True) -> None:
+        self.rules = ScoreRules(verbatim=verbatim_rule, numbers=number_rule)
 
     def setup(self, device: str) -> None:
         # Nothing to load; the estimator is pure Python and runs on the CPU.
@@ -293,16 +246,8 @@ class HeuristicModel(BatchModel):
 
     def predict(self, pairs: Sequence[Pair]) -> list[float]:
         support = [score_pair(p) for p in pairs]
-        if self.verbatim_rule:
-            for _, own in windows.raise_quotes(pairs, support):
-                self.verbatim_raised += 1
-                self.last_verbatim_model_score = round(own, 4)
+        self.rules.apply(pairs, support)
         return support
 
     def describe(self) -> dict:
-        return {
-            "features": list(FEATURES),
-            "verbatim_rule": self.verbatim_rule,
-            "verbatim_raised": self.verbatim_raised,
-            "last_verbatim_model_score": self.last_verbatim_model_score,
-        }
+        return {"features": list(FEATURES), **self.rules.describe()}

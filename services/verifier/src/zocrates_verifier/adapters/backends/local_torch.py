@@ -30,6 +30,7 @@ from typing import Any
 from zocrates_runtime.device import cpu_has_bfloat16
 from zocrates_verifier.adapters.backends.base import BatchModel, Pair, claim_parts
 from zocrates_verifier.domain import windows
+from zocrates_verifier.domain.rules import ScoreRules
 
 #: The verifier's default model: a 3-label (support, contradict, neither) MiniLM cross-encoder
 #: trained by `tools/train_verifier.py` and shipped in this package (docs/verifier-model.md).
@@ -157,22 +158,20 @@ class SequenceClassifierModel(BatchModel):
         name: str = "",
         max_windows: int = windows.MAX_WINDOWS,
         verbatim_rule: bool = True,
+        number_rule: bool = True,
     ) -> None:
         self.path = Path(path)
         self.dtype_name = dtype
         self.max_seq_len = max_seq_len
         self.model = name or checkpoint_name(self.path)
         self.max_windows = max_windows
-        self.verbatim_rule = verbatim_rule
+        self.rules = ScoreRules(verbatim=verbatim_rule, numbers=number_rule)
         self.device = "cpu"
         self._net = None
         self._tokenizer = None
         self._index: int | None = None
         self._contradict: int | None = None
         self.window_temperature = 1.0
-        #: Pairs the verbatim rule raised above the model's own score, and the last model score.
-        self.verbatim_raised = 0
-        self.last_verbatim_model_score: float | None = None
 
     def setup(self, device: str) -> None:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -297,10 +296,7 @@ class SequenceClassifierModel(BatchModel):
         support: list[float] = [
             windows.Support(self._support(d), spans) for d, spans in self.window_distributions(pairs)
         ]
-        if self.verbatim_rule:
-            for _, own in windows.raise_quotes(pairs, support):
-                self.verbatim_raised += 1
-                self.last_verbatim_model_score = round(own, 4)
+        self.rules.apply(pairs, support)
         return support
 
     def _support(self, distribution: tuple[float, float, float]) -> float:
@@ -318,9 +314,7 @@ class SequenceClassifierModel(BatchModel):
             "max_windows": self.max_windows,
             "window_temperature": self.window_temperature,
             "calibrated_threshold": self.calibrated_threshold,
-            "verbatim_rule": self.verbatim_rule,
-            "verbatim_raised": self.verbatim_raised,
-            "last_verbatim_model_score": self.last_verbatim_model_score,
+            **self.rules.describe(),
         }
 
 
@@ -411,6 +405,7 @@ def load_model(
     name: str = "",
     max_windows: int = windows.MAX_WINDOWS,
     verbatim_rule: bool = True,
+    number_rule: bool = True,
 ) -> BatchModel:
     """The `BatchModel` for a checkpoint directory (not loaded yet: call `setup(device)`)."""
     path = Path(path)
@@ -439,5 +434,11 @@ def load_model(
             f"{path} holds {architectures}, not a sequence-classification model (an NLI or cross-encoder checkpoint)"
         )
     return SequenceClassifierModel(
-        path, dtype=dtype, max_seq_len=max_seq_len, name=name, max_windows=max_windows, verbatim_rule=verbatim_rule
+        path,
+        dtype=dtype,
+        max_seq_len=max_seq_len,
+        name=name,
+        max_windows=max_windows,
+        verbatim_rule=verbatim_rule,
+        number_rule=number_rule,
     )
