@@ -171,3 +171,29 @@ async def test_the_coordinator_routes_what_the_rules_would_send_to_the_library(n
         thanks = (await system.chat("thanks!"))[-1]["data"]
         assert thanks["intent"] == "chat" and thanks["prose"].startswith("You're welcome")
         assert len(model.requests) == before
+
+
+async def test_a_number_the_passage_does_not_print_loses_its_citation(nats_server):
+    """The verifier's number rule through a whole turn: the model's right number keeps its
+    citation; the same sentence with another number scores the rule's cap and is demoted."""
+    from zocrates_verifier.domain.numbers import UNPRINTED_NUMBER_SUPPORT
+
+    model = LoopbackModel(
+        [
+            "The somatic mutation rate was estimated using whole-genome sequencing of 387 pairs of monozygotic twins [1]. ",
+            "The somatic mutation rate was estimated using whole-genome sequencing of 783 pairs of monozygotic twins [1].",
+        ]
+    )
+    async with (
+        serving(model.app) as llm,
+        running_system(nats_server.url, verifier=real_verifier(), llm_url=f"{llm}/v1") as system,
+    ):
+        done = (await system.chat(QUESTION))[-1]["data"]
+        [citation] = done["citations"]
+        right, changed = citation["occurrences"]
+        assert right["verdict"] == "KEPT" and right["probability"] > UNPRINTED_NUMBER_SUPPORT
+        assert changed["verdict"] == "DEMOTED" and changed["probability"] == UNPRINTED_NUMBER_SUPPORT
+        # the claim is kept in the prose without its citation, and listed as unsupported
+        [unsupported] = done["unsupported"]
+        assert "783 pairs" in unsupported["claim"] and unsupported["probability"] == UNPRINTED_NUMBER_SUPPORT
+        assert done["prose"].count("[1]") == 1

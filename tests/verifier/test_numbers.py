@@ -31,6 +31,11 @@ PASSAGE = (
         ("Germany is the 2nd most populous; the 1950s and 2019's survey.", []),
         ("As Table 3 and Fig. 2 show in phase 3 of type 2 diabetes, section 4.1 says so.", []),
         ("IL-6, CD4 and COVID-19 were measured.", []),
+        # a language model's author-year citations: the item's year, not a value of the claim
+        ("Datta et al. (2010) found 3.9% (Smith 2009; Jones 2012a); Li et al. 2011 agreed.", ["3.9"]),
+        ("Twitter was created in 2010 (n = 120).", ["2010", "120"]),
+        # conventions, not findings; a p value stated exactly is a finding
+        ("Risk fell by 32% (95% CI 21-41%, p < 0.05; p = 0.003).", ["32", "21", "41", "0.003"]),
     ],
 )
 def test_the_numbers_a_claim_states(claim, stated):
@@ -50,7 +55,7 @@ def test_the_rule_caps_a_changed_number_and_keeps_the_rest():
     low = Pair("Aspirin prevented 7 strokes.", PASSAGE)
     spans = ((0, 10),)
     support = [windows.Support(0.9, spans), windows.Support(0.9, spans), 0.1]
-    capped = list(cap_unprinted_numbers([right, wrong, low], support))
+    capped = cap_unprinted_numbers([right, wrong, low], support)
     assert capped == [(1, 0.9, ["23"])]
     assert support == [0.9, UNPRINTED_NUMBER_SUPPORT, 0.1]
     assert windows.spans_of(support[1]) == spans  # where the passage supports the rest stays shown

@@ -7,19 +7,22 @@ three of the four splits (docs/verifier-model.md). A researcher who cites "morta
 35 %" to a passage that says 25 % is the failure a citation check exists for, so the rule is
 applied to the model's score, not learned: the support of such a pair is capped at
 `UNPRINTED_NUMBER_SUPPORT`, the share of the calibration split's pairs with an unprinted number
-that are labelled supported (27 of 135).
+that are labelled supported (26 of 133).
 
 What counts: a number written in digits in the claim (a year, a count, a percentage, a dose),
 not an ordinal ("2nd", "6th"), a decade ("the 1950s"), a name with digits ("CD4", "IL-6",
-"COVID-19") or the number of a figure, table or section. It is printed when the passage holds
+"COVID-19"), the number of a figure, table or section, the year of an author-year citation
+("Datta et al. (2010)", which the passage itself rarely prints), or a convention: a significance
+level ("p < 0.05") or a confidence level ("95% CI"). It is printed when the passage holds
 the same value, allowing the claim to round it (76 % for 76.3 %) and the passage to spell it
 ("four patients" for "4 patients")."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
+from zocrates_verifier.adapters.backends.base import claim_parts
 from zocrates_verifier.domain import windows
 
 #: The support probability a pair is capped at when its claim states a number the passage does
@@ -68,10 +71,24 @@ def numbers(text: str) -> list[str]:
     return values
 
 
+# An author-year citation a language model writes into its prose: "(Datta et al., 2010)",
+# "(2010)", "(Smith 2009; Jones 2012a)", "Datta et al. 2010". The year is the item's, which
+# the cited passage rarely prints: it is not a value the claim states.
+_YEAR = r"(?:19|20)\d{2}[a-z]?"
+_AUTHOR_YEAR = re.compile(
+    rf"\((?:[^()\d]{{0,80}}[\s,])?{_YEAR}(?:\s*[;,]\s*(?:[^()\d]{{0,80}}[\s,])?{_YEAR})*\)"
+    rf"|\bet\s+al\.?,?\s*\(?{_YEAR}\b"
+)
+
+
+# Conventions, not findings: a significance level ("p < 0.05") and a confidence level ("95% CI").
+_CONVENTION = re.compile(r"\bp\s*(?:<|≤|<=)\s*0?\.\d+|\b(?:90|95|99)\s?%\s*(?:ci\b|confidence|credible)")
+
+
 def stated_numbers(claim: str) -> list[str]:
     """The numbers `claim` states in digits (thousands separators dropped): see the module
     docstring for what is left out."""
-    lowered = claim.lower()
+    lowered = _CONVENTION.sub(" ", _AUTHOR_YEAR.sub(" ", claim.lower()))
     return [
         m.group(1).replace(",", "")
         for m in _CLAIM_NUMBER.finditer(lowered)
@@ -105,15 +122,14 @@ def unprinted_numbers(claim: str, passage: str) -> list[str]:
 
 def cap_unprinted_numbers(
     pairs: Sequence, support: list[float], *, spare_quotes: bool = False
-) -> Iterator[tuple[int, float, list[str]]]:
+) -> list[tuple[int, float, list[str]]]:
     """The number rule over a batch: each pair (with `claim`, `source_text`, `compound`) whose
     claim states a number its passage does not print, scored above `UNPRINTED_NUMBER_SUPPORT`,
     is capped at it in `support` (in place; its evidence spans are kept). A compound claim is
     capped only when each of its parts states such a number: a part may cite another passage.
-    `spare_quotes`: leave the verbatim rule's quotes alone (`windows.is_quote`). Yields
+    `spare_quotes`: leave the verbatim rule's quotes alone (`windows.is_quote`). Returns
     (position, the score before, the unprinted numbers) of each pair capped."""
-    from zocrates_verifier.adapters.backends.base import claim_parts
-
+    capped = []
     for i, pair in enumerate(pairs):
         if support[i] <= UNPRINTED_NUMBER_SUPPORT:
             continue
@@ -122,4 +138,5 @@ def cap_unprinted_numbers(
         if all(missing) and not (spare_quotes and windows.is_quote(pair.claim, pair.source_text, pair.quoted)):
             before = support[i]
             support[i] = windows.Support(UNPRINTED_NUMBER_SUPPORT, windows.spans_of(before))
-            yield i, before, sorted({n for found in missing for n in found})
+            capped.append((i, before, sorted({n for found in missing for n in found})))
+    return capped

@@ -33,7 +33,7 @@ class ScoreRules:
     def apply(self, pairs: Sequence, support: list[float]) -> None:
         """Apply the rules that are on to `support` (the model's scores of `pairs`), in place."""
         if self.numbers:
-            self.number_capped += sum(1 for _ in cap_unprinted_numbers(pairs, support, spare_quotes=self.verbatim))
+            self.number_capped += len(cap_unprinted_numbers(pairs, support, spare_quotes=self.verbatim))
         if self.verbatim:
             for _, own in raise_quotes(pairs, support):
                 self.verbatim_raised += 1
