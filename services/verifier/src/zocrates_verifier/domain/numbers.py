@@ -48,12 +48,13 @@ NUMBER_WORDS = {
 }
 
 WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_VALUE = r"(\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)"  # thousands separators and decimals
 # A number not glued to letters before it (CD4, rs1934179 and IL-6 are names, not numbers);
 # the second look-behind keeps ranges such as 76-85 (both ends are numbers).
-NUMBER = re.compile(r"(?<![a-z0-9.])(?<![a-z]-)(\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)")
+NUMBER = re.compile(rf"(?<![a-z0-9.])(?<![a-z]-){_VALUE}")
 # A number of the claim with the letters glued after it: "2nd", "1950s" and "2019's" are not
 # stated values; "40mg" is.
-_CLAIM_NUMBER = re.compile(r"(?<![a-z0-9.,])(?<![a-z]-)(\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)([a-z']*)")
+_CLAIM_NUMBER = re.compile(rf"(?<![a-z0-9.,])(?<![a-z]-){_VALUE}([a-z']*)")
 _NOT_STATED_SUFFIXES = frozenset({"st", "nd", "rd", "th", "s", "'s"})
 # A label that numbers a part of a paper or a category: "Table 3", "phase 2", "type 2".
 _LABEL_BEFORE = re.compile(
@@ -116,7 +117,10 @@ def number_found(value: str, passage_values: Sequence[str]) -> bool:
 
 def unprinted_numbers(claim: str, passage: str) -> list[str]:
     """The numbers `claim` states that `passage` does not print."""
-    printed = numbers(passage)
+    return _unprinted(claim, numbers(passage))
+
+
+def _unprinted(claim: str, printed: Sequence[str]) -> list[str]:
     return [value for value in stated_numbers(claim) if not number_found(value, printed)]
 
 
@@ -134,7 +138,8 @@ def cap_unprinted_numbers(
         if support[i] <= UNPRINTED_NUMBER_SUPPORT:
             continue
         parts = claim_parts(pair.claim)[1:] if pair.compound else []
-        missing = [unprinted_numbers(part, pair.source_text) for part in parts or [pair.claim]]
+        printed = numbers(pair.source_text)  # once, for every part
+        missing = [_unprinted(part, printed) for part in parts or [pair.claim]]
         if all(missing) and not (spare_quotes and windows.is_quote(pair.claim, pair.source_text, pair.quoted)):
             before = support[i]
             support[i] = windows.Support(UNPRINTED_NUMBER_SUPPORT, windows.spans_of(before))
