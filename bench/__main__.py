@@ -26,14 +26,9 @@ OUT = ROOT / "docs" / "benchmarks.md"
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from zocrates_runtime.device import cpu_description
+
+    cpu = cpu_description()
     mem = ""
     try:
         kb = int(Path("/proc/meminfo").read_text().split()[1])

@@ -451,19 +451,13 @@ def trained_section(shipped: Path | None) -> list[str]:
                         probe,
                     )
                 )
-    rates = ", ".join(
-        f"{r['dtype']} {r['threads']} thread{'s' if r['threads'] > 1 else ''} {r['pairs_per_s']:.1f}"
-        for r in windows.get("throughput", [])
-    )
+    by_cpu = windows.get("throughput_by_cpu") or {"": {"rates": windows.get("throughput", [])}}
+    lines.append("")
+    for cpu, found in by_cpu.items():
+        if found["rates"]:
+            lines += [_throughput_line(cpu, found), ""]
     cost = windows.get(f"cost_{served}", {})
     lines += [
-        "",
-        f"Throughput recorded at {windows['throughput'][0]['tokens_per_pair']} tokens a pair, "
-        f"{windows['throughput'][0]['batch']} a pass (pairs/s, "
-        f"{windows.get('throughput_measured', windows['measured'])}): {rates}."
-        if rates
-        else "",
-        "",
         f"One citation at a time ({served}): "
         + "; ".join(
             f"{name.replace('_windows_', ', max windows ')}: {c['rows_per_citation']} rows, {c['ms_per_citation']} ms"
@@ -479,6 +473,18 @@ def trained_section(shipped: Path | None) -> list[str]:
         "",
     ]
     return lines
+
+
+def _throughput_line(cpu: str, found: dict) -> str:
+    rates = found["rates"]
+    listed = ", ".join(
+        f"{r['dtype']} {r['threads']} thread{'s' if r['threads'] > 1 else ''} {r['pairs_per_s']:.1f}" for r in rates
+    )
+    on = f" on {cpu}" if cpu else ""
+    return (
+        f"Throughput{on} at {rates[0]['tokens_per_pair']} tokens a pair, {rates[0]['batch']} a pass "
+        f"(pairs/s, {found.get('measured', '')}): {listed}."
+    )
 
 
 def run() -> str:

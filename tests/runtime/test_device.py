@@ -40,3 +40,17 @@ def test_a_hanging_probe_times_out(monkeypatch):
 def test_explicit_cpu_needs_no_probe(monkeypatch):
     monkeypatch.setattr(device, "probe", lambda *a, **k: (_ for _ in ()).throw(AssertionError))
     assert device.resolve_device("cpu").device == "cpu"
+
+
+def test_the_cpu_description_names_the_model_and_its_native_bfloat16(tmp_path):
+    from zocrates_runtime.device import cpu_description
+
+    def described(flags: str) -> str:
+        info = tmp_path / "cpuinfo"
+        info.write_text(f"processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: fpu sse2 {flags}\n\nprocessor\t: 1\n")
+        return cpu_description(info)
+
+    assert described("avx512f avx512_bf16 amx_bf16 amx_tile") == "Some CPU, AMX"
+    assert described("avx512f avx512_bf16") == "Some CPU, AVX512-BF16"
+    assert described("avx2") == "Some CPU"
+    assert cpu_description(tmp_path / "absent")  # elsewhere: what the platform says

@@ -54,6 +54,11 @@ def test_a_small_run_trains_calibrates_ships_and_evaluates(tmp_path):
     )
     assert [(r["dtype"], r["pairs"]) for r in rates] == [("float32", 4), ("int8", 4)]
     assert all(r["pairs_per_s"] > 0 for r in rates)
+    # kept by the CPU that measured them, beside another CPU's earlier rates
+    section = {"throughput_by_cpu": {"Other CPU": {"measured": "earlier", "rates": [{"pairs_per_s": 1.0}]}}}
+    verifier_eval.record_throughput(section, rates, "python -m tools.verifier_eval --throughput-only")
+    assert section["throughput"] == rates and set(section["throughput_by_cpu"]) == {"Other CPU", rates[0]["cpu"]}
+    assert section["throughput_by_cpu"][rates[0]["cpu"]]["rates"] == rates
 
 
 def test_temperature_fit_recovers_a_known_temperature():
