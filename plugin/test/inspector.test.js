@@ -2,7 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   claimRows, countsLine, filterRows, formatProbability, inspectorTooltip, jointLine, nextSort, probabilityStats,
-  resizeColumns, rowBadges, scoreText, sortRows, sourceLine, sourceOptions, statsLine, verificationCounts,
+  resizeColumns, rowBadges, scoreText, sortRows, sourceLine, sourceOptions, statsLine, unprintedLine,
+  verificationCounts,
 } from "../content/core/inspector.js";
 import { QUOTED_RECORD, RECORD } from "./fixtures.js";
 
@@ -64,6 +65,20 @@ test("an occurrence of a bracket scored as a whole shows the bracket's p; others
   assert.deepEqual(rows.map((r) => [r.index, r.occurrence, jointLine(r)]), [
     [1, 1, "bracket as a whole: p = 0.82"], [2, 1, null], [3, 1, null], [1, 3, null], [1, 2, null]]);
   assert.ok(claimRows(RECORD).every((r) => r.jointSupport === null && jointLine(r) === null));
+});
+
+test("a rejected row names the numbers its passage does not print; none for a turn stored before them", () => {
+  const record = {
+    ...RECORD,
+    citations: RECORD.citations.map((c) => ({
+      ...c,
+      occurrences: c.occurrences.map((o) => (o.verdict === "DEMOTED" ? { ...o, unprinted_numbers: ["783", "2.6"] } : o)),
+    })),
+  };
+  const rows = claimRows(record);
+  assert.deepEqual(rows.filter((r) => unprintedLine(r)).map((r) => [r.verdictLabel, unprintedLine(r)]),
+    [["REJECTED", "the passage does not print 783, 2.6"]]);
+  assert.ok(claimRows(RECORD).every((r) => unprintedLine(r) === null));
 });
 
 test("a row carries its passage's pages to the table and to Open in Reader; none when the citation has none", () => {

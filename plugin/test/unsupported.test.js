@@ -75,6 +75,11 @@ test("a claim that does not fit the prose is ignored rather than cut in the wron
 
 test("the words: tooltip, the message line, and an unknown mode read as the default", () => {
   assert.equal(unsupportedTooltip({ probability: 0.4249 }), "Not supported by its cited passage (best p = 0.42)");
+  const one = [{ index: 1, occurrence: 2 }];
+  assert.equal(unsupportedTooltip({ probability: 0.2, unprinted_numbers: ["783"], occurrences: one }),
+    "Not supported by its cited passage (best p = 0.20): the passage does not print 783");
+  assert.equal(unsupportedTooltip({ probability: 0.2, unprinted_numbers: ["35", "120"], occurrences: [...one, ...one] }),
+    "Not supported by its cited passage (best p = 0.20): none of its passages prints 35, 120");
   assert.equal(unsupportedLine(0), "");
   assert.equal(unsupportedLine(1), "1 unsupported claim");
   assert.equal(unsupportedLine(3), "3 unsupported claims");

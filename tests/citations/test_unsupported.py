@@ -51,6 +51,23 @@ def test_side_by_side_brackets_that_all_failed_are_one_claim_with_the_best_proba
     assert [(o.index, o.occurrence) for o in claim.occurrences] == [(1, 2), (2, 1), (3, 1)]
 
 
+def test_an_unsupported_claim_names_the_numbers_none_of_its_passages_prints(make_chunks):
+    """Each occurrence keeps what the verifier's number rule found; the claim names only the
+    numbers every one of its failed passages lacks, so the reader is not told a passage lacks a
+    number it prints."""
+    resolved = resolve_citations_and_references(
+        "Rates fell by 35% in 120 wards [1][2]. Costs fell by 12% [3].",
+        make_chunks("abc"),
+        support_probabilities={1: [0.2], 2: [0.2], 3: [0.4]},
+        unprinted_numbers={1: [["35", "120"]], 2: [["35"]], 3: [[]]},
+    )
+    first, second = resolved.unsupported
+    assert first.unprinted_numbers == ["35"]
+    assert second.unprinted_numbers == []  # failed for another reason: no number is blamed
+    occurrences = {c.index: c.occurrences[0].unprinted_numbers for c in resolved.citations}
+    assert occurrences == {1: ["35", "120"], 2: ["35"], 3: []}
+
+
 def test_a_claim_in_the_middle_of_a_sentence_leaves_the_sentence_its_punctuation(make_chunks):
     resolved = resolve_citations_and_references(
         "Results improved [1] and costs fell sharply in every region [2].",
@@ -124,6 +141,13 @@ def test_the_coordinator_remembers_an_unsupported_claim_as_unsupported(make_chun
     view = build_coordinator_view(resolved, chunks)
     assert "The rate is ninety percent (not supported by its cited source)." in view
     assert "[2]" not in view and view.count("(not supported") == 1
+    numbered = resolve_citations_and_references(
+        "The rate is 90% [1].", chunks, support_probabilities={1: [0.2]}, unprinted_numbers={1: [["90"]]}
+    )
+    # a later turn knows why, so a follow-up can ask for the number the passage does print
+    assert "The rate is 90% (not supported by its cited source, which does not print 90)." in (
+        build_coordinator_view(numbered, chunks)
+    )
 
 
 # The same cases as plugin/test/unsupported.test.js: the sidebar and the export cut alike.

@@ -93,7 +93,21 @@ def test_a_joint_pair_names_where_each_passage_starts_and_a_version_3_reply_read
     old = VerificationCompleted.model_validate({**envelope, "schema_version": 3, "scores": [score]})
     assert old.scores[0].joint is False
     new = VerificationCompleted(**envelope, scores=[PairScore(**score, joint=True)])
-    assert new.schema_version == 4 and VerificationCompleted.model_validate_json(new.model_dump_json()) == new
+    assert new.schema_version == 5 and VerificationCompleted.model_validate_json(new.model_dump_json()) == new
+
+
+def test_a_version_4_score_reads_with_no_unprinted_numbers_and_a_version_5_one_keeps_them():
+    from zocrates_contracts import PairScore, VerificationCompleted
+    from zocrates_contracts.messages import MAX_UNPRINTED_NUMBERS
+
+    envelope = {"turn_id": "t", "session_id": "s", "user_id": "u"}
+    score = {"chunk_index": 1, "occurrence": 1, "probability": 0.2}
+    old = VerificationCompleted.model_validate({**envelope, "schema_version": 4, "scores": [score]})
+    assert old.scores[0].unprinted_numbers == []
+    new = VerificationCompleted(**envelope, scores=[PairScore(**score, unprinted_numbers=["35", "2.6"])])
+    assert VerificationCompleted.model_validate_json(new.model_dump_json()).scores[0].unprinted_numbers == ["35", "2.6"]
+    with pytest.raises(ValidationError):
+        PairScore(**score, unprinted_numbers=[str(n) for n in range(MAX_UNPRINTED_NUMBERS + 1)])
 
 
 def test_a_version_1_discovery_request_still_decodes_and_a_version_2_one_is_refused_by_a_v1_reader():
@@ -235,7 +249,7 @@ def test_an_unsupported_claim_lies_within_the_prose_in_order():
 
 def test_a_turn_record_carries_prose_and_sources_and_text_is_their_concatenation():
     record = TurnRecord(**TURN, prose="Rates rose [1].\n\n", sources="# Cited Sources\n- x")
-    assert record.schema_version == TurnRecord.SCHEMA_VERSION == 6 and record.error is None
+    assert record.schema_version == TurnRecord.SCHEMA_VERSION == 7 and record.error is None
     assert record.text == "Rates rose [1].\n\n# Cited Sources\n- x"
     assert TurnRecord.model_validate_json(record.model_dump_json()) == record
     with pytest.raises(ValidationError, match="text must be exactly prose \\+ sources"):
@@ -246,7 +260,7 @@ def test_a_turn_record_stored_before_version_2_still_decodes_as_version_1():
     old = TurnRecord.model_validate({**TURN, "text": "Rates rose [1].\n\n# Cited Sources\n- x"})
     assert (old.schema_version, old.prose, old.sources) == (1, "", "")
     with pytest.raises(ValidationError, match="not readable by this build of TurnRecord"):
-        TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 7})
+        TurnRecord.model_validate({**TURN, "prose": "x", "schema_version": 8})
 
 
 CITATION = {"index": 1, "chunk_id": "c1", "item_key": "ITEMAAAA", "quote": "Rates rose.", "survives": True}

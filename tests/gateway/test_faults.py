@@ -42,7 +42,7 @@ async def test_retrieval_killed_mid_turn_ends_the_stream_with_an_error_and_keeps
         stored = (await system.client.get(f"{system.url}/sessions/{session}", headers=system.auth)).json()
         # The session keeps the turn as it ended (issue 17): its error, no answer, no citations.
         [turn] = stored["turns"]
-        assert turn["turn_id"] == events[0]["data"]["turn_id"] and turn["schema_version"] == 6
+        assert turn["turn_id"] == events[0]["data"]["turn_id"] and turn["schema_version"] == 7
         assert turn["error"] == events[-1]["data"] and turn["prose"] == "" and turn["citations"] == []
 
 

@@ -175,7 +175,8 @@ async def test_the_coordinator_routes_what_the_rules_would_send_to_the_library(n
 
 async def test_a_number_the_passage_does_not_print_loses_its_citation(nats_server):
     """The verifier's number rule through a whole turn: the model's right number keeps its
-    citation; the same sentence with another number scores the rule's cap and is demoted."""
+    citation; the same sentence with another number scores the rule's cap and is demoted, and
+    the occurrence and the unsupported claim name the number the passage does not print."""
     from zocrates_verifier.domain.numbers import UNPRINTED_NUMBER_SUPPORT
 
     model = LoopbackModel(
@@ -193,7 +194,9 @@ async def test_a_number_the_passage_does_not_print_loses_its_citation(nats_serve
         right, changed = citation["occurrences"]
         assert right["verdict"] == "KEPT" and right["probability"] > UNPRINTED_NUMBER_SUPPORT
         assert changed["verdict"] == "DEMOTED" and changed["probability"] == UNPRINTED_NUMBER_SUPPORT
+        assert (right["unprinted_numbers"], changed["unprinted_numbers"]) == ([], ["783"])
         # the claim is kept in the prose without its citation, and listed as unsupported
         [unsupported] = done["unsupported"]
         assert "783 pairs" in unsupported["claim"] and unsupported["probability"] == UNPRINTED_NUMBER_SUPPORT
+        assert unsupported["unprinted_numbers"] == ["783"]
         assert done["prose"].count("[1]") == 1

@@ -87,7 +87,7 @@ async def test_a_users_threshold_decides_their_turns_and_lists_what_it_leaves_un
         await system.client.put(f"{system.url}/settings", headers=system.auth, json={"verification_threshold": 0.75})
         strict = (await system.chat(QUESTION))[-1]["data"]
         lenient = (await system.chat(QUESTION, token=bob))[-1]["data"]
-        assert strict["schema_version"] == 6
+        assert strict["schema_version"] == 7
         assert strict["verification"]["threshold"] == 0.75 and lenient["verification"]["threshold"] == 0.6
         assert strict["verification"]["kept"] == 0 and strict["verification"]["demoted"] >= 1
         assert lenient["verification"]["demoted"] == 0 and lenient["unsupported"] == []

@@ -62,7 +62,7 @@ async def test_a_question_the_library_does_not_answer_is_refused_citing_nothing(
 async def test_the_done_payload_carries_the_prose_and_the_source_sections_apart(system):
     """Issue 15: the client renders `prose` and no longer strips the sections off `text`."""
     done = (await system.chat("What was the somatic mutation rate estimated from twins?"))[-1]["data"]
-    assert done["schema_version"] == 6
+    assert done["schema_version"] == 7
     assert done["sources"].startswith("# Cited Sources") and "Cited Sources" not in done["prose"]
     assert done["text"] == done["prose"] + done["sources"]  # older clients read text as before
     small_talk = (await system.chat("hello"))[-1]["data"]

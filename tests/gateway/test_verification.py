@@ -66,6 +66,17 @@ def test_supporting_spans_land_in_their_slots_and_unscored_occurrences_have_none
     assert found == {1: [[], [span]], 2: [[], []]}
 
 
+def test_unprinted_numbers_land_in_their_slots_and_a_joint_score_s_are_not_an_occurrence_s():
+    found = verification.merged_unprinted(
+        occurrences(2),
+        [
+            PairScore(chunk_index=2, occurrence=1, probability=0.2, unprinted_numbers=["783"]),
+            PairScore(chunk_index=1, occurrence=1, probability=0.2, unprinted_numbers=["12"], joint=True),
+        ],
+    )
+    assert found == {1: [[], []], 2: [["783"], []]}
+
+
 def test_pairs_beyond_one_request_are_split_and_blank_ones_left_out():
     many = occurrences(600) + [SimpleNamespace(chunk_index=1, occurrence=601, claim="  ", compound=False)]
     pairs = verification.pairs_for(many, CHUNKS)
@@ -166,7 +177,7 @@ async def test_more_pairs_than_one_request_carries_are_all_scored(nats_server, g
 
     verifier = await serve(nats_server, answer)
     try:
-        probabilities, _, summary, _ = await verify(gateway, IDS, CHUNKS, occurrences(300))
+        probabilities, _, summary, *_ = await verify(gateway, IDS, CHUNKS, occurrences(300))
     finally:
         await verifier.stop()
     assert sorted(sizes) == [600 - MAX_PAIRS, MAX_PAIRS]
@@ -182,7 +193,7 @@ async def test_an_error_reply_keeps_the_scores_it_carries(nats_server, gateway):
 
     verifier = await serve(nats_server, answer)
     try:
-        probabilities, _, summary, _ = await verify(gateway, IDS, CHUNKS, occurrences(1))
+        probabilities, _, summary, *_ = await verify(gateway, IDS, CHUNKS, occurrences(1))
     finally:
         await verifier.stop()
     assert probabilities == {1: [0.8], 2: [None]}
@@ -206,7 +217,7 @@ async def test_a_malformed_reply_fails_open_with_a_note(nats_server, gateway):
     await nc.subscribe(VERIFICATION_REQUESTED, cb=garbage)
     await nc.flush()
     try:
-        probabilities, spans, summary, _ = await verify(gateway, IDS, CHUNKS, occurrences(1))
+        probabilities, spans, summary, *_ = await verify(gateway, IDS, CHUNKS, occurrences(1))
     finally:
         await nc.close()
     assert probabilities == {1: [None], 2: [None]} and spans == {1: [[]], 2: [[]]}
@@ -254,7 +265,7 @@ async def test_a_bracket_supported_only_as_a_whole_is_stored_with_its_joint_supp
         again = (await system.client.post(f"{system.url}/citations/resolve", json=ids, headers=system.auth)).json()
     stored = response.json()["turns"][0]
     assert again["citations"] == stored["citations"] and again["quality"] == stored["quality"]
-    assert stored == done and stored["schema_version"] == 6
+    assert stored == done and stored["schema_version"] == 7
     # One request: a pair per index, then the bracket's joint pair over both passages.
     (request,) = verifier.requests
     assert [(p.chunk_index, p.occurrence, p.joint) for p in request.pairs] == [

@@ -59,6 +59,21 @@ def test_the_rule_caps_a_changed_number_and_keeps_the_rest():
     assert capped == [(1, 0.9, ["23"])]
     assert support == [0.9, UNPRINTED_NUMBER_SUPPORT, 0.1]
     assert windows.spans_of(support[1]) == spans  # where the passage supports the rest stays shown
+    # the numbers are named whether the rule capped the score or the model had scored it lower
+    assert [windows.unprinted_of(s) for s in support] == [(), ("23",), ("7",)]
+
+
+def test_a_pair_score_names_the_numbers_its_passage_does_not_print():
+    from zocrates_contracts.messages import VerificationPair
+    from zocrates_verifier.service import pair_score
+
+    wrong = Pair("Aspirin cut the risk by 23% in 2,500 adults.", PASSAGE)
+    support = [windows.Support(0.9, ((0, 10),))]
+    cap_unprinted_numbers([wrong], support)
+    sent = VerificationPair(chunk_index=2, occurrence=1, claim=wrong.claim, source_text=PASSAGE)
+    score = pair_score(sent, support[0])
+    assert (score.probability, score.unprinted_numbers) == (UNPRINTED_NUMBER_SUPPORT, ["23", "2500"])
+    assert pair_score(sent, 0.9).unprinted_numbers == []  # a backend that does not apply the rule
 
 
 def test_a_compound_claim_is_capped_only_when_every_part_states_an_unprinted_number():

@@ -35,6 +35,8 @@ export function claimRows(record) {
         compound: Boolean(occ.compound),
         // The bracket as a whole (TurnRecord version 6): its passages together against the claim.
         jointSupport: occ.joint_support ?? null,
+        // Numbers the claim states that this passage does not print (TurnRecord version 7).
+        unprintedNumbers: Array.isArray(occ.unprinted_numbers) ? occ.unprinted_numbers : [],
         quoted: isQuoted(occ),
         relevance: occ.relevance ?? null,
         itemKey: citation.item_key,
@@ -126,6 +128,14 @@ export function scoreText(row) {
  */
 export function jointLine(row) {
   return row.jointSupport === null || row.jointSupport === undefined ? null : `bracket as a whole: p = ${row.jointSupport.toFixed(2)}`;
+}
+
+/**
+ * The probability cell's line for an occurrence whose claim states numbers its passage does not
+ * print (the verifier's number rule): `the passage does not print 783`; null when there are none.
+ */
+export function unprintedLine(row) {
+  return row.unprintedNumbers?.length ? `the passage does not print ${row.unprintedNumbers.join(", ")}` : null;
 }
 
 /**

@@ -16,9 +16,16 @@ export function unsupportedMode(value) {
   return UNSUPPORTED_MODES.includes(value) ? value : DEFAULT_UNSUPPORTED;
 }
 
-/** `Not supported by its cited passage (best p = 0.42)`: the marker's tooltip. */
+/**
+ * `Not supported by its cited passage (best p = 0.42)`: the marker's tooltip; with `: the passage
+ * does not print 783` when the claim states numbers none of its passages prints (TurnRecord 7).
+ */
 export function unsupportedTooltip(claim) {
-  return `Not supported by its cited passage (best p = ${Number(claim.probability).toFixed(2)})`;
+  const base = `Not supported by its cited passage (best p = ${Number(claim.probability).toFixed(2)})`;
+  const numbers = Array.isArray(claim.unprinted_numbers) ? claim.unprinted_numbers : [];
+  if (!numbers.length) return base;
+  const passages = (claim.occurrences || []).length > 1 ? "none of its passages prints" : "the passage does not print";
+  return `${base}: ${passages} ${numbers.join(", ")}`;
 }
 
 /** `2 unsupported claims` (empty when none). */

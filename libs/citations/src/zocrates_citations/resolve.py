@@ -266,6 +266,7 @@ def resolve_citations_and_references(
     quotes: Mapping[int | str, Sequence[float | None]] | None = None,
     support_spans: Mapping[int | str, Sequence[Sequence[TextSpan]]] | None = None,
     joint_support: Mapping[int | str, Sequence[float | None]] | None = None,
+    unprinted_numbers: Mapping[int | str, Sequence[Sequence[str]]] | None = None,
 ) -> Resolution:
     """Resolve an answer's citation tokens against the chunks it was written from.
 
@@ -291,6 +292,9 @@ def resolve_citations_and_references(
     occurrence, the joint probability of the bracket it belongs to (the claim against the
     bracket's passages together; `None` for a bracket of one passage or an unscored check). It is
     stored on the occurrence (`joint_support`) and judges no verdict: each index keeps its own.
+    `unprinted_numbers` has the shape of `support_spans`: per occurrence, the numbers its claim
+    states that the chunk does not print (the verifier's number rule), stored on the occurrence;
+    an unsupported claim names those that none of its passages prints.
     """
     if not 0.0 <= verification_threshold <= 1.0:
         raise ValueError(f"verification_threshold must be within [0, 1], got {verification_threshold!r}")
@@ -301,6 +305,7 @@ def resolve_citations_and_references(
     joint_by_index = _probabilities(joint_support)
     quoted_by_index = {int(k): list(v) for k, v in (quotes or {}).items()}
     spans_by_index = {int(k): list(v) for k, v in (support_spans or {}).items()}
+    unprinted_by_index = {int(k): list(v) for k, v in (unprinted_numbers or {}).items()}
     if isinstance(text, ParsedAnswer):
         if text.n_chunks != len(chunks):
             raise ValueError(
@@ -332,6 +337,7 @@ def resolve_citations_and_references(
                 verdict = _verdict(p, verification_threshold)
                 spans = spans_by_index.get(index, ())
                 joint = joint_by_index.get(index, ())
+                unprinted = unprinted_by_index.get(index, ())
                 supporting = spans[len(per_index)] if verdict == "KEPT" and len(per_index) < len(spans) else ()
                 counts[verdict] += 1
                 per_index.append(
@@ -345,6 +351,7 @@ def resolve_citations_and_references(
                         relevance=relevance,
                         spans=_within(supporting, _quoted_length(chunks[index - 1].text, max_quote_chars)),
                         joint_support=joint[len(per_index)] if len(per_index) < len(joint) else None,
+                        unprinted_numbers=list(unprinted[len(per_index)]) if len(per_index) < len(unprinted) else [],
                     )
                 )
                 if verdict != "DEMOTED":
@@ -452,6 +459,9 @@ def unsupported_claims(
                 claim=first.claim,
                 probability=max(o.probability or 0.0 for _, o in demoted),
                 occurrences=[CitedOccurrence(index=i, occurrence=o.occurrence) for i, o in demoted],
+                unprinted_numbers=[
+                    n for n in demoted[0][1].unprinted_numbers if all(n in o.unprinted_numbers for _, o in demoted)
+                ],
             )
         )
     return claims

@@ -22,7 +22,7 @@ from zocrates_citations.resolve import (
     source_ref,
     split_sources,
 )
-from zocrates_contracts import EvidenceChunk, SourceRef
+from zocrates_contracts import EvidenceChunk, SourceRef, UnsupportedClaim
 
 __all__ = ["build_coordinator_view", "split_sources", "strip_citations", "to_author_year"]
 
@@ -90,10 +90,18 @@ def _join(prose: str, bibliography: str, had_sources: bool) -> str:
 UNSUPPORTED_NOTE = " (not supported by its cited source)"
 
 
+def unsupported_note(claim: UnsupportedClaim) -> str:
+    """`UNSUPPORTED_NOTE`, naming the numbers none of the claim's sources prints when the
+    verifier found some: " (not supported by its cited source, which does not print 783)"."""
+    if not claim.unprinted_numbers:
+        return UNSUPPORTED_NOTE
+    return f"{UNSUPPORTED_NOTE[:-1]}, which does not print {', '.join(claim.unprinted_numbers)})"
+
+
 def _with_unsupported_notes(resolution: Resolution) -> str:
     prose, out, cursor = resolution.prose, [], 0
     for claim in sorted(resolution.unsupported, key=lambda c: c.at):
-        out += [prose[cursor : claim.at], UNSUPPORTED_NOTE]
+        out += [prose[cursor : claim.at], unsupported_note(claim)]
         cursor = claim.at
     return "".join(out) + prose[cursor:]
 

@@ -177,6 +177,10 @@ class VerificationPair(BaseModel):
         return self
 
 
+#: Most unprinted numbers a pair score names (a claim rarely states more than a few).
+MAX_UNPRINTED_NUMBERS = 8
+
+
 class PairScore(BaseModel):
     """Support probability of one pair; `None` means not verified (fails open)."""
 
@@ -193,6 +197,13 @@ class PairScore(BaseModel):
         "was not scored or the backend cannot say where (version 3)",
     )
     joint: bool = Field(default=False, description="The score of a joint pair (the pair's `joint`, echoed; version 4)")
+    unprinted_numbers: list[Annotated[str, StringConstraints(max_length=32)]] = Field(
+        default_factory=list,
+        max_length=MAX_UNPRINTED_NUMBERS,
+        description="Numbers the claim states in digits that the passage does not print, as the "
+        "verifier's number rule read them ('35', '2.6'): why a capped score is low. Empty when "
+        "there are none, the pair was not scored, or the backend does not apply the rule (version 5)",
+    )
 
 
 class VerificationRequested(Request):
@@ -211,9 +222,10 @@ class VerificationCompleted(Message):
 
     SUBJECT = VERIFICATION_COMPLETED
     # 2: `threshold`. 3: a score's `spans` (a version 2 score reads with none). 4: a score's
-    # `joint` (an older score reads as a pair of one passage)
-    SCHEMA_VERSION = 4
-    schema_version: int = 4
+    # `joint` (an older score reads as a pair of one passage). 5: a score's `unprinted_numbers`
+    # (an older score reads with none)
+    SCHEMA_VERSION = 5
+    schema_version: int = 5
 
     scores: list[PairScore] = Field(default_factory=list, max_length=MAX_PAIRS)
     provider: str = ""

@@ -82,6 +82,12 @@ class CitationOccurrence(BaseModel):
         "occurrence of a bracket citing two passages or more when that joint check was scored; None "
         "otherwise (one passage, not scored, or stored before version 6)",
     )
+    unprinted_numbers: list[str] = Field(
+        default_factory=list,
+        description="Numbers the claim states in digits that the cited passage does not print, as the "
+        "verifier's number rule read them (version 7): why the occurrence scored low. Empty when there "
+        "are none, it was not scored, the verifier does not apply the rule, or stored before version 7",
+    )
 
 
 class Citation(BaseModel):
@@ -143,6 +149,12 @@ class UnsupportedClaim(BaseModel):
     at: int = Field(ge=0, description="Where its pruned citation stood in `prose`: where a marker goes")
     claim: str = Field(description="The claim as the verifier judged it")
     probability: float = Field(ge=0.0, le=1.0, description="The best support probability of its occurrences")
+    unprinted_numbers: list[str] = Field(
+        default_factory=list,
+        description="Numbers the claim states that none of its cited passages prints (each of its "
+        "occurrences' `unprinted_numbers`), for the marker to say why; empty when any passage prints "
+        "them all or failed for another reason (version 7)",
+    )
     occurrences: list[CitedOccurrence] = Field(min_length=1, description="Its occurrences, in the inspector")
 
     @model_validator(mode="after")
@@ -312,7 +324,9 @@ class TurnRecord(BaseModel):
     `scope` the question was asked in with its `scope_label`. Version 5 lists the claims whose
     every citation failed verification (`unsupported`); older records decode with none. Version
     6: each occurrence of a bracket citing several passages carries the bracket's `joint_support`
-    (older records decode with none), and `quality` counts a sentence supported by it.
+    (older records decode with none), and `quality` counts a sentence supported by it. Version 7:
+    each occurrence and unsupported claim carries the `unprinted_numbers` that made it fail
+    (older records decode with none).
 
     The answer travels in two parts: `prose` (what the client renders, with its citation
     tokens) and `sources` (the source sections, for clients that show markdown as is; the
@@ -323,10 +337,11 @@ class TurnRecord(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     # 2: prose and sources apart from text; typed candidates. 3: error, memory. 4: spans, quality,
-    # pages, attributions, scope. 5: unsupported claims. 6: an occurrence's joint_support
-    SCHEMA_VERSION: ClassVar[int] = 6
+    # pages, attributions, scope. 5: unsupported claims. 6: an occurrence's joint_support.
+    # 7: unprinted numbers of an occurrence and of an unsupported claim
+    SCHEMA_VERSION: ClassVar[int] = 7
 
-    schema_version: int = 6
+    schema_version: int = 7
     turn_id: str
     session_id: str
     intent: Literal["library", "discovery", "chat"]

@@ -6,7 +6,8 @@
 import { escapeAttr, escapeHtml, stripMathQuotes, QUOTED_TEXT } from "../../core/format.js";
 import {
   claimRows, countsLine, defaultColumnWidths, filterRows, jointLine, nextSort, probabilityStats, qualityLine,
-  resizeColumns, rowBadges, scoreText, sortRows, sourceLine, sourceOptions, statsLine, verificationCounts, COLUMNS,
+  resizeColumns, rowBadges, scoreText, sortRows, sourceLine, sourceOptions, statsLine, unprintedLine, verificationCounts,
+  COLUMNS,
 } from "../../core/inspector.js";
 import { markedQuoteHtml, spansHtml } from "../../core/evidence.js";
 import { attributionKey, attributionsOf, withAttribution } from "../../core/attribution.js";
@@ -168,7 +169,8 @@ export function renderInspector(container, record, { renderer, host, onSelect, o
         '<td><div class="evidence-cell"></div></td>' +
         `<td><span class="probability">${escapeHtml(scoreText(row))}</span>` +
         rowBadges(row).map((b) => `<span class="verdict-badge ${escapeAttr(b.cls)}">${escapeHtml(b.text)}</span>`).join("") +
-        (jointLine(row) ? `<div class="info-muted joint-support">${escapeHtml(jointLine(row))}</div>` : "") + "</td>";
+        (jointLine(row) ? `<div class="info-muted joint-support">${escapeHtml(jointLine(row))}</div>` : "") +
+        (unprintedLine(row) ? `<div class="info-muted unprinted-numbers">${escapeHtml(unprintedLine(row))}</div>` : "") + "</td>";
       tr.querySelector(".row-open").addEventListener("click", () => onOpen({ item_key: row.itemKey, library_id: row.libraryId,
         attachment_key: row.attachmentKey, section: row.section, pages: row.pages, title: row.title }));
       tr.querySelector(".row-select").addEventListener("click", () => onSelect(row.itemKey, row.libraryId));

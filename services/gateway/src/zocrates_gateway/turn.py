@@ -522,6 +522,7 @@ async def answer_turn(
             support_probabilities=verified.probabilities,
             support_spans=verified.spans,
             joint_support=verified.joint,
+            unprinted_numbers=verified.unprinted,
             threshold=verified.summary.threshold,
             refused=refused,
             quotes=quotes,
@@ -577,6 +578,7 @@ def resolve_record(
         quotes=audit.quotes,
         support_spans=audit.support_spans,
         joint_support=audit.joint_support,
+        unprinted_numbers=audit.unprinted_numbers,
     )
     quality = None  # nothing to judge without citations
     if s.citations_enabled and audit.chunks and not audit.refused:
@@ -632,13 +634,15 @@ def written_end(text: str, notes) -> int:
 
 class Verified(NamedTuple):
     """A turn's verification: per chunk index, each occurrence's probability and supporting spans
-    (`None` when nothing was sent), the summary, and each occurrence's bracket's joint probability
-    (`verification.joint_merged`; `None` when nothing was sent)."""
+    (`None` when nothing was sent), the summary, each occurrence's bracket's joint probability
+    (`verification.joint_merged`) and the numbers its claim states that its passage does not print
+    (`verification.merged_unprinted`; both `None` when nothing was sent)."""
 
     probabilities: dict[int, list[float | None]] | None
     spans: dict[int, list[list[TextSpan]]] | None
     summary: VerificationSummary
     joint: dict[int, list[float | None]] | None = None
+    unprinted: dict[int, list[list[str]]] | None = None
 
 
 async def verify(
@@ -676,6 +680,7 @@ async def verify(
         verification.merged_spans(occurrences, scores),
         summary,
         verification.joint_merged(occurrences, brackets, scores),
+        verification.merged_unprinted(occurrences, scores),
     )
 
 

@@ -21,7 +21,13 @@ from typing import Any
 import structlog
 
 from zocrates_contracts import SUPPORT_THRESHOLD, ServiceError, TextSpan
-from zocrates_contracts.messages import PairScore, VerificationCompleted, VerificationPair, VerificationRequested
+from zocrates_contracts.messages import (
+    MAX_UNPRINTED_NUMBERS,
+    PairScore,
+    VerificationCompleted,
+    VerificationPair,
+    VerificationRequested,
+)
 from zocrates_runtime.device import resolve_device
 from zocrates_verifier.adapters.backends import build_backend, local_torch
 from zocrates_verifier.adapters.backends.base import (
@@ -64,7 +70,8 @@ def first_error(outcomes: Sequence[Outcome]) -> ServiceError | None:
 
 def pair_score(pair: VerificationPair, outcome: Outcome) -> PairScore:
     """A pair's score on the wire: its probability (`None` when it failed) and, when the backend
-    said where, the spans of its passage that support the claim (`windows.Support`)."""
+    said where, the spans of its passage that support the claim and the numbers the claim states
+    that the passage does not print (`windows.Support`)."""
     if not isinstance(outcome, float):
         return PairScore(chunk_index=pair.chunk_index, occurrence=pair.occurrence, joint=pair.joint)
     return PairScore(
@@ -73,6 +80,7 @@ def pair_score(pair: VerificationPair, outcome: Outcome) -> PairScore:
         probability=float(outcome),
         spans=[TextSpan(start=start, end=end) for start, end in windows.spans_of(outcome)],
         joint=pair.joint,
+        unprinted_numbers=list(windows.unprinted_of(outcome))[:MAX_UNPRINTED_NUMBERS],
     )
 
 

@@ -49,7 +49,8 @@ class SessionMeta(BaseModel):
 class TurnAudit(BaseModel):
     """What a library turn's resolution was computed from, so it can be recomputed or
     re-verified later without new retrieval: the raw answer, the ranked chunks, and the
-    per-occurrence probabilities (`None` = not verified), supporting spans and joint probabilities."""
+    per-occurrence probabilities (`None` = not verified), supporting spans, joint probabilities
+    and unprinted numbers."""
 
     raw_text: str
     chunks: list[EvidenceChunk]
@@ -60,6 +61,8 @@ class TurnAudit(BaseModel):
     support_spans: dict[int, list[list[TextSpan]]] | None = None  # per occurrence: where its chunk supports it
     # per occurrence: its bracket's joint probability (a bracket of several passages; None otherwise)
     joint_support: dict[int, list[float | None]] | None = None
+    # per occurrence: the numbers its claim states that its chunk does not print (the number rule)
+    unprinted_numbers: dict[int, list[list[str]]] | None = None
 
 
 class Profile(BaseModel):

@@ -108,14 +108,24 @@ def merged(occurrences, scores: list[PairScore]) -> dict[int, list[float | None]
 
 def merged_spans(occurrences, scores: list[PairScore]) -> dict[int, list[list[TextSpan]]]:
     """Per chunk index, the supporting spans of each occurrence citing it (none when unscored)."""
-    spans: dict[int, list[list[TextSpan]]] = {i: [[] for _ in slots] for i, slots in unverified(occurrences).items()}
+    return _merged_lists(occurrences, scores, lambda score: list(score.spans))
+
+
+def merged_unprinted(occurrences, scores: list[PairScore]) -> dict[int, list[list[str]]]:
+    """Per chunk index, the numbers each occurrence's claim states that its passage does not
+    print (the verifier's number rule; none when unscored or all printed)."""
+    return _merged_lists(occurrences, scores, lambda score: list(score.unprinted_numbers))
+
+
+def _merged_lists(occurrences, scores: list[PairScore], read) -> dict[int, list[list]]:
+    found: dict[int, list[list]] = {i: [[] for _ in slots] for i, slots in unverified(occurrences).items()}
     for score in scores:
         if score.joint:
             continue
-        slots = spans.get(score.chunk_index)
+        slots = found.get(score.chunk_index)
         if slots is not None and score.occurrence <= len(slots):
-            slots[score.occurrence - 1] = list(score.spans)
-    return spans
+            slots[score.occurrence - 1] = read(score)
+    return found
 
 
 def joint_merged(occurrences, brackets, scores: list[PairScore]) -> dict[int, list[float | None]]:

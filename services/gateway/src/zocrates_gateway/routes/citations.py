@@ -87,6 +87,7 @@ async def reverify(gateway: GatewayDep, body: ReverifyRequest, user: CurrentUser
             "support_probabilities": verified.probabilities,
             "support_spans": verified.spans,
             "joint_support": verified.joint,
+            "unprinted_numbers": verified.unprinted,
             "threshold": verified.summary.threshold,
         }
     )

@@ -128,20 +128,26 @@ def cap_unprinted_numbers(
     pairs: Sequence, support: list[float], *, spare_quotes: bool = False
 ) -> list[tuple[int, float, list[str]]]:
     """The number rule over a batch: each pair (with `claim`, `source_text`, `compound`) whose
-    claim states a number its passage does not print, scored above `UNPRINTED_NUMBER_SUPPORT`,
-    is capped at it in `support` (in place; its evidence spans are kept). A compound claim is
-    capped only when each of its parts states such a number: a part may cite another passage.
-    `spare_quotes`: leave the verbatim rule's quotes alone (`windows.is_quote`). Returns
-    (position, the score before, the unprinted numbers) of each pair capped."""
+    claim states a number its passage does not print is capped at `UNPRINTED_NUMBER_SUPPORT` in
+    `support` (in place; its evidence spans are kept), and carries those numbers
+    (`windows.Support.unprinted`) whether or not the model had already scored it lower: they
+    tell the reader why the citation failed. A compound claim is judged only when each of its
+    parts states such a number: a part may cite another passage. `spare_quotes`: leave the
+    verbatim rule's quotes alone (`windows.is_quote`). Returns (position, the score before, the
+    unprinted numbers) of each pair capped."""
     capped = []
     for i, pair in enumerate(pairs):
-        if support[i] <= UNPRINTED_NUMBER_SUPPORT:
-            continue
         parts = claim_parts(pair.claim)[1:] if pair.compound else []
+        stated = [stated_numbers(claim) for claim in parts or [pair.claim]]
+        if not all(stated):
+            continue  # most claims state none: their passage is not read
         printed = numbers(pair.source_text)  # once, for every part
-        missing = [_unprinted(part, printed) for part in parts or [pair.claim]]
-        if all(missing) and not (spare_quotes and windows.is_quote(pair.claim, pair.source_text, pair.quoted)):
-            before = support[i]
-            support[i] = windows.Support(UNPRINTED_NUMBER_SUPPORT, windows.spans_of(before))
-            capped.append((i, before, sorted({n for found in missing for n in found})))
+        missing = [[value for value in part if not number_found(value, printed)] for part in stated]
+        if not all(missing) or (spare_quotes and windows.is_quote(pair.claim, pair.source_text, pair.quoted)):
+            continue
+        before = support[i]
+        found = list(dict.fromkeys(n for part in missing for n in part))  # in the claim's order
+        support[i] = windows.Support(min(before, UNPRINTED_NUMBER_SUPPORT), windows.spans_of(before), found)
+        if before > UNPRINTED_NUMBER_SUPPORT:
+            capped.append((i, before, found))
     return capped

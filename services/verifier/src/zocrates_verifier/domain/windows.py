@@ -228,21 +228,28 @@ def window_evidence(claim: str, passage: str, window: Window) -> tuple[Span, ...
 
 class Support(float):
     """A support probability that also says where the passage supports the claim: `spans`,
-    offsets into the pair's `source_text` of the window the probability came from. It is a
-    float, so whatever reads a probability reads it unchanged; a backend that cannot say where
-    (a remote server) answers a plain float."""
+    offsets into the pair's `source_text` of the window the probability came from; and
+    `unprinted`, the numbers the claim states that the passage does not print (the number rule's
+    finding, `numbers.cap_unprinted_numbers`). It is a float, so whatever reads a probability
+    reads it unchanged; a backend that cannot say where (a remote server) answers a plain float."""
 
-    __slots__ = ("spans",)
+    __slots__ = ("spans", "unprinted")
 
-    def __new__(cls, probability: float, spans: Sequence[Span] = ()) -> Support:
+    def __new__(cls, probability: float, spans: Sequence[Span] = (), unprinted: Sequence[str] = ()) -> Support:
         support = super().__new__(cls, probability)
         support.spans = tuple(spans)
+        support.unprinted = tuple(unprinted)
         return support
 
 
 def spans_of(outcome: object) -> tuple[Span, ...]:
     """The spans an outcome carries (`Support`), else none."""
     return getattr(outcome, "spans", ())
+
+
+def unprinted_of(outcome: object) -> tuple[str, ...]:
+    """The unprinted numbers an outcome carries (`Support`), else none."""
+    return getattr(outcome, "unprinted", ())
 
 
 def best_window(scored: Sequence[tuple[Window, Distribution]]) -> tuple[Window, Distribution]:
