@@ -346,6 +346,25 @@ def test_a_percentage_in_a_table_is_a_number_of_a_row_whose_headers_say_percent(
     assert points and "95.7" in points[0].text
 
 
+def test_two_rows_of_one_table_are_told_apart_by_their_cells_not_their_shared_caption():
+    """A question naming two compounds may tie their rows; both are quoted, since the caption and
+    headers the rows share do not make one a repeat of the other."""
+    table = evidence_chunk(
+        1,
+        "Table 3 Summary of results obtained from SHOP screening of the ligand backbone\n"
+        "Compound | R2 relative to the ligand backbone\nRXP407 | 1\n33RE | 0.85\nCA-4124 | 0.62",
+        kind="table",
+    )
+    texts = [
+        p.text
+        for p in points_for("What R2 value relative to the RXP407 backbone did the SHOP screen give 33RE?", [table])
+    ]
+    assert [t.split("): ")[1] for t in texts] == [
+        "33RE — R2 relative to the ligand backbone: 0.85",
+        "RXP407 — R2 relative to the ligand backbone: 1",
+    ]
+
+
 def test_british_and_american_spellings_match():
     assert content_words("the favourite colour of the randomised organisation") == content_words(
         "the favorite color of the randomized organization"

@@ -369,6 +369,13 @@ class Sentence:
     bonus: float = 0.0  # answer type and named terms
     on_type: bool = True  # states the kind of answer asked for, about the thing asked about
     relevance: float = field(default=0.0, compare=False)  # the score that chose it
+    #: The words that tell it apart from other units: a table row's own cells (its rows share
+    #: their caption and headers); None for a sentence or list item, whose `words` do.
+    own_words: frozenset[str] | None = None
+
+    @property
+    def distinct_words(self) -> frozenset[str]:
+        return self.words if self.own_words is None else self.own_words
 
 
 # A unit that leans on the one before it: "This may reflect ...", "These results ...".
@@ -456,6 +463,7 @@ def candidate_sentences(question: str, chunks: list[EvidenceChunk], ask: Ask | N
                     similarity,
                     bonus,
                     on_type=pattern is None or (typed and names_focus),
+                    own_words=frozenset(own) if kind == "table_row" else None,
                 )
             )
     return found
@@ -535,10 +543,13 @@ def choose_points(
         if sum(p.index == sentence.index for p in points) >= MAX_POINTS_PER_CHUNK:
             continue
         if any(
-            _jaccard(sentence.words, p.words) >= NEAR_DUPLICATE or p.text in sentence.text or sentence.text in p.text
+            _jaccard(sentence.distinct_words, p.distinct_words) >= NEAR_DUPLICATE
+            or p.text in sentence.text
+            or sentence.text in p.text
             for p in points
         ):
-            continue  # says nothing new (a sentence quoted with the one before it holds that one)
+            continue  # says nothing new (a sentence quoted with the one before it holds that one;
+            # two rows of one table are told apart by their own cells, not the caption they share)
         points.append(replace(sentence, relevance=round(value, 4)))
         if len(points) == max_points:
             break
