@@ -98,7 +98,12 @@ def load_scifact():
 
 
 def embed_cached(embedder, texts: list[str], name: str) -> np.ndarray:
-    key = hashlib.sha256("\x00".join([embedder.name, embedder.precision, *texts]).encode()).hexdigest()[:16]
+    from zocrates_retrieval.domain.searchable import searchable
+
+    # keyed by what the model reads (folded), so vectors cached before a fold are not reused
+    key = hashlib.sha256(
+        "\x00".join([embedder.name, embedder.precision, *map(searchable, texts)]).encode()
+    ).hexdigest()[:16]
     path = CACHE / f"{name}-{key}.npy"
     if path.exists():
         return np.load(path)

@@ -365,6 +365,12 @@ def test_two_rows_of_one_table_are_told_apart_by_their_cells_not_their_shared_ca
     ]
 
 
+def test_mathematical_letters_read_as_the_letters_they_show():
+    assert content_words("rated against the 𝑃𝐷𝐹 baseline (𝑝-values)") == content_words(
+        "rated against the PDF baseline (p-values)"
+    )
+
+
 def test_british_and_american_spellings_match():
     assert content_words("the favourite colour of the randomised organisation") == content_words(
         "the favorite color of the randomized organization"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -292,7 +293,10 @@ def _stems(word: str) -> tuple[str, ...]:
 
 def content_words(text: str) -> set[str]:
     """The stems of the words of `text` that carry meaning (Snowball's English stemmer, so
-    "calculated" matches "calculate" and "complications" "complication")."""
+    "calculated" matches "calculate" and "complications" "complication"); a PDF's mathematical
+    letters read as letters ("𝑃𝐷𝐹" is "PDF", as retrieval reads it)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     return {stem for w in (t.lower() for t in _WORD_RE.findall(text)) if w not in _STOP for stem in _stems(w)}
 
 

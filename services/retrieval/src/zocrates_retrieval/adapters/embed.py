@@ -10,6 +10,7 @@ from typing import Literal
 
 import numpy as np
 
+from zocrates_retrieval.domain.searchable import searchable
 from zocrates_runtime.device import DeviceChoice, cpu_has_bfloat16, resolve_device
 
 # Never reach for the Hugging Face hub: models come from a package or a local directory.
@@ -86,7 +87,7 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._computing():
             vectors = self.model.encode(
-                texts,
+                [searchable(t) for t in texts],
                 batch_size=self.batch_size,
                 normalize_embeddings=True,
                 convert_to_numpy=True,
@@ -105,7 +106,7 @@ class Embedder:
 
         tokenizer, vectors, span_vectors = self.model.tokenizer, [], []
         for start in range(0, len(texts), self.batch_size):
-            batch = texts[start : start + self.batch_size]
+            batch = [searchable(t) for t in texts[start : start + self.batch_size]]  # one for one: spans hold
             encoded = tokenizer(
                 batch,
                 padding=True,

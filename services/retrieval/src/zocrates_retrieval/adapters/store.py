@@ -40,6 +40,7 @@ from typing import Literal
 import numpy as np
 import structlog
 
+from zocrates_retrieval.domain.searchable import searchable
 from zocrates_runtime.durable import fsync_dir
 
 log = structlog.get_logger(__name__)
@@ -187,11 +188,11 @@ class SparseEncoder:
         self._model = qdrant_edge.Bm25(qdrant_edge.Bm25Config(language=self.language))
 
     def document(self, text: str) -> tuple[list[int], list[float]]:
-        sv = self._model.embed_document(text)
+        sv = self._model.embed_document(searchable(text))
         return list(sv.indices), list(sv.values)
 
     def query(self, text: str) -> tuple[list[int], list[float]]:
-        sv = self._model.embed_query(text)
+        sv = self._model.embed_query(searchable(text))
         return list(sv.indices), list(sv.values)
 
 

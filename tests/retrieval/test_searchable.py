@@ -1,0 +1,27 @@
+"""Mathematical letters in a PDF's text are found by the words they show."""
+
+from __future__ import annotations
+
+from zocrates_retrieval.adapters.store import SparseEncoder
+from zocrates_retrieval.domain.searchable import searchable
+
+
+def test_mathematical_letters_fold_to_letters_one_for_one():
+    text = "the 𝑃𝐷𝐹 baseline: 𝑝-values, 𝜎= 1.51, ＡＢＣ, x², ﬁnal, Å"
+    folded = searchable(text)
+    assert folded == "the PDF baseline: p-values, σ= 1.51, ABC, x2, ﬁnal, Å"  # a ligature stays: it is two letters
+    assert len(folded) == len(text)  # the answer units' offsets hold
+    assert searchable("plain ASCII") == "plain ASCII"
+
+
+def test_bm25_finds_a_word_typeset_as_mathematical_letters():
+    sparse = SparseEncoder()
+    assert sparse.document("the 𝑃𝐷𝐹 baseline")[0] == sparse.document("the PDF baseline")[0]
+    assert set(sparse.query("PDF")[0]) <= set(sparse.document("rated against the 𝑃𝐷𝐹 baseline")[0])
+
+
+def test_the_embedder_reads_mathematical_letters_as_letters(embedder):
+    import numpy as np
+
+    typeset, plain = embedder.embed_documents(["the 𝑃𝐷𝐹 baseline was rated lower", "the PDF baseline was rated lower"])
+    assert float(np.dot(typeset, plain)) > 0.999
