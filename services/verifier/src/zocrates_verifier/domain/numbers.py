@@ -117,11 +117,12 @@ def number_found(value: str, passage_values: Sequence[str]) -> bool:
 
 def unprinted_numbers(claim: str, passage: str) -> list[str]:
     """The numbers `claim` states that `passage` does not print."""
-    return _unprinted(claim, numbers(passage))
+    return _unprinted(stated_numbers(claim), numbers(passage))
 
 
-def _unprinted(claim: str, printed: Sequence[str]) -> list[str]:
-    return [value for value in stated_numbers(claim) if not number_found(value, printed)]
+def _unprinted(stated: Sequence[str], printed: Sequence[str]) -> list[str]:
+    """Of the values a claim states, those not among the passage's `printed` values."""
+    return [value for value in stated if not number_found(value, printed)]
 
 
 def cap_unprinted_numbers(
@@ -142,7 +143,7 @@ def cap_unprinted_numbers(
         if not all(stated):
             continue  # most claims state none: their passage is not read
         printed = numbers(pair.source_text)  # once, for every part
-        missing = [[value for value in part if not number_found(value, printed)] for part in stated]
+        missing = [_unprinted(part, printed) for part in stated]
         if not all(missing) or (spare_quotes and windows.is_quote(pair.claim, pair.source_text, pair.quoted)):
             continue
         before = support[i]
