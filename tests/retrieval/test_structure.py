@@ -9,7 +9,14 @@ import pytest
 from zocrates_retrieval.adapters.pdf import convert_pdf
 from zocrates_retrieval.domain.chunking import approx_tokens, chunk_blocks
 from zocrates_retrieval.domain.document import Block
-from zocrates_retrieval.domain.structure import classify_text, prose_units, row_text, table_label, table_units
+from zocrates_retrieval.domain.structure import (
+    classify_text,
+    header_rows,
+    prose_units,
+    row_text,
+    table_label,
+    table_units,
+)
 
 PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pdfs"
 
@@ -107,7 +114,52 @@ def test_a_table_row_reads_with_its_caption_and_headers():
     assert text[row.start : row.end] == "age, years | 54.2 ± 8.1 | 55.0"
     assert row.text == "Table 3 (Baseline characteristics): age, years — Treated: 54.2 ± 8.1; Control: 55.0"
     assert table_label("Table S2: Crystallographic statistics") == "Table S2 (Crystallographic statistics)"
-    assert row_text("Table", ["a", "b"], ["x", "y", "z"]) == "Table: x | y | z"  # columns that do not line up
+    # a header with no cell over the label column names the cells after the label
+    assert row_text("Table", ["a", "b"], ["x", "y", "z"]) == "Table: x — a: y; b: z"
+    assert row_text("Table", ["a"], ["x", "y", "z"]) == "Table: x | y | z"  # columns that do not line up
+
+
+def test_a_header_row_mid_table_names_the_columns_of_the_rows_after_it():
+    text = (
+        "Table 2. Post-hoc tests.\nPP − QA | p | PP − PDF | p\nRelevance | -0.193 | 0.9133 | 1.167 | 0.0030\n"
+        "QA − SD | p | QA − PDF | p\nRelevance | 0.946 | 0.0183 | 1.361 | 0.0006"
+    )
+    units = table_units(text, 0, len(text), head_lines=2)
+    assert [u.kind for u in units] == ["caption", "table_header", "table_row", "table_header", "table_row"]
+    first, second = units[2].text.split(" — ")[1], units[4].text.split(" — ")[1]
+    assert first == "PP − QA: -0.193; p: 0.9133; PP − PDF: 1.167; p: 0.0030"
+    assert second == "QA − SD: 0.946; p: 0.0183; QA − PDF: 1.361; p: 0.0006"
+
+
+def test_only_a_table_of_numbers_has_header_rows_mid_table():
+    numbers = [["age", "54.2", "55.0"], ["Sex", "", ""], ["female", "12", "14"], ["Space group", "P1", ""]]
+    numbers += [["male", "9", "11"], ["BMI", "27.1", "26.4"]]
+    assert header_rows(numbers + [["Site", "Treated", "Control"]]) == {6}
+    # a group label, a label with one value in words, and any row of a table of words are rows
+    assert header_rows(numbers) == set()
+    assert header_rows([["Barrier", "Description", "Example"], ["Dense text", "Facing text", "“I am”"]]) == set()
+
+
+def test_every_part_of_a_long_table_starts_with_its_caption_and_the_headers_in_force():
+    caption = "Table 2. Post-hoc tests between interfaces. " + "This table reports the differences at length. " * 8
+    rows = [f"Row {i} | {i}.5 | 0.0{i} | {i}" for i in range(20)]
+    lines = [caption.strip(), "A − B | p | n", *rows[:10], "C − D | p | n", *rows[10:]]
+    block = Block("\n".join(lines), ("Results",), 3, "table", 2)
+    chunks = chunk_blocks([block], max_tokens=120)
+    assert len(chunks) > 2
+    first, *later = chunks
+    assert first.text.startswith(caption.strip())  # the whole caption once
+    for chunk in later:
+        head = chunk.text.split("\n")[:2]
+        assert head[0] == "Table 2. Post-hoc tests between interfaces."
+        kinds = [u.kind for u in chunk.units]
+        assert kinds[:2] == ["caption", "table_header"] and "table_row" in kinds
+    rows_read = [u.text for c in chunks for u in c.units if u.kind == "table_row"]
+    by_row = {text.split(": ", 1)[1].split(" — ")[0]: text for text in rows_read}
+    assert by_row["Row 1"].endswith("Row 1 — A − B: 1.5; p: 0.01; n: 1")
+    assert by_row["Row 16"].endswith("Row 16 — C − D: 16.5; p: 0.016; n: 16")  # not named by the first header
+    assert all("\n".join(c.text for c in chunks).count(f"{row}\n") <= 1 for row in rows)  # each row in one part
+    assert sorted(by_row) == sorted(f"Row {i}" for i in range(20))
 
 
 def test_chunks_carry_roles_and_units():

@@ -56,10 +56,11 @@ log = structlog.get_logger(__name__)
 #: 6: each chunk carries its item's placement (`collection_keys`, `tags`).
 #: 7: each chunk carries its `pages` (page index and printed label), which only a new
 #: conversion knows: an index of an earlier version is indexed again, once.
-#: (Not bumped for `domain.searchable`, which folds mathematical letters for the models: a
-#: question is rarely typeset so, and reads the same either way; files indexed before keep
-#: their vectors until they change, rather than every library being embedded again.)
-INDEX_VERSION = "7"
+#: 8: every part of a long table starts with its caption (cut short when long) and the column
+#: headers in force, a header row mid-table included, so its rows read as rows of their table;
+#: the re-index also gives older files `domain.searchable`'s folding of mathematical letters
+#: (not worth a version of its own: a question is rarely typeset so).
+INDEX_VERSION = "8"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128

@@ -7,8 +7,8 @@ long). No overlap between chunks: each passage is cited on its own, and overlapp
 would show up twice in the evidence.
 
 A table is a chunk of its own, never packed with paragraphs; one longer than the budget is
-cut between rows, each part repeating the caption and header row so it still reads as a
-table. A Zotero annotation is a chunk of its own too, so that it is cited on its own page.
+cut between rows, each part repeating the caption (its first sentence when long) and the
+column headers in force, so it still reads as a table. A Zotero annotation is a chunk of its own too, so that it is cited on its own page.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from dataclasses import dataclass, replace
 from zocrates_retrieval.domain.document import Block
 from zocrates_retrieval.domain.structure import (
     Unit,
+    header_rows,
     is_caption,
     is_reference_list,
     prose_units,
     section_role,
+    table_label,
     table_units,
 )
 
@@ -73,30 +75,57 @@ def _split_long(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
 UNIT_KINDS = ("table", "annotation")
 
 
-def _unit_parts(block: Block, max_tokens: int, count: TokenCounter) -> list[tuple[str, bool]]:
-    """A unit's text in parts of at most `max_tokens`, cut between lines (a table's rows);
-    each part starts with the block's head (a table's caption and header row), and says
-    whether it does. A single line longer than a part can hold is cut between sentences or
-    words like a paragraph."""
+def _unit_parts(block: Block, max_tokens: int, count: TokenCounter) -> list[tuple[str, int]]:
+    """A unit's text in parts of at most `max_tokens`, cut between lines (a table's rows),
+    each with the number of head lines it starts with (a table's caption and header row).
+
+    Every part of a table starts with a head, so its rows still read as rows of their table:
+    the first part with the table's own, the later ones with its caption and the column
+    headers in force where they start (a header row mid-table replaces the first). A caption
+    too long to repeat is cut to its first sentence, or to its label ("Table 2."); only a head
+    too long even so leaves the rows alone. A single line longer than a part can hold is cut
+    between sentences or words like a paragraph."""
     if count(block.text) <= max_tokens:
-        return [(block.text, True)]
+        return [(block.text, block.head_lines)]
     lines = block.text.split("\n")
-    head, rows = "\n".join(lines[: block.head_lines]), lines[block.head_lines :]
-    if not rows or count(head) > max_tokens // 2:  # a head too long to repeat: rows alone
-        head, rows = "", lines
-    room = max_tokens - (count(head) if head else 0)
-    parts: list[str] = []
+    head, rows = lines[: block.head_lines], lines[block.head_lines :]
+    if not rows:
+        head, rows = [], lines
+    caption = _short_caption(head[0], head[1:], max_tokens, count) if len(head) == 2 else None
+    headers = {len(head) + no for no in header_rows([row.split(" | ") for row in rows])} if head else set()
+    column_head = head[-1:]
+
+    def later_head() -> list[str]:
+        """What a later part starts with: the short caption and the column headers in force."""
+        if len(head) == 2:
+            return [caption, *column_head] if caption is not None else []
+        return column_head if head and count(column_head[0]) <= max_tokens // 2 else []
+
+    room = max_tokens - count("\n".join(later_head())) if later_head() else max_tokens
+    parts: list[tuple[list[str], list[str]]] = []  # (head, rows) of each part
+    part_head = head if head and count("\n".join(head)) <= max_tokens else later_head()
     current: list[str] = []
-    for row in rows:
-        pieces = [row] if count(row) <= room else _split_long(row, room, count)
-        for piece in pieces:
-            if current and count("\n".join(current + [piece])) > room:
-                parts.append("\n".join(current))
-                current = []
+    for no, row in enumerate(rows, start=len(head)):
+        for piece in [row] if count(row) <= room else _split_long(row, room, count):
+            if (current or part_head) and count("\n".join(part_head + current + [piece])) > max_tokens:
+                parts.append((part_head, current))
+                current, part_head = [], later_head()
             current.append(piece)
-    if current:
-        parts.append("\n".join(current))
-    return [(f"{head}\n{part}", True) if head else (part, False) for part in parts]
+        if no in headers:
+            column_head = [row]
+    parts.append((part_head, current))
+    return [("\n".join(h + r), len(h)) for h, r in parts]
+
+
+def _short_caption(caption: str, header: list[str], max_tokens: int, count: TokenCounter) -> str | None:
+    """The caption a table's later parts repeat: whole if it leaves half a part for rows, else
+    its first sentence, else its label; None when even the label leaves too little room."""
+    first = re.split(r"(?<=[a-z)])\.\s", caption, maxsplit=1)[0]
+    label = table_label(caption).split(" (", 1)[0]
+    for candidate in (caption, first if first == caption else f"{first}.", f"{label}."):
+        if count("\n".join([candidate, *header])) <= max_tokens // 2:
+            return candidate
+    return None
 
 
 def _paragraphs(blocks: list[Block]) -> list[Block]:
@@ -195,9 +224,8 @@ def chunk_blocks(blocks: list[Block], max_tokens: int, count: TokenCounter = app
             section, kind, front = block.section, block.kind, False
             page = page_end = block.page
             table = block.kind == "table"
-            for part, has_head in _unit_parts(block, max_tokens, count):
-                head = (block.head_lines if has_head else 0) if table else None
-                parts = [(part, head)]
+            for part, head_lines in _unit_parts(block, max_tokens, count):
+                parts = [(part, head_lines if table else None)]
                 flush()
             continue
         in_front = no < front_blocks

@@ -200,18 +200,48 @@ def table_label(caption: str) -> str:
 
 def row_text(label: str, header: list[str], cells: list[str]) -> str:
     """A table row as it reads on its own: "Table 1 (Patient care): Privacy given — Yes (%): 99;
-    No (%): 1". Cells pair with the header's columns when the counts agree."""
+    No (%): 1". Cells pair with the header's columns when the counts agree, or when the header
+    has no cell over the rows' label column (then it names the cells after the label)."""
     cells = [c.strip() for c in cells]
-    if header and len(header) == len(cells) and len(cells) > 1:
-        pairs = "; ".join(f"{h.strip()}: {c}" if h.strip() else c for h, c in zip(header[1:], cells[1:]) if c)
+    named = header[1:] if len(header) == len(cells) else header if len(header) == len(cells) - 1 else []
+    if named and len(cells) > 1:
+        pairs = "; ".join(f"{h.strip()}: {c}" if h.strip() else c for h, c in zip(named, cells[1:]) if c)
         return f"{label}: {cells[0]} — {pairs}" if cells[0] else f"{label}: {pairs}"
     return f"{label}: " + " | ".join(c for c in cells if c)
+
+
+_NUMBER_CELL = re.compile(r"^[<>≤≥~±+\-−–]?\s*\.?\d")
+
+
+def _is_number(cell: str) -> bool:
+    return bool(_NUMBER_CELL.match(cell.strip()))
+
+
+def header_rows(rows: list[list[str]]) -> set[int]:
+    """Which of a table's body rows (cells each) start new column headers mid-table, as
+    "QA − SD | p | QA − PDF | p" does after the "PP − …" rows of a table that compares pairs.
+
+    Only in a table of numbers: at least half its rows hold a number past their label cell.
+    There a row whose cells hold no number, with at least three of them (and half its cells)
+    filled, names columns; a row with one filled cell ("Sex") labels a group of rows, and one
+    with two may be a label and its value in words ("Space group | P1"). In a table of words
+    any row could read as a header, so none is taken for one."""
+    numeric = sum(any(_is_number(c) for c in cells[1:]) for cells in rows)
+    if numeric * 2 < len(rows):
+        return set()
+    found = set()
+    for no, cells in enumerate(rows):
+        filled = [c for c in cells if c.strip()]
+        if len(filled) >= 3 and len(filled) * 2 >= len(cells) and not any(_is_number(c) for c in filled):
+            found.add(no)
+    return found
 
 
 def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     """A table's units: its caption, header row and each row, one per line of `text[start:end]`
     (cells separated by " | "); `head_lines` is 2 with a caption, 1 with a header row only,
-    0 for rows alone."""
+    0 for rows alone. A row that starts new column headers mid-table (`header_rows`) is a
+    header too, and names the columns of the rows after it."""
     lines, cursor = [], start
     for line in text[start:end].split("\n"):
         lines.append((cursor, cursor + len(line)))
@@ -219,6 +249,8 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     caption = text[lines[0][0] : lines[0][1]] if head_lines >= 2 else ""
     header = text[lines[head_lines - 1][0] : lines[head_lines - 1][1]].split(" | ") if head_lines >= 1 else []
     label = table_label(caption) if caption else "Table"
+    body = [text[a:b].split(" | ") for a, b in lines[head_lines:]]
+    headers = {head_lines + no for no in header_rows(body)}
     units = []
     for no, (a, b) in enumerate(lines):
         if b <= a or not text[a:b].strip():
@@ -230,5 +262,9 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
             units.append(Unit("caption", a, b))
             continue
         cells = text[a:b].split(" | ")
+        if no in headers:
+            units.append(Unit("table_header", a, b))
+            header = cells
+            continue
         units.append(Unit("table_row", a, b, row_text(label, header, cells)))
     return units
