@@ -64,6 +64,8 @@ def main(argv: list[str]) -> int:
             raise SystemExit(
                 f"bench: {name.removeprefix('bench_')} takes no option {', '.join('--' + o for o in unknown)}"
             )
+    from zocrates_runtime.device import cpu_description
+
     sections: dict[str, str] = {}
     written = False
     if OUT.exists():  # keep sections of areas not re-run
@@ -79,7 +81,8 @@ def main(argv: list[str]) -> int:
             continue
         written = True
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        sections[name] = f"{section.strip()}\n\n_Measured {stamp} in {took:.1f} s._\n"
+        # the machine differs from one run to the next: each section names the CPU it ran on
+        sections[name] = f"{section.strip()}\n\n_Measured {stamp} on {cpu_description()} in {took:.1f} s._\n"
         print(section, flush=True)
     if not written:
         return 0
@@ -89,8 +92,10 @@ def main(argv: list[str]) -> int:
     header = (
         "# Benchmarks\n\n"
         "Produced by `make bench` (or `.venv/bin/python -m bench <area>` for one area).\n"
-        f"Machine: {machine()}. Last written at commit `{commit or 'uncommitted'}`.\n"
-        "This machine is shared and noisy: figures are medians and percentiles of one run.\n\n"
+        f"Last written at commit `{commit or 'uncommitted'}` on {machine()}. Sections are kept until their\n"
+        "area is run again, on whichever machine runs it: each names the date of its run, and those run\n"
+        "since 2026-12-06 09:24 UTC its CPU. The machines are shared and noisy: figures are medians and percentiles\n"
+        "of one run.\n\n"
     )
     body = "\n".join(f"<!-- bench:{k} -->\n{v}" for k, v in sorted(sections.items()))
     OUT.parent.mkdir(exist_ok=True)
