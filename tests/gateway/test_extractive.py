@@ -162,6 +162,23 @@ def test_points_come_from_across_the_evidence_at_most_two_per_chunk_without_repe
     assert "Filters caused thrombosis complications in trauma patients." in [p.text for p in points]
 
 
+def test_a_follow_up_starts_the_passages_the_previous_answer_cited_ahead():
+    # "How many were taken?" after the answer that named the detector: the count beside it,
+    # not the count of another passage that the carried words happen to match as well.
+    detector = chunk(
+        1,
+        "Diffraction images of the complex were recorded on a CCD detector. "
+        "A total of 720 images were collected with an oscillation of 0.5 degrees.",
+    )
+    elsewhere = chunk(2, "A total of 96 diffraction images of the apo crystals were recorded at home.")
+    question, context = "How many were taken?", "detector recorded diffraction images complex"
+    evidence = scored(f"{question} {context}", [elsewhere, detector])
+    alone = choose_points(question, evidence, context=context)
+    followed = choose_points(question, evidence, context=context, cited_before={"c1"})
+    assert "96 diffraction images" in alone[0].text
+    assert "720 images" in followed[0].text and followed[0].index == 2
+
+
 def test_a_word_found_everywhere_counts_less_than_a_rare_one():
     common = " ".join(f"Trauma patients were enrolled in cohort {n}." for n in range(5))
     evidence = [

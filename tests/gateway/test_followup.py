@@ -7,7 +7,7 @@ import pytest
 from harness.llm import LoopbackModel
 from harness.serving import serving
 from harness.system import running_system
-from zocrates_contracts import References, SourceRef, TurnRecord
+from zocrates_contracts import Citation, References, SourceRef, TurnRecord
 from zocrates_gateway.domain.followup import (
     carried_terms,
     clean_query,
@@ -71,6 +71,15 @@ def test_a_follow_up_carries_the_previous_question_and_boosts_its_cited_items():
     assert follow.query.startswith("What sample size did they use? ")
     assert {"somatic", "mutation", "twins"} <= set(follow.query.split())
     assert [i.item_key for i in follow.scope().items] == ["ITEMAAAA", "ITEMBBBB"]
+
+
+def test_a_follow_up_remembers_the_passages_the_previous_answer_cited_and_kept():
+    def cited(n: int, survives: bool) -> Citation:
+        return Citation(index=n, chunk_id=f"chunk-{n}", item_key="ITEMAAAA", quote="...", survives=survives)
+
+    follow = resolve_follow_up("How many were taken?", previous(citations=[cited(1, True), cited(2, False)]))
+    assert follow.cited_before == {"chunk-1"}  # a citation that did not survive is no lead
+    assert resolve_follow_up("How many were taken?", previous()).cited_before == frozenset()
 
 
 def test_naming_the_paper_restricts_the_search_to_it_and_a_bare_question_borrows_the_terms():

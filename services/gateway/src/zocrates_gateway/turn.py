@@ -261,18 +261,27 @@ async def search_turn(
     search = search_text(message)
     notes = [search.note] if search.note else []
     history = [] if search.note else await gateway.sessions.recent(turn.user_id, turn.session_id, HISTORY_TURNS)
-    question, query, context = search.question, search.text, ""
+    question, query, context, cited_before = search.question, search.text, "", frozenset()
     follow = resolve_follow_up(search.question, history[-1] if history else None)
     if gateway.settings.llm_for("coordinator") and history:
         query = await rewrite_query(
             gateway.settings, search.question, history, fallback=follow.query if follow else query
         )
     elif follow is not None:
-        query, context = follow.query, follow.context
+        query, context, cited_before = follow.query, follow.context, follow.cited_before
         if scope is None:
             chunks = await retrieve_follow_up(gateway, turn, ids, follow)
             return await answer_turn(
-                gateway, turn, message, ids, chunks, question=question, context=context, notes=notes, history=history
+                gateway,
+                turn,
+                message,
+                ids,
+                chunks,
+                question=question,
+                context=context,
+                cited_before=cited_before,
+                notes=notes,
+                history=history,
             )
     evidence = await retrieve_evidence(gateway, turn, ids, query, scope)
     if evidence.scope_empty:
@@ -285,9 +294,18 @@ async def search_turn(
         if retry is not None and extractive_answer(question, chunks).refused:
             chunks = await retrieve_follow_up(gateway, turn, ids, retry)
             notes = [*notes, READ_AS_FOLLOW_UP]
-            context = retry.context
+            context, cited_before = retry.context, retry.cited_before
     return await answer_turn(
-        gateway, turn, message, ids, chunks, question=question, context=context, notes=notes, history=history
+        gateway,
+        turn,
+        message,
+        ids,
+        chunks,
+        question=question,
+        context=context,
+        cited_before=cited_before,
+        notes=notes,
+        history=history,
     )
 
 
@@ -456,6 +474,7 @@ async def answer_turn(
     *,
     question: str,
     context: str = "",
+    cited_before: frozenset[str] = frozenset(),
     lead: str = "",
     written=None,
     written_quotes: bool = False,
@@ -463,7 +482,8 @@ async def answer_turn(
     history: list[TurnRecord] | None = None,
 ) -> TurnRecord:
     """Write the answer from `chunks` (a language model reads the whole message, the offline
-    writer the search question), or stream the one `written` for the turn; after a `lead` line,
+    writer the search question, with what a follow-up carries: `context` and `cited_before`, see
+    `FollowUp`), or stream the one `written` for the turn; after a `lead` line,
     with `notes` at the end. Then verify its citations and resolve them. `written_quotes`: every
     citation of `written` is the offline writer's rendering of its passage (an item's record,
     its opening sentences), so each is verified and shown as a quote."""
@@ -478,7 +498,7 @@ async def answer_turn(
     elif s.llm_for("synthesizer"):
         pieces = synthesize(s, message, chunks, history or [])
     else:
-        answer = extractive_answer(question, chunks, context=context)
+        answer = extractive_answer(question, chunks, context=context, cited_before=cited_before)
         refused, quotes = answer.refused, answer.quotes()
         pieces = _aiter(answer.pieces())
     try:
@@ -494,7 +514,7 @@ async def answer_turn(
         parts.clear()
         if lead:
             await say(turn, parts, lead)
-        answer = extractive_answer(question, chunks, context=context)
+        answer = extractive_answer(question, chunks, context=context, cited_before=cited_before)
         refused, quotes = answer.refused, answer.quotes()
         for piece in answer.pieces():
             await say(turn, parts, piece)

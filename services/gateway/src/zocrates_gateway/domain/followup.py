@@ -7,7 +7,8 @@ children?", "what about ...", a count without its noun: "how many were taken?"),
 word of its own ("how many?"); never when the user says the topic changes ("On a different
 subject: ..."). It is then
 searched with the previous question's key terms added and the previous turn's cited items
-first; only those items when it names them ("this paper", "that study"). A question that names
+first; only those items when it names them ("this paper", "that study"); and the offline
+answer writer starts the units of the passages the previous answer cited ahead. A question that names
 its own topic and does not point back starts afresh.
 
 With a language model, `rewrite_messages` asks it for a standalone search query instead, and
@@ -77,13 +78,16 @@ _TOKEN_RE = re.compile(r"\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\]")
 class FollowUp:
     """How to search a follow-up: `query` (the question and the previous question's key terms,
     since a follow-up's own words rarely name what it asks about: "how many were taken?"),
-    `items` (the previous turn's cited items, searched first), `restricted` (only them), and
-    `context` (the carried terms, which the answer writer reads beside the question)."""
+    `items` (the previous turn's cited items, searched first), `restricted` (only them),
+    `context` (the carried terms, which the answer writer reads beside the question) and
+    `cited_before` (the passages the previous answer cited and kept, whose units the offline
+    writer starts ahead)."""
 
     query: str
     items: tuple[ItemRef, ...]
     restricted: bool
-    context: str = ""  # the carried terms alone: the answer writer weighs them below the question's own words
+    context: str = ""  # the carried terms alone
+    cited_before: frozenset[str] = frozenset()  # chunk ids
 
     def scope(self) -> ItemsScope | None:
         return ItemsScope(items=list(self.items[:MAX_SCOPE_ITEMS])) if self.items else None
@@ -127,6 +131,7 @@ def resolve_follow_up(question: str, previous: TurnRecord | None, *, forced: boo
         items=items,
         restricted=bool(items) and bool(_RESTRICT_RE.search(question)),
         context=" ".join(carried),
+        cited_before=frozenset(c.chunk_id for c in previous.citations if c.survives),
     )
 
 
