@@ -382,6 +382,20 @@ def test_two_rows_of_one_table_are_told_apart_by_their_cells_not_their_shared_ca
     ]
 
 
+def test_two_rows_of_one_label_under_different_column_headers_are_both_quoted():
+    """A table that compares pairs repeats its row labels under new column headers: the rows
+    differ only in their values, and neither is a repeat of the other."""
+    table = evidence_chunk(
+        1,
+        "Table 2. Post-hoc tests of the ratings between interfaces.\nPP − QA | p | PP − PDF | p\n"
+        "Relevance (1–5) | -0.193 | 0.9133 | 1.167 | 0.0030\nQA − SD | p | QA − PDF | p\n"
+        "Relevance (1–5) | 0.946 | 0.0183 | 1.361 | 0.0006",
+        kind="table",
+    )
+    texts = [p.text for p in points_for("How was relevance rated against the PDF baseline?", [table])]
+    assert sorted(t.split(" — ")[1].split(";")[0] for t in texts) == ["PP − QA: -0.193", "QA − SD: 0.946"]
+
+
 def test_mathematical_letters_read_as_the_letters_they_show():
     assert content_words("rated against the 𝑃𝐷𝐹 baseline (𝑝-values)") == content_words(
         "rated against the PDF baseline (p-values)"

@@ -378,8 +378,10 @@ class Sentence:
     bonus: float = 0.0  # answer type and named terms
     on_type: bool = True  # states the kind of answer asked for, about the thing asked about
     relevance: float = field(default=0.0, compare=False)  # the score that chose it
-    #: The words that tell it apart from other units: a table row's own cells (its rows share
-    #: their caption and headers); None for a sentence or list item, whose `words` do.
+    #: The words that tell it apart from other units: a table row's own cells, its values among
+    #: them (its rows share their caption and headers, and two rows of one label under different
+    #: column headers differ only in their values); None for a sentence or list item, whose
+    #: `words` do.
     own_words: frozenset[str] | None = None
 
     @property
@@ -465,8 +467,8 @@ def candidate_sentences(
             if not names_focus:
                 bonus -= FOCUS_PENALTY  # it does not mention what was asked about
             if kind == "table_row":  # rows share their caption: what tells them apart is the row itself
-                own = {w for w in own if not _NUMBER_RE.fullmatch(w)}
-                bonus += ROW_WEIGHT * len(own & ask.words) / max(len(own), 1)
+                labels = {w for w in own if not _NUMBER_RE.fullmatch(w)}
+                bonus += ROW_WEIGHT * len(labels & ask.words) / max(len(labels), 1)
             found.append(
                 Sentence(
                     rank + 1,
