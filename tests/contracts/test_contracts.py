@@ -283,9 +283,21 @@ def test_a_version_3_evidence_reply_reads_as_chunks_without_pages():
     old = EvidenceRetrieved.model_validate({**envelope, "schema_version": 3, "chunks": [CHUNK]})
     assert old.chunks[0].pages is None
     new = EvidenceRetrieved(**envelope, chunks=[{**CHUNK, "pages": {"index": 0, "label": "1", "printed": False}}])
-    assert new.schema_version == 4 and EvidenceRetrieved.model_validate_json(new.model_dump_json()) == new
+    assert new.schema_version == 5 and EvidenceRetrieved.model_validate_json(new.model_dump_json()) == new
     with pytest.raises(ValidationError, match="index"):
         Pages(index=-1, label="1")  # an index counts from 0
+
+
+def test_a_version_4_evidence_reply_reads_as_chunks_that_do_not_say_where_they_stand():
+    from zocrates_contracts import EvidenceRetrieved
+
+    envelope = {"turn_id": "t", "session_id": "s", "user_id": "u"}
+    old = EvidenceRetrieved.model_validate({**envelope, "schema_version": 4, "chunks": [CHUNK]})
+    assert old.chunks[0].position is None
+    new = EvidenceRetrieved(**envelope, chunks=[{**CHUNK, "position": 2}])
+    assert EvidenceRetrieved.model_validate_json(new.model_dump_json()).chunks[0].position == 2
+    with pytest.raises(ValidationError, match="position"):
+        EvidenceRetrieved(**envelope, chunks=[{**CHUNK, "position": -1}])
 
 
 def test_turn_candidates_are_typed_and_a_version_1_records_dicts_decode_as_candidates():

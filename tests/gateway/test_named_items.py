@@ -146,6 +146,25 @@ def test_a_membership_answer_names_author_year_title_collections_and_quotes_the_
     assert "Without thromboprophylaxis" not in text  # a membership answer quotes one sentence
 
 
+def test_a_long_abstract_is_quoted_from_its_opening_passage_whatever_the_ranking():
+    asked = read_message("Is 10.1186/1752-2897-4-1 already in my library?")
+    found = sort_out(asked, [DATTA], searched=5)
+
+    def part(n: int, text: str, position: int | None) -> EvidenceChunk:
+        return EvidenceChunk(
+            chunk_id=f"a{n}", item_key="DVT2PAR1", kind="abstract", role="abstract", text=text, position=position
+        )
+
+    later = part(2, "Moreover, filters were retrieved in most of the patients who received them.", 1)
+    opening = part(1, "Deep venous thrombosis prophylaxis is essential in multisystem trauma.", 0)
+    text = "".join(item_answer(asked, found, [record_chunk(DATTA), later, opening]))  # ranked second
+    assert "- Deep venous thrombosis prophylaxis is essential in multisystem trauma [3]." in text
+    assert "Moreover" not in text
+    # from a retrieval that does not say where its passages stand: the first ranked, as before
+    unplaced = [p.model_copy(update={"position": None}) for p in (later, opening)]
+    assert "Moreover, filters" in "".join(item_answer(asked, found, [record_chunk(DATTA), *unplaced]))
+
+
 def test_an_item_without_indexed_text_is_named_and_not_quoted():
     asked = read_message("10.1186/1752-2897-4-1")
     group_item = DATTA.model_copy(update={"library_id": "group-12", "library_name": "Lab group", "collections": []})

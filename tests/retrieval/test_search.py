@@ -149,6 +149,7 @@ def test_evidence_maps_payload_fields():
                 "text": "txt",
                 "kind": "text",
                 "pages": {"index": 3, "label": "1236", "last_index": None, "last_label": None, "printed": True},
+                "chunk_no": 4,
             },
         )
     )
@@ -163,6 +164,7 @@ def test_evidence_maps_payload_fields():
     assert ev.creators[0].last_name == "B"
     assert ev.pages == Pages(index=3, label="1236")
     assert ev.citation_key == "b2020t"
+    assert ev.position == 4  # its place in its source
 
 
 @pytest.fixture(scope="module")

@@ -142,3 +142,9 @@ class EvidenceChunk(BaseModel):
     pages: Pages | None = Field(
         default=None, description="The pages of its file the passage sits on (PDFs and annotations; else none)"
     )
+    position: int | None = Field(
+        default=None,
+        ge=0,
+        description="Where the passage stands in its source, counting its passages from 0 (version 5: the "
+        "source's opening passage is the one of least position); None from an older retrieval",
+    )

@@ -115,11 +115,12 @@ class EvidenceRetrieved(Message):
     """Ranked evidence for a `RetrievalRequested` (most relevant first), or an error.
 
     Version 2: each chunk carries its section `role` and its answer `units`. Version 3:
-    `scope_empty`. Version 4: each chunk's `pages` (a chunk of an older version has none)."""
+    `scope_empty`. Version 4: each chunk's `pages` (a chunk of an older version has none).
+    Version 5: each chunk's `position` in its source."""
 
     SUBJECT = RETRIEVAL_COMPLETED
-    SCHEMA_VERSION = 4
-    schema_version: int = 4
+    SCHEMA_VERSION = 5
+    schema_version: int = 5
 
     chunks: list[EvidenceChunk] = Field(default_factory=list, max_length=100)
     scope_empty: bool = Field(

@@ -231,4 +231,5 @@ def to_evidence(hit: Hit, query: np.ndarray | None = None) -> EvidenceChunk:
         role=p.get("role") or "body",
         units=answer_units(p, query),
         pages=Pages(**p["pages"]) if p.get("pages") else None,
+        position=p.get("chunk_no"),
     )

@@ -14,6 +14,7 @@ library is just part of the question, so it never sends the turn online by itsel
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -379,7 +380,9 @@ def opening_sentences(item: LibraryItemMatch, chunks: list[EvidenceChunk], limit
     own = [(i, c) for i, c in enumerate(chunks, start=1) if _same_item(c, item) and c.kind != RECORD_KIND]
     if not own:
         return 0, []
-    index, chunk = next(((i, c) for i, c in own if _is_abstract(c)), own[0])
+    # of a long abstract's passages, the one it opens with (retrieval ranks them by the question)
+    abstract = sorted(((i, c) for i, c in own if _is_abstract(c)), key=lambda ic: _position(ic[1]))
+    index, chunk = abstract[0] if abstract else own[0]
     units = getattr(chunk, "units", None)
     if units:
         candidates = [u.shown(chunk.text) for u in units if u.kind == "sentence"]
@@ -389,6 +392,11 @@ def opening_sentences(item: LibraryItemMatch, chunks: list[EvidenceChunk], limit
         candidates = [s.text for s in segment_source_text(text) if s.kind == "sentence"]
     quotes = [q for q in (" ".join(c.split()) for c in candidates) if _quotable(q)]
     return index, quotes[:limit]
+
+
+def _position(chunk: EvidenceChunk) -> float:
+    """Where a passage stands in its source; one from an older retrieval, which does not say, last."""
+    return math.inf if chunk.position is None else chunk.position
 
 
 _ABSTRACT_HEADING_RE = re.compile(r"^[ \t#*]*(?:abstract|summary)[ \t*]*[:.]?[ \t]*$", re.IGNORECASE | re.MULTILINE)
