@@ -436,12 +436,24 @@ def test_a_pointer_is_no_focus_of_a_question():
         ("What efficiencies did the detectors reach?", "value"),
         ("What sample sizes did the trials have?", "count"),
         ("What numbers of patients were enrolled?", "count"),
+        ("How selective for the N-domain is the inhibitor 33RE?", "value"),  # a degree
+        ("How potent was the compound?", "value"),
     ],
 )
 def test_a_value_is_asked_for_in_the_singular_and_in_the_plural(question, answer_type):
     from zocrates_gateway.domain.synthesis import read_question
 
     assert read_question(question).answer_type == answer_type
+
+
+def test_a_value_is_not_the_digits_of_a_name_a_figure_label_or_the_code_asked_about():
+    on_type = on_type_units(
+        "How selective for the N-domain is the inhibitor 33RE?",
+        "The structure of 33RE confirmed the interactions common to RXP407 and Tyr501 of the P2 subsite. "
+        "Its backbone binds like RXP407 does (Figure 6B and Table 5) at the zinc ion. "
+        "Compound 33RE was 927-fold more selective for the N-domain than the C-domain.",
+    )
+    assert on_type == ["Compound 33RE was 927-fold more selective for the N-domain than the C-domain."]
 
 
 def test_a_duration_spelled_out_is_a_value():

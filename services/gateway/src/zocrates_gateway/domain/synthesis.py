@@ -182,7 +182,9 @@ _ANSWER_TYPES = [
     (
         "value",
         re.compile(
-            r"\bhow\s+(?:much|long|high|low|fast|large|big|old|often|far)\b|\b(?:what|which)\s+(?:[\w-]+\s+){0,4}"
+            r"\bhow\s+(?:much|long|high|low|fast|large|big|old|often|far|selective|potent|effective|accurate"
+            r"|sensitive|specific|precise|common|frequent|prevalent|strong|severe|safe|toxic|stable)\b"
+            r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,4}"
             r"(?:values?|concentrations?|doses?|dosages?|resolutions?|temperatures?|rates?|ratios?|sizes?|lengths?"
             r"|durations?|ages?|scores?|constants?|affinit(?:y|ies)|ki|ic50|ec50|kd|mass(?:es)?|weights?|volumes?"
             r"|densit(?:y|ies)|speeds?|energ(?:y|ies)|risks?|capacit(?:y|ies)|completeness|efficienc(?:y|ies)"
@@ -211,8 +213,10 @@ _COUNT_RE = re.compile(
     rf"(?<![\w.§])(?:\d+(?:,\d{{3}})*|{_NUMBER_WORDS})\s+(?:[a-z][\w-]*\s+){{0,2}}?([a-z][\w-]*)", re.IGNORECASE
 )
 _PERCENT_RE = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
+# A number with its unit; not the digits of a name (RXP407, Tyr501, CD4) or a figure's label (Figure 6B).
 _VALUE_RE = re.compile(
-    r"\d(?:[.,]\d+)?\s?(?:%|[a-zA-Zµμ°Å˚]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
+    r"(?<![A-Za-z\d])(?<!Figure )(?<!Fig\. )(?<!Table )\d+(?:[.,]\d+)?\s?"
+    r"(?:%|[a-zA-Zµμ°Å˚]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
     r"|\d[\s-]?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
     r"|(?<![\w.])\d+\.\d+(?![\w.])",
     re.IGNORECASE,
@@ -456,7 +460,7 @@ def candidate_sentences(
             # a table row names the thing asked about in its own cells, not in the caption all rows share
             own = content_words(chunk.text[unit.start : unit.end]) if kind == "table_row" else words
             names_focus = not ask.focus or bool(ask.focus & own)
-            typed = pattern is not None and _states(ask.answer_type, kind, text, pattern)
+            typed = pattern is not None and _states(ask.answer_type, kind, text, pattern, ask.named)
             if pattern is not None:
                 bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
                 if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):
@@ -485,14 +489,22 @@ def candidate_sentences(
     return found
 
 
-def _states(answer_type: str, kind: str, text: str, pattern: re.Pattern) -> bool:
+def _states(answer_type: str, kind: str, text: str, pattern: re.Pattern, named: frozenset[str] = frozenset()) -> bool:
     """Whether a unit states the kind of answer asked for. A table row's cells are bare numbers
     whose unit is in the column headers: any number of a row counts, and a percentage is a
-    number of a row whose headers say "%"."""
+    number of a row whose headers say "%". A match inside a word the question names does not
+    count: of "how selective is 33RE?", "33RE" is the subject, not the answer."""
     if kind == "table_row":
         if answer_type in ("count", "value") or (answer_type == "percent" and "%" in text):
             return bool(_NUMBER_RE.search(text))
-    return bool(pattern.search(text))
+    return any(_word_at(text, m.start(), m.end()) not in named for m in pattern.finditer(text))
+
+
+def _word_at(text: str, start: int, end: int) -> str:
+    """The whitespace-delimited word around `text[start:end]`, its edge punctuation stripped, lowercased."""
+    start = text.rfind(" ", 0, start) + 1
+    stop = text.find(" ", end)
+    return text[start : len(text) if stop < 0 else stop].strip("()[]{},.;:!?\"'").lower()
 
 
 def _counts_focus(text: str, focus: frozenset[str]) -> bool:
