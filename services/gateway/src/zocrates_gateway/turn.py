@@ -81,6 +81,7 @@ from zocrates_gateway.domain.scope import name_scope
 from zocrates_gateway.domain.synthesis import (
     EMPTY_SCOPE,
     ONLINE_PROMPT,
+    ExtractiveAnswer,
     candidates_answer,
     extractive_answer,
     format_candidates,
@@ -261,52 +262,41 @@ async def search_turn(
     search = search_text(message)
     notes = [search.note] if search.note else []
     history = [] if search.note else await gateway.sessions.recent(turn.user_id, turn.session_id, HISTORY_TURNS)
-    question, query, context, cited_before = search.question, search.text, "", frozenset()
+    question, query = search.question, search.text
     follow = resolve_follow_up(search.question, history[-1] if history else None)
+    answered: FollowUp | None = None  # the follow-up the offline writer answers, if any
     if gateway.settings.llm_for("coordinator") and history:
         query = await rewrite_query(
             gateway.settings, search.question, history, fallback=follow.query if follow else query
         )
     elif follow is not None:
-        query, context, cited_before = follow.query, follow.context, follow.cited_before
-        if scope is None:
-            chunks = await retrieve_follow_up(gateway, turn, ids, follow)
-            return await answer_turn(
-                gateway,
-                turn,
-                message,
-                ids,
-                chunks,
-                question=question,
-                context=context,
-                cited_before=cited_before,
-                notes=notes,
-                history=history,
-            )
-    evidence = await retrieve_evidence(gateway, turn, ids, query, scope)
-    if evidence.scope_empty:
-        return await answer_turn(gateway, turn, message, ids, [], question=search.question, written=[EMPTY_SCOPE])
-    chunks = list(evidence.chunks)
-    if follow is None and scope is None and history and not gateway.settings.llm_for("synthesizer"):
-        # Asked alone, nothing answers it: the question may lean on the conversation without
-        # saying so ("what would guessing have scored?"); read it as a follow-up, and say so.
-        retry = resolve_follow_up(question, history[-1], forced=True)
-        if retry is not None and extractive_answer(question, chunks).refused:
-            chunks = await retrieve_follow_up(gateway, turn, ids, retry)
-            notes = [*notes, READ_AS_FOLLOW_UP]
-            context, cited_before = retry.context, retry.cited_before
+        query, answered = follow.query, follow
+    if answered is not None and scope is None:
+        chunks = await retrieve_follow_up(gateway, turn, ids, answered)
+    else:
+        evidence = await retrieve_evidence(gateway, turn, ids, query, scope)
+        if evidence.scope_empty:
+            return await answer_turn(gateway, turn, message, ids, [], question=search.question, written=[EMPTY_SCOPE])
+        chunks = list(evidence.chunks)
+        if follow is None and scope is None and history and not gateway.settings.llm_for("synthesizer"):
+            # Asked alone, nothing answers it: the question may lean on the conversation without
+            # saying so ("what would guessing have scored?"); read it as a follow-up, and say so.
+            retry = resolve_follow_up(question, history[-1], forced=True)
+            if retry is not None and extractive_answer(question, chunks).refused:
+                chunks = await retrieve_follow_up(gateway, turn, ids, retry)
+                notes = [*notes, READ_AS_FOLLOW_UP]
+                answered = retry
     return await answer_turn(
-        gateway,
-        turn,
-        message,
-        ids,
-        chunks,
-        question=question,
-        context=context,
-        cited_before=cited_before,
-        notes=notes,
-        history=history,
+        gateway, turn, message, ids, chunks, question=question, follow=answered, notes=notes, history=history
     )
+
+
+def offline_answer(question: str, chunks: list[EvidenceChunk], follow: FollowUp | None) -> ExtractiveAnswer:
+    """The offline writer's answer; to a follow-up, with its carried terms and the passages the
+    previous answer cited."""
+    if follow is None:
+        return extractive_answer(question, chunks)
+    return extractive_answer(question, chunks, context=follow.context, cited_before=follow.cited_before)
 
 
 async def retrieve_follow_up(gateway: Gateway, turn: TurnLog, ids: dict, follow: FollowUp) -> list[EvidenceChunk]:
@@ -473,8 +463,7 @@ async def answer_turn(
     chunks: list[EvidenceChunk],
     *,
     question: str,
-    context: str = "",
-    cited_before: frozenset[str] = frozenset(),
+    follow: FollowUp | None = None,
     lead: str = "",
     written=None,
     written_quotes: bool = False,
@@ -482,8 +471,8 @@ async def answer_turn(
     history: list[TurnRecord] | None = None,
 ) -> TurnRecord:
     """Write the answer from `chunks` (a language model reads the whole message, the offline
-    writer the search question, with what a follow-up carries: `context` and `cited_before`, see
-    `FollowUp`), or stream the one `written` for the turn; after a `lead` line,
+    writer the search question, and for a `follow`-up what it carries), or stream the one
+    `written` for the turn; after a `lead` line,
     with `notes` at the end. Then verify its citations and resolve them. `written_quotes`: every
     citation of `written` is the offline writer's rendering of its passage (an item's record,
     its opening sentences), so each is verified and shown as a quote."""
@@ -498,7 +487,7 @@ async def answer_turn(
     elif s.llm_for("synthesizer"):
         pieces = synthesize(s, message, chunks, history or [])
     else:
-        answer = extractive_answer(question, chunks, context=context, cited_before=cited_before)
+        answer = offline_answer(question, chunks, follow)
         refused, quotes = answer.refused, answer.quotes()
         pieces = _aiter(answer.pieces())
     try:
@@ -514,7 +503,7 @@ async def answer_turn(
         parts.clear()
         if lead:
             await say(turn, parts, lead)
-        answer = extractive_answer(question, chunks, context=context, cited_before=cited_before)
+        answer = offline_answer(question, chunks, follow)
         refused, quotes = answer.refused, answer.quotes()
         for piece in answer.pieces():
             await say(turn, parts, piece)

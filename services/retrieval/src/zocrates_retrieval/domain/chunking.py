@@ -8,7 +8,8 @@ would show up twice in the evidence.
 
 A table is a chunk of its own, never packed with paragraphs; one longer than the budget is
 cut between rows, each part repeating the caption (its first sentence when long) and the
-column headers in force, so it still reads as a table. A Zotero annotation is a chunk of its own too, so that it is cited on its own page.
+column headers in force, so it still reads as a table. A Zotero annotation is a chunk of its
+own too, so that it is cited on its own page.
 """
 
 from __future__ import annotations
