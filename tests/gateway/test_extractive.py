@@ -456,6 +456,18 @@ def test_a_value_is_not_the_digits_of_a_name_a_figure_label_or_the_code_asked_ab
     assert on_type == ["Compound 33RE was 927-fold more selective for the N-domain than the C-domain."]
 
 
+def test_a_count_or_value_asked_for_is_not_held_against_the_methods():
+    """Methods describe how, findings state answers; but a count or a value ("how many images
+    were taken?") is as likely stated in the methods, which then start level."""
+    from zocrates_gateway.domain.synthesis import SECTION_PRIOR, candidate_sentences
+
+    methods = chunk(1, "A total of 720 images were collected using a CCD detector.", section="Materials and methods")
+    [counted] = candidate_sentences("How many images were taken?", [methods])
+    [described] = candidate_sentences("Which detector recorded the images?", [methods])
+    assert SECTION_PRIOR["methods"] < 0
+    assert counted.prior == pytest.approx(described.prior - SECTION_PRIOR["methods"])
+
+
 def test_a_duration_spelled_out_is_a_value():
     on_type = on_type_units(
         "How long did each participant read the consumer health page?",

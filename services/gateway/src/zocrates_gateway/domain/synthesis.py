@@ -356,15 +356,17 @@ _FINDINGS_RE = re.compile(r"\b(?:abstract|summary|results?|findings|discussion|c
 _METHODS_RE = re.compile(r"\b(?:methods?|methodology|materials|experimental|procedures?)\b", re.IGNORECASE)
 
 
-def section_prior(chunk: EvidenceChunk, back_matter_asked: bool = False) -> float:
+def section_prior(chunk: EvidenceChunk, back_matter_asked: bool = False, value_asked: bool = False) -> float:
     """Findings sections are where answers are stated; methods sections describe how. Asked
-    about funding or authors, the back matter is where the answer is stated."""
+    about funding or authors, the back matter is where the answer is stated. Asked for a count
+    or a value ("how many images were taken?"), the methods are as likely to state it: no
+    penalty there."""
     section = chunk.section or ""
     if chunk.role == "abstract" or chunk.kind == "abstract" or _FINDINGS_RE.search(section):
         return SECTION_PRIOR["findings"]
     if back_matter_asked and chunk.role == "back_matter":
         return SECTION_PRIOR["findings"]
-    if _METHODS_RE.search(section):
+    if _METHODS_RE.search(section) and not value_asked:
         return SECTION_PRIOR["methods"]
     return 0.0
 
@@ -447,7 +449,7 @@ def candidate_sentences(
     for rank, chunk in enumerate(top):
         if chunk.role == "back_matter" and not ask.back_matter:
             continue
-        prior = RANK_PRIOR * (1 - rank / len(top)) + section_prior(chunk, ask.back_matter)
+        prior = RANK_PRIOR * (1 - rank / len(top)) + section_prior(chunk, ask.back_matter, pattern is not None)
         if chunk.chunk_id in cited_before:
             prior += CITED_BEFORE_PRIOR
         for unit, raw, similarity in _unit_texts(chunk, kinds):
