@@ -468,6 +468,20 @@ def test_a_count_or_value_asked_for_is_not_held_against_the_methods():
     assert counted.prior == pytest.approx(described.prior - SECTION_PRIOR["methods"])
 
 
+def test_asked_who_funded_a_study_the_funding_section_answers_not_the_studys_topic():
+    """Asked "who funded the ACE inhibitor study?", which names the study by its topic, the
+    answer is in the section headed Funding (which retrieval ranks first for such a question),
+    whose sentence need not say "fund"."""
+    topic = [
+        chunk(2, "ACE inhibitors remain an effective therapeutic strategy in cardiovascular disease.", "Discussion"),
+        chunk(3, "Several ACE inhibitors have been approved for clinical use in hypertension.", "Introduction"),
+        chunk(4, "The new ACE inhibitor bound the N-domain of the enzyme with high affinity.", "Results"),
+    ]
+    funding = chunk(1, "This work was supported by the University of Cape Town.", "Funding", role="back_matter")
+    points = points_for("Who funded the ACE inhibitor study?", [funding, *topic])
+    assert points[0].text == "This work was supported by the University of Cape Town."
+
+
 def test_a_duration_spelled_out_is_a_value():
     on_type = on_type_units(
         "How long did each participant read the consumer health page?",
