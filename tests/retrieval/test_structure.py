@@ -131,6 +131,22 @@ def test_a_header_row_mid_table_names_the_columns_of_the_rows_after_it():
     assert second == "QA − SD: 0.946; p: 0.0183; QA − PDF: 1.361; p: 0.0006"
 
 
+def test_a_tables_footnotes_are_footnotes_not_rows():
+    text = (
+        "Table 2 Crystallographic statistics\nParameter | Value\nRfree‡ | 21.9\nB-factor analysis\n"
+        "∗Rsymm = sum over h, where Ii is the ith measurement\nis the weighted mean of all the measurements\n"
+        "‡Rfree is equal to Rcryst for a randomly selected 5 % subset of reflections."
+    )
+    kinds = [(u.kind, text[u.start : u.end][:12]) for u in table_units(text, 0, len(text), head_lines=2)]
+    assert kinds[2:] == [
+        ("table_row", "Rfree‡ | 21."),
+        ("table_row", "B-factor ana"),  # a label of one cell before any note is a row
+        ("footnote", "∗Rsymm = sum"),
+        ("footnote", "is the weigh"),
+        ("footnote", "‡Rfree is eq"),
+    ]
+
+
 def test_only_a_table_of_numbers_has_header_rows_mid_table():
     numbers = [["age", "54.2", "55.0"], ["Sex", "", ""], ["female", "12", "14"], ["Space group", "P1", ""]]
     numbers += [["male", "9", "11"], ["BMI", "27.1", "26.4"]]

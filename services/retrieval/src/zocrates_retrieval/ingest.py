@@ -57,7 +57,8 @@ log = structlog.get_logger(__name__)
 #: 7: each chunk carries its `pages` (page index and printed label), which only a new
 #: conversion knows: an index of an earlier version is indexed again, once.
 #: 8: every part of a long table starts with its caption (cut short when long) and the column
-#: headers in force, a header row mid-table included, so its rows read as rows of their table;
+#: headers in force, a header row mid-table included, so its rows read as rows of their table
+#: (and a table's footnotes are footnotes, not rows);
 #: the re-index also gives older files `domain.searchable`'s folding of mathematical letters
 #: (not worth a version of its own: a question is rarely typeset so).
 INDEX_VERSION = "8"

@@ -4,8 +4,8 @@ At ingest every chunk gets its section role (abstract, body, back matter, front 
 annotation) and is cut into answer units (`zocrates_contracts.AnswerUnit`): sentences, list
 items and table rows, which an answer may quote, and the parts it must not quote unless asked
 about them — captions, table headers, footnotes (correspondence, licence and copyright
-lines), title blocks, affiliation lines, and fragments (text cut at a page or column break,
-figure labels, keyword and abbreviation lists). Every unit is a span of its chunk's text; a
+lines; a table's notes), title blocks, affiliation lines, and fragments (text cut at a page or
+column break, figure labels, keyword and abbreviation lists). Every unit is a span of its chunk's text; a
 table row also gets the text it reads as on its own, with its caption and column headers.
 
 Nobody downstream re-parses a chunk to find out what it is: the gateway reads the units.
@@ -237,11 +237,16 @@ def header_rows(rows: list[list[str]]) -> set[int]:
     return found
 
 
+#: A table footnote opens with its mark: "∗Rsymm = ...", "‡Rfree is equal to ...".
+_FOOTNOTE_MARK = re.compile(r"^\s*[∗*†‡§¶#]")
+
+
 def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     """A table's units: its caption, header row and each row, one per line of `text[start:end]`
     (cells separated by " | "); `head_lines` is 2 with a caption, 1 with a header row only,
     0 for rows alone. A row that starts new column headers mid-table (`header_rows`) is a
-    header too, and names the columns of the rows after it."""
+    header too, and names the columns of the rows after it; a line of one cell opening with a
+    footnote mark, and the lines of one cell after it, are the table's footnotes."""
     lines, cursor = [], start
     for line in text[start:end].split("\n"):
         lines.append((cursor, cursor + len(line)))
@@ -252,6 +257,7 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     body = [text[a:b].split(" | ") for a, b in lines[head_lines:]]
     headers = {head_lines + no for no in header_rows(body)}
     units = []
+    in_notes = False  # past the table's first footnote: its lines of one cell are notes too
     for no, (a, b) in enumerate(lines):
         if b <= a or not text[a:b].strip():
             continue
@@ -262,6 +268,11 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
             units.append(Unit("caption", a, b))
             continue
         cells = text[a:b].split(" | ")
+        one_cell = sum(bool(c.strip()) for c in cells) == 1
+        in_notes = one_cell and (in_notes or bool(_FOOTNOTE_MARK.match(text[a:b])))
+        if in_notes:  # "‡Rfree is equal to Rcryst for ...": says what a mark means, states no row
+            units.append(Unit("footnote", a, b))
+            continue
         if no in headers:
             units.append(Unit("table_header", a, b))
             header = cells
