@@ -137,7 +137,12 @@ _AUTHOR_QUESTION = re.compile(
 
 def asks_about_back_matter(question: str) -> bool:
     """Whether the question is about funding, authors, acknowledgements and the like."""
-    return bool(_BACK_MATTER_QUESTION & {w.lower() for w in _WORD_RE.findall(question)})
+    return bool(_back_matter_words(question))
+
+
+def _back_matter_words(question: str) -> set[str]:
+    """The words of `question` that ask about back matter ("funded", "competing"), lowercased."""
+    return _BACK_MATTER_QUESTION & {w.lower() for w in _WORD_RE.findall(question)}
 
 
 @dataclass(frozen=True)
@@ -250,18 +255,16 @@ def read_question(question: str) -> Ask:
     # "how many of those came ...": a pointer names no thing of its own (a follow-up's referent)
     named_thing = phrase and phrase[-1] not in _GENERIC_FOCUS and not _POINTERS & set(phrase)
     focus = frozenset(content_words(phrase[-1])) if named_thing else frozenset()
-    back_matter = asks_about_back_matter(question)
+    back_matter = _back_matter_words(question)
     if back_matter and not focus:  # "who funded the ACE inhibitor study?" asks about funding, not ACE
-        focus = frozenset(
-            content_words(" ".join(w for w in _WORD_RE.findall(question) if w.lower() in _BACK_MATTER_QUESTION))
-        )
+        focus = frozenset(content_words(" ".join(back_matter)))
     return Ask(
         words=frozenset(content_words(question)),
         named=named,
         codes=codes,
         answer_type=answer_type,
         focus=focus,
-        back_matter=back_matter,
+        back_matter=bool(back_matter),
         captions=bool(_CAPTION_QUESTION.search(question)),
         title_block=bool(_AUTHOR_QUESTION.search(question)),
     )
@@ -457,7 +460,7 @@ def candidate_sentences(
         prior = RANK_PRIOR * (1 - rank / len(top)) + section_prior(chunk, ask.back_matter, pattern is not None)
         if chunk.chunk_id in cited_before:
             prior += CITED_BEFORE_PRIOR
-        heading_words = content_words((chunk.section or "").rsplit(" > ", 1)[-1])
+        heading = content_words((chunk.section or "").rsplit(" > ", 1)[-1]) if chunk.role == "back_matter" else set()
         for unit, raw, similarity in _unit_texts(chunk, kinds):
             kind = unit.kind
             text = strip_reference_markers(" ".join(raw.split()))
@@ -466,7 +469,7 @@ def candidate_sentences(
             bonus = 0.0
             words = _with_abbreviations(content_words(text), text, defined)
             if chunk.role == "back_matter":  # asked about: its heading says what it is ("Funding")
-                words |= heading_words
+                words |= heading
             # a table row names the thing asked about in its own cells, not in the caption all rows share
             own = content_words(chunk.text[unit.start : unit.end]) if kind == "table_row" else words
             # back matter is only a candidate when asked about, and then it is what was asked about

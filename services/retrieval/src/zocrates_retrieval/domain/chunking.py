@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from zocrates_retrieval.domain.document import Block
 from zocrates_retrieval.domain.structure import (
     Unit,
+    first_sentence,
     header_rows,
     is_caption,
     is_reference_list,
@@ -121,7 +122,7 @@ def _unit_parts(block: Block, max_tokens: int, count: TokenCounter) -> list[tupl
 def _short_caption(caption: str, header: list[str], max_tokens: int, count: TokenCounter) -> str | None:
     """The caption a table's later parts repeat: whole if it leaves half a part for rows, else
     its first sentence, else its label; None when even the label leaves too little room."""
-    first = re.split(r"(?<=[a-z)])\.\s", caption, maxsplit=1)[0]
+    first = first_sentence(caption)
     label = table_label(caption).split(" (", 1)[0]
     for candidate in (caption, first if first == caption else f"{first}.", f"{label}."):
         if count("\n".join([candidate, *header])) <= max_tokens // 2:

@@ -87,8 +87,11 @@ _CAPTION_START = re.compile(
     r"^\(?(?:Figure|Fig\.|Table|Scheme|Chart|Supplementary\s+(?:Figure|Table))\s*S?\d+[A-Za-z]?\b"
     r"|^\([A-H]\)\s"
 )
+#: The marks a footnote, and the name or cell it belongs to, carry: "Ball1*", "‡Rfree is ...".
+_NOTE_MARKS = "*∗†‡§"
 _FOOTNOTE = re.compile(
-    r"^[*∗†‡§]\s*\w|\bcorrespondence\s*:|\bcreative\s+commons\b|\blicensee\b|©|\(c\)\s*\d{4}\b"
+    rf"^[{_NOTE_MARKS}]\s*\w"
+    r"|\bcorrespondence\s*:|\bcreative\s+commons\b|\blicensee\b|©|\(c\)\s*\d{4}\b"
     r"|\bfull\s+list\s+of\s+author\b|\breceived\s*:\s*\d|\baccepted\s*:\s*\d|\bpublished\s*:\s*\d"
     r"|\bopen\s+access\s+article\s+distributed\b|\bpermits\s+unrestricted\s+use\b",
     re.IGNORECASE,
@@ -107,7 +110,9 @@ _AFFILIATION = re.compile(
     r"[^.;]*,[^.;]*,\s*[A-Z][a-z]+\.?$"  # "Department of Surgery, University of X, City, Country."
 )
 # A capitalised name with an affiliation digit or a footnote mark: "Ball1*," "DOUGLAS∗1," "Theurer2,3".
-_MARKED_NAME = re.compile(r"\b[A-Z](?:[a-z'’-]+|[A-Z]{2,})(?:\d{1,2}(?:,\d{1,2})*[*∗†‡§]?|[*∗†‡§]+\d{0,2})(?=[,\s]|$)")
+_MARKED_NAME = re.compile(
+    rf"\b[A-Z](?:[a-z'’-]+|[A-Z]{{2,}})(?:\d{{1,2}}(?:,\d{{1,2}})*[{_NOTE_MARKS}]?|[{_NOTE_MARKS}]+\d{{0,2}})(?=[,\s]|$)"
+)
 _TITLE_BLOCK = re.compile(r"\bRESEARCH\s+ARTICLE\b|\bOpen\s+Access\b|\bREVIEW\s+ARTICLE\b|\bdoi:\s*10\.|^arXiv:\d")
 _TERM_LIST = re.compile(r"^(?:Keywords?|Key\s+words|Index\s+terms|Abbreviations?)\s*[:.—-]", re.IGNORECASE)
 _QUOTED = r"[“\"][^“”\"]{1,60}[”\"]"
@@ -187,12 +192,20 @@ _LABEL = re.compile(r"^((?:Supplementary\s+)?Table\s*S?\d+[A-Za-z]?)[.:]?\s*(.*)
 MAX_CAPTION_CHARS = 90  # of a row's reminder of its table; the caption unit itself is whole
 
 
+_SENTENCE_END = re.compile(r"(?<=[a-z)])\.\s")  # "interfaces. This", not "Table 2. Post-hoc"
+
+
+def first_sentence(caption: str) -> str:
+    """A caption's first sentence, without its full stop."""
+    return _SENTENCE_END.split(caption, maxsplit=1)[0]
+
+
 def table_label(caption: str) -> str:
     """How a row names its table: "Table 3 (Baseline characteristics)"."""
     caption = " ".join(caption.split())
     m = _LABEL.match(caption)
     label, rest = (m.group(1), m.group(2)) if m else ("Table", caption)
-    rest = re.split(r"(?<=[a-z)])\.\s", rest, maxsplit=1)[0].rstrip(". ")
+    rest = first_sentence(rest).rstrip(". ")
     if len(rest) > MAX_CAPTION_CHARS:
         rest = rest[:MAX_CAPTION_CHARS].rsplit(" ", 1)[0] + "…"
     return f"{label} ({rest})" if rest else label
@@ -237,8 +250,8 @@ def header_rows(rows: list[list[str]]) -> set[int]:
     return found
 
 
-#: A table footnote opens with its mark: "∗Rsymm = ...", "‡Rfree is equal to ...".
-_FOOTNOTE_MARK = re.compile(r"^\s*[∗*†‡§¶#]")
+#: A table footnote opens with its mark (a table's notes use ¶ and # too): "∗Rsymm = ...".
+_TABLE_NOTE = re.compile(rf"^\s*[{_NOTE_MARKS}¶#]")
 
 
 def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
@@ -269,7 +282,7 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
             continue
         cells = text[a:b].split(" | ")
         one_cell = sum(bool(c.strip()) for c in cells) == 1
-        in_notes = one_cell and (in_notes or bool(_FOOTNOTE_MARK.match(text[a:b])))
+        in_notes = one_cell and (in_notes or bool(_TABLE_NOTE.match(text[a:b])))
         if in_notes:  # "‡Rfree is equal to Rcryst for ...": says what a mark means, states no row
             units.append(Unit("footnote", a, b))
             continue
