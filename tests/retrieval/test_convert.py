@@ -297,7 +297,8 @@ def test_back_matter_headings_set_small_are_still_sections(pdf_dir):
     assert clinical and not any("ACKNOWLEDGEMENTS" in b.text or "gratefully" in b.text for b in clinical)
 
 
-def test_converter_pool_converts_in_order_and_survives_a_timeout(tmp_path, pdf_dir, make):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_converter_pool_converts_in_order_and_survives_a_timeout(tmp_path, pdf_dir, make, workers):
     bad = tmp_path / "bad.pdf"
     bad.write_bytes(make.encrypted_pdf())
     jobs = [
@@ -305,8 +306,12 @@ def test_converter_pool_converts_in_order_and_survives_a_timeout(tmp_path, pdf_d
         ConvertJob(bad, "application/pdf"),
         ConvertJob(pdf_dir / "zotero" / "recognizePDF_test_DOI.pdf", "application/pdf"),
     ]
-    with ConverterPool(timeout_s=60) as pool:
-        results = list(pool.convert_many(jobs))
+    with ConverterPool(timeout_s=60, workers=workers) as pool:
+        results = []
+        for result in pool.convert_many(jobs):
+            results.append(result)
+            if len(results) == 1:  # the other files are being converted side by side meanwhile
+                assert len(pool.processes) == workers
     assert [j for j, _ in results] == jobs
     assert isinstance(results[0][1], Document) and results[0][1].pages == 4
     assert isinstance(results[1][1], ConversionError) and results[1][1].reason == ENCRYPTED
@@ -314,7 +319,7 @@ def test_converter_pool_converts_in_order_and_survives_a_timeout(tmp_path, pdf_d
 
     # A limit no conversion can meet: each file times out, the worker is replaced each time,
     # and every job still gets exactly one answer.
-    with ConverterPool(timeout_s=0.001) as pool:
+    with ConverterPool(timeout_s=0.001, workers=workers) as pool:
         results = list(pool.convert_many(jobs))
     assert [j for j, _ in results] == jobs
     assert all(isinstance(r, ConversionError) and r.reason == TIMEOUT for _, r in results)
@@ -329,4 +334,4 @@ def test_converter_pool_ends_without_waiting_once_stopped(pdf_dir):
         results = pool.convert_many(jobs)
         stop.set()
         assert list(results) == []  # the file being converted is abandoned, not waited for
-        assert pool._proc is None  # and its worker killed
+        assert pool.processes == []  # and its workers killed

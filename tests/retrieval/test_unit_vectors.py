@@ -51,3 +51,24 @@ def test_unit_vectors_survive_the_payload_and_score_only_units_an_answer_may_quo
     assert [(u.kind, u.similarity) for u in units] == [("sentence", 0.0), ("fragment", None), ("table_row", 1.0)]
     assert units[2].text == "Table 1: a — b"
     assert [u.similarity for u in answer_units(payload, None)] == [None, None, None]
+
+
+def test_texts_batched_by_length_come_back_in_their_own_places():
+    """Texts are batched with others of like length (less padding); each vector, and each
+    span's, still belongs to its own text."""
+    small_batches = Embedder.shared(RetrievalSettings().embedding_model, "auto", 2)
+    texts = [
+        "Low molecular weight heparin is the first choice for thromboprophylaxis in trauma patients, "
+        "where bleeding and heparin-induced thrombocytopenia were rare.",
+        "Twins.",
+        "Data collection was carried out in June 2010.",
+        "Crystals were measured at Diamond Light Source on station IO4-1, and the structure was refined.",
+        "Readers liked the key question index.",
+    ]
+    spans = [[(0, len(t))] for t in texts]
+    vectors, per_text = small_batches.embed_with_spans(texts, spans)
+    alone = np.stack([small_batches.embed_documents([t])[0] for t in texts])
+    assert np.all(np.sum(vectors * alone, axis=1) > 0.999)
+    assert [units.shape for units in per_text] == [(1, small_batches.dim)] * len(texts)
+    nearest = [int(np.argmax(alone @ units[0])) for units in per_text]
+    assert nearest == list(range(len(texts)))

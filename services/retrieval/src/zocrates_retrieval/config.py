@@ -72,6 +72,11 @@ class RetrievalSettings(ZocratesSettings):
 
     convert_timeout_s: float = Field(default=120.0, gt=0, description="Per-file conversion limit.")
     convert_memory_mb: int = Field(default=2048, ge=256, description="Address-space cap of the converter.")
+    convert_workers: int = Field(
+        default=0,
+        ge=0,
+        description="Converter processes working side by side, each under the memory cap; 0: one per core.",
+    )
     max_pages: int = Field(default=2000, ge=1, description="Pages read per PDF; the rest is ignored.")
     rescan_interval_s: float = Field(
         default=60.0,

@@ -174,6 +174,7 @@ class Ingestor:
         optimize_after: int = 1,
         linked_base_dir: Path | None = None,
         recent_days: float = 30.0,
+        convert_workers: int | None = None,
     ):
         self.store = store
         self.embedder = embedder
@@ -182,6 +183,7 @@ class Ingestor:
         self.convert_timeout_s = convert_timeout_s
         self.convert_memory_mb = convert_memory_mb
         self.max_pages = max_pages
+        self.convert_workers = convert_workers  # None: one converter per core
         self.optimize_after = optimize_after
         self.linked_base_dir = linked_base_dir  # Zotero's Linked Attachment Base Directory
         self.recent_days = recent_days  # files of items changed this recently go first
@@ -349,7 +351,13 @@ class Ingestor:
         progress.files_started_at = time.time()
         pages: dict[tuple[str, str], int] = {}
         with (
-            ConverterPool(self.convert_timeout_s, self.convert_memory_mb, self.max_pages, stop=self.stop) as pool,
+            ConverterPool(
+                self.convert_timeout_s,
+                self.convert_memory_mb,
+                self.max_pages,
+                stop=self.stop,
+                workers=self.convert_workers,
+            ) as pool,
             tempfile.TemporaryDirectory(prefix="zocrates-ingest-") as scratch,
         ):
             read = [(s, h) for s, h in files if _lexical_current(indexed.get((s.library_id, s.key)), h)]

@@ -100,36 +100,21 @@ class ConvertJob:
     content_type: str
 
 
-class ConverterPool:
-    """Converts files in a child process with a memory cap and a per-file time limit.
+class _Worker:
+    """One converter child process and the files sent to it whose replies were not read yet
+    (it handles them in the order sent)."""
 
-    `convert_many` keeps `lookahead` files queued at the worker so conversion overlaps
-    whatever the caller does with the previous result (embedding, on the other core). A file
-    that hangs or kills the worker is reported (`timeout` or `corrupt`), the worker is
-    replaced and the files queued behind it are sent again. Once `stop` is set, `convert_many`
-    ends within a tenth of a second instead of waiting for the file being converted (a long
-    paper with many tables takes seconds).
-    """
-
-    def __init__(
-        self,
-        timeout_s: float = 120.0,
-        memory_mb: int = 2048,
-        max_pages: int = 2000,
-        lookahead: int = 2,
-        stop: threading.Event | None = None,
-    ):
-        self.timeout_s = timeout_s
+    def __init__(self, memory_mb: int, max_pages: int, stop: threading.Event):
         self.memory_mb = memory_mb
         self.max_pages = max_pages
-        self.lookahead = max(1, lookahead)
-        self.stop = stop or threading.Event()
-        self._proc: subprocess.Popen | None = None
-        self._in_flight = 0  # files sent to the worker whose result was not taken yet
+        self.stop = stop
+        self.proc: subprocess.Popen | None = None
+        self.in_flight: list[tuple[int, ConvertJob]] = []
+        self.crashes = 0  # in a row: a worker that cannot even start is not the files' fault
 
-    def _worker(self) -> subprocess.Popen:
-        if self._proc is None:
-            self._proc = subprocess.Popen(
+    def send(self, index: int, job: ConvertJob) -> None:
+        if self.proc is None:
+            self.proc = subprocess.Popen(
                 [
                     sys.executable,
                     "-m",
@@ -140,19 +125,16 @@ class ConverterPool:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
             )
-        return self._proc
-
-    def _send(self, job: ConvertJob) -> None:
+        self.in_flight.append((index, job))
         data = json.dumps({"path": str(job.path), "content_type": job.content_type}).encode()
-        proc = self._worker()
         try:
-            proc.stdin.write(len(data).to_bytes(8, "big") + data)
-            proc.stdin.flush()
+            self.proc.stdin.write(len(data).to_bytes(8, "big") + data)
+            self.proc.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise _WorkerGone(str(exc)) from exc
 
-    def _read(self, n: int, deadline: float) -> bytes:
-        fd = self._proc.stdout.fileno()
+    def read(self, n: int, deadline: float) -> bytes:
+        fd = self.proc.stdout.fileno()
         out = bytearray()
         while len(out) < n:
             left = deadline - time.monotonic()
@@ -164,67 +146,147 @@ class ConverterPool:
                 continue
             chunk = os.read(fd, n - len(out))
             if not chunk:
-                raise _WorkerGone(f"the converter exited with status {self._proc.poll()}")
+                raise _WorkerGone(f"the converter exited with status {self.proc.poll()}")
             out += chunk
         return bytes(out)
 
-    def _kill(self) -> None:
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.wait()
-            self._proc = None
-
-    def convert_many(self, jobs: Iterable[ConvertJob]) -> Iterator[tuple[ConvertJob, Document | ConversionError]]:
-        pending = list(jobs)
-        in_flight: list[ConvertJob] = []
-        crashes = 0
-        while pending or in_flight:
-            restart = False
-            try:
-                while pending and len(in_flight) < self.lookahead:
-                    in_flight.append(pending.pop(0))
-                    self._in_flight = len(in_flight)
-                    self._send(in_flight[-1])
-                deadline = time.monotonic() + self.timeout_s
-                size = int.from_bytes(self._read(8, deadline), "big")
-                result = _decode_reply(self._read(size, deadline))
-                crashes = 0
-            except _Stopped:
-                self._kill()  # mid-file: its reply would be read by nobody
-                self._in_flight = 0
-                return
-            except TimeoutError:
-                result = ConversionError(TIMEOUT, f"conversion took longer than {self.timeout_s:.0f} s")
-                restart = True
-            except _WorkerGone as exc:
-                crashes += 1
-                if crashes > 3:  # not the files' fault: the converter cannot run here
-                    self._kill()
-                    raise RuntimeError(f"the document converter keeps failing to start: {exc}") from exc
-                result = ConversionError(CORRUPT, f"the converter crashed on this file ({exc})")
-                restart = True
-            job = in_flight.pop(0)  # the worker handles files in order: this was its current one
-            if restart:
-                self._kill()
-                pending[:0] = in_flight  # queued behind it: send them to the fresh worker
-                in_flight.clear()
-            self._in_flight = len(in_flight)
-            yield job, result
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
 
     def close(self) -> None:
-        """Let the worker exit; one still converting files nobody will read (the caller
+        """Let the process exit; one still converting files nobody will read (the caller
         stopped early, e.g. the service is shutting down) is killed at once instead."""
-        if self._in_flight:
-            self._kill()
-            self._in_flight = 0
-        if self._proc is not None:
+        if self.in_flight:
+            self.kill()
+            self.in_flight.clear()
+        if self.proc is not None:
             try:
-                self._proc.stdin.close()
-                self._proc.wait(timeout=5)
+                self.proc.stdin.close()
+                self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
-                self._proc.kill()
-                self._proc.wait()
-            self._proc = None
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+
+
+def default_workers() -> int:
+    """One converter per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class ConverterPool:
+    """Converts files in `workers` child processes (default: one per core), each with a memory
+    cap and a per-file time limit.
+
+    `convert_many` keeps `lookahead` files queued at each worker, so the workers convert side
+    by side and conversion overlaps whatever the caller does with the previous result; the
+    results still come in the order of the jobs. A file that hangs or kills its worker is
+    reported (`timeout` or `corrupt`), that worker is replaced and the files queued behind it
+    are sent again. Once `stop` is set, `convert_many` ends within a tenth of a second instead
+    of waiting for the files being converted (a long paper with many tables takes seconds).
+    """
+
+    def __init__(
+        self,
+        timeout_s: float = 120.0,
+        memory_mb: int = 2048,
+        max_pages: int = 2000,
+        lookahead: int = 2,
+        stop: threading.Event | None = None,
+        workers: int | None = None,
+    ):
+        self.timeout_s = timeout_s
+        self.lookahead = max(1, lookahead)
+        self.stop = stop or threading.Event()
+        self._workers = [_Worker(memory_mb, max_pages, self.stop) for _ in range(max(1, workers or default_workers()))]
+
+    @property
+    def processes(self) -> list[subprocess.Popen]:
+        """The worker processes running now."""
+        return [w.proc for w in self._workers if w.proc is not None]
+
+    def convert_many(self, jobs: Iterable[ConvertJob]) -> Iterator[tuple[ConvertJob, Document | ConversionError]]:
+        pending = list(enumerate(jobs))
+        total = len(pending)
+        ready: dict[int, Document | ConversionError] = {}  # read ahead of their turn
+        jobs_by_index = dict(pending)
+        for wanted in range(total):
+            while wanted not in ready:
+                self._fill(pending)
+                worker = self._holding(wanted, pending)
+                try:
+                    ready.update([self._take(worker, pending)])
+                except _Stopped:
+                    for w in self._workers:  # mid-file: their replies would be read by nobody
+                        w.kill()
+                        w.in_flight.clear()
+                    return
+            yield jobs_by_index[wanted], ready.pop(wanted)
+
+    def _fill(self, pending: list[tuple[int, ConvertJob]]) -> None:
+        """Queue the next files at the workers, one each in turn, up to `lookahead` each."""
+        while pending:
+            worker = min(self._workers, key=lambda w: len(w.in_flight))
+            if len(worker.in_flight) >= self.lookahead:
+                return
+            index, job = pending.pop(0)
+            try:
+                worker.send(index, job)
+            except _WorkerGone:
+                worker.kill()  # found dead at the next read; its queue is sent again then
+                return
+
+    def _holding(self, index: int, pending: list[tuple[int, ConvertJob]]) -> _Worker:
+        """The worker converting file `index`; sent to the least busy one if still waiting."""
+        for worker in self._workers:
+            if any(i == index for i, _ in worker.in_flight):
+                return worker
+        worker = min(self._workers, key=lambda w: len(w.in_flight))
+        at = next(n for n, (i, _) in enumerate(pending) if i == index)
+        try:
+            worker.send(*pending.pop(at))
+        except _WorkerGone:
+            worker.kill()
+        return worker
+
+    def _take(self, worker: _Worker, pending: list[tuple[int, ConvertJob]]) -> tuple[int, Document | ConversionError]:
+        """The reply to the file at the head of `worker`'s queue; a worker that hangs or dies
+        on it is replaced, and the files queued behind it go back to `pending`."""
+        restart = False
+        try:
+            if worker.proc is None:
+                raise _WorkerGone("the converter could not be started")
+            deadline = time.monotonic() + self.timeout_s
+            size = int.from_bytes(worker.read(8, deadline), "big")
+            result = _decode_reply(worker.read(size, deadline))
+            worker.crashes = 0
+        except TimeoutError:
+            result = ConversionError(TIMEOUT, f"conversion took longer than {self.timeout_s:.0f} s")
+            restart = True
+        except _WorkerGone as exc:
+            worker.crashes += 1
+            if worker.crashes > 3:  # not the files' fault: the converter cannot run here
+                self.close()
+                raise RuntimeError(f"the document converter keeps failing to start: {exc}") from exc
+            result = ConversionError(CORRUPT, f"the converter crashed on this file ({exc})")
+            restart = True
+        index, _ = worker.in_flight.pop(0)  # the worker handles files in order: this was its current one
+        if restart:
+            worker.kill()
+            pending[:0] = worker.in_flight  # queued behind it: send them again, first
+            pending.sort(key=lambda p: p[0])
+            worker.in_flight.clear()
+        return index, result
+
+    def close(self) -> None:
+        for worker in self._workers:
+            worker.close()
 
     def __enter__(self) -> ConverterPool:
         return self
