@@ -262,11 +262,15 @@ class PdfText:
 def quotable(chunk) -> list[str]:
     """What an answer can quote from a chunk: each of its answer units (any kind: a question
     may ask for a caption or a footnote); a table row as its cells (a row is rebuilt from cells,
-    ' | ' between them, and reads with its caption, a unit of its own)."""
+    ' | ' between them, and reads with its caption, a unit of its own; a row of words may wrap
+    over several lines, each of them cells)."""
     found = []
     for unit in chunk.units:
         span = chunk.text[unit.start : unit.end]
-        found += span.split(" | ") if unit.kind in ("table_row", "table_header") else [span]
+        if unit.kind in ("table_row", "table_header"):
+            found += [cell for line in span.split("\n") for cell in line.split(" | ")]
+        else:
+            found.append(span)
     return found
 
 

@@ -147,6 +147,41 @@ def test_a_tables_footnotes_are_footnotes_not_rows():
     ]
 
 
+def test_a_row_of_words_wrapped_onto_the_lines_below_is_one_row():
+    """Kamuzu's Table 2 wraps each group's cells over several lines; a quote of its first line
+    stopped mid-cell ("... the care they receive as")."""
+    text = (
+        "Table 2 Themes by stakeholder\nRespondent group | Strengths | Weaknesses\n"
+        "1. Patients (n = 4) | In-patients described their care as | - Poor amenities\n"
+        " | • ‘very good’ (1 view) | - Weak adherence\n"
+        " | • ‘poor’ (1 view) | \n"
+        "2. Staff (n = 4) | - Staff attitude is good | - Workload"
+    )
+    units = table_units(text, 0, len(text), head_lines=2)
+    assert [u.kind for u in units] == ["caption", "table_header", "table_row", "table_row"]
+    patients = units[2]
+    assert text[patients.start : patients.end].endswith("• ‘poor’ (1 view) | ")
+    assert patients.text == (
+        "Table 2 (Themes by stakeholder): 1. Patients (n = 4) — Strengths: In-patients described their care as "
+        "• ‘very good’ (1 view) • ‘poor’ (1 view); Weaknesses: - Poor amenities - Weak adherence"
+    )
+    assert units[3].text.endswith("2. Staff (n = 4) — Strengths: - Staff attitude is good; Weaknesses: - Workload")
+    # a table whose columns were lost: words going on in lower case, or with a bracket, go on
+    lost = (
+        "Table 2 Themes (Continued)\nTheme | Issues\n4.5 Management | • Shortage of staff\n"
+        "• KCH wastes resources by attending\nto many primary level cases\n(Additional file 1)\n• No strategic plan"
+    )
+    rows = [u.text.split(": ", 1)[1] for u in table_units(lost, 0, len(lost), head_lines=2)[2:]]
+    assert rows == [
+        "4.5 Management — Issues: • Shortage of staff",
+        "• KCH wastes resources by attending to many primary level cases (Additional file 1)",
+        "• No strategic plan",
+    ]
+    # in a table of numbers, a line under the same label is a row of its own
+    numbers = "Table 1 Outcomes\nOutcome | LMWH | UFH\nBleeding | 3.1 | 4.0\n | 2.9 | 3.8"
+    assert [u.kind for u in table_units(numbers, 0, len(numbers), head_lines=2)][2:] == ["table_row", "table_row"]
+
+
 def test_only_a_table_of_numbers_has_header_rows_mid_table():
     numbers = [["age", "54.2", "55.0"], ["Sex", "", ""], ["female", "12", "14"], ["Space group", "P1", ""]]
     numbers += [["male", "9", "11"], ["BMI", "27.1", "26.4"]]

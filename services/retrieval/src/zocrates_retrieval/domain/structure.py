@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import zip_longest
 
 from zocrates_citations.sentences import sentence_ends
 
@@ -230,6 +231,12 @@ def _is_number(cell: str) -> bool:
     return bool(_NUMBER_CELL.match(cell.strip()))
 
 
+def of_numbers(rows: list[list[str]]) -> bool:
+    """Whether a table (its body rows, cells each) is a table of numbers: at least half its
+    rows hold a number past their label cell."""
+    return sum(any(_is_number(c) for c in cells[1:]) for cells in rows) * 2 >= len(rows)
+
+
 def header_rows(rows: list[list[str]]) -> set[int]:
     """Which of a table's body rows (cells each) start new column headers mid-table, as
     "QA − SD | p | QA − PDF | p" does after the "PP − …" rows of a table that compares pairs.
@@ -239,8 +246,7 @@ def header_rows(rows: list[list[str]]) -> set[int]:
     filled, names columns; a row with one filled cell ("Sex") labels a group of rows, and one
     with two may be a label and its value in words ("Space group | P1"). In a table of words
     any row could read as a header, so none is taken for one."""
-    numeric = sum(any(_is_number(c) for c in cells[1:]) for cells in rows)
-    if numeric * 2 < len(rows):
+    if not of_numbers(rows):
         return set()
     found = set()
     for no, cells in enumerate(rows):
@@ -254,12 +260,29 @@ def header_rows(rows: list[list[str]]) -> set[int]:
 _TABLE_NOTE = re.compile(rf"^\s*[{_NOTE_MARKS}¶#]")
 
 
+#: How the words of a wrapped cell go on: in lower case, or with a bracket ("(Additional file 1").
+_GOES_ON = re.compile(r"^\s*[a-z(]")
+
+
+def _goes_on(cells: list[str]) -> bool:
+    """Whether a line of a table of words goes on with the row above: its first cell is empty,
+    or its words go on where the row above stopped (a table whose columns were lost)."""
+    return not cells[0].strip() or bool(_GOES_ON.match(cells[0]))
+
+
 def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     """A table's units: its caption, header row and each row, one per line of `text[start:end]`
     (cells separated by " | "); `head_lines` is 2 with a caption, 1 with a header row only,
     0 for rows alone. A row that starts new column headers mid-table (`header_rows`) is a
     header too, and names the columns of the rows after it; a line of one cell opening with a
-    footnote mark, and the lines of one cell after it, are the table's footnotes."""
+    footnote mark, and the lines of one cell after it, are the table's footnotes.
+
+    In a table of words, a line with an empty first cell goes on with the row above it: its
+    cells are the rest of that row's cells, wrapped ("In-patients described their overall
+    satisfaction of the care they receive as" | "• 'very good' (1 view)" ...), and the row is
+    one unit over all its lines, so a quote never stops mid-cell. So is a line whose first
+    words go on in lower case or with a bracket ("to many primary level cases"). In a table of numbers such a
+    line is a row of its own (a second statistic under the same label)."""
     lines, cursor = [], start
     for line in text[start:end].split("\n"):
         lines.append((cursor, cursor + len(line)))
@@ -269,7 +292,9 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     label = table_label(caption) if caption else "Table"
     body = [text[a:b].split(" | ") for a, b in lines[head_lines:]]
     headers = {head_lines + no for no in header_rows(body)}
+    wrapped = not of_numbers(body)  # a row's cells may wrap onto the lines below it
     units = []
+    row_cells: list[str] = []  # the cells of the row the last unit is, so far
     in_notes = False  # past the table's first footnote: its lines of one cell are notes too
     for no, (a, b) in enumerate(lines):
         if b <= a or not text[a:b].strip():
@@ -290,5 +315,16 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
             units.append(Unit("table_header", a, b))
             header = cells
             continue
+        if wrapped and units and units[-1].kind == "table_row" and _goes_on(cells):
+            if len(cells) == 1:  # the columns were lost: the words go on the row's last cell
+                filled = max((i for i, c in enumerate(row_cells) if c.strip()), default=0)
+                cells = [""] * filled + cells
+            row_cells = [
+                " ".join(part for part in (above.strip(), below.strip()) if part)
+                for above, below in zip_longest(row_cells, cells, fillvalue="")
+            ]
+            units[-1] = Unit("table_row", units[-1].start, b, row_text(label, header, row_cells))
+            continue
+        row_cells = cells
         units.append(Unit("table_row", a, b, row_text(label, header, cells)))
     return units
