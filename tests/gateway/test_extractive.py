@@ -468,6 +468,21 @@ def test_a_count_or_value_asked_for_is_not_held_against_the_methods():
     assert counted.prior == pytest.approx(described.prior - SECTION_PRIOR["methods"])
 
 
+@pytest.mark.parametrize(
+    "question, asks",
+    [
+        ("Who provided financial support for the situational analysis?", True),
+        ("Which body financed the trial?", True),
+        ("Who gave the first author a scholarship?", True),
+        ("Which evidence supports LMWH in trauma patients?", False),
+    ],
+)
+def test_money_given_for_a_study_is_asked_of_its_back_matter(question, asks):
+    from zocrates_gateway.domain.synthesis import asks_about_back_matter
+
+    assert asks_about_back_matter(question) is asks
+
+
 def test_asked_who_funded_a_study_the_funding_section_answers_not_the_studys_topic():
     """Asked "who funded the ACE inhibitor study?", which names the study by its topic, the
     answer is in the section headed Funding (which retrieval ranks first for such a question),

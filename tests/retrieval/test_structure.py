@@ -25,6 +25,28 @@ def kinds(text: str, role: str = "body") -> list[str]:
     return [u.kind for u in prose_units(text, 0, len(text), role)]
 
 
+def test_an_acknowledgement_naming_institutions_is_no_affiliation():
+    """Kamuzu's Acknowledgments thank people and bodies by name and place; read as one address it
+    was never quotable. An address is short; a list of e-mail addresses is one however long."""
+    thanks = (
+        "Dr. Frank Davidoff (Executive Editor, Institute for Healthcare Improvement; Editor Emeritus, Annals of "
+        "Internal Medicine), Dr. Sylvia Sax (International Health Consultant; Lecturer, University of Heidelberg, "
+        "Germany), Dr. Rita A. Klim and Dr Colin Speight (Clinical Advisor, Lighthouse Trust, Lilongwe, Malawi) "
+        "for reviewing this article and providing editorial support Katholischer Akademischer Ausländer-Dienst "
+        "(KAAD), a Catholic scholarship body in Germany which provided the financial assistance for the "
+        "corresponding author’s Master Studies and Thesis ESTHER- GIZ, MAGNET Project for providing financial and "
+        "technical support for quality improvement in the Medical Department of the Kamuzu Central Hospital Staff, "
+        "affiliates and patients at the Medical Department, Kamuzu Central Hospital, Malawi Staff of the Institute "
+        "of Public Health, Ruprecht-Karls University of Heidelberg, Germany."
+    )
+    assert classify_text(thanks, "back_matter") == "sentence"
+    assert classify_text("Institute of Public Health, Ruprecht-Karls University, Heidelberg, Germany.") == "affiliation"
+    emails = "Authors’ addresses: " + ", ".join(
+        f"Author {n}, author{n}@uni{n}.edu, University of Place {n}, Seattle, Washington, USA" for n in range(6)
+    )
+    assert len(emails.split()) > 40 and classify_text(emails) == "affiliation"
+
+
 @pytest.mark.parametrize(
     "sentence, kind",
     [

@@ -61,7 +61,8 @@ log = structlog.get_logger(__name__)
 #: (and a table's footnotes are footnotes, not rows);
 #: the re-index also gives older files `domain.searchable`'s folding of mathematical letters
 #: (not worth a version of its own: a question is rarely typeset so).
-#: 9: in a table of words, a row's cells wrapped onto the lines below it are one row.
+#: 9: in a table of words, a row's cells wrapped onto the lines below it are one row; text of
+#: more than 40 words naming institutions is no longer an affiliation (an acknowledgement).
 INDEX_VERSION = "9"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).

@@ -124,7 +124,8 @@ def system_prompt(chunks: list[EvidenceChunk]) -> str:
 # Not "authors" or "contributions": "what did the authors find", "the paper's contributions"
 # are questions about the findings.
 _BACK_MATTER_QUESTION = frozenset(
-    "fund funding funded funder funders grant grants sponsor sponsored acknowledgement acknowledgements "
+    "fund funding funded funder funders grant grants sponsor sponsored sponsorship financial financially "
+    "financed scholarship acknowledgement acknowledgements "
     "acknowledgment acknowledgments acknowledge acknowledged thank thanked competing conflict conflicts "
     "authorship affiliation affiliations affiliated correspondence email e-mail ethics ethical consent "
     "licence license copyright".split()

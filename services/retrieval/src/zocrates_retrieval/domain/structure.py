@@ -103,13 +103,19 @@ _BACK_MATTER_SENTENCE = re.compile(
     r"|\bdeclare[sd]?\s+(?:that\s+(?:they|he|she)\s+(?:have|has)\s+)?no\s+(?:competing|conflicts?)\b",
     re.IGNORECASE,
 )
+_EMAIL = r"[\w.+-]+@[\w-]+\.[\w.]+"
 _AFFILIATION = re.compile(
     r"^\d+\s?[A-Z][a-z]"  # "1Department of ...", "2Medical Department ..."
-    r"|[\w.+-]+@[\w-]+\.[\w.]+"  # an e-mail address
+    rf"|{_EMAIL}"  # an e-mail address
     r"|\bP\.?\s?O\.?\s+Box\b"
     r"|\b(?:Department|Dept\.|Division|School|Faculty|Institute|University|Hospital|Centre|Center)\b"
     r"[^.;]*,[^.;]*,\s*[A-Z][a-z]+\.?$"  # "Department of Surgery, University of X, City, Country."
 )
+#: An affiliation is an address, or a list of e-mail addresses: longer text that names
+#: institutions is a statement about them (an acknowledgement: "Dr. Sylvia Sax (Lecturer,
+#: University of Heidelberg, Germany) ... for reviewing this article and providing editorial
+#: support ...").
+MAX_AFFILIATION_WORDS = 40
 # A capitalised name with an affiliation digit or a footnote mark: "Ball1*," "DOUGLAS∗1," "Theurer2,3".
 _MARKED_NAME = re.compile(
     rf"\b[A-Z](?:[a-z'’-]+|[A-Z]{{2,}})(?:\d{{1,2}}(?:,\d{{1,2}})*[{_NOTE_MARKS}]?|[{_NOTE_MARKS}]+\d{{0,2}})(?=[,\s]|$)"
@@ -135,7 +141,7 @@ def classify_text(text: str, role: str = "body") -> str:
         return "footnote"
     if _TITLE_BLOCK.search(text) or len(_MARKED_NAME.findall(text)) >= 2:
         return "title_block"
-    if _AFFILIATION.search(text):
+    if _AFFILIATION.search(text) and (len(text.split()) <= MAX_AFFILIATION_WORDS or re.search(_EMAIL, text)):
         return "affiliation"
     if _TERM_LIST.match(text) or _QUOTED_TERMS.search(text):
         return "fragment"
