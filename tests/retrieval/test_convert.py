@@ -335,3 +335,11 @@ def test_converter_pool_ends_without_waiting_once_stopped(pdf_dir):
         stop.set()
         assert list(results) == []  # the file being converted is abandoned, not waited for
         assert pool.processes == []  # and its workers killed
+
+
+def test_converters_by_default_are_one_per_core_at_most_four(monkeypatch):
+    from zocrates_retrieval.adapters import isolation
+
+    for cores, want in [(1, 1), (2, 2), (64, isolation.MAX_DEFAULT_WORKERS)]:
+        monkeypatch.setattr(isolation.os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
+        assert len(ConverterPool()._workers) == want

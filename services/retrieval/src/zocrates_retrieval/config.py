@@ -75,7 +75,7 @@ class RetrievalSettings(ZocratesSettings):
     convert_workers: int = Field(
         default=0,
         ge=0,
-        description="Converter processes working side by side, each under the memory cap; 0: one per core.",
+        description="Converter processes working side by side, each under the memory cap; 0: one per core, at most 4.",
     )
     max_pages: int = Field(default=2000, ge=1, description="Pages read per PDF; the rest is ignored.")
     rescan_interval_s: float = Field(

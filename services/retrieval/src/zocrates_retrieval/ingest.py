@@ -185,7 +185,7 @@ class Ingestor:
         self.convert_timeout_s = convert_timeout_s
         self.convert_memory_mb = convert_memory_mb
         self.max_pages = max_pages
-        self.convert_workers = convert_workers  # None: one converter per core
+        self.convert_workers = convert_workers  # None: one converter per core, at most four
         self.optimize_after = optimize_after
         self.linked_base_dir = linked_base_dir  # Zotero's Linked Attachment Base Directory
         self.recent_days = recent_days  # files of items changed this recently go first

@@ -172,16 +172,22 @@ class _Worker:
             self.proc = None
 
 
+#: Converters by default at most: each may take its memory cap (2 GiB) on a long paper with
+#: tables, and a lab's many-core host also serves searches.
+MAX_DEFAULT_WORKERS = 4
+
+
 def default_workers() -> int:
-    """One converter per core this process may run on."""
+    """One converter per core this process may run on, at most `MAX_DEFAULT_WORKERS`."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_DEFAULT_WORKERS))
 
 
 class ConverterPool:
-    """Converts files in `workers` child processes (default: one per core), each with a memory
+    """Converts files in `workers` child processes (default: one per core, at most four), each with a memory
     cap and a per-file time limit.
 
     `convert_many` keeps `lookahead` files queued at each worker, so the workers convert side
