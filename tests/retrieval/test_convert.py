@@ -343,3 +343,20 @@ def test_converters_by_default_are_one_per_core_at_most_four(monkeypatch):
     for cores, want in [(1, 1), (2, 2), (64, isolation.MAX_DEFAULT_WORKERS)]:
         monkeypatch.setattr(isolation.os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
         assert len(ConverterPool()._workers) == want
+
+
+def test_a_converter_gone_between_files_is_replaced_and_the_files_after_it_are_converted(pdf_dir):
+    test1 = ConvertJob(pdf_dir / "cermine" / "test1.pdf", "application/pdf")
+    jobs = [test1, ConvertJob(pdf_dir / "zotero" / "recognizePDF_test_DOI.pdf", "application/pdf"), test1]
+    with ConverterPool(timeout_s=60, lookahead=1, workers=1) as pool:
+        results = pool.convert_many(jobs)
+        first = next(results)
+        [gone] = pool.processes
+        gone.kill()
+        gone.wait()
+        rest = list(results)
+    assert isinstance(first[1], Document)
+    # the file sent to the dead converter is reported, once; the one after it converts
+    assert [j for j, _ in rest] == jobs[1:]
+    assert isinstance(rest[0][1], ConversionError) and rest[0][1].reason == CORRUPT
+    assert isinstance(rest[1][1], Document) and rest[1][1].pages == 4

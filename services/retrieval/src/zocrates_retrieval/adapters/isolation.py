@@ -111,6 +111,7 @@ class _Worker:
         self.proc: subprocess.Popen | None = None
         self.in_flight: list[tuple[int, ConvertJob]] = []
         self.crashes = 0  # in a row: a worker that cannot even start is not the files' fault
+        self.broken = False  # a file could not be sent: its process is gone, found at the next read
 
     def send(self, index: int, job: ConvertJob) -> None:
         if self.proc is None:
@@ -130,8 +131,8 @@ class _Worker:
         try:
             self.proc.stdin.write(len(data).to_bytes(8, "big") + data)
             self.proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
-            raise _WorkerGone(str(exc)) from exc
+        except (BrokenPipeError, OSError):
+            self.broken = True  # nothing more is sent to it until it is replaced
 
     def read(self, n: int, deadline: float) -> bytes:
         fd = self.proc.stdout.fileno()
@@ -238,27 +239,20 @@ class ConverterPool:
     def _fill(self, pending: list[tuple[int, ConvertJob]]) -> None:
         """Queue the next files at the workers, one each in turn, up to `lookahead` each."""
         while pending:
-            worker = min(self._workers, key=lambda w: len(w.in_flight))
-            if len(worker.in_flight) >= self.lookahead:
+            working = [w for w in self._workers if not w.broken]
+            worker = min(working, key=lambda w: len(w.in_flight), default=None)
+            if worker is None or len(worker.in_flight) >= self.lookahead:
                 return
-            index, job = pending.pop(0)
-            try:
-                worker.send(index, job)
-            except _WorkerGone:
-                worker.kill()  # found dead at the next read; its queue is sent again then
-                return
+            worker.send(*pending.pop(0))
 
     def _holding(self, index: int, pending: list[tuple[int, ConvertJob]]) -> _Worker:
         """The worker converting file `index`; sent to the least busy one if still waiting."""
         for worker in self._workers:
             if any(i == index for i, _ in worker.in_flight):
                 return worker
-        worker = min(self._workers, key=lambda w: len(w.in_flight))
+        worker = min(self._workers, key=lambda w: (w.broken, len(w.in_flight)))
         at = next(n for n, (i, _) in enumerate(pending) if i == index)
-        try:
-            worker.send(*pending.pop(at))
-        except _WorkerGone:
-            worker.kill()
+        worker.send(*pending.pop(at))
         return worker
 
     def _take(self, worker: _Worker, pending: list[tuple[int, ConvertJob]]) -> tuple[int, Document | ConversionError]:
@@ -266,8 +260,8 @@ class ConverterPool:
         on it is replaced, and the files queued behind it go back to `pending`."""
         restart = False
         try:
-            if worker.proc is None:
-                raise _WorkerGone("the converter could not be started")
+            if worker.broken:
+                raise _WorkerGone("the converter stopped taking files")
             deadline = time.monotonic() + self.timeout_s
             size = int.from_bytes(worker.read(8, deadline), "big")
             result = _decode_reply(worker.read(size, deadline))
@@ -285,6 +279,7 @@ class ConverterPool:
         index, _ = worker.in_flight.pop(0)  # the worker handles files in order: this was its current one
         if restart:
             worker.kill()
+            worker.broken = False
             pending[:0] = worker.in_flight  # queued behind it: send them again, first
             pending.sort(key=lambda p: p[0])
             worker.in_flight.clear()
