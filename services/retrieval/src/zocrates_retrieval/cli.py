@@ -70,7 +70,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             max_pages=settings.max_pages,
             linked_base_dir=settings.zotero_base_dir,
             recent_days=settings.recent_days,
-            convert_workers=settings.convert_workers or None,
+            convert_workers=settings.convert_workers,
         )
         progress = ingestor.ingest_zotero(settings.zotero_dir, user, on_progress=on_progress)
     finally:

@@ -176,7 +176,7 @@ class Ingestor:
         optimize_after: int = 1,
         linked_base_dir: Path | None = None,
         recent_days: float = 30.0,
-        convert_workers: int | None = None,
+        convert_workers: int = 0,
     ):
         self.store = store
         self.embedder = embedder
@@ -185,7 +185,7 @@ class Ingestor:
         self.convert_timeout_s = convert_timeout_s
         self.convert_memory_mb = convert_memory_mb
         self.max_pages = max_pages
-        self.convert_workers = convert_workers  # None: one converter per core, at most four
+        self.convert_workers = convert_workers  # 0: one converter per core, at most four
         self.optimize_after = optimize_after
         self.linked_base_dir = linked_base_dir  # Zotero's Linked Attachment Base Directory
         self.recent_days = recent_days  # files of items changed this recently go first

@@ -136,7 +136,7 @@ class RetrievalService:
             optimize_after=s.optimize_after_chunks,
             linked_base_dir=s.zotero_base_dir,
             recent_days=s.recent_days,
-            convert_workers=s.convert_workers or None,
+            convert_workers=s.convert_workers,
         )
         if s.zotero_dir is not None:
             seen = database_signature(s.zotero_dir / "zotero.sqlite")

@@ -152,17 +152,20 @@ class _Worker:
         return bytes(out)
 
     def kill(self) -> None:
+        """End the process at once; the files sent to it are forgotten (the caller sends again
+        those it still wants)."""
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
             self.proc = None
+        self.in_flight.clear()
+        self.broken = False
 
     def close(self) -> None:
         """Let the process exit; one still converting files nobody will read (the caller
         stopped early, e.g. the service is shutting down) is killed at once instead."""
         if self.in_flight:
             self.kill()
-            self.in_flight.clear()
         if self.proc is not None:
             try:
                 self.proc.stdin.close()
@@ -206,7 +209,7 @@ class ConverterPool:
         max_pages: int = 2000,
         lookahead: int = 2,
         stop: threading.Event | None = None,
-        workers: int | None = None,
+        workers: int = 0,
     ):
         self.timeout_s = timeout_s
         self.lookahead = max(1, lookahead)
@@ -228,12 +231,12 @@ class ConverterPool:
                 self._fill(pending)
                 worker = self._holding(wanted, pending)
                 try:
-                    ready.update([self._take(worker, pending)])
+                    index, result = self._take(worker, pending)
                 except _Stopped:
                     for w in self._workers:  # mid-file: their replies would be read by nobody
                         w.kill()
-                        w.in_flight.clear()
                     return
+                ready[index] = result
             yield jobs_by_index[wanted], ready.pop(wanted)
 
     def _fill(self, pending: list[tuple[int, ConvertJob]]) -> None:
@@ -278,11 +281,9 @@ class ConverterPool:
             restart = True
         index, _ = worker.in_flight.pop(0)  # the worker handles files in order: this was its current one
         if restart:
-            worker.kill()
-            worker.broken = False
             pending[:0] = worker.in_flight  # queued behind it: send them again, first
             pending.sort(key=lambda p: p[0])
-            worker.in_flight.clear()
+            worker.kill()
         return index, result
 
     def close(self) -> None:
