@@ -287,8 +287,8 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     cells are the rest of that row's cells, wrapped ("In-patients described their overall
     satisfaction of the care they receive as" | "• 'very good' (1 view)" ...), and the row is
     one unit over all its lines, so a quote never stops mid-cell. So is a line whose first
-    words go on in lower case or with a bracket ("to many primary level cases"). In a table of numbers such a
-    line is a row of its own (a second statistic under the same label)."""
+    words go on in lower case or with a bracket ("to many primary level cases"). In a table of
+    numbers such a line is a row of its own (a second statistic under the same label)."""
     lines, cursor = [], start
     for line in text[start:end].split("\n"):
         lines.append((cursor, cursor + len(line)))
