@@ -47,6 +47,48 @@ def test_an_acknowledgement_naming_institutions_is_no_affiliation():
     assert len(emails.split()) > 40 and classify_text(emails) == "affiliation"
 
 
+@pytest.mark.skipif(not PDFS.exists(), reason="PDF fixtures not found")
+def test_an_acknowledgement_list_without_bullets_is_read_item_by_item():
+    """Kamuzu thanks five people and bodies, one item after another with no bullet or stop: an
+    item ends where its line stops short of the next line's first word. Read as one paragraph
+    (830 characters) it was too long to quote, so "who paid for the Master's?" went unanswered.
+    A line that wrapped keeps its item ("... University of" / "Heidelberg, Germany.")."""
+    chunks = chunk_blocks(convert_pdf(PDFS / "cermine" / "example2.pdf").blocks, 200, approx_tokens)
+    thanks = next(c for c in chunks if c.section == ("Acknowledgments",))
+    units = [(u.kind, thanks.text[u.start : u.end]) for u in thanks.units]
+    assert units[:2] == [
+        (
+            "list_item",
+            "Dr. Frank Davidoff (Executive Editor, Institute for Healthcare Improvement; Editor Emeritus, Annals of "
+            "Internal Medicine), Dr. Sylvia Sax (International Health Consultant; Lecturer, University of Heidelberg, "
+            "Germany), Dr. Rita A. Klim and Dr Colin Speight (Clinical Advisor, Lighthouse Trust, Lilongwe, Malawi) "
+            "for reviewing this article and providing editorial support",
+        ),
+        (
+            "list_item",
+            "Katholischer Akademischer Ausländer-Dienst (KAAD), a Catholic scholarship body in Germany which provided "
+            "the financial assistance for the corresponding author’s Master Studies and Thesis",
+        ),
+    ]
+    assert units[-1][1] == "Staff of the Institute of Public Health, Ruprecht-Karls University of Heidelberg, Germany."
+    assert thanks.text.count("\n") == len(units) - 1  # each item on a line of its own
+
+
+def test_list_items_pack_with_prose_each_a_unit_of_its_own():
+    blocks = [
+        Block("We thank the nurses of the ward.", ("Acknowledgements",), 3),
+        Block("The Wellcome Trust for funding the fieldwork", ("Acknowledgements",), 3, "list_item"),
+        Block("The patients who took part", ("Acknowledgements",), 3, "list_item"),
+    ]
+    [chunk] = chunk_blocks(blocks, 200, approx_tokens)
+    assert chunk.kind == "text" and chunk.role == "back_matter"
+    assert [(u.kind, chunk.text[u.start : u.end]) for u in chunk.units] == [
+        ("sentence", "We thank the nurses of the ward."),
+        ("list_item", "The Wellcome Trust for funding the fieldwork"),
+        ("list_item", "The patients who took part"),
+    ]
+
+
 @pytest.mark.parametrize(
     "sentence, kind",
     [

@@ -63,7 +63,9 @@ log = structlog.get_logger(__name__)
 #: (not worth a version of its own: a question is rarely typeset so).
 #: 9: in a table of words, a row's cells wrapped onto the lines below it are one row; text of
 #: more than 40 words naming institutions is no longer an affiliation (an acknowledgement).
-INDEX_VERSION = "9"
+#: 10: a list without bullets in back matter (the people and bodies thanked) is read item by
+#: item, where the PDF's layout shows the writer broke the line.
+INDEX_VERSION = "10"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128

@@ -16,6 +16,10 @@ a line is taken out only where it is hyphenation: when the document itself spell
 without it ("struc-" + "tured" and "structured" elsewhere), or else when the word list knows the
 joined word. Real hyphens stay ("N-domain", "wild-type", "patient-provider").
 
+In back matter, a list set without bullets (the people and bodies an acknowledgement thanks)
+is read item by item: an item ends where its line stops short of the next line's first word,
+which would have fit had the text wrapped there (kind "list_item").
+
 Tables become one block each (kind "table": caption, then one line per row, cells joined by
 " | "), and their text does not appear again as paragraphs; `tables.py` finds them on pages
 with a table caption, by their rules (milliseconds), else by PyMuPDF's `find_tables`.
@@ -96,6 +100,9 @@ class _Line:
     top: float  # position on the page, 0 (top) to 1 (bottom)
     block: int
     table: Table | None = None  # set on the one line that stands for a whole table
+    x0: float = 0.0  # where the line starts and ends across the page, in points
+    x1: float = 0.0
+    right: float = 0.0  # where its block's longest line ends
 
 
 def _ordered_blocks(blocks: list[dict], width: float) -> list[dict]:
@@ -162,14 +169,16 @@ def _pdf_lines(doc, max_pages: int) -> list[_Line]:
                 size = round(max(s["size"] for s in spans), 1)
                 bold = all(s["flags"] & 16 or any(w in s["font"].lower() for w in _BOLD_FONTS) for s in spans)
                 top = line["bbox"][1] / height
+                x0, x1 = line["bbox"][0], line["bbox"][2]
                 prev = lines[-1] if lines else None
                 if prev and prev.block == block_no and abs(prev.top - top) < 0.004:
                     # same baseline, split by a gap ("1" + "INTRODUCTION"): one line
                     prev.text = f"{prev.text} {text}"
                     prev.size = max(prev.size, size)
                     prev.bold = prev.bold and bold
+                    prev.x0, prev.x1 = min(prev.x0, x0), max(prev.x1, x1)
                     continue
-                lines.append(_Line(text, size, bold, page_no, top, block_no))
+                lines.append(_Line(text, size, bold, page_no, top, block_no, None, x0, x1, block["bbox"][2]))
     return lines
 
 
@@ -444,14 +453,22 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
         document = Document(pages=pages, page_labels=labels, authors=(meta.get("author") or "").strip() or None)
         document.title = _pdf_title(meta.get("title"), lines)
         path_stack: list[tuple[int, str]] = []
-        para: list[str] = []
-        para_page = para_block = None
+        para: list[_Line] = []  # the lines of the paragraph being read, all of one text block
+        para_block = None
 
         def flush() -> None:
-            if para:
-                paragraph = _join_lines(para, vocabulary)
-                document.blocks.append(Block(paragraph, tuple(t for _, t in path_stack), para_page))
-                para.clear()
+            if not para:
+                return
+            section = tuple(t for _, t in path_stack)
+            # an unbulleted list (the people and bodies thanked) is back matter's own
+            starts = [0]
+            if is_back_matter(section):
+                starts += [n for n in range(1, len(para)) if _broken_before(para[n - 1], para[n])]
+            kind = "list_item" if len(starts) > 1 else "text"
+            for a, b in zip(starts, [*starts[1:], len(para)]):
+                text = _join_lines([ln.text for ln in para[a:b]], vocabulary)
+                document.blocks.append(Block(text, section, para[a].page, kind))
+            para.clear()
 
         for i, ln in enumerate(lines):
             level = levels.get(i)
@@ -471,8 +488,8 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
                 continue
             if ln.block != para_block:
                 flush()
-                para_block, para_page = ln.block, ln.page
-            para.append(ln.text)
+                para_block = ln.block
+            para.append(ln)
         flush()
         text = " ".join(b.text for b in document.blocks)
         if len(text) > MAX_TEXT_CHARS:
@@ -480,6 +497,19 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
         if m := re.search(r"\b(10\.\d{4,9}/[^\s\"<>]+)", text[:5000]):
             document.doi = m.group(1).rstrip(".,;)")
         return document
+
+
+def _broken_before(line: _Line, nxt: _Line) -> bool:
+    """Whether the writer broke the text between `line` and `nxt` of one block, where it did
+    not wrap: `nxt` starts with a capital or a digit, and its first word would have fit in the
+    room left at the end of `line` (text wraps a word only when it does not fit). In a list
+    without bullets, such as an acknowledgement's, that is where one item ends and the next
+    begins ("... providing editorial support" / "Katholischer Akademischer ...")."""
+    word = nxt.text.split(maxsplit=1)[0]
+    if not (word[0].isupper() or word[0].isdigit()) or line.text.endswith("-"):
+        return False
+    char = (nxt.x1 - nxt.x0) / len(nxt.text)  # the next line's mean character, spaces included
+    return line.right - line.x1 > char * (len(word) + 1)
 
 
 def _line_texts(lines: list[_Line]) -> Iterator[str]:

@@ -25,6 +25,7 @@ from zocrates_retrieval.domain.structure import (
     header_rows,
     is_caption,
     is_reference_list,
+    item_units,
     prose_units,
     section_role,
     table_label,
@@ -163,34 +164,46 @@ def _front_matter(blocks: list[Block]) -> int:
     return 0 if first is None else sum(1 for b in blocks[:first] if not b.section and b.kind == "text")
 
 
-def _units(parts: list[tuple[str, int | None]], role: str) -> tuple[str, tuple[Unit, ...]]:
-    """Join a chunk's parts (paragraphs, or a table part with its head line count) into its
-    text, and find its units. Parts joined by a space are one paragraph for this: a PDF's
-    text blocks are often single lines, and a sentence runs on across them."""
+@dataclass(frozen=True)
+class _Part:
+    """A piece of a chunk: a paragraph, an item of a list without bullets, or a table part
+    with its head line count."""
+
+    text: str
+    kind: str = "text"  # or "list_item", "table"
+    head_lines: int = 0
+
+
+def _units(parts: list[_Part], role: str) -> tuple[str, tuple[Unit, ...]]:
+    """Join a chunk's parts into its text, and find its units. Paragraph parts joined by a
+    space are one paragraph for this: a PDF's text blocks are often single lines, and a
+    sentence runs on across them."""
     text, units = "", []
     paragraph = 0  # where the prose paragraph being collected starts
-    after_caption = False  # a caption is a paragraph of its own, whatever its punctuation
+    after_break = False  # a caption or a list item is a paragraph of its own, whatever its punctuation
 
     def finish() -> None:
         if len(text) > paragraph:
             units.extend(prose_units(text, paragraph, len(text), role))
 
-    for part, head_lines in parts:
-        caption = head_lines is None and is_caption(part)
+    for part in parts:
+        caption = part.kind == "text" and is_caption(part.text)
         if text:  # a new line only where the previous paragraph really ended
-            new_line = text.endswith((".", "!", "?", ":")) or head_lines is not None or caption or after_caption
+            new_line = text.endswith((".", "!", "?", ":")) or part.kind != "text" or caption or after_break
             if new_line:
                 finish()
             text += "\n" if new_line else " "
             if new_line:
                 paragraph = len(text)
-        if head_lines is not None:
-            units.extend(table_units(text + part, len(text), len(text) + len(part), head_lines))
-            text += part
-            paragraph, after_caption = len(text), False
-            continue
-        text += part
-        after_caption = caption
+        start, end = len(text), len(text) + len(part.text)
+        if part.kind == "table":
+            units.extend(table_units(text + part.text, start, end, part.head_lines))
+        elif part.kind == "list_item":
+            units.extend(item_units(text + part.text, start, end, role))
+        text += part.text
+        if part.kind != "text":
+            paragraph = len(text)
+        after_break = caption or part.kind == "list_item"
     finish()
     return text, tuple(units)
 
@@ -202,7 +215,7 @@ def chunk_blocks(blocks: list[Block], max_tokens: int, count: TokenCounter = app
     Reference lists are left out (see `is_reference_list`)."""
     blocks = _paragraphs(blocks)
     chunks: list[Chunk] = []
-    parts: list[tuple[str, int | None]] = []  # (text, head lines of a table part, else None)
+    parts: list[_Part] = []
     used = 0
     section: tuple[str, ...] = ()
     page = page_end = None
@@ -227,13 +240,14 @@ def chunk_blocks(blocks: list[Block], max_tokens: int, count: TokenCounter = app
             page = page_end = block.page
             table = block.kind == "table"
             for part, head_lines in _unit_parts(block, max_tokens, count):
-                parts = [(part, head_lines if table else None)]
+                parts = [_Part(part, "table", head_lines) if table else _Part(part)]
                 flush()
             continue
         in_front = no < front_blocks
-        if block.section != section or block.kind != kind or in_front != front:
+        block_kind = "text" if block.kind == "list_item" else block.kind  # items pack with prose
+        if block.section != section or block_kind != kind or in_front != front:
             flush()
-            section, kind, front = block.section, block.kind, in_front
+            section, kind, front = block.section, block_kind, in_front
         pieces = [block.text] if count(block.text) <= max_tokens else _split_long(block.text, max_tokens, count)
         for i, piece in enumerate(pieces):
             n = count(piece)
@@ -241,11 +255,11 @@ def chunk_blocks(blocks: list[Block], max_tokens: int, count: TokenCounter = app
                 flush()
             if not parts:
                 page = block.page
-                parts.append((piece, None))
+                parts.append(_Part(piece, block.kind))
             elif i > 0:  # the same paragraph goes on
-                parts[-1] = (parts[-1][0] + " " + piece, None)
+                parts[-1] = replace(parts[-1], text=f"{parts[-1].text} {piece}")
             else:
-                parts.append((piece, None))
+                parts.append(_Part(piece, block.kind))
             used += n
             page_end = block.page
     flush()

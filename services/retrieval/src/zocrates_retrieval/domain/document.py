@@ -36,7 +36,8 @@ class ConversionError(Exception):
 
 @dataclass
 class Block:
-    """A paragraph, a table or a Zotero annotation of a document (`kind`).
+    """A paragraph, an item of a list without bullets, a table or a Zotero annotation of a
+    document (`kind`: "text", "list_item", "table", "annotation").
 
     A table's text is its caption and header, then one line per row; `head_lines` says how
     many leading lines (caption, header) to repeat when it must be split into chunks."""

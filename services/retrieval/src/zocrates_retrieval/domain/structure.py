@@ -182,17 +182,28 @@ def prose_units(text: str, start: int, end: int, role: str = "body") -> list[Uni
             while b > a and text[b - 1].isspace():
                 b -= 1
             if b > a:
-                units.append(
-                    Unit(
-                        "list_item"
-                        if classify_text(text[a:b], role) in ("sentence", "fragment") and role != "front_matter"
-                        else "fragment",
-                        a,
-                        b,
-                    )
-                )
+                units.append(Unit(_item_kind(text[a:b], role), a, b))
         return units
     return [Unit(classify_text(text[a:b], role), a, b) for a, b in _sentence_spans(text, start, end)]
+
+
+def item_units(text: str, start: int, end: int, role: str = "body") -> list[Unit]:
+    """The units of one item of a list without bullets `text[start:end]` (the PDF reader
+    finds them by layout): its sentences, the last of which often has no full stop."""
+    spans = _sentence_spans(text, start, end)
+    units = [Unit(classify_text(text[a:b], role), a, b) for a, b in spans[:-1]]
+    if spans:
+        a, b = spans[-1]
+        kind = classify_text(text[a:b], role)
+        units.append(Unit(kind if kind == "sentence" else _item_kind(text[a:b], role), a, b))
+    return units
+
+
+def _item_kind(text: str, role: str) -> str:
+    """A list item reads as a statement whether or not it ends with a stop; an address, a
+    name list or a footnote set as an item is a fragment, not to be quoted."""
+    kind = classify_text(text, role)
+    return "list_item" if kind in ("sentence", "fragment") and role != "front_matter" else "fragment"
 
 
 _LABEL = re.compile(r"^((?:Supplementary\s+)?Table\s*S?\d+[A-Za-z]?)[.:]?\s*(.*)$", re.IGNORECASE)
