@@ -24,6 +24,7 @@ from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.domain.synthesis import (
     ANSWER_INTRO,
     NOT_FOUND,
+    asks_about_back_matter,
     choose_points,
     content_words,
     extractive_answer,
@@ -226,6 +227,47 @@ def test_back_matter_is_quoted_only_when_the_question_asks_for_it():
     assert funded and funded[0].index == 1
 
 
+def test_a_funding_question_naming_a_paper_is_answered_from_that_papers_back_matter():
+    """Back matter never names its own paper ("This work was supported by ..."), but the paper's
+    title does: "who funded the Kamuzu study?" is answered from Kamuzu's acknowledgements, in
+    whatever words they name the money, and another paper's plain "supported by" answers for
+    nothing."""
+    ace = chunk(2, "This work was supported by the University of Cape Town (U.C.T.).", "Funding", role="back_matter")
+    kamuzu = chunk(
+        1,
+        "Katholischer Akademischer Ausländer-Dienst (KAAD), a Catholic scholarship body in Germany which provided "
+        "the financial assistance for the corresponding author's Master Studies and Thesis.",
+        "Acknowledgments",
+        role="back_matter",
+    )
+    evidence = [
+        ace.model_copy(update={"title": "Fragment-based design of N-domain-selective ACE inhibitors"}),
+        kamuzu.model_copy(update={"title": "A situational analysis at Kamuzu Central Hospital in Lilongwe, Malawi"}),
+    ]
+    points = points_for("Who funded the Kamuzu study?", evidence)
+    assert [p.index for p in points] == [2]
+    assert [p.index for p in points_for("Who funded the ACE inhibitor design?", evidence)][:1] == [1]
+
+
+def test_who_paid_for_a_study_asks_who_funded_it():
+    assert asks_about_back_matter("Which organisation paid for the first author's degree?")
+    assert not asks_about_back_matter("How much were the participants paid?")
+
+
+def test_a_sample_size_is_the_number_sampled():
+    """ "What sample size ...?" asks how many were sampled: the answer says "100 sampled
+    outpatients", never "size", and must not be turned down for it; nor for not saying "Malawi",
+    which names the paper ("the Malawi study") in its title."""
+    malawi = "A situational analysis at the Medical Department of Kamuzu Central Hospital in Lilongwe, Malawi"
+    evidence = [
+        chunk(1, "Out of the 100 sampled outpatients, 98 responded and only two declined.", "Results"),
+        chunk(2, "The hospital serves a population of about five million in the Central Region.", "Methods"),
+    ]
+    evidence = [c.model_copy(update={"title": malawi}) for c in evidence]
+    points = points_for("What sample size did the Malawi study use?", evidence)
+    assert [p.index for p in points] == [1]
+
+
 def test_a_papers_own_question_is_not_an_answer():
     evidence = [
         chunk(
@@ -322,6 +364,7 @@ def test_a_count_is_a_number_of_something_not_a_list_number_or_a_section():
         question,
         "As described in section (§3), some interviews of the hospital were held. "
         "Respondents were grouped as follows: 4. Management respondents of the hospital. "
+        "Table 1 further describes the stakeholders of the hospital. "
         "For the interviews, 20 stakeholders of the hospital were sampled.",
     )
     assert on_type == ["For the interviews, 20 stakeholders of the hospital were sampled."]

@@ -8,7 +8,16 @@ import pytest
 
 from harness.zotero import ZoteroLibraryBuilder
 from zocrates_contracts import Pages
-from zocrates_retrieval.adapters.store import ChunkPoint, EdgeStore, Hit, SparseEncoder, Tenant, point_id, query_chunks
+from zocrates_retrieval.adapters.store import (
+    ChunkPoint,
+    EdgeStore,
+    Hit,
+    Narrowing,
+    SparseEncoder,
+    Tenant,
+    point_id,
+    query_chunks,
+)
 from zocrates_retrieval.cli import main
 from zocrates_retrieval.domain.structure import is_back_matter
 from zocrates_retrieval.search import (
@@ -130,6 +139,51 @@ def test_back_matter_is_ranked_after_the_content_of_a_real_paper(fixture_papers,
 def test_a_question_about_back_matter_gets_it_first(fixture_papers, embedder, question, paper, section):
     top = Searcher(fixture_papers, embedder).search(Tenant("u"), question, top_k=5)[0]
     assert top.payload["section"] == section and paper in (None, top.payload["title"])
+
+
+@pytest.mark.parametrize(
+    "question", ["Which organisation funded the first author's graduate degree?", "Who paid for the author's Master's?"]
+)
+def test_a_back_matter_question_reads_the_answering_sections_of_the_best_ranked_papers(
+    fixture_papers, embedder, question
+):
+    """Kamuzu's thanks to the body that paid for its first author's Master's share no word with
+    the question but "author": ranked by their words alone they are not among the passages
+    searched, but the paper is among the first three, and its acknowledgements answer for it."""
+    hits = Searcher(fixture_papers, embedder).search(Tenant("u"), question, top_k=12)
+    thanks = [h for h in hits if h.payload["title"] == "example2" and h.payload["section"] == "Acknowledgments"]
+    assert thanks and "Katholischer Akademischer" in thanks[0].payload["text"]
+    assert hits.index(thanks[0]) < 4  # the sections that answer first
+
+
+def test_a_back_matter_question_stays_in_its_scope(tmp_path, schema_dir, pdf_dir, embedder):
+    """The answering sections are looked for only inside the question's scope: of an item with
+    two PDFs, a question scoped to one never gets the other's acknowledgements."""
+    from zocrates_retrieval.ingest import Ingestor
+
+    b = ZoteroLibraryBuilder(tmp_path / "zotero", schema_dir)
+    item, _ = b.add_item("journalArticle", {"title": "Two files"})
+    for name in ("example2.pdf", "example3.pdf"):
+        b.add_attachment(item, name, (pdf_dir / "cermine" / name).read_bytes())
+    b.close()
+    store = EdgeStore(tmp_path / "edge", embedder.dim)
+    try:
+        assert Ingestor(store, embedder).ingest_zotero(b.dir, "u").state == "done"
+        searcher = Searcher(store, embedder)
+        question = "Which organisation funded the first author's graduate degree?"
+        hits = searcher.search(Tenant("u"), question, top_k=12)
+        thanks = next(h for h in hits if "Katholischer Akademischer" in h.payload["text"])
+        library, other = (
+            thanks.payload["library_id"],
+            {h.payload["attachment_key"] for h in hits} - {thanks.payload["attachment_key"]},
+        )
+        assert len(other) == 1  # both files answer unscoped
+        scoped = searcher.search(
+            Tenant("u"), question, top_k=12, within=[Narrowing(library, "attachment_key", tuple(other))]
+        )
+        assert scoped and {h.payload["attachment_key"] for h in scoped} == other
+    finally:
+        store.close()
 
 
 def test_evidence_maps_payload_fields():

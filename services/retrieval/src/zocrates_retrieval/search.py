@@ -12,6 +12,8 @@ import numpy as np
 from zocrates_contracts import SCORED_UNITS, AnswerUnit, Creator, EvidenceChunk, Pages
 from zocrates_retrieval.adapters.embed import Embedder, Reranker
 from zocrates_retrieval.adapters.store import (
+    ITEM_FIELD,
+    LIBRARY_FIELD,
     ChunkStore,
     Hit,
     Mode,
@@ -31,13 +33,20 @@ _WORD = re.compile(r"\w+")
 #: HTML snapshot of the same article, an item imported twice).
 DUPLICATE_JACCARD = 0.8
 
+#: A question about back matter is also answered from the answering sections of this many of
+#: the best-ranked papers, found among their first `BACK_MATTER_POOL` passages for it.
+BACK_MATTER_PAPERS, BACK_MATTER_POOL = 3, 200
+
 #: Questions about a paper's back matter (who funded it, who wrote what, ethics, data), each
 #: with the headings that answer it: `is_back_matter` sections are ranked last, unless the
 #: question is about such matter; then the ones that answer it come first.
 _BACK_MATTER_TOPICS = [
     (re.compile(rf"\b(?:{asked})\b", re.IGNORECASE), re.compile(answers, re.IGNORECASE))
     for asked, answers in [
-        (r"fund\w*|grants?|sponsor\w*|financial (?:support|assistance)", r"fund|financ|grant|acknowledg|declaration"),
+        (
+            r"fund\w*|grants?|sponsor\w*|financial (?:support|assistance)|(?:paid|pays?|paying) for",
+            r"fund|financ|grant|acknowledg|declaration",
+        ),
         (r"acknowledg\w*|thank\w*", r"acknowledg"),
         (r"competing|conflicts? of interests?", r"competing|conflict|interest|declaration|disclosure"),
         (r"authors?'?s?\W+contribut\w*|who contributed|contributions? of (?:the|each) authors?", r"contribution"),
@@ -62,19 +71,32 @@ def sanitize_query(text: str) -> str:
     return re.sub(r"\s+", " ", _CITATION_TOKEN.sub(" ", text)).strip()
 
 
+def back_matter_asked(query: str) -> list[re.Pattern]:
+    """The headings that answer `query`, where it asks about back matter (see `_BACK_MATTER_TOPICS`)."""
+    query = query.replace("\u2019", "'")
+    return [answer for asked, answer in _BACK_MATTER_TOPICS if asked.search(query)]
+
+
+def _back_matter_heading(hit: Hit) -> str | None:
+    """The innermost back-matter heading of a hit's section: "Declarations > Funding" is funding."""
+    path = (hit.payload.get("section") or "").split(" > ")
+    return next((title for title in reversed(path) if is_back_matter((title,))), None)
+
+
+def answers_back_matter(hit: Hit, answers: list[re.Pattern]) -> bool:
+    heading = _back_matter_heading(hit)
+    return heading is not None and any(answer.search(heading) for answer in answers)
+
+
 def order_back_matter(hits: list[Hit], query: str) -> list[Hit]:
     """Back-matter hits after all others; but where the question is about such matter, the
     sections that answer it first and the rest at their own rank. A stable reordering."""
-    query = query.replace("\u2019", "'")
-    answers = [answer for asked, answer in _BACK_MATTER_TOPICS if asked.search(query)]
+    answers = back_matter_asked(query)
 
     def place(hit: Hit) -> int:
-        path = (hit.payload.get("section") or "").split(" > ")
-        # the innermost such heading says what it holds: "Declarations > Funding" is funding
-        heading = next((title for title in reversed(path) if is_back_matter((title,))), None)
-        if heading is None:
+        if _back_matter_heading(hit) is None:
             return 1
-        if any(answer.search(heading) for answer in answers):
+        if answers_back_matter(hit, answers):
             return 0
         return 1 if answers else 2
 
@@ -196,7 +218,50 @@ class Searcher:
         if self.reranker is not None and hits:
             scores = self.reranker.scores(text, [h.payload.get("text", "") for h in hits])
             hits = [Hit(h.id, s, h.payload) for h, s in sorted(zip(hits, scores), key=lambda x: -x[1])]
+        if answers := back_matter_asked(text):
+            hits += self._answering_back_matter(tenant, text, dense, sparse, mode, hits, answers, within)
         return order_back_matter(collapse_near_duplicates(hits), text)[:top_k]
+
+    def _answering_back_matter(
+        self,
+        tenant: Tenant,
+        text: str,
+        dense: np.ndarray | None,
+        sparse: tuple[list[int], list[float]] | None,
+        mode: Mode,
+        hits: list[Hit],
+        answers: list[re.Pattern],
+        within: Narrowing | None,
+    ) -> list[Hit]:
+        """The sections of the best-ranked papers that answer a question about their back
+        matter, where the ranking left them out: a funding statement rarely shares the
+        question's words ("who paid for ...?" against "... provided the financial assistance"),
+        but the paper the question is about is among the first ranked."""
+        papers: dict[str, list[str]] = {}  # library -> item keys, best-ranked first
+        for hit in hits:
+            keys = papers.setdefault(hit.payload.get(LIBRARY_FIELD), [])
+            if hit.payload.get(ITEM_FIELD) not in keys and sum(map(len, papers.values())) < BACK_MATTER_PAPERS:
+                keys.append(hit.payload.get(ITEM_FIELD))
+        have = {h.id for h in hits}
+        found: list[Hit] = []
+        for library_id, keys in papers.items():
+            if not keys or library_id is None:
+                continue
+            papers_only = Narrowing(library_id, ITEM_FIELD, tuple(keys))
+            for hit in query_chunks(
+                self.store,
+                tenant,
+                dense=dense,
+                sparse=sparse,
+                limit=BACK_MATTER_POOL,
+                candidates=self.candidates,
+                mode=mode,
+                within=papers_only,
+            ):
+                in_scope = within is None or within.admits(hit.payload)
+                if hit.id not in have and in_scope and answers_back_matter(hit, answers):
+                    found.append(hit)
+        return found
 
 
 def answer_units(payload: dict, query: np.ndarray | None) -> list[AnswerUnit]:

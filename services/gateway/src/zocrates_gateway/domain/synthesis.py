@@ -130,6 +130,10 @@ _BACK_MATTER_QUESTION = frozenset(
     "authorship affiliation affiliations affiliated correspondence email e-mail ethics ethical consent "
     "licence license copyright".split()
 )
+#: A statement of who paid, under whatever heading ("Acknowledgments"), answers "who funded it?".
+_FUNDING_RE = re.compile(
+    r"\b(?:fund(?:s|ed|ing|er|ers)?|financ\w*|grants?|scholarships?|sponsor\w*|supported\s+by)\b", re.IGNORECASE
+)
 _CAPTION_QUESTION = re.compile(r"\b(?:figures?|fig\.|captions?|tables?|schemes?)\b", re.IGNORECASE)
 _AUTHOR_QUESTION = re.compile(
     r"\b(?:who\s+(?:wrote|are\s+the\s+authors)|authors?\s+(?:of|list)|written\s+by)\b", re.IGNORECASE
@@ -141,9 +145,14 @@ def asks_about_back_matter(question: str) -> bool:
     return bool(_back_matter_words(question))
 
 
+#: "Who paid for the study?" asks who funded it; "how much were participants paid?" does not.
+_PAID_FOR = re.compile(r"\b(?:paid|pays?|paying)\s+for\b", re.IGNORECASE)
+
+
 def _back_matter_words(question: str) -> set[str]:
     """The words of `question` that ask about back matter ("funded", "competing"), lowercased."""
-    return _BACK_MATTER_QUESTION & {w.lower() for w in _WORD_RE.findall(question)}
+    words = _BACK_MATTER_QUESTION & {w.lower() for w in _WORD_RE.findall(question)}
+    return words | {"funded"} if _PAID_FOR.search(question) else words
 
 
 @dataclass(frozen=True)
@@ -158,6 +167,8 @@ class Ask:
     back_matter: bool  # asks about funding, authors, ethics, ... (back matter may answer)
     captions: bool  # asks about a figure or table (its caption may answer)
     title_block: bool  # asks who wrote the paper
+    #: the named terms that name a paper ("the Malawi study", "Datta et al."), not a thing in it
+    papers: frozenset[str] = frozenset()
 
 
 _ANSWER_TYPES = [
@@ -214,9 +225,12 @@ _NUMBER_WORDS = (
 )
 # A number, not a list's enumerator ("4. Management respondents").
 _NUMBER_RE = re.compile(rf"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])(?!\.\s)|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
-# A count in prose is a number of something: "20 stakeholders", "one participant"; not "(§3), some".
+# A count in prose is a number of something: "20 stakeholders", "one participant"; not "(§3), some",
+# nor a label ("Table 1 further describes ...").
 _COUNT_RE = re.compile(
-    rf"(?<![\w.§])(?:\d+(?:,\d{{3}})*|{_NUMBER_WORDS})\s+(?:[a-z][\w-]*\s+){{0,2}}?([a-z][\w-]*)", re.IGNORECASE
+    r"(?<![\w.§])(?<!Table )(?<!Figure )(?<!Fig\. )(?<!Appendix )(?<!Section )(?<!Chapter )"
+    rf"(?:\d+(?:,\d{{3}})*|{_NUMBER_WORDS})\s+(?:[a-z][\w-]*\s+){{0,2}}?([a-z][\w-]*)",
+    re.IGNORECASE,
 )
 _PERCENT_RE = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
 # A number with its unit; not the digits of a name (RXP407, Tyr501, CD4) or a figure's label (Figure 6B).
@@ -259,8 +273,11 @@ def read_question(question: str) -> Ask:
     back_matter = _back_matter_words(question)
     if back_matter and not focus:  # "who funded the ACE inhibitor study?" asks about funding, not ACE
         focus = frozenset(content_words(" ".join(back_matter)))
+    papers = frozenset(t for t in named if _names_a_paper(t, question))
     return Ask(
-        words=frozenset(content_words(question)),
+        # "paid for" asks who funded; "the Malawi study" says which paper, not what is asked
+        words=frozenset(content_words(question) | content_words(" ".join(back_matter)))
+        - content_words(" ".join(papers)),
         named=named,
         codes=codes,
         answer_type=answer_type,
@@ -268,14 +285,23 @@ def read_question(question: str) -> Ask:
         back_matter=bool(back_matter),
         captions=bool(_CAPTION_QUESTION.search(question)),
         title_block=bool(_AUTHOR_QUESTION.search(question)),
+        papers=papers,
     )
+
+
+_PAPER_NOUN = r"(?:'s\s+)?(?:study|studies|paper|trial|review|article|survey|report|et\s+al\b)"
+
+
+def _names_a_paper(term: str, question: str) -> bool:
+    """Whether the question names a paper by `term`: "the Malawi study", "Datta et al."."""
+    return bool(re.search(rf"(?<![\w-]){re.escape(term)}\s*{_PAPER_NOUN}", question, re.IGNORECASE))
 
 
 _POINTERS = frozenset("this that these those they them it its their".split())
 #: Heads that name no particular thing: "what percentage of ...", "which part of ...".
 _GENERIC_FOCUS = frozenset(
     "percentage proportion fraction share part kind type number amount value values way ways "
-    "extent degree aspect aspects role class classes kind kinds category categories group groups sort".split()
+    "extent degree aspect aspects role class classes kind kinds category categories group groups sort size".split()
 )
 
 
@@ -317,6 +343,8 @@ def content_words(text: str) -> set[str]:
         text = unicodedata.normalize("NFKC", text)
     return {stem for w in (t.lower() for t in _WORD_RE.findall(text)) if w not in _STOP for stem in _stems(w)}
 
+
+_FUNDING = frozenset(content_words("funded"))
 
 # "heparin induced thrombocytopenia (HIT)", "low molecular weight heparins (LMWHs)"
 _DEFINITION_RE = re.compile(r"((?:[A-Za-z][\w'-]*[\s-]+){1,8}?)\(([A-Z][A-Za-z0-9-]{1,9}?)s?\)")
@@ -454,6 +482,10 @@ def candidate_sentences(
     pattern = _ANSWER_PATTERNS.get(ask.answer_type or "")
     top = chunks[:MAX_CHUNKS]
     defined = abbreviations(top)
+    # the papers the question names by their title or authors ("the Malawi study"; for back
+    # matter, which never names its own paper, any named term: "who funded the Kamuzu study?")
+    named_papers = {c.item_key for c in top if ask.papers and _names_paper(ask.papers, c)}
+    named_by_back_matter = {c.item_key for c in top if ask.named and _names_paper(ask.named, c)}
     found = []
     for rank, chunk in enumerate(top):
         if chunk.role == "back_matter" and not ask.back_matter:
@@ -461,7 +493,16 @@ def candidate_sentences(
         prior = RANK_PRIOR * (1 - rank / len(top)) + section_prior(chunk, ask.back_matter, pattern is not None)
         if chunk.chunk_id in cited_before:
             prior += CITED_BEFORE_PRIOR
-        heading = content_words((chunk.section or "").rsplit(" > ", 1)[-1]) if chunk.role == "back_matter" else set()
+        # Where the question names a paper, another paper's units answer for nothing. Back
+        # matter says what it is in its heading ("Funding") and speaks of its paper without
+        # naming it ("This work was supported by ..."): its paper's title and authors name it.
+        # Elsewhere a term naming the paper says which paper answers, not how well a unit does.
+        back_matter = chunk.role == "back_matter"
+        if (papers := named_by_back_matter if back_matter else named_papers) and chunk.item_key not in papers:
+            continue
+        paper = _paper_names(chunk) if back_matter else ""
+        about = content_words(f"{(chunk.section or '').rsplit(' > ', 1)[-1]} {paper}") if back_matter else set()
+        named = ask.named if back_matter else ask.named - ask.papers
         for unit, raw, similarity in _unit_texts(chunk, kinds):
             kind = unit.kind
             text = strip_reference_markers(" ".join(raw.split()))
@@ -469,20 +510,20 @@ def candidate_sentences(
                 continue
             bonus = 0.0
             words = _with_abbreviations(content_words(text), text, defined)
-            if chunk.role == "back_matter":  # asked about: its heading says what it is ("Funding")
-                words |= heading
+            if back_matter:  # asked about
+                words |= about | (_FUNDING if _FUNDING_RE.search(text) else frozenset())
             # a table row names the thing asked about in its own cells, not in the caption all rows share
             own = content_words(chunk.text[unit.start : unit.end]) if kind == "table_row" else words
             # back matter is only a candidate when asked about, and then it is what was asked about
-            names_focus = not ask.focus or bool(ask.focus & own) or chunk.role == "back_matter"
+            names_focus = not ask.focus or bool(ask.focus & own) or back_matter
             typed = pattern is not None and _states(ask.answer_type, kind, text, pattern, ask.named)
             if pattern is not None:
                 bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
                 if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):
                     bonus += COUNT_FOCUS_BONUS  # "20 stakeholders" for "how many stakeholders"
-            if ask.named:
-                lowered = text.lower()
-                bonus += NAMED_TERM_WEIGHT * sum(term in lowered for term in ask.named) / len(ask.named)
+            if named:
+                lowered = f"{text} {paper}".lower()
+                bonus += NAMED_TERM_WEIGHT * sum(term in lowered for term in named) / len(named)
             if not names_focus:
                 bonus -= FOCUS_PENALTY  # it does not mention what was asked about
             if kind == "table_row":  # rows share their caption: what tells them apart is the row itself
@@ -502,6 +543,17 @@ def candidate_sentences(
                 )
             )
     return found
+
+
+def _names_paper(named: frozenset[str], chunk: EvidenceChunk) -> bool:
+    """Whether a term the question names (lowercased) is in the title or authors of the chunk's paper."""
+    names = _paper_names(chunk)
+    return any(re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", names, re.IGNORECASE) for term in named)
+
+
+def _paper_names(chunk: EvidenceChunk) -> str:
+    """What names a chunk's paper: its title and its creators' family names."""
+    return " ".join([chunk.title, *(c.last_name or c.name for c in chunk.creators)])
 
 
 def _states(answer_type: str, kind: str, text: str, pattern: re.Pattern, named: frozenset[str] = frozenset()) -> bool:
@@ -608,14 +660,19 @@ def with_context(ask: Ask, context: str) -> Ask:
     """`ask` with a follow-up's carried terms among its words and named terms."""
     carried = read_question(context)
     return replace(
-        ask, words=ask.words | carried.words, named=ask.named | carried.named, codes=ask.codes | carried.codes
+        ask,
+        words=ask.words | carried.words,
+        named=ask.named | carried.named,
+        codes=ask.codes | carried.codes,
+        papers=ask.papers | carried.papers,
     )
 
 
 def unmentioned_codes(ask: Ask, chunks: list[EvidenceChunk]) -> set[str]:
     """The codes and acronyms the question names that no passage mentions: a question about
-    "the IC50" of a paper that reports none is not answered by its other values."""
-    texts = [chunk.text.lower() for chunk in chunks]
+    "the IC50" of a paper that reports none is not answered by its other values. Back matter
+    mentions what its paper's title and authors name (`candidate_sentences`)."""
+    texts = [f"{c.text} {_paper_names(c) if c.role == 'back_matter' else ''}".lower() for c in chunks]
     missing = set()
     for code in ask.codes:
         spelled = _spelled_out(code)
