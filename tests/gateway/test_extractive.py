@@ -19,7 +19,7 @@ from fastapi.responses import PlainTextResponse
 
 from harness.evidence import evidence_chunk, fixture_pdf_chunks, scored
 from harness.serving import serving
-from zocrates_contracts import EvidenceChunk
+from zocrates_contracts import Creator, EvidenceChunk
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.domain.synthesis import (
     ANSWER_INTRO,
@@ -266,6 +266,62 @@ def test_a_sample_size_is_the_number_sampled():
     evidence = [c.model_copy(update={"title": malawi}) for c in evidence]
     points = points_for("What sample size did the Malawi study use?", evidence)
     assert [p.index for p in points] == [1]
+
+
+def paper(n: int, text: str, section: str | None, title: str, role: str | None = None, key: str = "") -> EvidenceChunk:
+    return evidence_chunk(n, text, section, role=role, item_key=key or title[:8]).model_copy(update={"title": title})
+
+
+DVT = "Complications related to deep venous thrombosis prophylaxis in trauma: a systematic review"
+ACE = "Fragment-based design of N-domain-selective ACE inhibitors"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What are the main findings of the review on DVT prophylaxis?",
+        "Summarize the review on thrombosis prophylaxis",
+        "What did Datta et al. conclude?",
+    ],
+)
+def test_a_question_about_a_paper_as_a_whole_is_answered_from_its_abstract_and_conclusions(question):
+    evidence = [
+        paper(1, "All scientific publications discussing prophylaxis were searched in MEDLINE.", "Methods", DVT),
+        paper(2, "The ACE inhibitors bind both domains of the enzyme.", "Introduction", ACE),
+        paper(
+            3,
+            "Deep venous thrombosis prophylaxis is essential in trauma. "
+            "In this review we calculated the risk of bleeding and HIT to be 3.9% and 0.7% respectively.",
+            "Abstract",
+            DVT,
+            role="abstract",
+        ),
+        paper(4, "Level one evidence supports low molecular weight heparins in trauma patients.", "Conclusion", DVT),
+    ]
+    evidence = [
+        c.model_copy(update={"creators": [Creator(last_name="Datta")]}) if "trauma" in c.title else c for c in evidence
+    ]
+    points = points_for(question, evidence)
+    assert points and {p.index for p in points} <= {3, 4}
+    assert any("3.9%" in p.text for p in points) and any("Level one evidence" in p.text for p in points)
+
+
+def test_a_question_about_a_paper_the_passages_are_not_of_is_refused():
+    """ "Summarize the Douglas et al. paper", when no passage is by Douglas, is not answered with
+    another paper's abstract; nor is "summarize the review on ROUGE scores" by a paper that
+    never speaks of them."""
+    evidence = [
+        paper(
+            1,
+            "In this review we calculated the risk of bleeding and HIT to be 3.9% and 0.7%.",
+            "Abstract",
+            DVT,
+            "abstract",
+        ),
+        paper(2, "Level one evidence supports low molecular weight heparins in trauma patients.", "Conclusion", DVT),
+    ]
+    assert points_for("Summarize the Douglas et al. paper", evidence) == []
+    assert points_for("Summarize the review on ROUGE scores of generated gists", evidence) == []
 
 
 def test_a_papers_own_question_is_not_an_answer():

@@ -316,3 +316,14 @@ async def test_a_long_message_for_new_literature_is_cut_too(system):
     kind, error = outcome(await chat(message))
     assert kind == "error" and error["code"] == "discovery_unreachable"  # offline, not `internal`
     assert len(discovery.requests[-1].queries[0]) <= 4_000
+
+
+async def test_a_question_about_a_paper_as_a_whole_reads_its_abstract_and_conclusions(system):
+    """The search for "the main findings of the review" finds the review's methods and
+    introduction; what it found is in its abstract and conclusion, read from the paper itself."""
+    chat, _, keys = system
+    record = await answered(chat, "What are the main findings of the review on DVT prophylaxis in trauma?")
+    assert record["intent"] == "library"
+    assert cited_items(record) == {("user", keys["dvt"])}
+    assert "is calculated to be 2.6%" in record["text"]  # a result its abstract states
+    assert "an absolute requirement for both patient counselling and clinical care" in record["text"]  # its conclusion

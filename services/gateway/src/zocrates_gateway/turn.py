@@ -85,6 +85,7 @@ from zocrates_gateway.domain.synthesis import (
     candidates_answer,
     extractive_answer,
     format_candidates,
+    summary_paper,
     system_prompt,
 )
 from zocrates_gateway.events import TurnLog
@@ -277,7 +278,7 @@ async def search_turn(
         evidence = await retrieve_evidence(gateway, turn, ids, query, scope)
         if evidence.scope_empty:
             return await answer_turn(gateway, turn, message, ids, [], question=search.question, written=[EMPTY_SCOPE])
-        chunks = list(evidence.chunks)
+        chunks = await with_summary_passages(gateway, turn, ids, question, list(evidence.chunks))
         if follow is None and scope is None and history and not gateway.settings.llm_for("synthesizer"):
             # Asked alone, nothing answers it: the question may lean on the conversation without
             # saying so ("what would guessing have scored?"); read it as a follow-up, and say so.
@@ -289,6 +290,25 @@ async def search_turn(
     return await answer_turn(
         gateway, turn, message, ids, chunks, question=question, follow=answered, notes=notes, history=history
     )
+
+
+async def with_summary_passages(
+    gateway: Gateway, turn: TurnLog, ids: dict, question: str, chunks: list[EvidenceChunk]
+) -> list[EvidenceChunk]:
+    """For a question about a paper as a whole (`summary_paper`), that paper's own passages
+    that state its findings (its abstract and conclusions, found by its title) first, then the
+    rest: a search for "summarize the Kamuzu study" finds the study, rarely what it concluded."""
+    if (paper := summary_paper(question, chunks)) is None:
+        return chunks
+    scope = ItemsScope(items=[ItemRef(library_id=paper.library_id, item_key=paper.item_key)])
+    query = search_text(f"{paper.title} abstract results conclusions").text
+    own = await retrieve_items(gateway, turn, ids, query, scope, top_k=SUMMARY_PASSAGES)
+    first = {c.chunk_id: c for c in own}
+    return list(first.values()) + [c for c in chunks if c.chunk_id not in first]
+
+
+#: The passages of a paper read for a question about it as a whole.
+SUMMARY_PASSAGES = 6
 
 
 def offline_answer(question: str, chunks: list[EvidenceChunk], follow: FollowUp | None) -> ExtractiveAnswer:

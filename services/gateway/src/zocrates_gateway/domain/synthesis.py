@@ -83,6 +83,11 @@ FOCUS_PENALTY = 0.2  # for a unit that never names the thing the question asks a
 ROW_WEIGHT = 0.3  # times the share of a table row's own words (its label, its cells) the question holds
 RELEVANCE_BAR = 0.57  # the best unit's score below which the answer says it found nothing (calibrated on the design questions of bench answers)
 FOLLOWER_SHARE = 0.6  # a further point must score at least this share of the best one
+#: A question about a paper as a whole (`summary_points`): the share of its words the paper's
+#: title and abstract must hold, and the head start of a concluding sentence and of one
+#: stating a result over its similarity to the question.
+SUMMARY_COVERAGE = 0.5
+SUMMARY_CONCLUSION_PRIOR, SUMMARY_RESULT_PRIOR = 0.2, 0.1
 
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]+|\d+(?:\.\d+)?")
 _STOP = frozenset(
@@ -169,6 +174,7 @@ class Ask:
     title_block: bool  # asks who wrote the paper
     #: the named terms that name a paper ("the Malawi study", "Datta et al."), not a thing in it
     papers: frozenset[str] = frozenset()
+    summary: bool = False  # asks what a paper found or is about, as a whole
 
 
 _ANSWER_TYPES = [
@@ -274,10 +280,13 @@ def read_question(question: str) -> Ask:
     if back_matter and not focus:  # "who funded the ACE inhibitor study?" asks about funding, not ACE
         focus = frozenset(content_words(" ".join(back_matter)))
     papers = frozenset(t for t in named if _names_a_paper(t, question))
+    summary = _SUMMARY_QUESTION.search(question)
     return Ask(
-        # "paid for" asks who funded; "the Malawi study" says which paper, not what is asked
+        # "paid for" asks who funded; "the Malawi study" says which paper, and "the main findings
+        # of" what kind of answer, not what is asked about
         words=frozenset(content_words(question) | content_words(" ".join(back_matter)))
-        - content_words(" ".join(papers)),
+        - content_words(" ".join(papers))
+        - (content_words(summary.group()) if summary else set()),
         named=named,
         codes=codes,
         answer_type=answer_type,
@@ -286,7 +295,18 @@ def read_question(question: str) -> Ask:
         captions=bool(_CAPTION_QUESTION.search(question)),
         title_block=bool(_AUTHOR_QUESTION.search(question)),
         papers=papers,
+        summary=bool(summary),
     )
+
+
+#: "Summarize ...", "what are the main findings of ...", "what did Datta et al. conclude?": the
+#: paper as a whole, which its abstract and conclusions state.
+_SUMMARY_QUESTION = re.compile(
+    r"\b(?:summar(?:y|ies|ise|ize|ised|ized|ising|izing)|overview\s+of|tl;?dr"
+    r"|(?:main|key|principal|major)\s+(?:findings?|results?|conclusions?|points?|messages?|takeaways?|contributions?)"
+    r"|(?:did|does|do)\s+(?:[\w.'’-]+\s+){0,4}?(?:find|conclude|show)(?=\s*\??$))",
+    re.IGNORECASE,
+)
 
 
 _PAPER_NOUN = r"(?:'s\s+)?(?:study|studies|paper|trial|review|article|survey|report|et\s+al\b)"
@@ -625,6 +645,8 @@ def choose_points(
     ask = read_question(question)
     if context:
         ask = with_context(ask, context)
+    if ask.summary and not context:
+        return summary_points(question, chunks, max_points)
     wanted = set(ask.words)
     if not wanted or unmentioned_codes(ask, chunks[:MAX_CHUNKS]):
         return []
@@ -654,6 +676,73 @@ def choose_points(
         if len(points) == max_points:
             break
     return points
+
+
+def summary_paper(question: str, chunks: list[EvidenceChunk]) -> EvidenceChunk | None:
+    """For a question about a paper as a whole ("summarize the Kamuzu study"), a passage of that
+    paper: of the paper the question names by its title or authors, else of the best-ranked
+    one, provided its title and abstract hold most of the question's words ("the main findings
+    of the review on DVT prophylaxis"). None for another question, or when no paper fits."""
+    ask = read_question(question)
+    chunks = chunks[:MAX_CHUNKS]
+    if not ask.summary or not chunks:
+        return None
+    named = [c for c in chunks if ask.named and _names_paper(ask.named, c)]
+    if named:
+        return named[0]
+    if ask.papers or not ask.words - _PAPER_NOUNS:
+        return None  # "summarize the Douglas et al. paper": none of the passages is of it
+    paper = [c for c in chunks if c.item_key == chunks[0].item_key]
+    defined = abbreviations(paper)
+    about = content_words(_paper_names(paper[0])) | {
+        w for c in paper for w in _with_abbreviations(content_words(c.text), c.text, defined)
+    }
+    wanted = ask.words - _PAPER_NOUNS
+    return chunks[0] if len(wanted & about) >= SUMMARY_COVERAGE * len(wanted) else None
+
+
+_PAPER_NOUNS = frozenset(content_words("paper study article work research publication"))
+
+
+def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS) -> list[Sentence]:
+    """What a paper found (`summary_paper`): the sentences of its abstract and conclusions
+    closest to the question, a concluding one or one stating a result ahead."""
+    if (of := summary_paper(question, chunks)) is None:
+        return []
+    found: list[tuple[float, Sentence]] = []
+    for rank, chunk in enumerate(chunks[:MAX_CHUNKS], start=1):
+        concluding = bool(_CONCLUSION_RE.search(chunk.section or ""))
+        if chunk.item_key != of.item_key or not (concluding or chunk.role == "abstract" or chunk.kind == "abstract"):
+            continue
+        for unit, raw, similarity in _unit_texts(chunk, frozenset({"sentence", "list_item"})):
+            text = strip_reference_markers(" ".join(raw.split()))
+            if not _quotable(unit.kind, text):
+                continue
+            concludes = concluding or bool(_CONCLUSION_RE.match(text))
+            states = bool(_NUMBER_RE.search(text) or _FINDING_RE.search(text))
+            value = (similarity or 0.0) + SUMMARY_CONCLUSION_PRIOR * concludes + SUMMARY_RESULT_PRIOR * states
+            found.append((value, Sentence(rank, text, frozenset(content_words(text)), 0.0, unit.kind, similarity)))
+    points: list[Sentence] = []
+    for value, sentence in sorted(found, key=lambda x: -x[0]):
+        if any(
+            _jaccard(sentence.words, p.words) >= NEAR_DUPLICATE or p.text in sentence.text or sentence.text in p.text
+            for p in points
+        ):
+            continue
+        if sum(p.index == sentence.index for p in points) >= MAX_POINTS_PER_CHUNK:
+            continue
+        points.append(replace(sentence, relevance=round(value, 4)))
+        if len(points) == max_points:
+            break
+    return points
+
+
+_CONCLUSION_RE = re.compile(r"\b(?:conclusions?|concluding|summary|implications)\b", re.IGNORECASE)
+_FINDING_RE = re.compile(
+    r"\b(?:we\s+(?:found|show(?:ed)?|demonstrate[ds]?|report(?:ed)?)|(?:was|were)\s+associated|significantly"
+    r"|(?:increased|decreased|reduced|improved|revealed|identified|indicated)\b)",
+    re.IGNORECASE,
+)
 
 
 def with_context(ask: Ask, context: str) -> Ask:
