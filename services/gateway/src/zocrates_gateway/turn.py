@@ -80,11 +80,15 @@ from zocrates_gateway.domain.query import search_text
 from zocrates_gateway.domain.scope import name_scope
 from zocrates_gateway.domain.synthesis import (
     EMPTY_SCOPE,
+    MAX_CHUNKS,
     ONLINE_PROMPT,
     ExtractiveAnswer,
     candidates_answer,
     extractive_answer,
     format_candidates,
+    names_paper,
+    read_question,
+    states_findings,
     summary_paper,
     system_prompt,
 )
@@ -278,7 +282,8 @@ async def search_turn(
         evidence = await retrieve_evidence(gateway, turn, ids, query, scope)
         if evidence.scope_empty:
             return await answer_turn(gateway, turn, message, ids, [], question=search.question, written=[EMPTY_SCOPE])
-        chunks = await with_summary_passages(gateway, turn, ids, question, list(evidence.chunks))
+        chunks = await with_named_paper(gateway, turn, ids, question, query, list(evidence.chunks))
+        chunks = await with_summary_passages(gateway, turn, ids, question, chunks)
         if follow is None and scope is None and history and not gateway.settings.llm_for("synthesizer"):
             # Asked alone, nothing answers it: the question may lean on the conversation without
             # saying so ("what would guessing have scored?"); read it as a follow-up, and say so.
@@ -292,6 +297,25 @@ async def search_turn(
     )
 
 
+async def with_named_paper(
+    gateway: Gateway, turn: TurnLog, ids: dict, question: str, query: str, chunks: list[EvidenceChunk]
+) -> list[EvidenceChunk]:
+    """For a question naming a paper ("Douglas et al.", "the Kamuzu study") of which the search
+    found no passage: the paper, found by its name (an author list or a title holds it), and
+    the question searched within it, ahead of the rest. A search for "what did Douglas et al.
+    conclude?" finds what others concluded; their names are in no passage's words."""
+    papers = read_question(question).papers
+    if not papers or any(names_paper(papers, c) for c in chunks[:MAX_CHUNKS]):
+        return chunks
+    by_name = [c for c in await retrieve(gateway, turn, ids, " ".join(sorted(papers))) if names_paper(papers, c)]
+    if not by_name:
+        return chunks
+    items = list(dict.fromkeys((c.library_id, c.item_key) for c in by_name))[:MAX_SCOPE_ITEMS]
+    scope = ItemsScope(items=[ItemRef(library_id=library, item_key=key) for library, key in items])
+    own = {c.chunk_id: c for c in await retrieve_items(gateway, turn, ids, query, scope)}
+    return list(own.values()) + [c for c in chunks if c.chunk_id not in own]
+
+
 async def with_summary_passages(
     gateway: Gateway, turn: TurnLog, ids: dict, question: str, chunks: list[EvidenceChunk]
 ) -> list[EvidenceChunk]:
@@ -302,13 +326,14 @@ async def with_summary_passages(
         return chunks
     scope = ItemsScope(items=[ItemRef(library_id=paper.library_id, item_key=paper.item_key)])
     query = search_text(f"{paper.title} abstract results conclusions").text
-    own = await retrieve_items(gateway, turn, ids, query, scope, top_k=SUMMARY_PASSAGES)
-    first = {c.chunk_id: c for c in own}
-    return list(first.values()) + [c for c in chunks if c.chunk_id not in first]
+    own = await retrieve_items(gateway, turn, ids, query, scope, top_k=SUMMARY_SEARCHED)
+    first = {c.chunk_id: c for c in own if states_findings(c)}
+    return list(first.values())[:SUMMARY_PASSAGES] + [c for c in chunks if c.chunk_id not in first]
 
 
-#: The passages of a paper read for a question about it as a whole.
-SUMMARY_PASSAGES = 6
+#: A paper's passages searched for its abstract and conclusions, for a question about it as a
+#: whole, and how many of those are read first.
+SUMMARY_SEARCHED, SUMMARY_PASSAGES = 24, 6
 
 
 def offline_answer(question: str, chunks: list[EvidenceChunk], follow: FollowUp | None) -> ExtractiveAnswer:

@@ -504,8 +504,8 @@ def candidate_sentences(
     defined = abbreviations(top)
     # the papers the question names by their title or authors ("the Malawi study"; for back
     # matter, which never names its own paper, any named term: "who funded the Kamuzu study?")
-    named_papers = {c.item_key for c in top if ask.papers and _names_paper(ask.papers, c)}
-    named_by_back_matter = {c.item_key for c in top if ask.named and _names_paper(ask.named, c)}
+    named_papers = {c.item_key for c in top if ask.papers and names_paper(ask.papers, c)}
+    named_by_back_matter = {c.item_key for c in top if ask.named and names_paper(ask.named, c)}
     found = []
     for rank, chunk in enumerate(top):
         if chunk.role == "back_matter" and not ask.back_matter:
@@ -565,7 +565,7 @@ def candidate_sentences(
     return found
 
 
-def _names_paper(named: frozenset[str], chunk: EvidenceChunk) -> bool:
+def names_paper(named: Collection[str], chunk: EvidenceChunk) -> bool:
     """Whether a term the question names (lowercased) is in the title or authors of the chunk's paper."""
     names = _paper_names(chunk)
     return any(re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", names, re.IGNORECASE) for term in named)
@@ -687,7 +687,7 @@ def summary_paper(question: str, chunks: list[EvidenceChunk]) -> EvidenceChunk |
     chunks = chunks[:MAX_CHUNKS]
     if not ask.summary or not chunks:
         return None
-    named = [c for c in chunks if ask.named and _names_paper(ask.named, c)]
+    named = [c for c in chunks if ask.named and names_paper(ask.named, c)]
     if named:
         return named[0]
     if ask.papers or not ask.words - _PAPER_NOUNS:
@@ -711,9 +711,9 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
         return []
     found: list[tuple[float, Sentence]] = []
     for rank, chunk in enumerate(chunks[:MAX_CHUNKS], start=1):
-        concluding = bool(_CONCLUSION_RE.search(chunk.section or ""))
-        if chunk.item_key != of.item_key or not (concluding or chunk.role == "abstract" or chunk.kind == "abstract"):
+        if chunk.item_key != of.item_key or not states_findings(chunk):
             continue
+        concluding = bool(_CONCLUSION_RE.search(chunk.section or ""))
         for unit, raw, similarity in _unit_texts(chunk, frozenset({"sentence", "list_item"})):
             text = strip_reference_markers(" ".join(raw.split()))
             if not _quotable(unit.kind, text):
@@ -735,6 +735,11 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
         if len(points) == max_points:
             break
     return points
+
+
+def states_findings(chunk: EvidenceChunk) -> bool:
+    """Whether a passage is where a paper states what it found: its abstract or conclusions."""
+    return chunk.role == "abstract" or chunk.kind == "abstract" or bool(_CONCLUSION_RE.search(chunk.section or ""))
 
 
 _CONCLUSION_RE = re.compile(r"\b(?:conclusions?|concluding|summary|implications)\b", re.IGNORECASE)

@@ -1,0 +1,43 @@
+"""Questions about a paper as a whole, or naming it by its authors (issue 14), end to end: the
+real gateway and retrieval service over the answer benchmark's library (the fixture PDFs as
+their items, with their authors, and the items of a real Zotero database) on a real
+nats-server; the verifier is instant and discovery offline."""
+
+from __future__ import annotations
+
+import pytest
+import pytest_asyncio
+
+from harness.answer_library import build_answer_library
+from tests.gateway.test_library_first import FIXTURES, answered, cited_items, library_system
+
+pytestmark = [pytest.mark.connected, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def system(module_nats_server, tmp_path_factory):
+    if not (FIXTURES / "pdfs").exists():
+        pytest.skip(f"PDF fixtures not found under {FIXTURES}")
+    library = build_answer_library(tmp_path_factory.mktemp("lib") / "Zotero", FIXTURES)
+    with pytest.MonkeyPatch.context() as mp:  # never discover a real ~/Zotero
+        mp.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+        async with library_system(module_nats_server.url, library.zotero_dir, tmp_path_factory.mktemp("data")) as (
+            chat,
+            _,
+        ):
+            yield chat, library.keys
+
+
+async def test_a_paper_named_by_its_authors_is_found_though_no_passage_names_them(system):
+    """No passage says "Douglas": the search for the question finds other papers' summaries.
+    The paper is found by its author list, and the answer comes from its own abstract."""
+    chat, keys = system
+    record = await answered(chat, "Summarize the Douglas et al. paper")
+    assert {key for _, key in cited_items(record)} == {keys["douglas2014"]}
+    assert "927-fold more selective for the N-domain" in record["text"]
+
+
+async def test_a_paper_named_by_authors_the_library_lacks_is_not_answered_from_another(system):
+    chat, _ = system
+    record = await answered(chat, "Summarize the Zhang et al. paper")
+    assert record["citations"] == [] and "could not find" in record["text"]
