@@ -5,7 +5,7 @@ declarations, author details) ranked last unless asked about, turned into `Evide
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -204,64 +204,51 @@ class Searcher:
         within: Narrowing | None = None,
     ) -> list[Hit]:
         sparse = self.sparse.query(text) if mode != "dense" else None
-        pool = max(top_k * 3, 30)  # room for duplicates to drop out and the reranker to choose
-        hits = query_chunks(
-            self.store,
-            tenant,
-            dense=dense,
-            sparse=sparse,
-            limit=pool,
-            candidates=self.candidates,
-            mode=mode,
-            within=within,
-        )
-        if self.reranker is not None and hits:
-            scores = self.reranker.scores(text, [h.payload.get("text", "") for h in hits])
-            hits = [Hit(h.id, s, h.payload) for h, s in sorted(zip(hits, scores), key=lambda x: -x[1])]
-        if answers := back_matter_asked(text):
-            hits += self._answering_back_matter(tenant, text, dense, sparse, mode, hits, answers, within)
-        return order_back_matter(collapse_near_duplicates(hits), text)[:top_k]
 
-    def _answering_back_matter(
-        self,
-        tenant: Tenant,
-        text: str,
-        dense: np.ndarray | None,
-        sparse: tuple[list[int], list[float]] | None,
-        mode: Mode,
-        hits: list[Hit],
-        answers: list[re.Pattern],
-        within: Narrowing | None,
-    ) -> list[Hit]:
-        """The sections of the best-ranked papers that answer a question about their back
-        matter, where the ranking left them out: a funding statement rarely shares the
-        question's words ("who paid for ...?" against "... provided the financial assistance"),
-        but the paper the question is about is among the first ranked."""
-        papers: dict[str, list[str]] = {}  # library -> item keys, best-ranked first
-        for hit in hits:
-            keys = papers.setdefault(hit.payload.get(LIBRARY_FIELD), [])
-            if hit.payload.get(ITEM_FIELD) not in keys and sum(map(len, papers.values())) < BACK_MATTER_PAPERS:
-                keys.append(hit.payload.get(ITEM_FIELD))
-        have = {h.id for h in hits}
-        found: list[Hit] = []
-        for library_id, keys in papers.items():
-            if not keys or library_id is None:
-                continue
-            papers_only = Narrowing(library_id, ITEM_FIELD, tuple(keys))
-            for hit in query_chunks(
+        def query(limit: int, narrowing: Narrowing | None) -> list[Hit]:
+            return query_chunks(
                 self.store,
                 tenant,
                 dense=dense,
                 sparse=sparse,
-                limit=BACK_MATTER_POOL,
+                limit=limit,
                 candidates=self.candidates,
                 mode=mode,
-                within=papers_only,
-            ):
-                in_scope = within is None or within.admits(hit.payload)
-                if hit.id not in have and in_scope and answers_back_matter(hit, answers):
-                    found.append(hit)
-        return found
+                within=narrowing,
+            )
+
+        hits = query(max(top_k * 3, 30), within)  # room for duplicates to drop out and the reranker to choose
+        if self.reranker is not None and hits:
+            scores = self.reranker.scores(text, [h.payload.get("text", "") for h in hits])
+            hits = [Hit(h.id, s, h.payload) for h, s in sorted(zip(hits, scores), key=lambda x: -x[1])]
+        if answers := back_matter_asked(text):
+            hits += answering_back_matter(hits, answers, within, query)
+        return order_back_matter(collapse_near_duplicates(hits), text)[:top_k]
+
+
+def answering_back_matter(
+    hits: list[Hit],
+    answers: list[re.Pattern],
+    within: Narrowing | None,
+    query: Callable[[int, Narrowing], list[Hit]],
+) -> list[Hit]:
+    """The sections of the best-ranked papers of `hits` that answer a question about their
+    back matter, where the ranking left them out (`query` searches inside a narrowing): a
+    funding statement rarely shares the question's words ("who paid for ...?" against "...
+    provided the financial assistance"), but the paper the question is about ranks first."""
+    papers: dict[str, list[str]] = {}  # library -> item keys, best-ranked first
+    for hit in hits:
+        keys = papers.setdefault(hit.payload.get(LIBRARY_FIELD), [])
+        if hit.payload.get(ITEM_FIELD) not in keys and sum(map(len, papers.values())) < BACK_MATTER_PAPERS:
+            keys.append(hit.payload.get(ITEM_FIELD))
+    have = {h.id for h in hits}
+    return [
+        hit
+        for library_id, keys in papers.items()
+        if keys and library_id is not None
+        for hit in query(BACK_MATTER_POOL, Narrowing(library_id, ITEM_FIELD, tuple(keys)))
+        if hit.id not in have and (within is None or within.admits(hit.payload)) and answers_back_matter(hit, answers)
+    ]
 
 
 def answer_units(payload: dict, query: np.ndarray | None) -> list[AnswerUnit]:
