@@ -324,6 +324,18 @@ def test_a_question_about_a_paper_the_passages_are_not_of_is_refused():
     assert points_for("Summarize the review on ROUGE scores of generated gists", evidence) == []
 
 
+def test_outpatients_are_patients():
+    """A prefix names a kind of the thing ("outpatients", "subgroups"): the count of outpatients
+    answers "how many patients", ahead of a count of something else."""
+    assert {"patient", "group"} <= content_words("outpatients subgroups")
+    evidence = [
+        chunk(1, "For the in-depth interviews, 20 stakeholders were purposively sampled.", "Methods"),
+        chunk(2, "Structured interviews were held with 100 outpatients as they left the clinic.", "Methods"),
+    ]
+    points = points_for("How many patients were interviewed?", evidence)
+    assert points and points[0].index == 2
+
+
 def test_a_papers_own_question_is_not_an_answer():
     evidence = [
         chunk(

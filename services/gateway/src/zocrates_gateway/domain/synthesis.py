@@ -349,10 +349,15 @@ def _stems(word: str) -> tuple[str, ...]:
     and a hyphenated word's parts' stems too ("heparin-induced")."""
     word = get_american_spelling(word)
     stems = [_STEMMER.stemWord(word)]
+    if (m := _PREFIXED.match(word)) is not None:  # "outpatients" are patients, "subgroups" groups
+        stems.append(_STEMMER.stemWord(m.group(1)))
     if "-" in word:  # "R-free" is "Rfree", "wild-type" "wildtype"; and "heparin-induced" is "induced"
         stems.append(_STEMMER.stemWord(word.replace("-", "")))
         stems += [_STEMMER.stemWord(part) for part in word.split("-") if len(part) > 1 and part not in _STOP]
     return tuple(stems)
+
+
+_PREFIXED = re.compile(r"(?:out|sub|non|multi|over|under)([a-z]{5,})$")
 
 
 def content_words(text: str) -> set[str]:
