@@ -150,8 +150,8 @@ async def library_system(nats_url: str, zotero_dir, data_dir):
         async with serving(app) as url, httpx.AsyncClient(timeout=60) as client:
             tokens = {user: await app.state.gateway.tokens.create(user) for user in ("local", "bob")}
 
-            async def chat(message: str, user: str = "local") -> list[dict]:
-                return await collect(client, url, message, None, tokens[user])
+            async def chat(message: str, user: str = "local", scope: dict | None = None) -> list[dict]:
+                return await collect(client, url, message, None, tokens[user], scope)
 
             yield chat, discovery
 
@@ -327,3 +327,15 @@ async def test_a_question_about_a_paper_as_a_whole_reads_its_abstract_and_conclu
     assert cited_items(record) == {("user", keys["dvt"])}
     assert "we calculated the risk of bleeding and HIT to be 3.9% and 0.7%" in record["text"]  # a result it states
     assert "an absolute requirement for both patient counselling and clinical care" in record["text"]  # its conclusion
+
+
+async def test_a_paper_named_outside_the_chosen_scope_is_not_read(system):
+    """Scoped to the preprint, "what did Datta et al. conclude?" is asked of the preprint: the
+    review by Datta is not looked for outside the scope the user chose."""
+    chat, _, keys = system
+    scope = {"kind": "items", "items": [{"library_id": "user", "item_key": keys["preprint"]}]}
+    kind, record = outcome(await chat("What did Datta et al. conclude?", scope=scope))
+    assert kind == "done", record
+    assert ("user", keys["dvt"]) not in cited_items(record)
+    considered = record["references"]["cited"] + record["references"]["considered"]
+    assert {r["item_key"] for r in considered} <= {keys["preprint"]}

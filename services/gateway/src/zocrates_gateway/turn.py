@@ -282,8 +282,10 @@ async def search_turn(
         evidence = await retrieve_evidence(gateway, turn, ids, query, scope)
         if evidence.scope_empty:
             return await answer_turn(gateway, turn, message, ids, [], question=search.question, written=[EMPTY_SCOPE])
-        chunks = await with_named_paper(gateway, turn, ids, question, query, list(evidence.chunks))
-        chunks = await with_summary_passages(gateway, turn, ids, question, chunks)
+        chunks = list(evidence.chunks)
+        if scope is None:  # a scope the user chose says where to look
+            chunks = await with_named_paper(gateway, turn, ids, question, query, chunks)
+        chunks = await with_summary_passages(gateway, turn, ids, question, chunks, scope)
         if follow is None and scope is None and history and not gateway.settings.llm_for("synthesizer"):
             # Asked alone, nothing answers it: the question may lean on the conversation without
             # saying so ("what would guessing have scored?"); read it as a follow-up, and say so.
@@ -317,17 +319,23 @@ async def with_named_paper(
 
 
 async def with_summary_passages(
-    gateway: Gateway, turn: TurnLog, ids: dict, question: str, chunks: list[EvidenceChunk]
+    gateway: Gateway,
+    turn: TurnLog,
+    ids: dict,
+    question: str,
+    chunks: list[EvidenceChunk],
+    scope: RetrievalScope | None = None,
 ) -> list[EvidenceChunk]:
     """For a question about a paper as a whole (`summary_paper`), that paper's own passages
-    that state its findings (its abstract and conclusions, found by its title) first, then the
-    rest: a search for "summarize the Kamuzu study" finds the study, rarely what it concluded."""
+    that state its findings (its abstract and conclusions, found by its title; inside the
+    `scope` the user chose) first, then the rest: a search for "summarize the Kamuzu study"
+    finds the study, rarely what it concluded."""
     if (paper := summary_paper(question, chunks)) is None:
         return chunks
-    scope = ItemsScope(items=[ItemRef(library_id=paper.library_id, item_key=paper.item_key)])
+    within = scope or ItemsScope(items=[ItemRef(library_id=paper.library_id, item_key=paper.item_key)])
     query = search_text(f"{paper.title} abstract results conclusions").text
-    own = await retrieve_items(gateway, turn, ids, query, scope, top_k=SUMMARY_SEARCHED)
-    first = {c.chunk_id: c for c in own if states_findings(c)}
+    own = await retrieve_items(gateway, turn, ids, query, within, top_k=SUMMARY_SEARCHED)
+    first = {c.chunk_id: c for c in own if c.item_key == paper.item_key and states_findings(c)}
     return list(first.values())[:SUMMARY_PASSAGES] + [c for c in chunks if c.chunk_id not in first]
 
 
