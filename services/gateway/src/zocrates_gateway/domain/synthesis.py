@@ -667,20 +667,24 @@ def choose_points(
             continue  # asked for a value of something, the answer must open with one
         if not sentence.words & wanted and not ask.named:
             continue
-        if sum(p.index == sentence.index for p in points) >= MAX_POINTS_PER_CHUNK:
+        if not _adds_to(points, sentence):
             continue
-        if any(
-            _jaccard(sentence.distinct_words, p.distinct_words) >= NEAR_DUPLICATE
-            or p.text in sentence.text
-            or sentence.text in p.text
-            for p in points
-        ):
-            continue  # says nothing new (a sentence quoted with the one before it holds that one;
-            # two rows of one table are told apart by their own cells, not the caption they share)
         points.append(replace(sentence, relevance=round(value, 4)))
         if len(points) == max_points:
             break
     return points
+
+
+def _adds_to(points: list[Sentence], sentence: Sentence) -> bool:
+    """Whether `sentence` may join `points`: its chunk has not given `MAX_POINTS_PER_CHUNK`
+    already, and it says something new (a sentence quoted with the one before it holds that
+    one; two rows of one table are told apart by their own cells, not the caption they share)."""
+    return sum(p.index == sentence.index for p in points) < MAX_POINTS_PER_CHUNK and not any(
+        _jaccard(sentence.distinct_words, p.distinct_words) >= NEAR_DUPLICATE
+        or p.text in sentence.text
+        or sentence.text in p.text
+        for p in points
+    )
 
 
 def summary_paper(question: str, chunks: list[EvidenceChunk]) -> EvidenceChunk | None:
@@ -695,14 +699,14 @@ def summary_paper(question: str, chunks: list[EvidenceChunk]) -> EvidenceChunk |
     named = [c for c in chunks if ask.named and names_paper(ask.named, c)]
     if named:
         return named[0]
-    if ask.papers or not ask.words - _PAPER_NOUNS:
+    wanted = ask.words - _PAPER_NOUNS
+    if ask.papers or not wanted:
         return None  # "summarize the Douglas et al. paper": none of the passages is of it
     paper = [c for c in chunks if c.item_key == chunks[0].item_key]
     defined = abbreviations(paper)
     about = content_words(_paper_names(paper[0])) | {
         w for c in paper for w in _with_abbreviations(content_words(c.text), c.text, defined)
     }
-    wanted = ask.words - _PAPER_NOUNS
     return chunks[0] if len(wanted & about) >= SUMMARY_COVERAGE * len(wanted) else None
 
 
@@ -729,12 +733,7 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
             found.append((value, Sentence(rank, text, frozenset(content_words(text)), 0.0, unit.kind, similarity)))
     points: list[Sentence] = []
     for value, sentence in sorted(found, key=lambda x: -x[0]):
-        if any(
-            _jaccard(sentence.words, p.words) >= NEAR_DUPLICATE or p.text in sentence.text or sentence.text in p.text
-            for p in points
-        ):
-            continue
-        if sum(p.index == sentence.index for p in points) >= MAX_POINTS_PER_CHUNK:
+        if not _adds_to(points, sentence):
             continue
         points.append(replace(sentence, relevance=round(value, 4)))
         if len(points) == max_points:

@@ -182,7 +182,7 @@ def prose_units(text: str, start: int, end: int, role: str = "body") -> list[Uni
             while b > a and text[b - 1].isspace():
                 b -= 1
             if b > a:
-                units.append(Unit(_item_kind(text[a:b], role), a, b))
+                units.append(Unit(_item_kind(classify_text(text[a:b], role), role), a, b))
         return units
     return [Unit(classify_text(text[a:b], role), a, b) for a, b in _sentence_spans(text, start, end)]
 
@@ -195,14 +195,14 @@ def item_units(text: str, start: int, end: int, role: str = "body") -> list[Unit
     if spans:
         a, b = spans[-1]
         kind = classify_text(text[a:b], role)
-        units.append(Unit(kind if kind == "sentence" else _item_kind(text[a:b], role), a, b))
+        units.append(Unit(kind if kind == "sentence" else _item_kind(kind, role), a, b))
     return units
 
 
-def _item_kind(text: str, role: str) -> str:
-    """A list item reads as a statement whether or not it ends with a stop; an address, a
-    name list or a footnote set as an item is a fragment, not to be quoted."""
-    kind = classify_text(text, role)
+def _item_kind(kind: str, role: str) -> str:
+    """The kind of a list item whose text reads as `kind` (`classify_text`): a statement
+    whether or not it ends with a stop; an address, a name list or a footnote set as an item
+    is a fragment, not to be quoted."""
     return "list_item" if kind in ("sentence", "fragment") and role != "front_matter" else "fragment"
 
 
