@@ -161,6 +161,7 @@ class AnswerLibrary:
     titles: dict[str, str] = field(default_factory=dict)
     creators: dict[str, list[str]] = field(default_factory=dict)  # last names
     identifiers: dict[str, list[str]] = field(default_factory=dict)  # DOIs and arXiv ids
+    abstracts: dict[str, str] = field(default_factory=dict)  # of the items with an abstract and no file
 
 
 def _read_items(db: Path) -> list[dict]:
@@ -244,6 +245,8 @@ def build_answer_library(zotero_dir: Path, fixtures_dir: Path) -> AnswerLibrary:
             library.titles[name] = fields.get("title", "")
             library.creators[name] = [c[1] for c in item["creators"]]
             library.identifiers[name] = [fields["DOI"]] if fields.get("DOI") else []
+            if fields.get("abstractNote"):
+                library.abstracts[name] = fields["abstractNote"]
         for name, item_ids in in_collection.items():
             builder.add_collection(name, item_ids)
     finally:
