@@ -28,6 +28,7 @@ from zocrates_gateway.domain.synthesis import (
     choose_points,
     content_words,
     extractive_answer,
+    read_question,
     strip_reference_markers,
     system_prompt,
 )
@@ -324,6 +325,82 @@ def test_a_question_about_a_paper_the_passages_are_not_of_is_refused():
     assert points_for("Summarize the review on ROUGE scores of generated gists", evidence) == []
 
 
+@pytest.mark.parametrize(
+    "question, summary, words",
+    [
+        ("What is the paper on N-domain-selective ACE inhibitors about?", True, {"ace", "inhibitor"}),
+        ("What does Moon et al.'s review of hexagonal boron nitride cover?", True, {"boron", "nitrid"}),
+        ("What did August et al. conclude from their usability study?", True, {"usabl"}),
+        ("What did the Datta (2010) review find?", True, set()),
+        ("What is ACE about?", False, {"ace"}),
+        ("What does the review say about bleeding?", False, {"bleed"}),
+    ],
+)
+def test_a_paper_asked_about_as_a_whole_in_other_words(question, summary, words):
+    """ "What is the paper on X about?", "what does X's review cover?": the paper as a whole, and
+    what it is on still counts as what is asked about."""
+    ask = read_question(question)
+    assert ask.summary is summary and words <= ask.words
+
+
+def test_a_year_dating_a_paper_names_it_and_is_no_word_to_cover():
+    ask = read_question("At what energy is the sharp peak of the BCN of Kaur et al. 2021?")
+    assert ask.papers == {"kaur"} and "2021" not in ask.words
+    ask = read_question("What did the Datta 2010 review report about bleeding?")
+    assert ask.papers == {"datta"} and "2010" not in ask.words
+    assert "2010" in read_question("How many patients were admitted in June 2010?").words
+
+
+def test_a_summary_of_an_item_known_by_its_abstract_alone_may_quote_it_throughout():
+    """An item with no file is one abstract: its findings are not held to two points a passage."""
+    abstract = (
+        "Single photon emitters in hexagonal boron nitride are vital for quantum technologies. "
+        "Here, ion implantation with gallium is used to create luminescent defects with emission at 820 nm. "
+        "Thermal annealing shifts the emission wavelength from 820 to 625 nm. "
+        "Focused ion beam implantation sets the position of the defects."
+    )
+    only = paper(1, abstract, "Abstract", "Selective generation of luminescent defects", "abstract")
+    only = only.model_copy(update={"creators": [Creator(last_name="Venturi")], "attachment_key": None})
+    points = points_for("What are the main findings of Venturi et al. on luminescent defects?", [only])
+    assert len(points) >= 3 and any("625 nm" in p.text for p in points)
+
+
+def test_an_abbreviation_in_lower_case_first_covers_its_long_form():
+    """ "hexagonal boron nitride (hBN)": a unit saying hBN is about hexagonal boron nitride."""
+    evidence = [
+        chunk(
+            1,
+            "Single photon emitters from defects in crystals like hexagonal boron nitride (hBN) are vital for "
+            "quantum technologies. Ion implantation with carbon, neon and gallium creates emitters in hBN.",
+        )
+    ]
+    points = points_for("What was implanted into hexagonal boron nitride?", evidence)
+    assert points and points[0].text.startswith("Ion implantation")
+
+
+def test_a_quantity_asked_for_is_named_by_the_unit_of_its_value():
+    question = "At what energy is the sharp photoluminescence peak of BCN?"
+    text = (
+        "The photoluminescence of BCN shows a sharp peak at 3.64 eV. "
+        "The sharp photoluminescence peak of BCN was stable for 2 days."
+    )
+    assert on_type_units(question, text) == ["The photoluminescence of BCN shows a sharp peak at 3.64 eV."]
+
+
+def test_the_number_of_a_label_is_no_count_or_value_of_a_table_row():
+    """A table of words has no number but its label's: "Table 2 ... (Appendix 1, Section 4.5)"."""
+    table = evidence_chunk(
+        1,
+        "Table 2 Overview of themes on quality by stakeholders of the hospital\n"
+        "Theme | Statement\nPlanning | No strategic plan for the hospital (Appendix 1, Section 4.5.5)\n"
+        "Data | Disintegrated data management system in the hospital",
+        kind="table",
+    )
+    prose = chunk(2, "The hospital serves a population of around 5 million in the Central Region.")
+    points = points_for("How many people does the hospital serve?", [table, prose])
+    assert points and points[0].index == 2 and all(p.index == 2 for p in points)
+
+
 def test_outpatients_are_patients():
     """A prefix names a kind of the thing ("outpatients", "subgroups"): the count of outpatients
     answers "how many patients", ahead of a count of something else."""
@@ -423,7 +500,6 @@ def on_type_units(question: str, text: str) -> list[str]:
 
 
 def test_a_count_is_a_number_of_something_not_a_list_number_or_a_section():
-    from zocrates_gateway.domain.synthesis import read_question
 
     question = "How many stakeholders were interviewed in the hospital?"
     ask = read_question(question)
@@ -532,7 +608,6 @@ def test_a_sentence_quoted_with_the_one_before_it_is_not_repeated_alone():
 
 
 def test_a_pointer_is_no_focus_of_a_question():
-    from zocrates_gateway.domain.synthesis import read_question
 
     assert read_question("How many of those came from abroad?").focus == frozenset()
     assert read_question("How many stakeholders were interviewed?").focus == {"stakehold"}
@@ -552,7 +627,6 @@ def test_a_pointer_is_no_focus_of_a_question():
     ],
 )
 def test_a_value_is_asked_for_in_the_singular_and_in_the_plural(question, answer_type):
-    from zocrates_gateway.domain.synthesis import read_question
 
     assert read_question(question).answer_type == answer_type
 

@@ -281,12 +281,13 @@ def read_question(question: str) -> Ask:
         focus = frozenset(content_words(" ".join(back_matter)))
     papers = frozenset(t for t in named if _names_a_paper(t, question))
     summary = _SUMMARY_QUESTION.search(question)
+    dated = {year for m in _PAPER_YEAR_RE.finditer(question) for year in m.groups() if year}
     return Ask(
         # "paid for" asks who funded; "the Malawi study" says which paper, and "the main findings
         # of" what kind of answer, not what is asked about
         words=frozenset(content_words(question) | content_words(" ".join(back_matter)))
-        - content_words(" ".join(papers))
-        - (content_words(summary.group()) if summary else set()),
+        - content_words(" ".join([*papers, *dated]))
+        - (content_words(summary.group()) & _SUMMARY_CUES if summary else set()),
         named=named,
         codes=codes,
         answer_type=answer_type,
@@ -299,29 +300,36 @@ def read_question(question: str) -> Ask:
     )
 
 
-#: "Summarize ...", "what are the main findings of ...", "what did Datta et al. conclude?": the
-#: paper as a whole, which its abstract and conclusions state.
+_PAPER_NOUN = r"(?:'s\s+)?(?:study|studies|paper|trial|review|article|account|survey|report|et\s+al\b)"
+#: A year that dates a paper the question names: "Kaur et al. 2021", "the Datta 2010 review".
+_PAPER_YEAR_RE = re.compile(
+    rf"\bet\s+al\.?,?\s*\(?((?:1[89]|20)\d{{2}})\b|\b[A-Z][\w'-]+\s+\(?((?:1[89]|20)\d{{2}})\)?\s*{_PAPER_NOUN}"
+)
+#: "Summarize ...", "what are the main findings of ...", "what did Datta et al. conclude?", "what
+#: is the paper on X about?": the paper as a whole, which its abstract and conclusions state.
 _SUMMARY_QUESTION = re.compile(
     r"\b(?:summar(?:y|ies|ise|ize|ised|ized|ising|izing)|overview\s+of|tl;?dr"
     r"|(?:main|key|principal|major)\s+(?:findings?|results?|conclusions?|points?|messages?|takeaways?|contributions?)"
-    r"|(?:did|does|do)\s+(?:[\w.'’-]+\s+){0,4}?(?:find|conclude|show)(?=\s*\??$))",
+    r"|(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,4}?(?:find|conclude|show)(?=\s*\??$)"
+    r"|(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,4}?conclude\b"
+    rf"|\bwhat(?:'s|\s+is|\s+was)\s+[^?]{{0,80}}?{_PAPER_NOUN}[^?]{{0,80}}?\babout(?=\s*\??$)"
+    rf"|\b(?:does|do|did)\s+[^?]{{0,80}}?{_PAPER_NOUN}[^?]{{0,80}}?\b(?:cover|describe|discuss)(?=\s*\??$))",
     re.IGNORECASE,
 )
 
 
-_PAPER_NOUN = r"(?:'s\s+)?(?:study|studies|paper|trial|review|article|survey|report|et\s+al\b)"
-
-
 def _names_a_paper(term: str, question: str) -> bool:
     """Whether the question names a paper by `term`: "the Malawi study", "Datta et al."."""
-    return bool(re.search(rf"(?<![\w-]){re.escape(term)}\s*{_PAPER_NOUN}", question, re.IGNORECASE))
+    year = r"(?:\(?(?:1[89]|20)\d{2}\)?\s*)?"
+    return bool(re.search(rf"(?<![\w-]){re.escape(term)}\s*{year}{_PAPER_NOUN}", question, re.IGNORECASE))
 
 
 _POINTERS = frozenset("this that these those they them it its their".split())
 #: Heads that name no particular thing: "what percentage of ...", "which part of ...".
 _GENERIC_FOCUS = frozenset(
     "percentage proportion fraction share part kind type number amount value values way ways "
-    "extent degree aspect aspects role class classes kind kinds category categories group groups sort size".split()
+    "extent degree aspect aspects role class classes kind kinds category categories group groups sort size "
+    "people persons individuals".split()
 )
 
 
@@ -370,9 +378,33 @@ def content_words(text: str) -> set[str]:
 
 
 _FUNDING = frozenset(content_words("funded"))
+#: A quantity a value names by its unit alone: "3.64 eV" is an energy, "37 °C" a temperature.
+_UNITS_OF = {
+    "energy": r"[kKmM]?eV|[kK]?J|kcal|cal",
+    "temperature": r"°\s?[CF]|˚\s?[CF]|K",
+    "mass weight": r"[kmµμn]?g|[kK]?Da",
+    "length distance wavelength": r"[nµμmck]?m|Å|˚A",
+    "duration time": r"(?:milli|micro|nano)?seconds?|m?s|min(?:utes?)?|h(?:ours?)?|days?|weeks?|months?|years?",
+    "concentration": r"[mµμnp]?M|[mµμn]?g/[mµμ]?[lL]|mol/[lL]|mmol",
+    "frequency": r"[kMG]?Hz",
+    "pressure": r"[kM]?Pa|mmHg|bar|atm",
+    "volume": r"[mµμ]?[lL]",
+}
+_QUANTITY_VALUE_RE = {
+    word: re.compile(rf"\d\s?(?:{units})(?![A-Za-z])")
+    for names, units in _UNITS_OF.items()
+    for word in content_words(names)
+}
+#: The words of a summary question that say what kind of answer it wants, not what it is about.
+_SUMMARY_CUES = frozenset(
+    content_words(
+        "summary summarise summarize overview tldr main key principal major findings results conclusions points "
+        "messages takeaways contributions find conclude show about cover describe discuss"
+    )
+)
 
-# "heparin induced thrombocytopenia (HIT)", "low molecular weight heparins (LMWHs)"
-_DEFINITION_RE = re.compile(r"((?:[A-Za-z][\w'-]*[\s-]+){1,8}?)\(([A-Z][A-Za-z0-9-]{1,9}?)s?\)")
+# "heparin induced thrombocytopenia (HIT)", "low molecular weight heparins (LMWHs)", "hexagonal boron nitride (hBN)"
+_DEFINITION_RE = re.compile(r"((?:[A-Za-z][\w'-]*[\s-]+){1,8}?)\(((?:[a-z]-?)?[A-Z][A-Za-z0-9-]{1,9}?)s?\)")
 
 
 def abbreviations(chunks: list[EvidenceChunk]) -> dict[str, frozenset[str]]:
@@ -388,8 +420,9 @@ def abbreviations(chunks: list[EvidenceChunk]) -> dict[str, frozenset[str]]:
 
 
 def _long_form(before: str, abbreviation: str) -> str | None:
-    """The words before "(ABBR)" whose initials spell its capitals, or None."""
-    letters = [c.lower() for c in abbreviation if c.isupper()]
+    """The words before "(ABBR)" whose initials spell its capitals (and a lower-case first letter:
+    "hBN"), or None."""
+    letters = [c.lower() for i, c in enumerate(abbreviation) if c.isupper() or (i == 0 and c.isalpha())]
     words = re.findall(r"[A-Za-z][A-Za-z']*", before)
     start = len(words)
     for letter in reversed(letters):
@@ -411,7 +444,7 @@ def _with_abbreviations(words: set[str], text: str, defined: dict[str, frozenset
     return words
 
 
-_ABBREVIATION_TOKEN_RE = re.compile(r"\b[A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*\b")
+_ABBREVIATION_TOKEN_RE = re.compile(r"\b(?:[a-z]-?)?[A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*\b")
 
 
 _FINDINGS_RE = re.compile(r"\b(?:abstract|summary|results?|findings|discussion|conclusions?)\b", re.IGNORECASE)
@@ -539,9 +572,15 @@ def candidate_sentences(
                 words |= about | (_FUNDING if _FUNDING_RE.search(text) else frozenset())
             # a table row names the thing asked about in its own cells, not in the caption all rows share
             own = content_words(chunk.text[unit.start : unit.end]) if kind == "table_row" else words
-            # back matter is only a candidate when asked about, and then it is what was asked about
-            names_focus = not ask.focus or bool(ask.focus & own) or back_matter
             typed = pattern is not None and _states(ask.answer_type, kind, text, pattern, ask.named)
+            # back matter is only a candidate when asked about, and then it is what was asked about;
+            # a quantity ("at what energy") is named by the unit of the value that states it (3.64 eV)
+            names_focus = (
+                not ask.focus
+                or bool(ask.focus & own)
+                or back_matter
+                or (typed and any(w in _QUANTITY_VALUE_RE and _QUANTITY_VALUE_RE[w].search(text) for w in ask.focus))
+            )
             if pattern is not None:
                 bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
                 if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):
@@ -588,8 +627,14 @@ def _states(answer_type: str, kind: str, text: str, pattern: re.Pattern, named: 
     count: of "how selective is 33RE?", "33RE" is the subject, not the answer."""
     if kind == "table_row":
         if answer_type in ("count", "value") or (answer_type == "percent" and "%" in text):
-            return bool(_NUMBER_RE.search(text))
+            return bool(_NUMBER_RE.search(_LABEL_RE.sub(" ", text)))
     return any(_word_at(text, m.start(), m.end()) not in named for m in pattern.finditer(text))
+
+
+# The number of a label is no value: "Table 2 (...)", "(Additional file 1, Appendix 1, Section 4.5.5)".
+_LABEL_RE = re.compile(
+    r"\b(?:Table|Figure|Fig\.|Appendix|Section|Chapter|Supplementary|Additional\s+file|file)\s+[A-Z]?\d+(?:\.\d+)*[A-Za-z]?\b"
+)
 
 
 def _word_at(text: str, start: int, end: int) -> str:
@@ -675,11 +720,11 @@ def choose_points(
     return points
 
 
-def _adds_to(points: list[Sentence], sentence: Sentence) -> bool:
-    """Whether `sentence` may join `points`: its chunk has not given `MAX_POINTS_PER_CHUNK`
-    already, and it says something new (a sentence quoted with the one before it holds that
+def _adds_to(points: list[Sentence], sentence: Sentence, per_chunk: int = MAX_POINTS_PER_CHUNK) -> bool:
+    """Whether `sentence` may join `points`: its chunk has not given `per_chunk` already, and
+    it says something new (a sentence quoted with the one before it holds that
     one; two rows of one table are told apart by their own cells, not the caption they share)."""
-    return sum(p.index == sentence.index for p in points) < MAX_POINTS_PER_CHUNK and not any(
+    return sum(p.index == sentence.index for p in points) < per_chunk and not any(
         _jaccard(sentence.distinct_words, p.distinct_words) >= NEAR_DUPLICATE
         or p.text in sentence.text
         or sentence.text in p.text
@@ -719,8 +764,11 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
     if (of := summary_paper(question, chunks)) is None:
         return []
     found: list[tuple[float, Sentence]] = []
+    stating = [c for c in chunks[:MAX_CHUNKS] if c.item_key == of.item_key and states_findings(c)]
+    # an item with no file is all abstract: its findings may all be in one of its passages
+    per_chunk = max_points if all(c.attachment_key is None for c in stating) else MAX_POINTS_PER_CHUNK
     for rank, chunk in enumerate(chunks[:MAX_CHUNKS], start=1):
-        if chunk.item_key != of.item_key or not states_findings(chunk):
+        if chunk not in stating:
             continue
         concluding = bool(_CONCLUSION_RE.search(chunk.section or ""))
         for unit, raw, similarity in _unit_texts(chunk, frozenset({"sentence", "list_item"})):
@@ -733,7 +781,7 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
             found.append((value, Sentence(rank, text, frozenset(content_words(text)), 0.0, unit.kind, similarity)))
     points: list[Sentence] = []
     for value, sentence in sorted(found, key=lambda x: -x[0]):
-        if not _adds_to(points, sentence):
+        if not _adds_to(points, sentence, per_chunk):
             continue
         points.append(replace(sentence, relevance=round(value, 4)))
         if len(points) == max_points:
