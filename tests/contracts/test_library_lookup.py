@@ -69,10 +69,15 @@ def test_a_retrieval_scope_names_items_and_a_version_1_request_still_decodes():
     scoped = RetrievalRequested(
         **ENVELOPE, query="sample size", scope={"items": [{"library_id": "user", "item_key": "ABCD2345"}]}
     )
-    assert scoped.schema_version == 3 and scoped.scope.kind == "items" and scoped.scope.items[0].item_key == "ABCD2345"
+    assert scoped.schema_version == 4 and scoped.scope.kind == "items" and scoped.scope.items[0].item_key == "ABCD2345"
     assert RetrievalRequested.model_validate_json(scoped.model_dump_json()) == scoped
     v1 = RetrievalRequested.model_validate({**ENVELOPE, "query": "q", "schema_version": 1})
     assert v1.scope is None
+    assert v1.back_matter == []  # before version 4, no topic of back matter was sent
+    asked = RetrievalRequested(**ENVELOPE, query="who funded it?", back_matter=["funding"])
+    assert RetrievalRequested.model_validate_json(asked.model_dump_json()).back_matter == ["funding"]
+    with pytest.raises(ValidationError):
+        RetrievalRequested(**ENVELOPE, query="q", back_matter=["horoscope"])
     with pytest.raises(ValidationError):
         RetrievalRequested(**ENVELOPE, query="q", scope={"items": []})
     with pytest.raises(ValidationError):

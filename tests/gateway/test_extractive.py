@@ -25,6 +25,7 @@ from zocrates_gateway.domain.synthesis import (
     ANSWER_INTRO,
     NOT_FOUND,
     asks_about_back_matter,
+    back_matter_topics,
     choose_points,
     content_words,
     extractive_answer,
@@ -253,6 +254,26 @@ def test_a_funding_question_naming_a_paper_is_answered_from_that_papers_back_mat
 def test_who_paid_for_a_study_asks_who_funded_it():
     assert asks_about_back_matter("Which organisation paid for the first author's degree?")
     assert not asks_about_back_matter("How much were the participants paid?")
+
+
+@pytest.mark.parametrize(
+    "question, topics",
+    [
+        ("Who funded the Kamuzu study?", ["funding"]),
+        ("Who paid for the author’s Master's?", ["funding"]),
+        ("How much were participants paid?", []),
+        ("Do the authors declare competing interests?", ["competing_interests"]),
+        ("What conflicts arose between the staff?", []),
+        ("What financial constraints did the hospital face?", []),
+        ("What did each author contribute?", ["contributions"]),
+        ("What did the authors find?", []),
+        ("Was ethics approval obtained, and who funded it?", ["funding", "ethics"]),
+        ("Is there a data availability statement?", ["data_availability"]),
+    ],
+)
+def test_what_a_question_asks_of_the_back_matter_is_read_by_topic(question, topics):
+    assert back_matter_topics(question) == topics
+    assert asks_about_back_matter(question) is bool(topics)
 
 
 def test_a_sample_size_is_the_number_sampled():

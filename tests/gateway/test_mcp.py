@@ -115,6 +115,16 @@ async def test_ask_library_with_a_scope_searches_only_there(system):
     assert not result.is_error
     assert {c["item_key"] for c in result.structured_content["citations"]} == {"ITEMBBBB"}
     assert system.retrieval.requests[-1].scope.model_dump(mode="json") == scope
+    assert system.retrieval.requests[-1].back_matter == []
+
+
+async def test_what_a_question_asks_of_the_back_matter_is_sent_with_its_search(system):
+    """The gateway reads a question about funding, ethics, ... and says so to retrieval, which
+    knows the headings that answer it; by the turn and by the search tool alike."""
+    await call(system, "ask_library", {"question": "Who funded the twin study?"})
+    assert system.retrieval.requests[-1].back_matter == ["funding"]
+    await call(system, "search_library", {"query": "competing interests of the authors", "limit": 3})
+    assert system.retrieval.requests[-1].back_matter == ["competing_interests"]
 
 
 async def test_search_library_returns_passages_with_item_metadata(system, monkeypatch):

@@ -22,6 +22,7 @@ from zocrates_retrieval.cli import main
 from zocrates_retrieval.domain.structure import is_back_matter
 from zocrates_retrieval.search import (
     Searcher,
+    answering_headings,
     collapse_near_duplicates,
     order_back_matter,
     sanitize_query,
@@ -77,12 +78,13 @@ def test_back_matter_goes_last_unless_asked_about():
         in_section(4, "Declarations > Funding"),
         in_section(5, "Methods > Funding of the trial"),
     ]
-    order = lambda query: [h.id for h in order_back_matter(hits, query)]  # noqa: E731
-    assert order("What barriers were found?") == ["1", "3", "5", "0", "2", "4"]
+    order = lambda *topics: [h.id for h in order_back_matter(hits, answering_headings(topics))]  # noqa: E731
+    assert order() == ["1", "3", "5", "0", "2", "4"]  # "what barriers were found?"
     # the sections that answer the question first, everything else at its own rank
-    assert order("Who funded this study?") == ["0", "4", "1", "2", "3", "5"]
-    assert order("Do the authors declare competing interests?") == ["2", "0", "1", "3", "4", "5"]
-    assert order("What did each author contribute?") == ["0", "1", "2", "3", "4", "5"]  # none in these hits
+    assert order("funding") == ["0", "4", "1", "2", "3", "5"]
+    assert order("competing_interests") == ["2", "0", "1", "3", "4", "5"]
+    assert order("contributions") == ["0", "1", "2", "3", "4", "5"]  # none in these hits
+    assert order("funding", "competing_interests") == ["0", "2", "4", "1", "3", "5"]
 
 
 @pytest.fixture(scope="module")
@@ -129,15 +131,16 @@ def test_back_matter_is_ranked_after_the_content_of_a_real_paper(fixture_papers,
 
 
 @pytest.mark.parametrize(
-    "question, paper, section",
+    "question, topic, paper, section",
     [
-        ("Who funded this study?", "example3", "CLINICAL PERSPECTIVES > FUNDING"),
-        ("Who funded the study at Kamuzu Central Hospital?", "example2", "Acknowledgments"),
-        ("Do the authors have competing interests?", None, "Competing interests"),
+        ("Who funded this study?", "funding", "example3", "CLINICAL PERSPECTIVES > FUNDING"),
+        ("Who funded the study at Kamuzu Central Hospital?", "funding", "example2", "Acknowledgments"),
+        ("Do the authors have competing interests?", "competing_interests", None, "Competing interests"),
     ],
 )
-def test_a_question_about_back_matter_gets_it_first(fixture_papers, embedder, question, paper, section):
-    top = Searcher(fixture_papers, embedder).search(Tenant("u"), question, top_k=5)[0]
+def test_a_question_about_back_matter_gets_it_first(fixture_papers, embedder, question, topic, paper, section):
+    """The asker says what the question asks of the back matter (`RetrievalRequested.back_matter`)."""
+    top = Searcher(fixture_papers, embedder).search(Tenant("u"), question, top_k=5, back_matter=[topic])[0]
     assert top.payload["section"] == section and paper in (None, top.payload["title"])
 
 
@@ -150,7 +153,7 @@ def test_a_back_matter_question_reads_the_answering_sections_of_the_best_ranked_
     """Kamuzu's thanks to the body that paid for its first author's Master's share no word with
     the question but "author": ranked by their words alone they are not among the passages
     searched, but the paper is among the first three, and its acknowledgements answer for it."""
-    hits = Searcher(fixture_papers, embedder).search(Tenant("u"), question, top_k=12)
+    hits = Searcher(fixture_papers, embedder).search(Tenant("u"), question, top_k=12, back_matter=["funding"])
     thanks = [h for h in hits if h.payload["title"] == "example2" and h.payload["section"] == "Acknowledgments"]
     assert thanks and "Katholischer Akademischer" in thanks[0].payload["text"]
     assert hits.index(thanks[0]) < 4  # the sections that answer first
@@ -171,7 +174,7 @@ def test_a_back_matter_question_stays_in_its_scope(tmp_path, schema_dir, pdf_dir
         assert Ingestor(store, embedder).ingest_zotero(b.dir, "u").state == "done"
         searcher = Searcher(store, embedder)
         question = "Which organisation funded the first author's graduate degree?"
-        hits = searcher.search(Tenant("u"), question, top_k=12)
+        hits = searcher.search(Tenant("u"), question, top_k=12, back_matter=["funding"])
         thanks = next(h for h in hits if "Katholischer Akademischer" in h.payload["text"])
         library, other = (
             thanks.payload["library_id"],
@@ -179,7 +182,11 @@ def test_a_back_matter_question_stays_in_its_scope(tmp_path, schema_dir, pdf_dir
         )
         assert len(other) == 1  # both files answer unscoped
         scoped = searcher.search(
-            Tenant("u"), question, top_k=12, within=[Narrowing(library, "attachment_key", tuple(other))]
+            Tenant("u"),
+            question,
+            top_k=12,
+            within=[Narrowing(library, "attachment_key", tuple(other))],
+            back_matter=["funding"],
         )
         assert scoped and {h.payload["attachment_key"] for h in scoped} == other
     finally:

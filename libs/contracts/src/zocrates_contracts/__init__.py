@@ -8,7 +8,15 @@ from zocrates_contracts.base import (
     is_valid_id,
     new_id,
 )
-from zocrates_contracts.evidence import QUOTABLE_UNITS, SCORED_UNITS, AnswerUnit, Creator, EvidenceChunk, Pages
+from zocrates_contracts.evidence import (
+    QUOTABLE_UNITS,
+    SCORED_UNITS,
+    AnswerUnit,
+    BackMatterTopic,
+    Creator,
+    EvidenceChunk,
+    Pages,
+)
 from zocrates_contracts.messages import (
     ALL_MESSAGES,
     MAX_SYNC_ITEMS,

@@ -52,6 +52,22 @@ SCORED_UNITS: frozenset[str] = frozenset(
 #: author block before the abstract), a Zotero `note` or the researcher's `annotation`s.
 SectionRole = Literal["abstract", "body", "back_matter", "front_matter", "note", "annotation"]
 
+#: What a question may ask of a paper's back matter. The gateway reads it from the question and
+#: sends it with the search (`RetrievalRequested.back_matter`); retrieval, which knows the
+#: headings, ranks the sections that answer it first.
+BackMatterTopic = Literal[
+    "funding",
+    "acknowledgements",
+    "competing_interests",
+    "contributions",
+    "affiliations",
+    "ethics",
+    "data_availability",
+    "abbreviations",
+    "supplementary",
+    "licence",
+]
+
 
 class AnswerUnit(BaseModel):
     """One unit of a passage an answer can quote: `passage.text[start:end]`, classified by

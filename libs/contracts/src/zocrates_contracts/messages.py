@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from zocrates_contracts.base import Id, Message, ServiceError
 from zocrates_contracts.candidates import Candidate
-from zocrates_contracts.evidence import Creator, EvidenceChunk
+from zocrates_contracts.evidence import BackMatterTopic, Creator, EvidenceChunk
 from zocrates_contracts.identifiers import normalize_arxiv, normalize_doi, normalize_pmid
 from zocrates_contracts.scopes import (
     MAX_TAG_CHARS,
@@ -97,13 +97,21 @@ class RetrievalRequested(Request):
     """Find the passages of the user's library most relevant to `query` (within `scope`)."""
 
     SUBJECT = RETRIEVAL_REQUESTED
-    SCHEMA_VERSION = 3  # 2: scope (items); 3: scope tagged by kind (library, collection, tag, items, attachment)
-    schema_version: int = 3
+    SCHEMA_VERSION = (
+        4  # 2: scope (items); 3: scope tagged by kind (library, collection, tag, items, attachment); 4: back_matter
+    )
+    schema_version: int = 4
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     top_k: int = Field(default=12, ge=1, le=100)
     library_id: Id | None = None
     scope: RetrievalScope | None = Field(default=None, description="Search only here; None: the whole library")
+    back_matter: list[BackMatterTopic] = Field(
+        default_factory=list,
+        max_length=10,
+        description="The back matter the question asks about (who funded the work, competing interests, ...), "
+        "as the asker read it: the sections that answer it rank first; none: back matter ranks last",
+    )
 
     @field_validator("scope", mode="before")
     @classmethod

@@ -44,6 +44,7 @@ from zocrates_gateway.adapters.tokens import Principal
 from zocrates_gateway.auth import require_principal
 from zocrates_gateway.context import Gateway
 from zocrates_gateway.domain.lookup import read_message
+from zocrates_gateway.domain.synthesis import back_matter_topics
 from zocrates_gateway.errors import ApiError
 from zocrates_gateway.turns import checked_message, start_turn
 from zocrates_runtime import bus
@@ -173,7 +174,14 @@ async def search(
     gateway: Gateway, user: Principal, query: str, scope: RetrievalScope | None, limit: int
 ) -> dict[str, Any]:
     reply: EvidenceRetrieved = await _ask(
-        gateway, user, "retrieval", RetrievalRequested, query=query, top_k=limit, scope=scope
+        gateway,
+        user,
+        "retrieval",
+        RetrievalRequested,
+        query=query,
+        top_k=limit,
+        scope=scope,
+        back_matter=back_matter_topics(query),
     )
     passages = [
         chunk.model_dump(mode="json", include=PASSAGE_FIELDS) | {"authors": format_authors(chunk.creators)}

@@ -83,6 +83,7 @@ from zocrates_gateway.domain.synthesis import (
     MAX_CHUNKS,
     ONLINE_PROMPT,
     ExtractiveAnswer,
+    back_matter_topics,
     candidates_answer,
     extractive_answer,
     format_candidates,
@@ -492,6 +493,7 @@ async def retrieve_evidence(
         query=query,
         top_k=top_k or s.top_k,
         scope=scope,
+        back_matter=back_matter_topics(query),
     )
 
 

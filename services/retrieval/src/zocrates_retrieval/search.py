@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from zocrates_contracts import SCORED_UNITS, AnswerUnit, Creator, EvidenceChunk, Pages
+from zocrates_contracts import SCORED_UNITS, AnswerUnit, BackMatterTopic, Creator, EvidenceChunk, Pages
 from zocrates_retrieval.adapters.embed import Embedder, Reranker
 from zocrates_retrieval.adapters.store import (
     ITEM_FIELD,
@@ -37,33 +37,25 @@ DUPLICATE_JACCARD = 0.8
 #: the best-ranked papers, found among their first `BACK_MATTER_POOL` passages for it.
 BACK_MATTER_PAPERS, BACK_MATTER_POOL = 3, 200
 
-#: Questions about a paper's back matter (who funded it, who wrote what, ethics, data), each
-#: with the headings that answer it: `is_back_matter` sections are ranked last, unless the
-#: question is about such matter; then the ones that answer it come first.
-_BACK_MATTER_TOPICS = [
-    (re.compile(rf"\b(?:{asked})\b", re.IGNORECASE), re.compile(answers, re.IGNORECASE))
-    for asked, answers in [
-        (
-            r"fund\w*|grants?|sponsor\w*|financial (?:support|assistance)|(?:paid|pays?|paying) for",
-            r"fund|financ|grant|acknowledg|declaration",
-        ),
-        (r"acknowledg\w*|thank\w*", r"acknowledg"),
-        (r"competing|conflicts? of interests?", r"competing|conflict|interest|declaration|disclosure"),
-        (r"authors?'?s?\W+contribut\w*|who contributed|contributions? of (?:the|each) authors?", r"contribution"),
-        (r"affiliat\w*", r"affiliation|author details|author information"),
-        (
-            r"ethics? (?:approval|committee|board|review)|ethical (?:approval|clearance|review)|institutional review board"
-            r"|consent\w*",
-            r"ethic|consent|declaration",
-        ),
-        (
-            r"data availab\w*|availab\w+ of (?:the )?data|data (?:is|are) available|data sharing",
-            r"availab|data sharing",
-        ),
-        (r"abbreviations?", r"abbreviation"),
-        (r"supplementary (?:material|information|file)s?|additional files?", r"supplementary|additional file"),
+#: The headings of the sections that answer each topic of back matter a question may ask about
+#: (`RetrievalRequested.back_matter`, read from the question by the asker): `is_back_matter`
+#: sections rank last, unless the question is about such matter; then the ones that answer it
+#: come first.
+_ANSWERING_HEADINGS: dict[BackMatterTopic, re.Pattern] = {
+    topic: re.compile(headings, re.IGNORECASE)
+    for topic, headings in [
+        ("funding", r"fund|financ|grant|acknowledg|declaration"),
+        ("acknowledgements", r"acknowledg"),
+        ("competing_interests", r"competing|conflict|interest|declaration|disclosure"),
+        ("contributions", r"contribution"),
+        ("affiliations", r"affiliation|author details|author information|correspondence"),
+        ("ethics", r"ethic|consent|declaration"),
+        ("data_availability", r"availab|data sharing"),
+        ("abbreviations", r"abbreviation"),
+        ("supplementary", r"supplementary|additional file"),
+        ("licence", r"licen[cs]|copyright|open access"),
     ]
-]
+}
 
 
 def sanitize_query(text: str) -> str:
@@ -71,10 +63,9 @@ def sanitize_query(text: str) -> str:
     return re.sub(r"\s+", " ", _CITATION_TOKEN.sub(" ", text)).strip()
 
 
-def back_matter_asked(query: str) -> list[re.Pattern]:
-    """The headings that answer `query`, where it asks about back matter (see `_BACK_MATTER_TOPICS`)."""
-    query = query.replace("\u2019", "'")
-    return [answer for asked, answer in _BACK_MATTER_TOPICS if asked.search(query)]
+def answering_headings(topics: Sequence[BackMatterTopic]) -> list[re.Pattern]:
+    """The headings that answer a question about these topics of back matter (see `_ANSWERING_HEADINGS`)."""
+    return [_ANSWERING_HEADINGS[topic] for topic in dict.fromkeys(topics)]
 
 
 def _back_matter_heading(hit: Hit) -> str | None:
@@ -88,10 +79,10 @@ def answers_back_matter(hit: Hit, answers: list[re.Pattern]) -> bool:
     return heading is not None and any(answer.search(heading) for answer in answers)
 
 
-def order_back_matter(hits: list[Hit], query: str) -> list[Hit]:
-    """Back-matter hits after all others; but where the question is about such matter, the
-    sections that answer it first and the rest at their own rank. A stable reordering."""
-    answers = back_matter_asked(query)
+def order_back_matter(hits: list[Hit], answers: list[re.Pattern]) -> list[Hit]:
+    """Back-matter hits after all others; but where the question is about such matter (the
+    headings that answer it, `answers`), the sections that answer it first and the rest at
+    their own rank. A stable reordering."""
 
     def place(hit: Hit) -> int:
         if _back_matter_heading(hit) is None:
@@ -150,15 +141,17 @@ class Searcher:
         top_k: int = 12,
         mode: Mode = "hybrid",
         within: Sequence[Narrowing] | None = None,
+        back_matter: Sequence[BackMatterTopic] = (),
     ) -> list[Hit]:
         """Most relevant first, at most `top_k`, no two near-identical passages; back matter
-        after everything else unless the question is about it (`order_back_matter`). With
-        `within`, only chunks inside one of those narrowings of the tenant (none: nothing)."""
+        after everything else unless the question is about it (`back_matter`, the topics it
+        asks about: `order_back_matter`). With `within`, only chunks inside one of those
+        narrowings of the tenant (none: nothing)."""
         text = sanitize_query(query)
         if not text:
             return []
         dense = self.embedder.embed_query(text) if mode != "lexical" else None
-        return self._within(tenant, text, dense, top_k, mode, within)
+        return self._within(tenant, text, dense, top_k, mode, within, answering_headings(back_matter))
 
     def evidence(
         self,
@@ -167,13 +160,15 @@ class Searcher:
         top_k: int = 12,
         mode: Mode = "hybrid",
         within: Sequence[Narrowing] | None = None,
+        back_matter: Sequence[BackMatterTopic] = (),
     ) -> list[EvidenceChunk]:
         """`search` as evidence, each quotable unit scored against the query."""
         text = sanitize_query(query)
         if not text:
             return []
         dense = self.embedder.embed_query(text)
-        hits = self._within(tenant, text, dense if mode != "lexical" else None, top_k, mode, within)
+        answers = answering_headings(back_matter)
+        hits = self._within(tenant, text, dense if mode != "lexical" else None, top_k, mode, within, answers)
         return [to_evidence(h, dense) for h in hits]
 
     def _within(
@@ -184,14 +179,15 @@ class Searcher:
         top_k: int,
         mode: Mode,
         within: Sequence[Narrowing] | None,
+        answers: list[re.Pattern],
     ) -> list[Hit]:
         """One ranking per narrowing (a scope spans several only when its items lie in several
         libraries), merged by score."""
         if within is None:
-            return self._ranked(tenant, text, dense, top_k, mode)
+            return self._ranked(tenant, text, dense, top_k, mode, answers)
         if len(within) == 1:
-            return self._ranked(tenant, text, dense, top_k, mode, within[0])
-        hits = [h for n in within for h in self._ranked(tenant, text, dense, top_k, mode, n)]
+            return self._ranked(tenant, text, dense, top_k, mode, answers, within[0])
+        hits = [h for n in within for h in self._ranked(tenant, text, dense, top_k, mode, answers, n)]
         return sorted(hits, key=lambda h: -h.score)[:top_k]
 
     def _ranked(
@@ -201,6 +197,7 @@ class Searcher:
         dense: np.ndarray | None,
         top_k: int,
         mode: Mode,
+        answers: list[re.Pattern],
         within: Narrowing | None = None,
     ) -> list[Hit]:
         sparse = self.sparse.query(text) if mode != "dense" else None
@@ -221,9 +218,9 @@ class Searcher:
         if self.reranker is not None and hits:
             scores = self.reranker.scores(text, [h.payload.get("text", "") for h in hits])
             hits = [Hit(h.id, s, h.payload) for h, s in sorted(zip(hits, scores), key=lambda x: -x[1])]
-        if answers := back_matter_asked(text):
+        if answers:
             hits += answering_back_matter(hits, answers, within, query)
-        return order_back_matter(collapse_near_duplicates(hits), text)[:top_k]
+        return order_back_matter(collapse_near_duplicates(hits), answers)[:top_k]
 
 
 def answering_back_matter(

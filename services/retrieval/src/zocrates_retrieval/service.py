@@ -214,7 +214,12 @@ class RetrievalService:
         try:
             within = await self._narrowings(request)
             chunks = await asyncio.to_thread(
-                self.searcher.evidence, tenant, request.query, request.top_k, within=within
+                self.searcher.evidence,
+                tenant,
+                request.query,
+                request.top_k,
+                within=within,
+                back_matter=request.back_matter,
             )
             if not chunks and await asyncio.to_thread(count_chunks, self.store, tenant) == 0:
                 progress, state = await self._progress_of(request.user_id)

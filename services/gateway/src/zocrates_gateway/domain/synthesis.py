@@ -34,7 +34,7 @@ import snowballstemmer
 from breame.spelling import get_american_spelling
 
 from zocrates_citations import format_evidence_xml
-from zocrates_contracts import AnswerUnit, Candidate, EvidenceChunk
+from zocrates_contracts import AnswerUnit, BackMatterTopic, Candidate, EvidenceChunk
 
 SYSTEM_PROMPT = """You are Zocrates, a research assistant answering from the researcher's own Zotero library.
 Answer the question using only the evidence chunks below. Rules:
@@ -126,15 +126,39 @@ def system_prompt(chunks: list[EvidenceChunk]) -> str:
 
 # --- what the question asks ------------------------------------------------------------------
 
-# Not "authors" or "contributions": "what did the authors find", "the paper's contributions"
-# are questions about the findings.
-_BACK_MATTER_QUESTION = frozenset(
-    "fund funding funded funder funders grant grants sponsor sponsored sponsorship financial financially "
-    "financed scholarship acknowledgement acknowledgements "
-    "acknowledgment acknowledgments acknowledge acknowledged thank thanked competing conflict conflicts "
-    "authorship affiliation affiliations affiliated correspondence email e-mail ethics ethical consent "
-    "licence license copyright".split()
-)
+#: What a question asks of a paper's back matter, by topic; sent with the search, whose
+#: answering headings retrieval knows. Not "authors" or "contributions" alone: "what did the
+#: authors find", "the paper's contributions" ask about its findings; nor "conflict" or
+#: "financial" alone ("the conflicts between staff", "financial constraints").
+_BACK_MATTER_TOPICS: dict[BackMatterTopic, re.Pattern] = {
+    topic: re.compile(rf"\b(?:{asked})\b", re.IGNORECASE)
+    for topic, asked in [
+        (
+            "funding",
+            r"fund\w*|grants?|sponsor\w*|financ(?:ed|ing|ially\s+supported)|financial\s+(?:support|assistance|aid)"
+            r"|scholarships?|(?:paid|pays?|paying)\s+for",
+        ),
+        ("acknowledgements", r"acknowledg\w*|thank\w*"),
+        ("competing_interests", r"competing(?:\s+interests?)?|conflicts?\s+of\s+interests?"),
+        (
+            "contributions",
+            r"authors?'?s?\W+contribut\w*|who\s+contributed|contributions?\s+of\s+(?:the|each)\s+authors?|authorship",
+        ),
+        ("affiliations", r"affiliat\w*|correspondence|e-?mail"),
+        (
+            "ethics",
+            r"ethics?\s+(?:approval|committee|board|review|statement)|ethical(?:ly)?\s+(?:approv\w*|clearance|review)"
+            r"|institutional\s+review\s+board|consent\w*",
+        ),
+        (
+            "data_availability",
+            r"data\s+availab\w*|availab\w+\s+of\s+(?:the\s+)?data|data\s+(?:is|are)\s+available|data\s+sharing",
+        ),
+        ("abbreviations", r"abbreviations?"),
+        ("supplementary", r"supplementary\s+(?:material|information|file)s?|additional\s+files?"),
+        ("licence", r"licen[cs](?:e|es|ed|ing)|copyright"),
+    ]
+}
 #: A statement of who paid, under whatever heading ("Acknowledgments"), answers "who funded it?".
 _FUNDING_RE = re.compile(
     r"\b(?:fund(?:s|ed|ing|er|ers)?|financ\w*|grants?|scholarships?|sponsor\w*|supported\s+by)\b", re.IGNORECASE
@@ -145,19 +169,26 @@ _AUTHOR_QUESTION = re.compile(
 )
 
 
+def back_matter_topics(question: str) -> list[BackMatterTopic]:
+    """What the question asks of a paper's back matter: who funded it ("who paid for ...?", not
+    "how much were participants paid?"), competing interests, ethics approval, ..."""
+    question = question.replace("\u2019", "'")
+    return [topic for topic, asked in _BACK_MATTER_TOPICS.items() if asked.search(question)]
+
+
 def asks_about_back_matter(question: str) -> bool:
     """Whether the question is about funding, authors, acknowledgements and the like."""
-    return bool(_back_matter_words(question))
-
-
-#: "Who paid for the study?" asks who funded it; "how much were participants paid?" does not.
-_PAID_FOR = re.compile(r"\b(?:paid|pays?|paying)\s+for\b", re.IGNORECASE)
+    return bool(back_matter_topics(question))
 
 
 def _back_matter_words(question: str) -> set[str]:
-    """The words of `question` that ask about back matter ("funded", "competing"), lowercased."""
-    words = _BACK_MATTER_QUESTION & {w.lower() for w in _WORD_RE.findall(question)}
-    return words | {"funded"} if _PAID_FOR.search(question) else words
+    """The words of `question` that ask about back matter ("funded", "competing interests"),
+    lowercased; "funded" for any question about funding, which a funding statement says."""
+    question = question.replace("\u2019", "'")
+    words = {
+        w.lower() for asked in _BACK_MATTER_TOPICS.values() for m in asked.finditer(question) for w in m.group().split()
+    }
+    return words | {"funded"} if _BACK_MATTER_TOPICS["funding"].search(question) else words
 
 
 @dataclass(frozen=True)
