@@ -370,6 +370,9 @@ def test_a_year_dating_a_paper_names_it_and_is_no_word_to_cover():
     ask = read_question("What did the Datta 2010 review report about bleeding?")
     assert ask.papers == {"datta"} and "2010" not in ask.words
     assert "2010" in read_question("How many patients were admitted in June 2010?").words
+    assert read_question("At what energy is the sharp peak of the BCN of Kaur et al. 2021?").year == 2021
+    # a family name of two letters names a paper before "et al." too
+    assert read_question("What did Lo et al. find?").papers == {"lo"}
 
 
 def test_a_summary_of_an_item_known_by_its_abstract_alone_may_quote_it_throughout():

@@ -329,6 +329,15 @@ async def test_a_question_about_a_paper_as_a_whole_reads_its_abstract_and_conclu
     assert "an absolute requirement for both patient counselling and clinical care" in record["text"]  # its conclusion
 
 
+async def test_a_paper_named_by_an_author_of_two_letters_is_summarised_from_its_own_text(system):
+    """ "Lo et al." names the preprint (a family name of two letters is a name before "et al.");
+    its text has no heading that says where its abstract is, so it is read whole."""
+    chat, _, keys = system
+    record = await answered(chat, "What did Lo et al. find?")
+    assert cited_items(record) == {("user", keys["preprint"])}
+    assert "structured document model" in record["text"]
+
+
 async def test_a_paper_named_outside_the_chosen_scope_is_not_read(system):
     """Scoped to the preprint, "what did Datta et al. conclude?" is asked of the preprint: the
     review by Datta is not looked for outside the scope the user chose."""

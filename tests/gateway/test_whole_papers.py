@@ -37,6 +37,18 @@ async def test_a_paper_named_by_its_authors_is_found_though_no_passage_names_the
     assert "927-fold more selective for the N-domain" in record["text"]
 
 
+async def test_a_paper_the_library_holds_by_its_abstract_alone_is_found_by_its_creators(system):
+    """An item with no file is one Zotero abstract, which never names its authors: the library
+    lookup finds "Esmann et al." by the item's creators. With a year that is not the item's,
+    it is not that paper."""
+    chat, keys = system
+    record = await answered(chat, "Summarize the Esmann et al. paper.")
+    assert {key for _, key in cited_items(record)} == {keys["esmann2024"]}
+    assert "three specific solid-state platforms" in record["text"]
+    record = await answered(chat, "What did Moon et al. 2019 conclude?")
+    assert keys["moon2023"] not in {key for _, key in cited_items(record)}
+
+
 async def test_a_paper_named_by_authors_the_library_lacks_is_not_answered_from_another(system):
     chat, _ = system
     record = await answered(chat, "Summarize the Zhang et al. paper")

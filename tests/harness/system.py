@@ -90,7 +90,7 @@ class FakeRetrieval:
         return {"status": "ok", "library": {"source": "none"}}
 
     async def lookup(self, request: LibraryLookupRequested) -> LibraryItemsFound:
-        """No item is found by identifier or title here: the fake library is a list of chunks."""
+        """No item is found by identifier, title or author here: the fake library is a list of chunks."""
         return LibraryItemsFound(**request.reply_fields(), searched_items=len({c.item_key for c in self.chunks}))
 
     async def outline(self, request: LibraryOutlineRequested) -> LibraryOutline:

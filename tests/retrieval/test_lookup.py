@@ -104,6 +104,21 @@ async def test_a_doi_is_found_whatever_its_case_and_resolver_prefix(service, lib
     assert item.creators[0].last_name == "Balandin"
 
 
+async def test_a_paper_is_found_by_a_creators_family_name_and_year(service, library):
+    """ "Lo et al.", "Datta et al. 2010": any creator's family name, whatever its case; with a
+    year, only that year's items; a name no creator has finds nothing (trashed items neither)."""
+    _, keys = library
+    found = await service.lookup(lookup(authors=[{"family": "LO"}, {"family": "rudmik", "year": 2010}]))
+    assert [(i.item_key, i.matched_by, i.matched) for i in found.items] == [
+        (keys["preprint"], "author", "LO"),
+        (keys["dvt"], "author", "rudmik"),
+    ]
+    assert (await service.lookup(lookup(authors=[{"family": "Datta", "year": 2011}]))).items == []
+    assert (await service.lookup(lookup(authors=[{"family": "Malawi"}]))).items == []
+    found = await service.lookup(lookup(authors=[{"family": "Balandin"}]))
+    assert [(i.item_key, i.library_id) for i in found.items] == [(keys["group"], "group-4711")]
+
+
 async def test_an_item_names_its_collections(service, library):
     [item] = (await service.lookup(lookup(dois=["10.1186/1752-2897-4-1"]))).items
     assert item.item_key == library[1]["dvt"] and item.library_id == "user" and item.library_name == "My Library"

@@ -41,6 +41,7 @@ from zocrates_contracts.messages import (
     LibraryStatusRequested,
     LibrarySynced,
     LibrarySyncRequested,
+    LookupAuthor,
     OutlineCollection,
     OutlineLibrary,
     OutlineTag,

@@ -606,7 +606,18 @@ class LibraryStatus(Message):
 MAX_LOOKUP_IDS = 20
 MAX_LOOKUP_TITLES = 5
 MAX_LOOKUP_MATCHES = 50
+MAX_LOOKUP_AUTHORS = 5
 LookupTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+
+
+class LookupAuthor(BaseModel):
+    """A paper named by an author: "Datta et al." (any creator's family name, compared as titles
+    are), "Kaur et al. 2021" (and the item's year)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    family: str = Field(min_length=1, max_length=100)
+    year: int | None = Field(default=None, ge=1000, le=2999)
 
 
 def _canonical(values: list[str], normalize, what: str) -> list[str]:
@@ -621,17 +632,21 @@ def _canonical(values: list[str], normalize, what: str) -> list[str]:
 
 class LibraryLookupRequested(Request):
     """Which items of the requesting user's own library carry these identifiers, or exactly one
-    of these titles? Identifiers are made canonical on the way in (`zocrates_contracts.identifiers`),
-    so every reader compares one form: DOIs lower case without a resolver prefix, arXiv ids
-    without their version, PMIDs as digits. Titles match when equal after `normalize_title`
-    (case, punctuation, diacritics and markup aside)."""
+    of these titles, or a creator of this family name? Identifiers are made canonical on the way
+    in (`zocrates_contracts.identifiers`), so every reader compares one form: DOIs lower case
+    without a resolver prefix, arXiv ids without their version, PMIDs as digits. Titles and
+    family names match when equal after `normalize_title` (case, punctuation, diacritics and
+    markup aside). Version 2: `authors`."""
 
     SUBJECT = LIBRARY_LOOKUP_REQUESTED
+    SCHEMA_VERSION = 2
+    schema_version: int = 2
 
     dois: list[str] = Field(default_factory=list, max_length=MAX_LOOKUP_IDS)
     arxiv_ids: list[str] = Field(default_factory=list, max_length=MAX_LOOKUP_IDS)
     pmids: list[str] = Field(default_factory=list, max_length=MAX_LOOKUP_IDS)
     titles: list[LookupTitle] = Field(default_factory=list, max_length=MAX_LOOKUP_TITLES)
+    authors: list[LookupAuthor] = Field(default_factory=list, max_length=MAX_LOOKUP_AUTHORS)
 
     @field_validator("dois")
     @classmethod
@@ -650,8 +665,8 @@ class LibraryLookupRequested(Request):
 
     @model_validator(mode="after")
     def _something_to_look_up(self) -> LibraryLookupRequested:
-        if not (self.dois or self.arxiv_ids or self.pmids or self.titles):
-            raise ValueError("a lookup needs at least one DOI, arXiv id, PMID or title")
+        if not (self.dois or self.arxiv_ids or self.pmids or self.titles or self.authors):
+            raise ValueError("a lookup needs at least one DOI, arXiv id, PMID, title or author")
         return self
 
 
@@ -675,14 +690,17 @@ class LibraryItemMatch(BaseModel):
         max_length=100,
         description=('Collection paths ("Parent/Child"); a lab-hosted library\'s sync carries none yet'),
     )
-    matched_by: Literal["doi", "arxiv", "pmid", "title"]
-    matched: str = Field(max_length=500, description="The requested identifier or title it matched")
+    matched_by: Literal["doi", "arxiv", "pmid", "title", "author"]
+    matched: str = Field(max_length=500, description="The requested identifier, title or family name it matched")
 
 
 class LibraryItemsFound(Message):
-    """The items matching a `LibraryLookupRequested`, one entry per (item, requested identifier)."""
+    """The items matching a `LibraryLookupRequested`, one entry per (item, requested identifier).
+    Version 2: an item may be matched by an author."""
 
     SUBJECT = LIBRARY_LOOKUP_COMPLETED
+    SCHEMA_VERSION = 2
+    schema_version: int = 2
 
     items: list[LibraryItemMatch] = Field(default_factory=list, max_length=MAX_LOOKUP_MATCHES)
     searched_items: int = Field(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -28,6 +28,7 @@ from zocrates_contracts import (
     ItemsScope,
     LibraryItemsFound,
     LibraryLookupRequested,
+    LookupAuthor,
     References,
     RetrievalRequested,
     TextSpan,
@@ -39,7 +40,7 @@ from zocrates_contracts import (
     VerificationRequested,
     VerificationSummary,
 )
-from zocrates_contracts.messages import MAX_QUERY_CHARS
+from zocrates_contracts.messages import MAX_LOOKUP_AUTHORS, MAX_QUERY_CHARS
 from zocrates_contracts.scopes import MAX_SCOPE_ITEMS, RetrievalScope
 from zocrates_gateway.adapters.llm import LLMError, ask_json, stream_chat
 from zocrates_gateway.adapters.sessions import TurnAudit
@@ -304,19 +305,45 @@ async def with_named_paper(
     gateway: Gateway, turn: TurnLog, ids: dict, question: str, query: str, chunks: list[EvidenceChunk]
 ) -> list[EvidenceChunk]:
     """For a question naming a paper ("Douglas et al.", "the Kamuzu study") of which the search
-    found no passage: the paper, found by its name (an author list or a title holds it), and
-    the question searched within it, ahead of the rest. A search for "what did Douglas et al.
-    conclude?" finds what others concluded; their names are in no passage's words."""
-    papers = read_question(question).papers
+    found no passage: the paper, found by its name (a creator of the library's items, else a
+    passage whose paper's authors or title hold it), and the question searched within it,
+    ahead of the rest. A search for "what did Douglas et al. conclude?" finds what others
+    concluded; their names are in no passage's words, and in none at all of an item that the
+    library holds by its abstract alone."""
+    ask = read_question(question)
+    papers = ask.papers
     if not papers or any(names_paper(papers, c) for c in chunks[:MAX_CHUNKS]):
         return chunks
-    by_name = [c for c in await retrieve(gateway, turn, ids, " ".join(sorted(papers))) if names_paper(papers, c)]
-    if not by_name:
+    items = await items_by_author(gateway, ids, papers, ask.year)
+    if not items:
+        by_name = [c for c in await retrieve(gateway, turn, ids, " ".join(sorted(papers))) if names_paper(papers, c)]
+        items = list(dict.fromkeys((c.library_id, c.item_key) for c in by_name))
+    if not items:
         return chunks
-    items = list(dict.fromkeys((c.library_id, c.item_key) for c in by_name))[:MAX_SCOPE_ITEMS]
-    scope = ItemsScope(items=[ItemRef(library_id=library, item_key=key) for library, key in items])
+    scope = ItemsScope(items=[ItemRef(library_id=library, item_key=key) for library, key in items[:MAX_SCOPE_ITEMS]])
     own = {c.chunk_id: c for c in await retrieve_items(gateway, turn, ids, query, scope)}
     return list(own.values()) + [c for c in chunks if c.chunk_id not in own]
+
+
+async def items_by_author(
+    gateway: Gateway, ids: dict, names: Collection[str], year: int | None
+) -> list[tuple[str, str]]:
+    """The (library, item key) of the items a creator of one of these family names wrote (in
+    `year`, when given), as the library lookup finds them; none when it cannot be asked."""
+    authors = [LookupAuthor(family=name, year=year) for name in sorted(names)[:MAX_LOOKUP_AUTHORS]]
+    try:
+        reply: LibraryItemsFound = await _ask(
+            gateway,
+            "retrieval",
+            LibraryLookupRequested,
+            gateway.settings.retrieval_timeout_s,
+            **ids,
+            trace=inject_trace(),
+            authors=authors,
+        )
+    except TurnFailed:  # the search by name still runs
+        return []
+    return list(dict.fromkeys((i.library_id, i.item_key) for i in reply.items))
 
 
 async def with_summary_passages(

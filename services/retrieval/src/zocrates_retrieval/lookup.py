@@ -1,12 +1,13 @@
-"""The library lookup: which items of one user's library carry a DOI, an arXiv id, a PMID, or
-exactly a title (`LibraryLookupRequested` -> `LibraryItemsFound`).
+"""The library lookup: which items of one user's library carry a DOI, an arXiv id, a PMID,
+exactly a title, or a creator of a family name (`LibraryLookupRequested` -> `LibraryItemsFound`).
 
 The index is built from the metadata the ingest reads, the local Zotero snapshot or a
 lab-hosted library's synced catalog, so the lookup and the search agree on what the library
 holds. Identifiers are found where Zotero users keep them (`item_identifiers`: the DOI field,
 Extra, the item's and its attachments' URLs) and compared in the canonical forms of
-`zocrates_contracts.identifiers`, as discovery's novelty filter compares them; a title matches
-when it is equal after `normalize_title` (case, punctuation, diacritics aside). Attachments,
+`zocrates_contracts.identifiers`, as discovery's novelty filter compares them; a title, or a
+creator's family name, matches when it is equal after `normalize_title` (case, punctuation,
+diacritics aside); an author asked with a year matches only items of that year. Attachments,
 notes, annotations and the trash are not the library. One index holds one user's libraries
 (My Library and their groups): the service builds it per tenant.
 """
@@ -47,6 +48,9 @@ class LibraryItem:
         yield from (("pmid", p) for p in self.pmids)
         if title := normalize_title(self.meta.title):
             yield "title", title
+        for creator in self.meta.creators:
+            if family := normalize_title(creator.last_name or creator.name):
+                yield "author", family
 
     def match(self, matched_by: str, matched: str) -> LibraryItemMatch:
         m = self.meta
@@ -73,7 +77,7 @@ def library_item(meta: ItemMeta, library_name: str, attachment_urls: Iterable[st
 
 
 class ItemIndex:
-    """One user's regular items, found by canonical identifier or normalised title."""
+    """One user's regular items, found by canonical identifier, normalised title or creator's family name."""
 
     def __init__(self, items: Iterable[LibraryItem]):
         self.size = 0
@@ -84,8 +88,8 @@ class ItemIndex:
                 self._by.setdefault(key, []).append(item)
 
     def find(self, request: LibraryLookupRequested) -> list[LibraryItemMatch]:
-        """Every item matching a requested identifier or title, in the order asked; an item
-        found by two of them is listed once per identifier (the answer names each)."""
+        """Every item matching a requested identifier, title or author, in the order asked; an
+        item found by two of them is listed once per identifier (the answer names each)."""
         wanted = [
             *(("doi", d) for d in request.dois),
             *(("arxiv", a) for a in request.arxiv_ids),
@@ -96,6 +100,9 @@ class ItemIndex:
         for kind, value in wanted:
             key = normalize_title(value) if kind == "title" else value
             found += [item.match(kind, value) for item in self._by.get((kind, key), [])]
+        for author in request.authors:
+            items = self._by.get(("author", normalize_title(author.family)), [])
+            found += [item.match("author", author.family) for item in items if author.year in (None, item.meta.year)]
         return found[:MAX_LOOKUP_MATCHES]
 
 

@@ -206,6 +206,7 @@ class Ask:
     #: the named terms that name a paper ("the Malawi study", "Datta et al."), not a thing in it
     papers: frozenset[str] = frozenset()
     summary: bool = False  # asks what a paper found or is about, as a whole
+    year: int | None = None  # the year that dates the paper it names ("Kaur et al. 2021")
 
 
 _ANSWER_TYPES = [
@@ -300,7 +301,8 @@ def read_question(question: str) -> Ask:
     """What `question` asks for."""
     answer_type = next((name for name, pattern in _ANSWER_TYPES if pattern.search(question)), None)
     found = [m for m in _NAMED_RE.findall(question) if m.lower() not in _STOP]
-    named = frozenset(m.lower() for m in found)
+    authors = {m.lower() for m in _ET_AL_RE.findall(question)}  # "Lo et al.": a name of two letters too
+    named = frozenset(m.lower() for m in found) | authors
     codes = frozenset(m.lower() for m in found if _CODE_RE.fullmatch(m))
     m = _FOCUS_RE.search(question)
     phrase = next(g for g in m.groups() if g).lower().split() if m else []
@@ -310,7 +312,7 @@ def read_question(question: str) -> Ask:
     back_matter = _back_matter_words(question)
     if back_matter and not focus:  # "who funded the ACE inhibitor study?" asks about funding, not ACE
         focus = frozenset(content_words(" ".join(back_matter)))
-    papers = frozenset(t for t in named if _names_a_paper(t, question))
+    papers = frozenset(t for t in named if _names_a_paper(t, question)) | authors
     summary = _SUMMARY_QUESTION.search(question)
     dated = {year for m in _PAPER_YEAR_RE.finditer(question) for year in m.groups() if year}
     return Ask(
@@ -328,10 +330,12 @@ def read_question(question: str) -> Ask:
         title_block=bool(_AUTHOR_QUESTION.search(question)),
         papers=papers,
         summary=bool(summary),
+        year=int(min(dated)) if dated else None,
     )
 
 
 _PAPER_NOUN = r"(?:'s\s+)?(?:study|studies|paper|trial|review|article|account|survey|report|et\s+al\b)"
+_ET_AL_RE = re.compile(r"\b([A-Z][\w'’-]*)\s+et\s+al\b")
 #: A year that dates a paper the question names: "Kaur et al. 2021", "the Datta 2010 review".
 _PAPER_YEAR_RE = re.compile(
     rf"\bet\s+al\.?,?\s*\(?((?:1[89]|20)\d{{2}})\b|\b[A-Z][\w'-]+\s+\(?((?:1[89]|20)\d{{2}})\)?\s*{_PAPER_NOUN}"
@@ -795,7 +799,9 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
     if (of := summary_paper(question, chunks)) is None:
         return []
     found: list[tuple[float, Sentence]] = []
-    stating = [c for c in chunks[:MAX_CHUNKS] if c.item_key == of.item_key and states_findings(c)]
+    own = [c for c in chunks[:MAX_CHUNKS] if c.item_key == of.item_key]
+    # a paper whose abstract and conclusions were not told apart (no heading found) is read whole
+    stating = [c for c in own if states_findings(c)] or own
     # an item with no file is all abstract: its findings may all be in one of its passages
     per_chunk = max_points if all(c.attachment_key is None for c in stating) else MAX_POINTS_PER_CHUNK
     for rank, chunk in enumerate(chunks[:MAX_CHUNKS], start=1):
