@@ -373,6 +373,8 @@ def test_a_year_dating_a_paper_names_it_and_is_no_word_to_cover():
     assert read_question("At what energy is the sharp peak of the BCN of Kaur et al. 2021?").year == 2021
     # a family name of two letters names a paper before "et al." too
     assert read_question("What did Lo et al. find?").papers == {"lo"}
+    ask = read_question("Which checklist did Datta and colleagues follow?")
+    assert ask.papers == {"datta"} and ask.words == {"checklist", "follow"}
 
 
 def test_a_summary_of_an_item_known_by_its_abstract_alone_may_quote_it_throughout():

@@ -320,6 +320,7 @@ def read_question(question: str) -> Ask:
         # of" what kind of answer, not what is asked about
         words=frozenset(content_words(question) | content_words(" ".join(back_matter)))
         - content_words(" ".join([*papers, *dated]))
+        - (_COLLEAGUES if authors else set())
         - (content_words(summary.group()) & _SUMMARY_CUES if summary else set()),
         named=named,
         codes=codes,
@@ -334,8 +335,13 @@ def read_question(question: str) -> Ask:
     )
 
 
-_PAPER_NOUN = r"(?:'s\s+)?(?:study|studies|paper|trial|review|article|account|survey|report|et\s+al\b)"
-_ET_AL_RE = re.compile(r"\b([A-Z][\w'’-]*)\s+et\s+al\b")
+_PAPER_NOUN = (
+    r"(?:'s\s+)?(?:study|studies|paper|trial|review|article|account|survey|report|et\s+al\b"
+    r"|and\s+(?:colleagues|co-?workers|co-?authors)\b)"
+)
+#: "Lo et al.", "Datta and colleagues": a name of any length before them names a paper's author
+#: (and the colleagues are no word to cover).
+_ET_AL_RE = re.compile(r"\b([A-Z][\w'’-]*)\s+(?:et\s+al|and\s+(?:colleagues|co-?workers|co-?authors))\b")
 #: A year that dates a paper the question names: "Kaur et al. 2021", "the Datta 2010 review".
 _PAPER_YEAR_RE = re.compile(
     rf"\bet\s+al\.?,?\s*\(?((?:1[89]|20)\d{{2}})\b|\b[A-Z][\w'-]+\s+\(?((?:1[89]|20)\d{{2}})\)?\s*{_PAPER_NOUN}"
@@ -413,6 +419,7 @@ def content_words(text: str) -> set[str]:
 
 
 _FUNDING = frozenset(content_words("funded"))
+_COLLEAGUES = frozenset(content_words("colleagues coworkers co-workers coauthors co-authors"))
 #: A quantity a value names by its unit alone: "3.64 eV" is an energy, "37 °C" a temperature.
 _UNITS_OF = {
     "energy": r"[kKmM]?eV|[kK]?J|kcal|cal",
