@@ -391,6 +391,29 @@ def test_a_summary_of_an_item_known_by_its_abstract_alone_may_quote_it_throughou
     assert len(points) >= 3 and any("625 nm" in p.text for p in points)
 
 
+def test_a_summary_leads_with_what_the_paper_did_not_the_background_it_opens_with():
+    """The abstract's opening sentence most often says what the field knew; a discussion of the
+    paper's ethical implications is not its conclusion."""
+    title = "Hexagonal boron nitride for next-generation photonics"
+    abstract = paper(
+        1,
+        "Hexagonal boron nitride is an insulating layered material that attracts tremendous interest for photonics. "
+        "Resistive switching memory for next-generation electronics adopts the material as its active medium.",
+        "Abstract",
+        title,
+        "abstract",
+    ).model_copy(update={"position": 0, "creators": [Creator(last_name="Moon")]})
+    ethics = paper(
+        2,
+        "One issue is that hexagonal boron nitride photonics may be misread by readers of a single paper.",
+        "Discussion > Ethical implications",
+        title,
+    ).model_copy(update={"position": 9, "creators": [Creator(last_name="Moon")]})
+    points = points_for("Summarize the Moon et al. paper", [abstract, ethics])
+    assert points and points[0].text.startswith("Resistive switching memory")
+    assert not any(p.text.startswith("One issue") for p in points)
+
+
 def test_an_abbreviation_in_lower_case_first_covers_its_long_form():
     """ "hexagonal boron nitride (hBN)": a unit saying hBN is about hexagonal boron nitride."""
     evidence = [

@@ -84,10 +84,11 @@ ROW_WEIGHT = 0.3  # times the share of a table row's own words (its label, its c
 RELEVANCE_BAR = 0.57  # the best unit's score below which the answer says it found nothing (calibrated on the design questions of bench answers)
 FOLLOWER_SHARE = 0.6  # a further point must score at least this share of the best one
 #: A question about a paper as a whole (`summary_points`): the share of its words the paper's
-#: title and abstract must hold, and the head start of a concluding sentence and of one
-#: stating a result over its similarity to the question.
+#: title and abstract must hold, the head start of a concluding sentence and of one stating a
+#: result over its similarity to the question, and the handicap of the abstract's opening
+#: sentence (the field's background, most often).
 SUMMARY_COVERAGE = 0.5
-SUMMARY_CONCLUSION_PRIOR, SUMMARY_RESULT_PRIOR = 0.2, 0.1
+SUMMARY_CONCLUSION_PRIOR, SUMMARY_RESULT_PRIOR, SUMMARY_OPENING_PENALTY = 0.2, 0.1, 0.1
 
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]+|\d+(?:\.\d+)?")
 _STOP = frozenset(
@@ -811,6 +812,9 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
     stating = [c for c in own if states_findings(c)] or own
     # an item with no file is all abstract: its findings may all be in one of its passages
     per_chunk = max_points if all(c.attachment_key is None for c in stating) else MAX_POINTS_PER_CHUNK
+    # the abstract's opening sentence most often says what the field knew, not what the paper found
+    abstract_starts = [c.position for c in stating if c.position is not None and c.role == "abstract"]
+    opening = min(abstract_starts, default=None)
     for rank, chunk in enumerate(chunks[:MAX_CHUNKS], start=1):
         if chunk not in stating:
             continue
@@ -821,7 +825,13 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
                 continue
             concludes = concluding or bool(_CONCLUSION_RE.match(text))
             states = bool(_NUMBER_RE.search(text) or _FINDING_RE.search(text))
-            value = (similarity or 0.0) + SUMMARY_CONCLUSION_PRIOR * concludes + SUMMARY_RESULT_PRIOR * states
+            opens = opening is not None and chunk.position == opening and unit.start == 0 and not concludes
+            value = (
+                (similarity or 0.0)
+                + SUMMARY_CONCLUSION_PRIOR * concludes
+                + SUMMARY_RESULT_PRIOR * states
+                - SUMMARY_OPENING_PENALTY * opens
+            )
             found.append((value, Sentence(rank, text, frozenset(content_words(text)), 0.0, unit.kind, similarity)))
     points: list[Sentence] = []
     for value, sentence in sorted(found, key=lambda x: -x[0]):
@@ -838,7 +848,7 @@ def states_findings(chunk: EvidenceChunk) -> bool:
     return chunk.role == "abstract" or chunk.kind == "abstract" or bool(_CONCLUSION_RE.search(chunk.section or ""))
 
 
-_CONCLUSION_RE = re.compile(r"\b(?:conclusions?|concluding|summary|implications)\b", re.IGNORECASE)
+_CONCLUSION_RE = re.compile(r"\b(?:conclusions?|concluding|summary)\b", re.IGNORECASE)
 _FINDING_RE = re.compile(
     r"\b(?:we\s+(?:found|show(?:ed)?|demonstrate[ds]?|report(?:ed)?)|(?:was|were)\s+associated|significantly"
     r"|(?:increased|decreased|reduced|improved|revealed|identified|indicated)\b)",
