@@ -31,6 +31,8 @@ question is asked as two turns of one session: its first question, then the seco
 - attributed: the piece of the answer holding the expected string (up to the citation tokens
   that follow it on its line) cites a chunk of the expected item; an identifier answer also
   counts when the item is among `references.cited`;
+- first point: of a correct answer, its first point (the first line of its prose that cites a
+  source) holds an expected string: the best unit comes first;
 - refused: the answer cites nothing (`citations` and `references.cited` empty). An answerable
   question refused counts as wrongly refused; a turn that ends in an `error` event is an error;
 - latency: POST to the `done` event, client-side (of a follow-up: of its second turn).
@@ -355,9 +357,11 @@ def score(question: dict, events: list[dict], ms: float, keys: dict[str, str]) -
     refused = not done["citations"] and not cited_refs
     key = keys.get(question["item"])
     if question["kind"] == "unanswerable":
-        correct, attributed = refused, None
+        correct, attributed, leads = refused, None, None
     else:
         correct = any(occurs(e, _plain(prose)) for e in question["expected"])
+        lead = first_point(prose)
+        leads = correct and any(occurs(e, _plain(lead)) for e in question["expected"])
         attributed = correct and (
             any(by_index.get(i) == key for e in question["expected"] for idx in holders(e, prose) for i in idx)
             or (question["kind"] == "identifier" and key in cited_refs)
@@ -365,12 +369,19 @@ def score(question: dict, events: list[dict], ms: float, keys: dict[str, str]) -
     return result | {
         "correct": correct,
         "attributed": attributed,
+        "first_point": leads,
         "refused": refused,
         "error": None,
         "intent": done["intent"],
         "answer": prose,
         "cited": sorted({names.get(k, k) for k in (*by_index.values(), *cited_refs)}),
     }
+
+
+def first_point(prose: str) -> str:
+    """An answer's first point: its first line that cites a source; an introduction ("Here is what
+    your library says ...:") cites none. An identifier's is its "Yes — ... [1]. It opens:" line."""
+    return next((line for line in prose.splitlines() if re.search(r"\[\d+\]", line)), "")
 
 
 # The stack --------------------------------------------------------------------------------------
@@ -577,6 +588,7 @@ def summarise(results: list[dict]) -> dict:
             "answerable": len(answerable),
             "answerable_correct": len(correct),
             "attributed": sum(bool(r["attributed"]) for r in correct),
+            "first_point": sum(bool(r.get("first_point")) for r in correct),
             "unanswerable": len(unanswerable),
             "refused_correctly": sum(r["correct"] for r in unanswerable),
             "wrongly_refused": sum(r["refused"] for r in answerable),
@@ -603,27 +615,28 @@ def _share(n: int, of: int) -> str:
 
 def kind_table(summary: dict) -> list[str]:
     lines = [
-        "| kind | questions | correct | attributed (of correct) | refused, no sources cited "
-        "| errors | median ms | p90 ms |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| kind | questions | correct | attributed (of correct) | first point (of correct) "
+        "| refused, no sources cited | errors | median ms | p90 ms |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for kind in (*KINDS, "all"):
         s = summary[kind]
         if not s["questions"]:
             continue
         if kind == "unanswerable":
-            correct, attributed = _share(s["refused_correctly"], s["questions"]), "-"
+            correct, attributed, first = _share(s["refused_correctly"], s["questions"]), "-", "-"
             refused = f"{s['refused_correctly']} (correctly)"
         else:
             correct = _share(s["correct"], s["questions"])
             attributed = _share(s["attributed"], s["answerable_correct"])
+            first = _share(s["first_point"], s["answerable_correct"])
             refused = (
                 f"{s['wrongly_refused']} (wrongly)"
                 if kind != "all"
                 else (f"{s['refused_correctly']} correctly, {s['wrongly_refused']} wrongly")
             )
         lines.append(
-            f"| {'**all**' if kind == 'all' else kind} | {s['questions']} | {correct} | {attributed} | "
+            f"| {'**all**' if kind == 'all' else kind} | {s['questions']} | {correct} | {attributed} | {first} | "
             f"{refused} | {s['errors']} | {s['median_ms']:.0f} | {s['p90_ms']:.0f} |"
         )
     return lines

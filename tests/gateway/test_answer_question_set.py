@@ -14,7 +14,7 @@ from collections import Counter
 import pymupdf
 import pytest
 
-from bench.bench_answers import KINDS, QUESTIONS_DIR, holders, load_questions, occurs, score
+from bench.bench_answers import KINDS, QUESTIONS_DIR, first_point, holders, load_questions, occurs, score
 from harness.answer_library import PAPERS, build_answer_library
 from zocrates_gateway.domain.synthesis import content_words
 
@@ -207,6 +207,24 @@ def test_an_answer_is_attributed_by_the_citation_of_the_piece_holding_it():
     wrong = score(TABLE_Q, done(text, {1: "D8EQ865F", 2: "MBS568Q5"}), 12.0, KEYS)
     assert wrong["correct"] and not wrong["attributed"]
     assert holders("4BXK", text.split("# Cited")[0]) == [[2]]
+
+
+def test_the_first_point_is_the_first_line_citing_a_source():
+    """Whether the best unit came first: the answer's introduction cites nothing; an identifier's
+    "Yes — ..." line cites the item's record."""
+    text = "Here is what your library says (quoted):\n\n- The search model was 3NXQ [1].\n- PDB code — 4BXK [2]."
+    late = score(TABLE_Q, done(text, {1: "D8EQ865F", 2: "D8EQ865F"}), 12.0, KEYS)
+    assert late["correct"] and not late["first_point"]
+    early = score(
+        TABLE_Q,
+        done("From Douglas et al. (2014), in your library:\n\n- PDB code — 4BXK [1].", {1: "D8EQ865F"}),
+        1.0,
+        KEYS,
+    )
+    assert early["first_point"]
+    assert first_point(
+        "Yes — Moon et al. (2023), *Hexagonal* is in your library [1]. It opens:\n\n- h-BN [2]."
+    ).startswith("Yes")
 
 
 def test_the_source_list_is_not_the_answer_and_a_refusal_cites_nothing():
