@@ -65,6 +65,29 @@ def test_near_duplicates_collapse_to_the_best_ranked():
     assert [h.id for h in collapse_near_duplicates(hits)] == ["0", "1", "4"]
 
 
+def test_passages_of_equal_score_come_in_one_order():
+    """RRF scores passages ranked (1, 2) and (2, 1) alike, and the engine returns such ties in
+    either order; the same question must get the same passages in the same order (its
+    citations are numbered by them)."""
+
+    class Engine:  # returns what it holds, in the order given
+        def __init__(self, hits: list[Hit]):
+            self.hits = hits
+
+        def _search(self, *args) -> list[Hit]:
+            return list(self.hits)
+
+    tied = [Hit(i, s, {"user_id": "u"}) for i, s in (("b", 0.5), ("a", 0.5), ("c", 0.9), ("d", 0.1))]
+    orders = {
+        tuple(
+            h.id
+            for h in query_chunks(Engine(hits), Tenant("u"), dense=None, sparse=([1], [1.0]), limit=4, mode="lexical")
+        )
+        for hits in (tied, tied[::-1])
+    }
+    assert orders == {("c", "a", "b", "d")}
+
+
 def in_section(n: int, section: str | None) -> Hit:
     return Hit(str(n), 1.0 / (n + 1), {"text": f"passage {n}", "section": section})
 

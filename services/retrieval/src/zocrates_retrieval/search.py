@@ -188,7 +188,7 @@ class Searcher:
         if len(within) == 1:
             return self._ranked(tenant, text, dense, top_k, mode, answers, within[0])
         hits = [h for n in within for h in self._ranked(tenant, text, dense, top_k, mode, answers, n)]
-        return sorted(hits, key=lambda h: -h.score)[:top_k]
+        return sorted(hits, key=lambda h: (-h.score, h.id))[:top_k]
 
     def _ranked(
         self,

@@ -255,7 +255,7 @@ def query_chunks(
     within: Narrowing | None = None,
 ) -> list[Hit]:
     """The tenant's best chunks for a query (`within` a narrowing of it): dense, lexical
-    (BM25) or both fused by RRF.
+    (BM25) or both fused by RRF; best first, equal scores by id.
 
     The only function that queries the index. It injects the tenant filter, and re-checks
     every hit's tenant (and narrowing) so that an engine bug cannot leak another user's text.
@@ -279,7 +279,9 @@ def query_chunks(
     ]
     if len(safe) != len(hits):
         log.error("index returned chunks of another tenant; dropped", chunks=len(hits) - len(safe))
-    return safe
+    # RRF scores passages ranked (1, 2) and (2, 1) alike, and the engine returns such ties in
+    # either order: by id among equals, the same question gets the same passages in the same order
+    return sorted(safe, key=lambda h: (-h.score, h.id))
 
 
 def count_chunks(store: ChunkStore, tenant: Tenant, within: Narrowing | None = None) -> int:
