@@ -807,17 +807,15 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
     if (of := summary_paper(question, chunks)) is None:
         return []
     found: list[tuple[float, Sentence]] = []
-    own = [c for c in chunks[:MAX_CHUNKS] if c.item_key == of.item_key]
+    own = [(rank, c) for rank, c in enumerate(chunks[:MAX_CHUNKS], start=1) if c.item_key == of.item_key]
     # a paper whose abstract and conclusions were not told apart (no heading found) is read whole
-    stating = [c for c in own if states_findings(c)] or own
+    stating = [(rank, c) for rank, c in own if states_findings(c)] or own
     # an item with no file is all abstract: its findings may all be in one of its passages
-    per_chunk = max_points if all(c.attachment_key is None for c in stating) else MAX_POINTS_PER_CHUNK
+    per_chunk = max_points if all(c.attachment_key is None for _, c in stating) else MAX_POINTS_PER_CHUNK
     # the abstract's opening sentence most often says what the field knew, not what the paper found
-    abstract_starts = [c.position for c in stating if c.position is not None and c.role == "abstract"]
+    abstract_starts = [c.position for _, c in stating if c.position is not None and c.role == "abstract"]
     opening = min(abstract_starts, default=None)
-    for rank, chunk in enumerate(chunks[:MAX_CHUNKS], start=1):
-        if chunk not in stating:
-            continue
+    for rank, chunk in stating:
         concluding = bool(_CONCLUSION_RE.search(chunk.section or ""))
         for unit, raw, similarity in _unit_texts(chunk, frozenset({"sentence", "list_item"})):
             text = strip_reference_markers(" ".join(raw.split()))
