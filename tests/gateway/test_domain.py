@@ -35,6 +35,9 @@ def test_small_talk_is_chat(message):
         "Search online for recent literature on protein folding",
         "recommend articles on retrieval augmented generation",
         "search online for 10.1038/s41586-021-03819-2",
+        "Can you find recent papers on graphene?",
+        "Thanks. Now find recent papers on hBN",
+        "I'm looking for papers on boron nitride",
     ],
 )
 def test_requests_for_new_literature_go_to_discovery(message):
@@ -65,6 +68,9 @@ def test_identifiers_are_looked_up_in_the_library_first(message):
         "Which papers in my library discuss dropout?",
         "find the papers in my library about transformers",
         "Summarise the methods of the twin study",
+        # the verb tells what a study's subjects or authors did; nothing is asked for
+        "How long did each participant get to read a paper in the Paper Plain usability study?",
+        "Did Datta et al. search other databases for studies?",
     ],
 )
 def test_questions_go_to_the_library(message):

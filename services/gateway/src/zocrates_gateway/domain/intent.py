@@ -17,8 +17,12 @@ from pydantic import BaseModel, Field
 
 Intent = Literal["library", "discovery", "chat"]
 
+# The verb asks for something: it opens the message or a sentence, or follows a request ("can
+# you find", "please suggest", "I want to get") -- not "how long did each participant get to
+# read a paper?", where it tells what a study's subjects did.
+_REQUEST = r"(?:^|(?<!\bal)[.!?;:,]\s*|\b(?:please|you|me|us|i|we|i'm|to|let's|now|also|then)\s+)"
 _DISCOVERY_RE = re.compile(
-    r"\b(find|search|look\s+for|discover|recommend|suggest|get|fetch|show\s+me)\b[^.?!]{0,40}?"
+    rf"{_REQUEST}(find|search|look(?:ing)?\s+for|discover|recommend|suggest|get|fetch|show\s+me)\b[^.?!]{{0,40}}?"
     r"\b(new|recent|more|other|additional|latest|online)?\s*"
     r"(papers?|articles?|literature|studies|publications|preprints|references|works)\b"
     r"|\b(search|look)\s+(online|the\s+web|openalex|crossref)\b"
