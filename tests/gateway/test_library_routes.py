@@ -19,6 +19,7 @@ from harness.serving import serving
 from harness.system import FakeVerifier, bus_apps, collect
 from zocrates_contracts import Candidate, CandidatesRechecked, RecheckRequested
 from zocrates_contracts.subjects import LIBRARY_BUCKET, library_object_name
+from zocrates_retrieval.ingest import INDEX_VERSION
 
 pytestmark = [pytest.mark.connected, pytest.mark.asyncio(loop_scope="module")]
 
@@ -66,10 +67,18 @@ class Hosted:
         assert response.status_code == 200, response.text
         return response.json()
 
-    async def settled(self, user: str) -> dict:
-        while (task := self.retrieval._hosted_runs.get(user)) is not None and not task.done():
-            await task
-        return await self.status(user)
+    async def settled(self, user: str, timeout_s: float = 60.0) -> dict:
+        """The user's status once their catalog is indexed through its latest change: the run
+        going is awaited, and one that is due but not started (a kick that met a run ending, the
+        sweep's) is waited for, so the status never reads a library half way."""
+        async with asyncio.timeout(timeout_s):
+            while True:
+                if (task := self.retrieval._hosted_runs.get(user)) is not None and not task.done():
+                    await task
+                    continue
+                if user not in {u for u, _, _ in await self.retrieval.catalog.pending(INDEX_VERSION)}:
+                    return await self.status(user)
+                await asyncio.sleep(0.05)
 
     async def objects(self) -> set[str]:
         bucket = await self.app.state.gateway.broker.config.connection_state.stream.object_store(LIBRARY_BUCKET)
