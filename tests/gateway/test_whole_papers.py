@@ -53,3 +53,13 @@ async def test_a_paper_named_by_authors_the_library_lacks_is_not_answered_from_a
     chat, _ = system
     record = await answered(chat, "Summarize the Zhang et al. paper")
     assert record["citations"] == [] and "could not find" in record["text"]
+
+
+async def test_a_question_naming_a_paper_is_searched_within_it_though_the_search_found_some_of_it(system):
+    """The search for the question finds passages of the Kamuzu study, but not its Methods'
+    summary (other papers' passages on observation and practice rank above it): the question is
+    searched within the paper it names, and answered from there."""
+    chat, keys = system
+    record = await answered(chat, "What did Agyeman-Duah et al. use to record observed practice?")
+    assert "checklists for observed practice" in record["text"]
+    assert {key for _, key in cited_items(record)} == {keys["agyemanduah2014"]}

@@ -304,17 +304,21 @@ async def search_turn(
 async def with_named_paper(
     gateway: Gateway, turn: TurnLog, ids: dict, question: str, query: str, chunks: list[EvidenceChunk]
 ) -> list[EvidenceChunk]:
-    """For a question naming a paper ("Douglas et al.", "the Kamuzu study") of which the search
-    found no passage: the paper, found by its name (a creator of the library's items, else a
-    passage whose paper's authors or title hold it), and the question searched within it,
-    ahead of the rest. A search for "what did Douglas et al. conclude?" finds what others
-    concluded; their names are in no passage's words, and in none at all of an item that the
-    library holds by its abstract alone."""
+    """For a question naming a paper ("Douglas et al.", "the Kamuzu study"): the question
+    searched within that paper, its passages ahead of the rest. The paper is the one of the
+    passages found whose title or authors carry the name; when none does, it is found by its
+    name (a creator of the library's items, else a passage whose paper's authors or title hold
+    it). A search for "what did Douglas et al. conclude?" finds what others concluded; their
+    names are in no passage's words, and in none at all of an item that the library holds by
+    its abstract alone. And a search for "which checklist did Datta and colleagues follow?"
+    found one passage of their review, not the one naming the checklist."""
     ask = read_question(question)
     papers = ask.papers
-    if not papers or any(names_paper(papers, c) for c in chunks[:MAX_CHUNKS]):
+    if not papers:
         return chunks
-    items = await items_by_author(gateway, ids, papers, ask.year)
+    items = list(dict.fromkeys((c.library_id, c.item_key) for c in chunks[:MAX_CHUNKS] if names_paper(papers, c)))
+    if not items:
+        items = await items_by_author(gateway, ids, papers, ask.year)
     if not items:
         by_name = [c for c in await retrieve(gateway, turn, ids, " ".join(sorted(papers))) if names_paper(papers, c)]
         items = list(dict.fromkeys((c.library_id, c.item_key) for c in by_name))
