@@ -246,11 +246,44 @@ def test_a_row_of_words_wrapped_onto_the_lines_below_is_one_row():
     assert [u.kind for u in table_units(numbers, 0, len(numbers), head_lines=2)][2:] == ["table_row", "table_row"]
 
 
+def test_a_line_of_one_cell_in_a_table_of_numbers_labels_the_rows_after_it():
+    """A group label ("Sex") alone would be quoted as a row stating nothing, and the rows under
+    it ("female | 12 | 14") would not say what they count."""
+    text = (
+        "Table 1 Baseline characteristics\nCharacteristic | Treated | Control\nAge, years | 54.2 | 55.0\n"
+        "Sex\nfemale | 12 | 14\nmale | 10 | 9\nSmoking\ncurrent | 4 | 6"
+    )
+    units = table_units(text, 0, len(text), head_lines=2)
+    assert [u.text or text[u.start : u.end] for u in units if u.kind == "table_row"] == [
+        "Table 1 (Baseline characteristics): Age, years — Treated: 54.2; Control: 55.0",
+        "Table 1 (Baseline characteristics): Sex, female — Treated: 12; Control: 14",
+        "Table 1 (Baseline characteristics): Sex, male — Treated: 10; Control: 9",
+        "Table 1 (Baseline characteristics): Smoking, current — Treated: 4; Control: 6",
+    ]
+    assert [u.text or text[u.start : u.end] for u in units if u.kind == "table_header"] == [
+        "Characteristic | Treated | Control",
+        "Sex",
+        "Smoking",
+    ]
+
+
+def test_the_rows_of_a_real_table_say_which_group_they_are_of(pdf_dir):
+    """The ACE paper's Table 5 lists hydrogen bonds by the inhibitor's part (P2′, P1′, ..., P2)."""
+    doc = convert_pdf(pdf_dir / "cermine" / "example3.pdf")
+    block = next(b for b in doc.blocks if b.kind == "table" and "hydrogen bonds of 33RE" in b.text)
+    units = table_units(block.text, 0, len(block.text), block.head_lines)
+    rows = [u.text or block.text[u.start : u.end] for u in units if u.kind == "table_row"]
+    assert "Table 5 (Potential hydrogen bonds of 33RE binding to N-ACE): P2, Tyr369 — Atom: OH; 33RE: NAS" in " ".join(
+        rows
+    )
+    assert not any(row.endswith(("): P2", "): P2′", "): Phosphate")) for row in rows)
+
+
 def test_only_a_table_of_numbers_has_header_rows_mid_table():
     numbers = [["age", "54.2", "55.0"], ["Sex", "", ""], ["female", "12", "14"], ["Space group", "P1", ""]]
     numbers += [["male", "9", "11"], ["BMI", "27.1", "26.4"]]
     assert header_rows(numbers + [["Site", "Treated", "Control"]]) == {6}
-    # a group label, a label with one value in words, and any row of a table of words are rows
+    # a group label, a label with one value in words, and any row of a table of words name no columns
     assert header_rows(numbers) == set()
     assert header_rows([["Barrier", "Description", "Example"], ["Dense text", "Facing text", "“I am”"]]) == set()
 

@@ -65,7 +65,9 @@ log = structlog.get_logger(__name__)
 #: more than 40 words naming institutions is no longer an affiliation (an acknowledgement).
 #: 10: a list without bullets in back matter (the people and bodies thanked) is read item by
 #: item, where the PDF's layout shows the writer broke the line.
-INDEX_VERSION = "10"
+#: 11: in a table of numbers, a line of one cell in words labels the rows under it ("Sex",
+#: then "female | 12 | 14" reads "Sex, female — ..."), and is no row of its own.
+INDEX_VERSION = "11"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128

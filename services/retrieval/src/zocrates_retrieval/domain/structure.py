@@ -229,11 +229,14 @@ def table_label(caption: str) -> str:
     return f"{label} ({rest})" if rest else label
 
 
-def row_text(label: str, header: list[str], cells: list[str]) -> str:
+def row_text(label: str, header: list[str], cells: list[str], group: str = "") -> str:
     """A table row as it reads on its own: "Table 1 (Patient care): Privacy given — Yes (%): 99;
     No (%): 1". Cells pair with the header's columns when the counts agree, or when the header
-    has no cell over the rows' label column (then it names the cells after the label)."""
+    has no cell over the rows' label column (then it names the cells after the label). A row
+    under a group label leads with it: "Table 1 (Baseline): Sex, female — n: 12"."""
     cells = [c.strip() for c in cells]
+    if group:
+        cells[0] = f"{group}, {cells[0]}" if cells[0] else group
     named = header[1:] if len(header) == len(cells) else header if len(header) == len(cells) - 1 else []
     if named and len(cells) > 1:
         pairs = "; ".join(f"{h.strip()}: {c}" if h.strip() else c for h, c in zip(named, cells[1:]) if c)
@@ -299,7 +302,12 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     satisfaction of the care they receive as" | "• 'very good' (1 view)" ...), and the row is
     one unit over all its lines, so a quote never stops mid-cell. So is a line whose first
     words go on in lower case or with a bracket ("to many primary level cases"). In a table of
-    numbers such a line is a row of its own (a second statistic under the same label)."""
+    numbers such a line is a row of its own (a second statistic under the same label).
+
+    In a table of numbers with columns, a line of one cell in words ("Sex", "P2′") labels the
+    rows after it, up to the next such line: it is a header line, and each row under it reads
+    with it ("Sex, female — n: 12"), where alone it would state nothing and its rows would not
+    say which group they are of."""
     lines, cursor = [], start
     for line in text[start:end].split("\n"):
         lines.append((cursor, cursor + len(line)))
@@ -313,6 +321,7 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     units = []
     row_cells: list[str] = []  # the cells of the row the last unit is, so far
     in_notes = False  # past the table's first footnote: its lines of one cell are notes too
+    group = ""  # the label of the rows from here on, in a table of numbers
     for no, (a, b) in enumerate(lines):
         if b <= a or not text[a:b].strip():
             continue
@@ -330,7 +339,11 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
             continue
         if no in headers:
             units.append(Unit("table_header", a, b))
-            header = cells
+            header, group = cells, ""
+            continue
+        if not wrapped and one_cell and len(header) > 1 and not _is_number(text[a:b]):
+            units.append(Unit("table_header", a, b))  # a group label
+            group = text[a:b].strip(" |")
             continue
         if wrapped and units and units[-1].kind == "table_row" and _goes_on(cells):
             if len(cells) == 1:  # the columns were lost: the words go on the row's last cell
@@ -343,5 +356,5 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
             units[-1] = Unit("table_row", units[-1].start, b, row_text(label, header, row_cells))
             continue
         row_cells = cells
-        units.append(Unit("table_row", a, b, row_text(label, header, cells)))
+        units.append(Unit("table_row", a, b, row_text(label, header, cells, group)))
     return units
