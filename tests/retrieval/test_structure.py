@@ -265,6 +265,12 @@ def test_a_line_of_one_cell_in_a_table_of_numbers_labels_the_rows_after_it():
         "Sex",
         "Smoking",
     ]
+    # values gone onto a line of their own label nothing
+    values = (
+        "Table 2 Statistics\nParameter | Value | SD\nCell | a = 73.1 | 0.1\nα = 88.4, β = 64.3\nRedundancy | 3.9 | 0.2"
+    )
+    rows = [u.text for u in table_units(values, 0, len(values), head_lines=2) if u.kind == "table_row"]
+    assert rows[-1] == "Table 2 (Statistics): Redundancy — Value: 3.9; SD: 0.2"
 
 
 def test_the_rows_of_a_real_table_say_which_group_they_are_of(pdf_dir):

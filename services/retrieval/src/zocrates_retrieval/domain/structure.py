@@ -280,6 +280,11 @@ def header_rows(rows: list[list[str]]) -> set[int]:
 _TABLE_NOTE = re.compile(rf"^\s*[{_NOTE_MARKS}¶#]")
 
 
+#: A group label is a short name ("Sex", "P2′", "B-factor analysis"), not values gone onto a
+#: line of their own ("α = 88.4, β = 64.3, γ = 75.3") nor a number.
+_GROUP_LABEL = re.compile(r"^(?![<>≤≥~±+\-−–]?\s*\.?\d)(?!.*(?:=|\d[.,]\d)).{1,60}$")
+
+
 #: How the words of a wrapped cell go on: in lower case, or with a bracket ("(Additional file 1").
 _GOES_ON = re.compile(r"^\s*[a-z(]")
 
@@ -341,7 +346,7 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
             units.append(Unit("table_header", a, b))
             header, group = cells, ""
             continue
-        if not wrapped and one_cell and len(header) > 1 and not _is_number(text[a:b]):
+        if not wrapped and one_cell and len(header) > 1 and _GROUP_LABEL.match(text[a:b].strip(" |")):
             units.append(Unit("table_header", a, b))  # a group label
             group = text[a:b].strip(" |")
             continue
