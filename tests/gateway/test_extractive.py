@@ -355,6 +355,10 @@ def test_a_question_about_a_paper_the_passages_are_not_of_is_refused():
         ("What did the Datta (2010) review find?", True, set()),
         ("What is ACE about?", False, {"ace"}),
         ("What does the review say about bleeding?", False, {"bleed"}),
+        ("What did Moon et al. study?", True, set()),
+        ("What did the Kamuzu study investigate?", True, set()),
+        # a count the study found is no summary of it
+        ("How many patients did the study find?", False, {"patient"}),
     ],
 )
 def test_a_paper_asked_about_as_a_whole_in_other_words(question, summary, words):

@@ -348,11 +348,13 @@ _PAPER_YEAR_RE = re.compile(
     rf"\bet\s+al\.?,?\s*\(?((?:1[89]|20)\d{{2}})\b|\b[A-Z][\w'-]+\s+\(?((?:1[89]|20)\d{{2}})\)?\s*{_PAPER_NOUN}"
 )
 #: "Summarize ...", "what are the main findings of ...", "what did Datta et al. conclude?", "what
-#: is the paper on X about?": the paper as a whole, which its abstract and conclusions state.
+#: did Moon et al. study?", "what is the paper on X about?": the paper as a whole, which its
+#: abstract and conclusions state.
 _SUMMARY_QUESTION = re.compile(
     r"\b(?:summar(?:y|ies|ise|ize|ised|ized|ising|izing)|overview\s+of|tl;?dr"
     r"|(?:main|key|principal|major)\s+(?:findings?|results?|conclusions?|points?|messages?|takeaways?|contributions?)"
-    r"|(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,4}?(?:find|conclude|show)(?=\s*\??$)"
+    r"|\bwhat\s+(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,4}?(?:find|conclude|show|study|investigate|examine|explore|report)"
+    r"(?=\s*\??$)"
     r"|(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,4}?conclude\b"
     rf"|\bwhat(?:'s|\s+is|\s+was)\s+[^?]{{0,80}}?{_PAPER_NOUN}[^?]{{0,80}}?\babout(?=\s*\??$)"
     rf"|\b(?:does|do|did)\s+[^?]{{0,80}}?{_PAPER_NOUN}[^?]{{0,80}}?\b(?:cover|describe|discuss)(?=\s*\??$))",
@@ -442,7 +444,8 @@ _QUANTITY_VALUE_RE = {
 _SUMMARY_CUES = frozenset(
     content_words(
         "summary summarise summarize overview tldr main key principal major findings results conclusions points "
-        "messages takeaways contributions find conclude show about cover describe discuss"
+        "messages takeaways contributions find conclude show study investigate examine explore report about cover "
+        "describe discuss"
     )
 )
 
