@@ -251,6 +251,26 @@ def test_a_funding_question_naming_a_paper_is_answered_from_that_papers_back_mat
     assert [p.index for p in points_for("Who funded the ACE inhibitor design?", evidence)][:1] == [1]
 
 
+def test_a_funding_question_is_not_answered_by_thanks_that_name_no_money():
+    """Paper Plain's acknowledgements thank colleagues and say nothing of who paid: "who funded
+    the Paper Plain work?" is refused, not answered with "This work would not have been possible
+    without the contributions of others"."""
+
+    def acknowledgements(text: str) -> EvidenceChunk:
+        thanks = chunk(1, text, "ACKNOWLEDGMENTS", role="back_matter")
+        return thanks.model_copy(update={"title": "Paper Plain: Making Medical Research Papers Approachable"})
+
+    thanks = (
+        "This work would not have been possible without the contributions of others. "
+        "Bailey Kuehl assisted us with recruiting study participants on Upwork."
+    )
+    assert points_for("Who funded the Paper Plain work?", [acknowledgements(thanks)]) == []
+    funded = acknowledgements(f"{thanks} This work was supported by NSF Grant 1234.")
+    assert [p.text for p in points_for("Who funded the Paper Plain work?", [funded])][:1] == [
+        "This work was supported by NSF Grant 1234."
+    ]
+
+
 def test_who_paid_for_a_study_asks_who_funded_it():
     assert asks_about_back_matter("Which organisation paid for the first author's degree?")
     assert not asks_about_back_matter("How much were the participants paid?")

@@ -590,6 +590,8 @@ def candidate_sentences(
     # matter, which never names its own paper, any named term: "who funded the Kamuzu study?")
     named_papers = {c.item_key for c in top if ask.papers and names_paper(ask.papers, c)}
     named_by_back_matter = {c.item_key for c in top if ask.named and names_paper(ask.named, c)}
+    # "who funded it?" is answered by a statement of who paid, not by thanks to colleagues
+    funding_asked = bool(_BACK_MATTER_TOPICS["funding"].search(question.replace("\u2019", "'")))
     found = []
     for rank, chunk in enumerate(top):
         if chunk.role == "back_matter" and not ask.back_matter:
@@ -614,8 +616,9 @@ def candidate_sentences(
                 continue
             bonus = 0.0
             words = _with_abbreviations(content_words(text), text, defined)
+            states_funding = back_matter and bool(_FUNDING_RE.search(f"{text} {chunk.section or ''}"))
             if back_matter:  # asked about
-                words |= about | (_FUNDING if _FUNDING_RE.search(text) else frozenset())
+                words |= about | (_FUNDING if states_funding else frozenset())
             # a table row names the thing asked about in its own cells, not in the caption all rows share
             own = content_words(chunk.text[unit.start : unit.end]) if kind == "table_row" else words
             typed = pattern is not None and _states(ask.answer_type, kind, text, pattern, ask.named)
@@ -624,7 +627,7 @@ def candidate_sentences(
             names_focus = (
                 not ask.focus
                 or bool(ask.focus & own)
-                or back_matter
+                or (back_matter and (states_funding or not funding_asked))
                 or (typed and any(w in _QUANTITY_VALUE_RE and _QUANTITY_VALUE_RE[w].search(text) for w in ask.focus))
             )
             if pattern is not None:
