@@ -766,3 +766,22 @@ def test_a_duration_spelled_out_is_a_value():
         "Participants had 2 minutes to read the consumer health page.",
         "The study followed patients for 18 months after the reading.",
     ]
+
+
+def test_what_an_abbreviation_stands_for_is_answered_where_the_paper_defines_it():
+    """ "What does KCH stand for?" covers only "KCH", which many sentences hold: the answer is the
+    one giving its long form. An abbreviation the paper never spells out is refused."""
+    evidence = [
+        chunk(1, "This study identified profound deficiencies in the management of the Medical Department of KCH."),
+        chunk(
+            2,
+            "The Medical Department of the Kamuzu Central Hospital (KCH), is a tertiary referral hospital located "
+            "in the Central Region of Malawi.",
+            "Methods",
+        ),
+    ]
+    points = points_for("What does KCH stand for?", evidence)
+    assert points and points[0].text.startswith("The Medical Department of the Kamuzu Central Hospital (KCH)")
+    assert points_for("What is the full form of KCH?", evidence)[0].index == 2
+    assert points_for("What does KCH stand for?", evidence[:1]) == []
+    assert read_question("What did the authors mean by gist?").expands is None

@@ -208,6 +208,8 @@ class Ask:
     papers: frozenset[str] = frozenset()
     summary: bool = False  # asks what a paper found or is about, as a whole
     year: int | None = None  # the year that dates the paper it names ("Kaur et al. 2021")
+    #: the abbreviation whose long form it asks for ("what does KCH stand for?"), lowercased
+    expands: str | None = None
 
 
 _ANSWER_TYPES = [
@@ -316,13 +318,19 @@ def read_question(question: str) -> Ask:
     papers = frozenset(t for t in named if _names_a_paper(t, question)) | authors
     summary = _SUMMARY_QUESTION.search(question)
     dated = {year for m in _PAPER_YEAR_RE.finditer(question) for year in m.groups() if year}
+    expansion = _EXPANSION_QUESTION.search(question)
+    if expansion and sum(c.isupper() for c in next(g for g in expansion.groups() if g)) < 2:
+        expansion = None  # "what did the authors mean by ...?" asks for no abbreviation's long form
+    if expansion:  # what it asks about is the abbreviation, not "standing"
+        focus = frozenset()
     return Ask(
         # "paid for" asks who funded; "the Malawi study" says which paper, and "the main findings
         # of" what kind of answer, not what is asked about
         words=frozenset(content_words(question) | content_words(" ".join(back_matter)))
         - content_words(" ".join([*papers, *dated]))
         - (_COLLEAGUES if authors else set())
-        - (content_words(summary.group()) & _SUMMARY_CUES if summary else set()),
+        - (content_words(summary.group()) & _SUMMARY_CUES if summary else set())
+        - (_EXPANSION_CUES if expansion else set()),
         named=named,
         codes=codes,
         answer_type=answer_type,
@@ -333,6 +341,27 @@ def read_question(question: str) -> Ask:
         papers=papers,
         summary=bool(summary),
         year=int(min(dated)) if dated else None,
+        expands=next(g for g in expansion.groups() if g).lower() if expansion else None,
+    )
+
+
+#: "What does KCH stand for?", "what is SHOP short for?", "what is the full form of OPD?": the
+#: long form a paper gives an abbreviation it defines ("Kamuzu Central Hospital (KCH)").
+_EXPANSION_QUESTION = re.compile(
+    r"\bwhat\s+(?:does|do|did|is)\s+(?:the\s+)?(?:abbreviation\s+|acronym\s+)?[\"'“‘]?([A-Za-z][\w-]{1,11}?)s?[\"'”’]?\s+"
+    r"(?:stand\s+for|mean|short\s+for|an?\s+abbreviation\s+(?:of|for))\b"
+    r"|\bwhat\s+is\s+the\s+(?:full|long)\s+(?:form|name)\s+of\s+(?:the\s+)?[\"'“‘]?([A-Za-z][\w-]{1,11}?)s?\b",
+    re.IGNORECASE,
+)
+
+
+def defines(text: str, abbreviation: str) -> bool:
+    """Whether `text` gives the long form of `abbreviation`: "Kamuzu Central Hospital (KCH)",
+    "receptor-based SHOP (scaffold hopping)"."""
+    short = re.escape(abbreviation)
+    return bool(
+        re.search(rf"[A-Za-z][\w-]*\s+\(\s*{short}s?\s*\)", text, re.IGNORECASE)
+        or re.search(rf"\b{short}s?\s+\((?!\s*(?:Fig|Table|\d))[^)]{{4,}}\)", text, re.IGNORECASE)
     )
 
 
@@ -448,6 +477,9 @@ _SUMMARY_CUES = frozenset(
         "describe discuss"
     )
 )
+
+#: The words of "what does KCH stand for?" that ask for a long form and name nothing.
+_EXPANSION_CUES = frozenset(content_words("stand mean short abbreviation acronym full long form name"))
 
 # "heparin induced thrombocytopenia (HIT)", "low molecular weight heparins (LMWHs)", "hexagonal boron nitride (hBN)"
 _DEFINITION_RE = re.compile(r"((?:[A-Za-z][\w'-]*[\s-]+){1,8}?)\(((?:[a-z]-?)?[A-Z][A-Za-z0-9-]{1,9}?)s?\)")
@@ -622,6 +654,8 @@ def candidate_sentences(
             # a table row names the thing asked about in its own cells, not in the caption all rows share
             own = content_words(chunk.text[unit.start : unit.end]) if kind == "table_row" else words
             typed = pattern is not None and _states(ask.answer_type, kind, text, pattern, ask.named)
+            if ask.expands:  # the long form is the answer, given where the paper defines it
+                typed = defines(text, ask.expands)
             # back matter is only a candidate when asked about, and then it is what was asked about;
             # a quantity ("at what energy") is named by the unit of the value that states it (3.64 eV)
             names_focus = (
@@ -630,7 +664,7 @@ def candidate_sentences(
                 or (back_matter and (states_funding or not funding_asked))
                 or (typed and any(w in _QUANTITY_VALUE_RE and _QUANTITY_VALUE_RE[w].search(text) for w in ask.focus))
             )
-            if pattern is not None:
+            if pattern is not None or ask.expands:
                 bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
                 if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):
                     bonus += COUNT_FOCUS_BONUS  # "20 stakeholders" for "how many stakeholders"
@@ -651,7 +685,7 @@ def candidate_sentences(
                     kind,
                     similarity,
                     bonus,
-                    on_type=pattern is None or (typed and names_focus),
+                    on_type=(pattern is None and not ask.expands) or (typed and names_focus),
                     own_words=frozenset(own) if kind == "table_row" else None,
                 )
             )
