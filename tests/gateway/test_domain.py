@@ -160,3 +160,22 @@ def test_each_role_inherits_the_default_model_and_its_own_url_keeps_its_own_key(
     search = s.llm_for("online_search")
     assert (search.url, search.model, search.api_key) == ("https://b.example/v1", "big", None)
     assert GatewaySettings(_env_file=None, data_dir=tmp_path).llm_for("synthesizer") is None
+
+
+@pytest.mark.parametrize(
+    "question, fields",
+    [
+        ("Who are the authors of the Paper Plain paper?", ["authors"]),
+        ("Who wrote the review on DVT prophylaxis?", ["authors"]),
+        ("When was the Datta review published?", ["year"]),
+        ("In which journal was the Kamuzu study published?", ["publication"]),
+        # what the study did, not where or when the paper appeared
+        ("Where was the Kamuzu study conducted?", []),
+        ("When was the fieldwork done?", []),
+        ("Who funded the Kamuzu study?", []),
+    ],
+)
+def test_questions_about_a_papers_record_are_told_from_questions_about_its_content(question, fields):
+    from zocrates_gateway.domain.lookup import record_fields
+
+    assert record_fields(question) == fields

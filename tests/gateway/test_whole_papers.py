@@ -63,3 +63,18 @@ async def test_a_question_naming_a_paper_is_searched_within_it_though_the_search
     record = await answered(chat, "What did Agyeman-Duah et al. use to record observed practice?")
     assert "checklists for observed practice" in record["text"]
     assert {key for _, key in cited_items(record)} == {keys["agyemanduah2014"]}
+
+
+async def test_who_wrote_a_paper_and_where_it_appeared_are_answered_from_its_library_record(system):
+    """A paper's text rarely says who wrote it or where it appeared: its library record does,
+    and the answer cites that record."""
+    chat, keys = system
+    record = await answered(chat, "Who are the authors of the Paper Plain paper?")
+    assert "by Tal August, Lucy Lu Wang, Jonathan Bragg, Marti A. Hearst, Andrew Head and Kyle Lo" in record["text"]
+    assert {key for _, key in cited_items(record)} == {keys["august2022"]}
+    assert [c["kind"] for c in record["citations"]] == ["record"]
+    record = await answered(chat, "In which journal was the Kamuzu study published?")
+    assert "in BMC Health Services Research" in record["text"]
+    assert {key for _, key in cited_items(record)} == {keys["agyemanduah2014"]}
+    record = await answered(chat, "When was the review on DVT prophylaxis in trauma published?")
+    assert "published in 2010" in record["text"]

@@ -66,6 +66,7 @@ from zocrates_gateway.domain.intent import (
     route_intent,
 )
 from zocrates_gateway.domain.lookup import (
+    RECORD_CUES,
     Asked,
     goes_online,
     item_answer,
@@ -73,8 +74,11 @@ from zocrates_gateway.domain.lookup import (
     missing_line,
     no_text_answer,
     not_in_library,
+    paper_record,
     read_message,
+    record_answer,
     record_chunk,
+    record_fields,
     sort_out,
 )
 from zocrates_gateway.domain.query import search_text
@@ -89,6 +93,7 @@ from zocrates_gateway.domain.synthesis import (
     extractive_answer,
     format_candidates,
     names_paper,
+    paper_asked_about,
     read_question,
     states_findings,
     summary_paper,
@@ -288,6 +293,21 @@ async def search_turn(
         if scope is None:  # a scope the user chose says where to look
             chunks = await with_named_paper(gateway, turn, ids, question, query, chunks)
         chunks = await with_summary_passages(gateway, turn, ids, question, chunks, scope)
+        fields = record_fields(question)
+        if fields and (paper := paper_asked_about(read_question(question), chunks, RECORD_CUES)) is not None:
+            # "who wrote the Paper Plain paper?": its library record says, which its text rarely does
+            record = paper_record(paper)
+            return await answer_turn(
+                gateway,
+                turn,
+                message,
+                ids,
+                [record, *chunks],
+                question=question,
+                written=record_answer(fields, record, 1),
+                written_quotes=True,
+                notes=notes,
+            )
         if follow is None and scope is None and history and not gateway.settings.llm_for("synthesizer"):
             # Asked alone, nothing answers it: the question may lean on the conversation without
             # saying so ("what would guessing have scored?"); read it as a follow-up, and say so.

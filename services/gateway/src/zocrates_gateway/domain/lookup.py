@@ -30,6 +30,7 @@ from zocrates_contracts.identifiers import (
     normalize_arxiv,
 )
 from zocrates_contracts.messages import MAX_LOOKUP_IDS, MAX_LOOKUP_TITLES
+from zocrates_gateway.domain.synthesis import content_words
 
 Kind = Literal["membership", "summary", "question"]
 
@@ -257,7 +258,7 @@ def goes_online(asked: Asked, found: Found) -> bool:
 # --- the answer's text ---------------------------------------------------------------------
 
 
-def describe(item: LibraryItemMatch) -> str:
+def describe(item: LibraryItemMatch | EvidenceChunk) -> str:
     """`Datta et al. (2010), *Complications related to ...*`."""
     authors = format_authors(item.creators) or "Unknown author"
     year = item.year if item.year is not None else "n.d."
@@ -354,6 +355,74 @@ def record_chunk(item: LibraryItemMatch) -> EvidenceChunk:
         kind=RECORD_KIND,
         text=" ".join(f for f in facts if f),
     )
+
+
+#: "Who wrote ...?", "when was ... published?", "in which journal ...?": what of a paper's
+#: library record a question asks for, which its text rarely says.
+_RECORD_QUESTIONS = {
+    "authors": re.compile(
+        r"\bwho\s+(?:wrote|authored)\b|\bwho\s+(?:is|are|were)\s+the\s+authors?\b|\bauthors?\s+of\s+the\b",
+        re.IGNORECASE,
+    ),
+    "year": re.compile(
+        r"\b(?:when|(?:in\s+)?(?:what|which)\s+year)\s+(?:was|were|did)\b[^?]{0,120}?"
+        r"\b(?:published|publish|come\s+out|appear(?:ed)?)\b",
+        re.IGNORECASE,
+    ),
+    "publication": re.compile(
+        r"\b(?:in\s+)?(?:which|what)\s+(?:journal|venue|conference|proceedings)\b|\bwhere\s+(?:was|were)\b[^?]{0,120}?"
+        r"\bpublished\b",
+        re.IGNORECASE,
+    ),
+}
+
+
+#: The words of such a question that ask for the record and name no paper.
+RECORD_CUES = frozenset(
+    content_words("who wrote authored author authors when what which year published publish journal venue conference")
+    | content_words("proceedings appear appeared come out where")
+)
+
+
+def record_fields(question: str) -> list[str]:
+    """What of a paper's library record `question` asks for: authors, year, publication."""
+    return [field for field, asked in _RECORD_QUESTIONS.items() if asked.search(question)]
+
+
+def paper_record(chunk: EvidenceChunk) -> EvidenceChunk:
+    """The library record of a passage's paper, from what the passage carries (its item's
+    creators, year, title and publication), as evidence of this turn: what an answer about
+    who wrote the paper or where it appeared cites."""
+    people = "; ".join(filter(None, (_full_name(c) for c in chunk.creators)))
+    year = chunk.year if chunk.year is not None else "n.d."
+    facts = [f"{people} ({year})." if people else f"({year}).", f"{chunk.title.strip() or 'Untitled'}."]
+    facts.append(f"{chunk.publication}." if chunk.publication else "")
+    return EvidenceChunk(
+        chunk_id=f"record-{chunk.library_id}-{chunk.item_key}",
+        item_key=chunk.item_key,
+        library_id=chunk.library_id,
+        title=chunk.title,
+        creators=chunk.creators,
+        year=chunk.year,
+        publication=chunk.publication,
+        section="Library record",
+        kind=RECORD_KIND,
+        text=" ".join(f for f in facts if f),
+    )
+
+
+def record_answer(fields: list[str], record: EvidenceChunk, index: int) -> Iterator[str]:
+    """The answer to a question about a paper's record, from its library record (cited)."""
+    said = []
+    if "authors" in fields:
+        people = [n for n in (_full_name(c) for c in record.creators if c.creator_type == "author") if n]
+        said.append(f"by {_join(people)}" if people else "its authors are not recorded")
+    if "year" in fields:
+        said.append(f"published in {record.year}" if record.year is not None else "its year is not recorded")
+    if "publication" in fields:
+        said.append(f"in {record.publication}" if record.publication else "where it appeared is not recorded")
+    place = "your library" if record.library_id == "user" else "a group library of yours"
+    yield f"{describe(record)} is in {place} [{index}]: {', '.join(said)}."
 
 
 def record_index(item: LibraryItemMatch, chunks: list[EvidenceChunk]) -> int:

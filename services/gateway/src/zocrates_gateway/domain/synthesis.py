@@ -821,13 +821,20 @@ def summary_paper(question: str, chunks: list[EvidenceChunk]) -> EvidenceChunk |
     one, provided its title and abstract hold most of the question's words ("the main findings
     of the review on DVT prophylaxis"). None for another question, or when no paper fits."""
     ask = read_question(question)
+    return paper_asked_about(ask, chunks) if ask.summary else None
+
+
+def paper_asked_about(ask: Ask, chunks: list[EvidenceChunk], cues: Collection[str] = ()) -> EvidenceChunk | None:
+    """A passage of the paper a question asks about as such: the paper it names by its title or
+    authors, else the best-ranked one, provided its title and text hold most of the question's
+    words but its `cues` (the words saying what is asked of the paper: "authors", "published")."""
     chunks = chunks[:MAX_CHUNKS]
-    if not ask.summary or not chunks:
+    if not chunks:
         return None
     named = [c for c in chunks if ask.named and names_paper(ask.named, c)]
     if named:
         return named[0]
-    wanted = ask.words - _PAPER_NOUNS
+    wanted = ask.words - _PAPER_NOUNS - set(cues)
     if ask.papers or not wanted:
         return None  # "summarize the Douglas et al. paper": none of the passages is of it
     paper = [c for c in chunks if c.item_key == chunks[0].item_key]
