@@ -167,6 +167,16 @@ async def test_offline_a_question_nothing_answers_alone_is_asked_again_as_a_foll
 
 
 @pytest.mark.connected
+async def test_offline_who_wrote_it_is_answered_from_the_record_of_the_paper_just_cited(nats_server):
+    async with running_system(nats_server.url) as system:
+        first = (await system.chat(FIRST))[-1]["data"]
+        done = (await system.chat("Who wrote it?", session_id=first["session_id"]))[-1]["data"]
+        assert "Jonsson" in done["prose"].split("[1]")[1]  # by ..., after the record's citation
+        assert [c["kind"] for c in done["citations"]] == ["record"]
+        assert {c["item_key"] for c in done["citations"]} == {r["item_key"] for r in first["references"]["cited"]}
+
+
+@pytest.mark.connected
 async def test_with_a_model_a_follow_up_is_rewritten_and_answered_with_the_remembered_turns(nats_server):
     model = LoopbackModel(["The rate was estimated from 387 twin pairs [1]."])
     async with serving(model.app) as llm, running_system(nats_server.url, llm_url=f"{llm}/v1") as system:

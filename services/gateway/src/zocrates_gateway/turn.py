@@ -285,6 +285,8 @@ async def search_turn(
         query, answered = follow.query, follow
     if answered is not None and scope is None:
         chunks = await retrieve_follow_up(gateway, turn, ids, answered)
+        if (record := await record_turn(gateway, turn, message, ids, question, chunks, notes, answered)) is not None:
+            return record  # "who wrote it?"
     else:
         evidence = await retrieve_evidence(gateway, turn, ids, query, scope)
         if evidence.scope_empty:
@@ -293,21 +295,8 @@ async def search_turn(
         if scope is None:  # a scope the user chose says where to look
             chunks = await with_named_paper(gateway, turn, ids, question, query, chunks)
         chunks = await with_summary_passages(gateway, turn, ids, question, chunks, scope)
-        fields = record_fields(question)
-        if fields and (paper := paper_asked_about(read_question(question), chunks, RECORD_CUES)) is not None:
-            # "who wrote the Paper Plain paper?": its library record says, which its text rarely does
-            record = paper_record(paper)
-            return await answer_turn(
-                gateway,
-                turn,
-                message,
-                ids,
-                [record, *chunks],
-                question=question,
-                written=record_answer(fields, record, 1),
-                written_quotes=True,
-                notes=notes,
-            )
+        if (record := await record_turn(gateway, turn, message, ids, question, chunks, notes)) is not None:
+            return record
         if follow is None and scope is None and history and not gateway.settings.llm_for("synthesizer"):
             # Asked alone, nothing answers it: the question may lean on the conversation without
             # saying so ("what would guessing have scored?"); read it as a follow-up, and say so.
@@ -318,6 +307,42 @@ async def search_turn(
                 answered = retry
     return await answer_turn(
         gateway, turn, message, ids, chunks, question=question, follow=answered, notes=notes, history=history
+    )
+
+
+async def record_turn(
+    gateway: Gateway,
+    turn: TurnLog,
+    message: str,
+    ids: dict,
+    question: str,
+    chunks: list[EvidenceChunk],
+    notes: list[str],
+    follow: FollowUp | None = None,
+) -> TurnRecord | None:
+    """The answer to a question about a paper's record ("who wrote the Paper Plain paper?", "when
+    was it published?"), from the library record of the paper it names (else the best-ranked
+    one holding its words; after a follow-up's pointer, the previous answer's first paper); None
+    for another question, or when no paper fits. A paper's text rarely says who wrote it."""
+    if not (fields := record_fields(question)):
+        return None
+    paper = paper_asked_about(read_question(question), chunks, RECORD_CUES)
+    if paper is None and follow is not None:
+        before = {(i.library_id, i.item_key) for i in follow.items}
+        paper = next((c for c in chunks if (c.library_id, c.item_key) in before), None)
+    if paper is None:
+        return None
+    record = paper_record(paper)
+    return await answer_turn(
+        gateway,
+        turn,
+        message,
+        ids,
+        [record, *chunks],
+        question=question,
+        written=record_answer(fields, record, 1),
+        written_quotes=True,
+        notes=notes,
     )
 
 
