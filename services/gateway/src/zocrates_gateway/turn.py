@@ -370,7 +370,12 @@ async def with_named_paper(
     if not items:
         return chunks
     scope = ItemsScope(items=[ItemRef(library_id=library, item_key=key) for library, key in items[:MAX_SCOPE_ITEMS]])
-    own = {c.chunk_id: c for c in await retrieve_items(gateway, turn, ids, query, scope)}
+    # what the search found of the paper stays first, in its order: the search within the paper
+    # adds to it, and never pushes a passage the whole library's ranking put high past the cut
+    named = set(items)
+    own = {c.chunk_id: c for c in chunks if (c.library_id, c.item_key) in named}
+    for chunk in await retrieve_items(gateway, turn, ids, query, scope):
+        own.setdefault(chunk.chunk_id, chunk)
     return list(own.values()) + [c for c in chunks if c.chunk_id not in own]
 
 
