@@ -361,7 +361,10 @@ async def with_named_paper(
     papers = ask.papers
     if not papers:
         return chunks
-    items = list(dict.fromkeys((c.library_id, c.item_key) for c in chunks[:MAX_CHUNKS] if names_paper(papers, c)))
+    of_paper = [c for c in chunks[:MAX_CHUNKS] if names_paper(papers, c)]
+    if len(of_paper) >= NAMED_PAPER_READ:
+        return chunks  # the search read the paper broadly: a search within it adds little
+    items = list(dict.fromkeys((c.library_id, c.item_key) for c in of_paper))
     if not items:
         items = await items_by_author(gateway, ids, papers, ask.year)
     if not items:
@@ -377,6 +380,11 @@ async def with_named_paper(
     for chunk in await retrieve_items(gateway, turn, ids, query, scope):
         own.setdefault(chunk.chunk_id, chunk)
     return list(own.values()) + [c for c in chunks if c.chunk_id not in own]
+
+
+#: Passages of a paper the question names, among those the answer writer reads, from which the
+#: search is taken to have read it broadly enough (half of them).
+NAMED_PAPER_READ = MAX_CHUNKS // 2
 
 
 async def items_by_author(
