@@ -331,26 +331,30 @@ RECORD_KIND = "record"
 def record_chunk(item: LibraryItemMatch) -> EvidenceChunk:
     """An item's library record as evidence of this turn: what the lookup found the library
     holds, so that an answer saying the item is there cites the item, text indexed or not."""
-    people = "; ".join(filter(None, (_full_name(c) for c in item.creators)))
-    year = item.year if item.year is not None else "n.d."
-    facts = [f"{people} ({year})." if people else f"({year}).", f"{item.title.strip() or 'Untitled'}."]
-    facts += [
-        f"{item.publication}." if item.publication else "",
+    facts = [
         f"DOI {item.doi}." if item.doi else "",
         f"arXiv:{item.arxiv_id}." if item.arxiv_id else "",
         f"PMID {item.pmid}." if item.pmid else "",
+        f"Library: {item.library_name or item.library_id}.",
+        f"Collections: {', '.join(item.collections)}." if item.collections else "",
     ]
-    facts.append(f"Library: {item.library_name or item.library_id}.")
-    if item.collections:
-        facts.append(f"Collections: {', '.join(item.collections)}.")
+    return _record(item, facts)
+
+
+def _record(source: LibraryItemMatch | EvidenceChunk, more: list[str]) -> EvidenceChunk:
+    """A record chunk of `source`'s item: its creators, year, title and publication, then `more`."""
+    people = "; ".join(filter(None, (_full_name(c) for c in source.creators)))
+    year = source.year if source.year is not None else "n.d."
+    facts = [f"{people} ({year})." if people else f"({year}).", f"{source.title.strip() or 'Untitled'}."]
+    facts += [f"{source.publication}." if source.publication else "", *more]
     return EvidenceChunk(
-        chunk_id=f"record-{item.library_id}-{item.item_key}",
-        item_key=item.item_key,
-        library_id=item.library_id,
-        title=item.title,
-        creators=item.creators,
-        year=item.year,
-        publication=item.publication,
+        chunk_id=f"record-{source.library_id}-{source.item_key}",
+        item_key=source.item_key,
+        library_id=source.library_id,
+        title=source.title,
+        creators=source.creators,
+        year=source.year,
+        publication=source.publication,
         section="Library record",
         kind=RECORD_KIND,
         text=" ".join(f for f in facts if f),
@@ -393,22 +397,7 @@ def paper_record(chunk: EvidenceChunk) -> EvidenceChunk:
     """The library record of a passage's paper, from what the passage carries (its item's
     creators, year, title and publication), as evidence of this turn: what an answer about
     who wrote the paper or where it appeared cites."""
-    people = "; ".join(filter(None, (_full_name(c) for c in chunk.creators)))
-    year = chunk.year if chunk.year is not None else "n.d."
-    facts = [f"{people} ({year})." if people else f"({year}).", f"{chunk.title.strip() or 'Untitled'}."]
-    facts.append(f"{chunk.publication}." if chunk.publication else "")
-    return EvidenceChunk(
-        chunk_id=f"record-{chunk.library_id}-{chunk.item_key}",
-        item_key=chunk.item_key,
-        library_id=chunk.library_id,
-        title=chunk.title,
-        creators=chunk.creators,
-        year=chunk.year,
-        publication=chunk.publication,
-        section="Library record",
-        kind=RECORD_KIND,
-        text=" ".join(f for f in facts if f),
-    )
+    return _record(chunk, [])
 
 
 def record_answer(fields: list[str], record: EvidenceChunk, index: int) -> Iterator[str]:
