@@ -349,8 +349,9 @@ async def record_turn(
 async def with_named_paper(
     gateway: Gateway, turn: TurnLog, ids: dict, question: str, query: str, chunks: list[EvidenceChunk]
 ) -> list[EvidenceChunk]:
-    """For a question naming a paper ("Douglas et al.", "the Kamuzu study"): the question
-    searched within that paper, its passages ahead of the rest. The paper is the one of the
+    """For a question naming a paper ("Douglas et al.", "the Kamuzu study") of which the search
+    found fewer than half of its passages (`NAMED_PAPER_READ`): the question searched within that
+    paper, its passages ahead of the rest. The paper is the one of the
     passages found whose title or authors carry the name; when none does, it is found by its
     name (a creator of the library's items, else a passage whose paper's authors or title hold
     it). A search for "what did Douglas et al. conclude?" finds what others concluded; their
