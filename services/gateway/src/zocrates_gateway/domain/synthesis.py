@@ -201,7 +201,7 @@ class Ask:
     codes: frozenset[str]  # those of them that are codes or acronyms (IC50, 33RE, ROUGE), lowercased
     answer_type: str | None  # "count", "percent", "value", "identifier", "year" or None
     focus: frozenset[str]  # the stems of the thing asked about ("bleeding risk"), if the question names it
-    back_matter: bool  # asks about funding, authors, ethics, ... (back matter may answer)
+    back_matter: frozenset[BackMatterTopic]  # what it asks of back matter: funding, ethics, ... (none: nothing)
     captions: bool  # asks about a figure or table (its caption may answer)
     title_block: bool  # asks who wrote the paper
     #: the named terms that name a paper ("the Malawi study", "Datta et al."), not a thing in it
@@ -319,9 +319,10 @@ def read_question(question: str) -> Ask:
     summary = _SUMMARY_QUESTION.search(question)
     dated = {year for m in _PAPER_YEAR_RE.finditer(question) for year in m.groups() if year}
     expansion = _EXPANSION_QUESTION.search(question)
-    if expansion and sum(c.isupper() for c in next(g for g in expansion.groups() if g)) < 2:
-        expansion = None  # "what did the authors mean by ...?" asks for no abbreviation's long form
-    if expansion:  # what it asks about is the abbreviation, not "standing"
+    expands = next(g for g in expansion.groups() if g) if expansion else None
+    if expands and sum(c.isupper() for c in expands) < 2:
+        expands = None  # "what did the authors mean by ...?" asks for no abbreviation's long form
+    if expands:  # what it asks about is the abbreviation, not "standing"
         focus = frozenset()
     return Ask(
         # "paid for" asks who funded; "the Malawi study" says which paper, and "the main findings
@@ -330,18 +331,18 @@ def read_question(question: str) -> Ask:
         - content_words(" ".join([*papers, *dated]))
         - (_COLLEAGUES if authors else set())
         - (content_words(summary.group()) & _SUMMARY_CUES if summary else set())
-        - (_EXPANSION_CUES if expansion else set()),
+        - (_EXPANSION_CUES if expands else set()),
         named=named,
         codes=codes,
         answer_type=answer_type,
         focus=focus,
-        back_matter=bool(back_matter),
+        back_matter=frozenset(back_matter_topics(question)),
         captions=bool(_CAPTION_QUESTION.search(question)),
         title_block=bool(_AUTHOR_QUESTION.search(question)),
         papers=papers,
         summary=bool(summary),
         year=int(min(dated)) if dated else None,
-        expands=next(g for g in expansion.groups() if g).lower() if expansion else None,
+        expands=expands.lower() if expands else None,
     )
 
 
@@ -623,12 +624,12 @@ def candidate_sentences(
     named_papers = {c.item_key for c in top if ask.papers and names_paper(ask.papers, c)}
     named_by_back_matter = {c.item_key for c in top if ask.named and names_paper(ask.named, c)}
     # "who funded it?" is answered by a statement of who paid, not by thanks to colleagues
-    funding_asked = bool(_BACK_MATTER_TOPICS["funding"].search(question.replace("\u2019", "'")))
+    funding_asked = "funding" in ask.back_matter
     found = []
     for rank, chunk in enumerate(top):
         if chunk.role == "back_matter" and not ask.back_matter:
             continue
-        prior = RANK_PRIOR * (1 - rank / len(top)) + section_prior(chunk, ask.back_matter, pattern is not None)
+        prior = RANK_PRIOR * (1 - rank / len(top)) + section_prior(chunk, bool(ask.back_matter), pattern is not None)
         if chunk.chunk_id in cited_before:
             prior += CITED_BEFORE_PRIOR
         # Where the question names a paper, another paper's units answer for nothing. Back
