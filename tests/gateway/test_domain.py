@@ -167,6 +167,9 @@ def test_each_role_inherits_the_default_model_and_its_own_url_keeps_its_own_key(
     [
         ("Who are the authors of the Paper Plain paper?", ["authors"]),
         ("Who wrote the review on DVT prophylaxis?", ["authors"]),
+        ("List the authors of the Kamuzu study.", ["authors"]),
+        ("Did the authors of the DVT prophylaxis review declare competing interests?", []),
+        ("What did the authors of the Malawi study recommend?", []),
         ("When was the Datta review published?", ["year"]),
         ("In which journal was the Kamuzu study published?", ["publication"]),
         # what the study did, not where or when the paper appeared
