@@ -23,9 +23,11 @@ from zocrates_contracts import Creator, EvidenceChunk
 from zocrates_gateway.config import GatewaySettings
 from zocrates_gateway.domain.synthesis import (
     ANSWER_INTRO,
+    FOCUS_PENALTY,
     NOT_FOUND,
     asks_about_back_matter,
     back_matter_topics,
+    candidate_sentences,
     choose_points,
     content_words,
     extractive_answer,
@@ -310,6 +312,30 @@ def test_a_sample_size_is_the_number_sampled():
     assert [p.index for p in points] == [1]
 
 
+def test_a_name_in_the_papers_title_tells_none_of_its_units_apart():
+    """Asked what outpatients "at Kamuzu Central Hospital" named as the bottleneck, in a paper
+    whose title names the hospital, a sentence repeating the name is no better an answer for it:
+    the sentence that answers, which does not repeat it, comes first."""
+    kamuzu = "A situational analysis at the Medical Department of Kamuzu Central Hospital in Malawi"
+    evidence = [
+        chunk(
+            1,
+            "Out of the 82 respondents answering this question, 41% of them cited staff performance as the "
+            "major problem or bottleneck, and 27% suggested patient focus.",
+            "Results",
+        ),
+        chunk(
+            2,
+            "The Medical Department of Kamuzu Central Hospital in Malawi set out to improve the quality of "
+            "care provided to its patients and establish itself as a recognized centre in teaching.",
+            "Abstract",
+        ),
+    ]
+    evidence = [c.model_copy(update={"title": kamuzu, "item_key": "KAMUZU"}) for c in evidence]
+    points = points_for("What did outpatients at Kamuzu Central Hospital cite as the major bottleneck?", evidence)
+    assert points and points[0].index == 1
+
+
 def paper(n: int, text: str, section: str | None, title: str, role: str | None = None, key: str = "") -> EvidenceChunk:
     return evidence_chunk(n, text, section, role=role, item_key=key or title[:8]).model_copy(update={"title": title})
 
@@ -567,7 +593,6 @@ async def test_a_configured_llm_is_sent_the_evidence_without_the_sources_referen
 
 def on_type_units(question: str, text: str) -> list[str]:
     """The units of one chunk of `text` that state the kind of answer `question` asks for."""
-    from zocrates_gateway.domain.synthesis import candidate_sentences
 
     return [s.text for s in candidate_sentences(question, [chunk(1, text)]) if s.on_type]
 
@@ -686,6 +711,38 @@ def test_a_pointer_is_no_focus_of_a_question():
     assert read_question("How many stakeholders were interviewed?").focus == {"stakehold"}
 
 
+def test_the_verb_after_what_is_counted_is_no_focus():
+    """ "How many medical doctors worked in ...?" counts doctors, not work."""
+    assert read_question("How many medical doctors worked in the Medical Department in 2010?").focus == {"doctor"}
+    assert read_question("How many patients died in the ward?").focus == {"patient"}
+
+
+def test_a_duration_in_words_is_a_value():
+    on_type = on_type_units(
+        "How long did the principal researcher observe the department?",
+        "The principal researcher served as a participatory observer of the department. "
+        "By working in the field for a period of one month, she observed the usual practices of the department.",
+    )
+    assert on_type == [
+        "By working in the field for a period of one month, she observed the usual practices of the department."
+    ]
+
+
+def test_a_name_answers_a_question_about_a_kind_of_thing_it_never_names():
+    """ "What software ...?" is answered by "Microsoft Excel and Epi-Info", which never says
+    "software": a unit naming something the question does not is not held to the word."""
+    question = "What software was used to analyze the quantitative interview data?"
+    evidence = [
+        chunk(1, "Quantitative data from the interviews were analyzed with Microsoft Excel and Epi-Info.", "Methods"),
+        chunk(
+            2, "The quantitative aspect of the analysis consisted of structured interviews with outpatients.", "Methods"
+        ),
+    ]
+    named, unnamed = candidate_sentences(question, evidence)
+    assert named.bonus - unnamed.bonus == pytest.approx(FOCUS_PENALTY)
+    assert [p.index for p in points_for(question, evidence)][:1] == [1]
+
+
 @pytest.mark.parametrize(
     ("question", "answer_type"),
     [
@@ -717,7 +774,7 @@ def test_a_value_is_not_the_digits_of_a_name_a_figure_label_or_the_code_asked_ab
 def test_a_count_or_value_asked_for_is_not_held_against_the_methods():
     """Methods describe how, findings state answers; but a count or a value ("how many images
     were taken?") is as likely stated in the methods, which then start level."""
-    from zocrates_gateway.domain.synthesis import SECTION_PRIOR, candidate_sentences
+    from zocrates_gateway.domain.synthesis import SECTION_PRIOR
 
     methods = chunk(1, "A total of 720 images were collected using a CCD detector.", section="Materials and methods")
     [counted] = candidate_sentences("How many images were taken?", [methods])

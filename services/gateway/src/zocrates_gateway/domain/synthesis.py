@@ -278,7 +278,7 @@ _PERCENT_RE = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent(?:age)?\b", re.IGNORE
 _VALUE_RE = re.compile(
     r"(?<![A-Za-z\d])(?<!Figure )(?<!Fig\. )(?<!Table )\d+(?:[.,]\d+)?\s?"
     r"(?:%|[a-zA-Zµμ°Å˚]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
-    r"|\d[\s-]?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
+    rf"|(?:\d|\b(?:{_NUMBER_WORDS}))[\s-]?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
     r"|(?<![\w.])\d+\.\d+(?![\w.])",
     re.IGNORECASE,
 )  # or a bare decimal: a table cell
@@ -309,6 +309,8 @@ def read_question(question: str) -> Ask:
     codes = frozenset(m.lower() for m in found if _CODE_RE.fullmatch(m))
     m = _FOCUS_RE.search(question)
     phrase = next(g for g in m.groups() if g).lower().split() if m else []
+    if len(phrase) > 1 and phrase[-1].endswith("ed"):  # "how many medical doctors worked in ...": a verb
+        phrase = phrase[:-1]
     # "how many of those came ...": a pointer names no thing of its own (a follow-up's referent)
     named_thing = phrase and phrase[-1] not in _GENERIC_FOCUS and not _POINTERS & set(phrase)
     focus = frozenset(content_words(phrase[-1])) if named_thing else frozenset()
@@ -470,6 +472,28 @@ _QUANTITY_VALUE_RE = {
     for names, units in _UNITS_OF.items()
     for word in content_words(names)
 }
+#: Kinds of thing a name answers: "what software ...?" is answered by "Microsoft Excel and
+#: Epi-Info", which never says "software".
+_NAMED_KINDS = frozenset(
+    content_words(
+        "software program programme package tool toolkit database language organisation organization "
+        "institution agency company funder sponsor foundation university country city journal dataset corpus "
+        "instrument questionnaire guideline checklist synchrotron beamline facility platform"
+    )
+)
+# A name in running text: a word with a capital past its first letter (EMBASE, scispaCy, GPT-3,
+# Epi-Info) or a capitalised word that does not open the sentence.
+_NAME_RE = re.compile(r"\b[A-Za-z]+[A-Z][\w-]*|(?<=[^.!?:\s] )[A-Z][a-z][\w-]*")
+_NOT_NAMES = frozenset(("Table", "Figure", "Fig", "Section", "Appendix"))
+
+
+def _names_one(text: str, ask: Ask) -> bool:
+    """Whether `text` names a thing the question does not: an answer to "which software?"."""
+    return any(
+        m.group(0) not in _NOT_NAMES and not content_words(m.group(0)) & ask.words for m in _NAME_RE.finditer(text)
+    )
+
+
 #: The words of a summary question that say what kind of answer it wants, not what it is about.
 _SUMMARY_CUES = frozenset(
     content_words(
@@ -642,6 +666,8 @@ def candidate_sentences(
         paper = _paper_names(chunk) if back_matter else ""
         about = content_words(f"{(chunk.section or '').rsplit(' > ', 1)[-1]} {paper}") if back_matter else set()
         named = ask.named if back_matter else ask.named - ask.papers
+        if not back_matter:  # a term in the paper's title is what all of it is about: it tells no unit apart
+            named = {t for t in named if not names_paper([t], chunk)}
         for unit, raw, similarity in _unit_texts(chunk, kinds):
             kind = unit.kind
             text = strip_reference_markers(" ".join(raw.split()))
@@ -664,6 +690,7 @@ def candidate_sentences(
                 or bool(ask.focus & own)
                 or (back_matter and (states_funding or not funding_asked))
                 or (typed and any(w in _QUANTITY_VALUE_RE and _QUANTITY_VALUE_RE[w].search(text) for w in ask.focus))
+                or (bool(ask.focus & _NAMED_KINDS) and _names_one(text, ask))
             )
             if pattern is not None or ask.expands:
                 bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
