@@ -273,6 +273,40 @@ def test_a_line_of_one_cell_in_a_table_of_numbers_labels_the_rows_after_it():
     assert rows[-1] == "Table 2 (Statistics): Redundancy — Value: 3.9; SD: 0.2"
 
 
+def test_a_header_naming_only_the_labels_names_no_value():
+    """The ACE paper's Table 2 heads its label column "Parameter" and leaves its values unnamed:
+    "Resolution (Å) — Parameter: 2.2" said the resolution was a parameter of 2.2. Its "B-factor
+    analysis" line labels the B-factors after it."""
+    text = (
+        "Table 2 Crystallographic statistics\nParameter\nResolution (Å) | 2.2\nRfree | 21.9\n"
+        "B-factor analysis\nInhibitor (chain A/B) | 21.3/18.2\nSolvent | 25.8"
+    )
+    units = table_units(text, 0, len(text), head_lines=2)
+    assert [u.text.split(": ", 1)[1] for u in units if u.kind == "table_row"] == [
+        "Resolution (Å) — 2.2",
+        "Rfree — 21.9",
+        "B-factor analysis, Inhibitor (chain A/B) — 21.3/18.2",
+        "B-factor analysis, Solvent — 25.8",
+    ]
+    assert row_text("Table 3", ["n (%)"], ["female", "12 (40)"]) == "Table 3: female — n (%): 12 (40)"
+
+
+def test_a_header_line_stopping_mid_heading_goes_on_onto_the_next():
+    """The ACE paper's Table 1 writes its headings over two lines; the second was quoted as a
+    row ("Domain contribution | Substrate | of substrate | ...")."""
+    text = (
+        "Table 1 A summary of ACE substrates\nBiological action | Inhibitor(s) targeting the\n"
+        "Domain contribution | Substrate | of substrate | indicated domain\n"
+        "N-domain specific | N-Acetyl-SDKP | Anti-fibrosis | RXP407"
+    )
+    units = table_units(text, 0, len(text), head_lines=2)
+    assert [u.kind for u in units] == ["caption", "table_header", "table_header", "table_row"]
+    assert units[3].text == (
+        "Table 1 (A summary of ACE substrates): N-domain specific — Substrate: N-Acetyl-SDKP; "
+        "Biological action of substrate: Anti-fibrosis; Inhibitor(s) targeting the indicated domain: RXP407"
+    )
+
+
 def test_the_rows_of_a_real_table_say_which_group_they_are_of(pdf_dir):
     """The ACE paper's Table 5 lists hydrogen bonds by the inhibitor's part (P2′, P1′, ..., P2)."""
     doc = convert_pdf(pdf_dir / "cermine" / "example3.pdf")

@@ -67,7 +67,9 @@ log = structlog.get_logger(__name__)
 #: item, where the PDF's layout shows the writer broke the line.
 #: 11: in a table of numbers, a line of one cell in words labels the rows under it ("Sex",
 #: then "female | 12 | 14" reads "Sex, female — ..."), and is no row of its own.
-INDEX_VERSION = "11"
+#: 12: a header of one cell naming the labels ("Parameter") names no value and its table's
+#: one-cell lines label groups; a header line stopping on "the", "of", ... goes on onto the next.
+INDEX_VERSION = "12"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128

@@ -232,16 +232,51 @@ def table_label(caption: str) -> str:
 def row_text(label: str, header: list[str], cells: list[str], group: str = "") -> str:
     """A table row as it reads on its own: "Table 1 (Patient care): Privacy given — Yes (%): 99;
     No (%): 1". Cells pair with the header's columns when the counts agree, or when the header
-    has no cell over the rows' label column (then it names the cells after the label). A row
-    under a group label leads with it: "Table 1 (Baseline): Sex, female — n: 12"."""
+    has no cell over the rows' label column (then it names the cells after the label); a header
+    that only names the labels ("Parameter") names no value. A row under a group label leads
+    with it: "Table 1 (Baseline): Sex, female — n: 12"."""
     cells = [c.strip() for c in cells]
     if group:
         cells[0] = f"{group}, {cells[0]}" if cells[0] else group
     named = header[1:] if len(header) == len(cells) else header if len(header) == len(cells) - 1 else []
+    if names_labels(header) and len(cells) > 1 and cells[0]:  # "Parameter" heads the labels, not the values
+        return f"{label}: {cells[0]} — " + "; ".join(c for c in cells[1:] if c)
     if named and len(cells) > 1:
         pairs = "; ".join(f"{h.strip()}: {c}" if h.strip() else c for h, c in zip(named, cells[1:]) if c)
         return f"{label}: {cells[0]} — {pairs}" if cells[0] else f"{label}: {pairs}"
     return f"{label}: " + " | ".join(c for c in cells if c)
+
+
+#: A header of one cell that names the rows' labels ("Parameter" over "Resolution (Å) | 2.2"),
+#: not their values.
+_LABEL_COLUMN = re.compile(
+    r"^\s*(?:parameters?|variables?|characteristics?|items?|propert(?:y|ies)|features?|categor(?:y|ies)"
+    r"|measures?|names?|descriptions?)\s*$",
+    re.IGNORECASE,
+)
+
+
+def names_labels(header: list[str]) -> bool:
+    """Whether a table's header is one cell naming the rows' labels: the values are unnamed."""
+    return len(header) == 1 and bool(_LABEL_COLUMN.match(header[0]))
+
+
+#: A header line that stops on a word that cannot end a heading ("Inhibitor(s) targeting the")
+#: goes on onto the next line, whose cells finish its headings.
+_HEADER_GOES_ON = re.compile(r"\b(?:the|of|and|or|to|for|in|with|a|an|by|on|at|from|per|vs\.?)\s*$", re.IGNORECASE)
+
+
+def continued_header(upper: list[str], lower: list[str]) -> list[str]:
+    """The headings of a header written over two lines. The upper line's cells sit over the last
+    columns of the lower one (its first columns' headings fit on one line): "Biological action of
+    product" over "after ACE hydrolysis"."""
+    if len(upper) > len(lower):
+        return [f"{a.strip()} {b.strip()}".strip() for a, b in zip_longest(upper, lower, fillvalue="")]
+    start = len(lower) - len(upper)
+    return [
+        f"{upper[i - start].strip()} {cell.strip()}".strip() if i >= start else cell.strip()
+        for i, cell in enumerate(lower)
+    ]
 
 
 _NUMBER_CELL = re.compile(r"^[<>≤≥~±+\-−–]?\s*\.?\d")
@@ -309,6 +344,9 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     words go on in lower case or with a bracket ("to many primary level cases"). In a table of
     numbers such a line is a row of its own (a second statistic under the same label).
 
+    A header line stopping on a word that cannot end a heading ("Inhibitor(s) targeting the")
+    goes on onto the next line, which is a header line too (`continued_header`).
+
     In a table of numbers with columns, a line of one cell in words ("Sex", "P2′") labels the
     rows after it, up to the next such line: it is a header line, and each row under it reads
     with it ("Sex, female — n: 12"), where alone it would state nothing and its rows would not
@@ -319,6 +357,9 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
         cursor += len(line) + 1
     caption = text[lines[0][0] : lines[0][1]] if head_lines >= 2 else ""
     header = text[lines[head_lines - 1][0] : lines[head_lines - 1][1]].split(" | ") if head_lines >= 1 else []
+    if header and len(lines) > head_lines + 1 and _HEADER_GOES_ON.search(header[-1]):
+        header = continued_header(header, text[lines[head_lines][0] : lines[head_lines][1]].split(" | "))
+        head_lines += 1
     label = table_label(caption) if caption else "Table"
     body = [text[a:b].split(" | ") for a, b in lines[head_lines:]]
     headers = {head_lines + no for no in header_rows(body)}
@@ -346,7 +387,12 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
             units.append(Unit("table_header", a, b))
             header, group = cells, ""
             continue
-        if not wrapped and one_cell and len(header) > 1 and _GROUP_LABEL.match(text[a:b].strip(" |")):
+        if (
+            not wrapped
+            and one_cell
+            and (len(header) > 1 or names_labels(header))
+            and _GROUP_LABEL.match(text[a:b].strip(" |"))
+        ):
             units.append(Unit("table_header", a, b))  # a group label
             group = text[a:b].strip(" |")
             continue
