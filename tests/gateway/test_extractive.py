@@ -30,6 +30,8 @@ from zocrates_gateway.domain.synthesis import (
     candidate_sentences,
     choose_points,
     content_words,
+    defines,
+    describes,
     extractive_answer,
     read_question,
     strip_reference_markers,
@@ -842,3 +844,27 @@ def test_what_an_abbreviation_stands_for_is_answered_where_the_paper_defines_it(
     assert points_for("What is the full form of KCH?", evidence)[0].index == 2
     assert points_for("What does KCH stand for?", evidence[:1]) == []
     assert read_question("What did the authors mean by gist?").expands is None
+
+
+def test_what_a_named_thing_is_is_answered_by_a_sentence_saying_what_it_is():
+    """Asked "what is RXP407?", every sentence naming RXP407 covers the whole question; the one
+    saying what it is answers, ahead of the table row and the sentences that only mention it."""
+    evidence = [
+        chunk(1, "Table 3 SHOP results\nName | R2\nRXP407 | 1\n33RE | 0.85", "Results", kind="table"),
+        chunk(2, "The data for RXP407 presented here compare well with previously published reports.", "Discussion"),
+        chunk(
+            3,
+            "RXP407 is a phosphinic peptidomimetic ACE inhibitor that displays approximately three orders of "
+            "magnitude N-selectivity. Compound 33RE inhibited the N-domain similarly to RXP407 (Ki = 21.03 nM).",
+            "Introduction",
+        ),
+    ]
+    assert read_question("What is RXP407?").describes == "rxp407"
+    assert read_question("What is the PDB code?").describes is None  # a value, not what a thing is
+    points = points_for("What is RXP407?", evidence)
+    assert points and points[0].text.startswith("RXP407 is a phosphinic peptidomimetic ACE inhibitor")
+    assert not any(p.kind == "table_row" for p in points)
+    # an acronym is said by its long form
+    kch = "The Medical Department of the Kamuzu Central Hospital (KCH), is a tertiary referral hospital."
+    assert describes(kch, "kch") or defines(kch, "kch")
+    assert not defines("Compound 33RE inhibited the N-domain similarly to RXP407 (Ki = 21.03 nM).", "rxp407")

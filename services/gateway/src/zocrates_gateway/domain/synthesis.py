@@ -77,6 +77,9 @@ SECTION_PRIOR = {"findings": 0.1, "methods": -0.1}
 CITED_BEFORE_PRIOR = 0.2
 DENSE_WEIGHT = 0.5  # of the unit's similarity to the question, against its word coverage
 ANSWER_TYPE_BONUS, ANSWER_TYPE_PENALTY = 0.15, 0.25
+#: for a unit saying what the named thing a "what is X?" question asks about is: every unit
+#: naming X covers all the question's words, so word coverage cannot tell the answer apart
+DESCRIBES_BONUS = 0.4
 COUNT_FOCUS_BONUS = 0.15  # a count of the very thing a "how many" question asks about
 NAMED_TERM_WEIGHT = 0.15  # times the share of the question's named terms the unit holds
 FOCUS_PENALTY = 0.2  # for a unit that never names the thing the question asks about
@@ -210,6 +213,8 @@ class Ask:
     year: int | None = None  # the year that dates the paper it names ("Kaur et al. 2021")
     #: the abbreviation whose long form it asks for ("what does KCH stand for?"), lowercased
     expands: str | None = None
+    #: the named thing it asks to be told what it is ("what is RXP407?"), lowercased
+    describes: str | None = None
 
 
 _ANSWER_TYPES = [
@@ -345,6 +350,27 @@ def read_question(question: str) -> Ask:
         summary=bool(summary),
         year=int(min(dated)) if dated else None,
         expands=expands.lower() if expands else None,
+        describes=_described(question, found),
+    )
+
+
+#: "What is RXP407?", "what are LMWHs?": a named thing, which a sentence saying what it is answers.
+_DESCRIPTION_QUESTION = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+([^?]{2,60}?)\s*\??\s*$", re.IGNORECASE)
+
+
+def _described(question: str, named: list[str]) -> str | None:
+    """The named term a "what is X?" question asks about, lowercased; None for another question
+    ("what is the PDB code?" asks for a value, not what a PDB code is)."""
+    m = _DESCRIPTION_QUESTION.match(question)
+    return m.group(1).lower() if m and m.group(1) in named else None
+
+
+def describes(text: str, term: str) -> bool:
+    """Whether `text` says what `term` is: "RXP407 is a phosphinic peptidomimetic ACE inhibitor",
+    "Paper Plain, an interactive reading interface"."""
+    name = rf"(?<![\w-]){re.escape(term)}s?(?:\s*\([^)]{{1,40}}\))?"
+    return bool(
+        re.search(rf"{name},?\s+(?:is|are|was|were)\s+(?:a|an|the|one)\b|{name},\s+(?:a|an)\s", text, re.IGNORECASE)
     )
 
 
@@ -364,7 +390,8 @@ def defines(text: str, abbreviation: str) -> bool:
     short = re.escape(abbreviation)
     return bool(
         re.search(rf"[A-Za-z][\w-]*\s+\(\s*{short}s?\s*\)", text, re.IGNORECASE)
-        or re.search(rf"\b{short}s?\s+\((?!\s*(?:Fig|Table|\d))[^)]{{4,}}\)", text, re.IGNORECASE)
+        # not a value in brackets: "RXP407 (Ki = 21.03 nM)"
+        or re.search(rf"\b{short}s?\s+\((?!\s*(?:Fig|Table|\d))(?![^)]*[=<>±])[^)]{{4,}}\)", text, re.IGNORECASE)
     )
 
 
@@ -411,7 +438,7 @@ _GENERIC_FOCUS = frozenset(
 
 def quotable_kinds(ask: Ask) -> frozenset[str]:
     """The unit kinds an answer to this question may quote."""
-    kinds = {"sentence", "list_item", "table_row"}
+    kinds = {"sentence", "list_item"} if ask.describes else {"sentence", "list_item", "table_row"}
     if ask.captions:
         kinds.add("caption")
     if ask.back_matter:
@@ -692,6 +719,8 @@ def candidate_sentences(
                 or (typed and any(w in _QUANTITY_VALUE_RE and _QUANTITY_VALUE_RE[w].search(text) for w in ask.focus))
                 or (bool(ask.focus & _NAMED_KINDS) and _names_one(text, ask))
             )
+            if ask.describes and (describes(text, ask.describes) or defines(text, ask.describes)):
+                bonus += DESCRIBES_BONUS  # says what the thing asked about is
             if pattern is not None or ask.expands:
                 bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
                 if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):
