@@ -756,6 +756,8 @@ def test_a_name_answers_a_question_about_a_kind_of_thing_it_never_names():
         ("What numbers of patients were enrolled?", "count"),
         ("How selective for the N-domain is the inhibitor 33RE?", "value"),  # a degree
         ("How potent was the compound?", "value"),
+        ("At what wavelength was fluorescence excited?", "value"),
+        ("What pH was the assay buffer?", "value"),
     ],
 )
 def test_a_value_is_asked_for_in_the_singular_and_in_the_plural(question, answer_type):

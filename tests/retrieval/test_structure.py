@@ -209,6 +209,17 @@ def test_a_tables_footnotes_are_footnotes_not_rows():
         ("footnote", "is the weigh"),
         ("footnote", "‡Rfree is eq"),
     ]
+    # a part of a long table that opens mid-note
+    part = (
+        "Table 2 Crystallographic statistics\nParameter\nis the weighted mean of all the measurements\n"
+        "‡Rfree is equal to Rcryst for a randomly selected 5 % subset of reflections."
+    )
+    assert [u.kind for u in table_units(part, 0, len(part), head_lines=2)] == [
+        "caption",
+        "table_header",
+        "footnote",
+        "footnote",
+    ]
 
 
 def test_a_row_of_words_wrapped_onto_the_lines_below_is_one_row():

@@ -68,7 +68,8 @@ log = structlog.get_logger(__name__)
 #: 11: in a table of numbers, a line of one cell in words labels the rows under it ("Sex",
 #: then "female | 12 | 14" reads "Sex, female — ..."), and is no row of its own.
 #: 12: a header of one cell naming the labels ("Parameter") names no value and its table's
-#: one-cell lines label groups; a header line stopping on "the", "of", ... goes on onto the next.
+#: one-cell lines label groups; a header line stopping on "the", "of", ... goes on onto the next;
+#: a part of a long table opening mid-note is notes, not a row.
 INDEX_VERSION = "12"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).

@@ -252,7 +252,8 @@ _ANSWER_TYPES = [
             r"|durations?|ages?|scores?|constants?|affinit(?:y|ies)|ki|ic50|ec50|kd|mass(?:es)?|weights?|volumes?"
             r"|densit(?:y|ies)|speeds?|energ(?:y|ies)|risks?|capacit(?:y|ies)|completeness|efficienc(?:y|ies)"
             r"|yields?|mortality|incidences?|prevalences?|budgets?|costs?|levels?|distances?|intercepts?"
-            r"|coefficients?|r-?free|r2|p-?values?|odds|hazards?)\b",
+            r"|coefficients?|r-?free|r2|p-?values?|odds|hazards?|wavelengths?|frequenc(?:y|ies)|pressures?"
+            r"|voltages?|ph)\b",
             re.IGNORECASE,
         ),
     ),

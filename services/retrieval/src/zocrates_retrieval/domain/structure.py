@@ -366,7 +366,14 @@ def table_units(text: str, start: int, end: int, head_lines: int) -> list[Unit]:
     wrapped = not of_numbers(body)  # a row's cells may wrap onto the lines below it
     units = []
     row_cells: list[str] = []  # the cells of the row the last unit is, so far
-    in_notes = False  # past the table's first footnote: its lines of one cell are notes too
+    # past the table's first footnote its lines of one cell are notes too; a part of a long
+    # table can open mid-note ("is the weighted mean of ..."), ahead of the notes after it
+    first = next((cells for cells in body if "".join(cells).strip()), [""])
+    in_notes = (
+        len(first) == 1
+        and bool(_GOES_ON.match(first[0]))
+        and any(_TABLE_NOTE.match(" | ".join(cells)) for cells in body)
+    )
     group = ""  # the label of the rows from here on, in a table of numbers
     for no, (a, b) in enumerate(lines):
         if b <= a or not text[a:b].strip():
