@@ -719,6 +719,16 @@ def test_the_verb_after_what_is_counted_is_no_focus():
     assert read_question("How many patients died in the ward?").focus == {"patient"}
 
 
+def test_how_old_asks_for_an_age():
+    """ "How old were the participants?" is answered by their age, which never says "old"."""
+    assert read_question("How old were the participants?").words == {"particip", "age"}
+    evidence = [
+        chunk(1, "A total of 24 participants took part in the usability study of the reading tool."),
+        chunk(2, "Participants' age ranged from 19 to 67 years, with a mean of 35."),
+    ]
+    assert [p.index for p in points_for("How old were the participants in the usability study?", evidence)][:1] == [2]
+
+
 def test_a_duration_in_words_is_a_value():
     on_type = on_type_units(
         "How long did the principal researcher observe the department?",

@@ -335,7 +335,7 @@ def read_question(question: str) -> Ask:
     return Ask(
         # "paid for" asks who funded; "the Malawi study" says which paper, and "the main findings
         # of" what kind of answer, not what is asked about
-        words=frozenset(content_words(question) | content_words(" ".join(back_matter)))
+        words=frozenset(_quantity_words(question) | content_words(" ".join(back_matter)))
         - content_words(" ".join([*papers, *dated]))
         - (_COLLEAGUES if authors else set())
         - (content_words(summary.group()) & _SUMMARY_CUES if summary else set())
@@ -530,6 +530,21 @@ _SUMMARY_CUES = frozenset(
         "describe discuss"
     )
 )
+
+#: The quantity a "how <adjective>" question asks for, in the words that state it: "how old
+#: were the participants?" is answered by "participants' age ranged from 19 to 67".
+_HOW_QUANTITY = {"old": "age aged", "tall": "height", "heavy": "weight", "far": "distance", "often": "frequency"}
+_HOW_QUANTITY_RE = re.compile(rf"\bhow\s+({'|'.join(_HOW_QUANTITY)})\b", re.IGNORECASE)
+
+
+def _quantity_words(question: str) -> set[str]:
+    """The words of a "how old / tall / far ..." question with the adjective replaced by the
+    words stating its quantity (which the answer says; "old" it rarely does)."""
+    asked = [a.lower() for a in _HOW_QUANTITY_RE.findall(question)]
+    return content_words(question) - content_words(" ".join(asked)) | content_words(
+        " ".join(_HOW_QUANTITY[a] for a in asked)
+    )
+
 
 #: The words of "what does KCH stand for?" that ask for a long form and name nothing.
 _EXPANSION_CUES = frozenset(content_words("stand mean short abbreviation acronym full long form name"))
