@@ -405,6 +405,10 @@ def test_a_question_about_a_paper_the_passages_are_not_of_is_refused():
         ("What does the review say about bleeding?", False, {"bleed"}),
         ("What did Moon et al. study?", True, set()),
         ("What did the Kamuzu study investigate?", True, set()),
+        ("What does the Innocenzi and Stagi account report?", True, set()),
+        ("Tell me about the Paper Plain paper.", True, set()),
+        ("Can you describe Kaur et al.'s work?", True, set()),
+        ("Tell me about heparin-induced thrombocytopenia.", False, {"thrombocytopenia"}),
         # a count the study found is no summary of it
         ("How many patients did the study find?", False, {"patient"}),
     ],

@@ -413,11 +413,13 @@ _PAPER_YEAR_RE = re.compile(
 _SUMMARY_QUESTION = re.compile(
     r"\b(?:summar(?:y|ies|ise|ize|ised|ized|ising|izing)|overview\s+of|tl;?dr"
     r"|(?:main|key|principal|major)\s+(?:findings?|results?|conclusions?|points?|messages?|takeaways?|contributions?)"
-    r"|\bwhat\s+(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,4}?(?:find|conclude|show|study|investigate|examine|explore|report)"
+    r"|\bwhat\s+(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,6}?(?:find|conclude|show|study|investigate|examine|explore|report)"
     r"(?=\s*\??$)"
     r"|(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,4}?conclude\b"
     rf"|\bwhat(?:'s|\s+is|\s+was)\s+[^?]{{0,80}}?{_PAPER_NOUN}[^?]{{0,80}}?\babout(?=\s*\??$)"
-    rf"|\b(?:does|do|did)\s+[^?]{{0,80}}?{_PAPER_NOUN}[^?]{{0,80}}?\b(?:cover|describe|discuss)(?=\s*\??$))",
+    rf"|\b(?:does|do|did)\s+[^?]{{0,80}}?{_PAPER_NOUN}[^?]{{0,80}}?\b(?:cover|describe|discuss)(?=\s*\??$)"
+    # "tell me about the Paper Plain paper", "describe Kaur et al.'s work": a paper, not a topic
+    rf"|^\s*(?:(?:can|could)\s+you\s+)?(?:tell\s+me\s+about|describe)\s+[^?]{{0,80}}?{_PAPER_NOUN})",
     re.IGNORECASE,
 )
 
