@@ -420,6 +420,19 @@ def test_a_paper_asked_about_as_a_whole_in_other_words(question, summary, words)
     assert ask.summary is summary and words <= ask.words
 
 
+def test_a_paper_named_by_its_author_after_the_noun():
+    assert read_question("In the paper by Douglas, which residue does 33RE bind?").papers == {"douglas"}
+    assert read_question("What did the review of Datta and colleagues find?").papers == {"datta"}
+    assert read_question("In Esmann et al., what are PQDs?").describes == "pqds"
+
+
+def test_a_minus_sign_is_a_hyphen_and_per_is_no_word_to_cover():
+    """ "Per Kaur and colleagues, what does the band at 1521 cm-1 indicate?": the PDF writes
+    "cm−1" with a minus sign."""
+    assert content_words("a broad band at 1521 cm−1") >= content_words("the broad band at 1521 cm-1")
+    assert "per" not in read_question("Per Kaur and colleagues, what does the band indicate?").words
+
+
 def test_a_year_dating_a_paper_names_it_and_is_no_word_to_cover():
     ask = read_question("At what energy is the sharp peak of the BCN of Kaur et al. 2021?")
     assert ask.papers == {"kaur"} and "2021" not in ask.words

@@ -100,7 +100,7 @@ _STOP = frozenset(
     "those to was we were what when where which while who why will with would you your about "
     "between does do tell me my library paper papers study studies found find show shows shown "
     "describe explain list say says any all some also not no more most other such each only both "
-    "et al many much done use used using".split()
+    "et al many much done use used using per according".split()
 )
 
 # --- the source's own reference markers ------------------------------------------------------
@@ -356,13 +356,15 @@ def read_question(question: str) -> Ask:
 
 
 #: "What is RXP407?", "what are LMWHs?": a named thing, which a sentence saying what it is answers.
-_DESCRIPTION_QUESTION = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+([^?]{2,60}?)\s*\??\s*$", re.IGNORECASE)
+_DESCRIPTION_QUESTION = re.compile(
+    r"(?:^|[,:;]\s*)what\s+(?:is|are|was|were)\s+([^?,;:]{2,60}?)\s*\??\s*$", re.IGNORECASE
+)
 
 
 def _described(question: str, named: list[str]) -> str | None:
     """The named term a "what is X?" question asks about, lowercased; None for another question
     ("what is the PDB code?" asks for a value, not what a PDB code is)."""
-    m = _DESCRIPTION_QUESTION.match(question)
+    m = _DESCRIPTION_QUESTION.search(question)
     return m.group(1).lower() if m and m.group(1) in named else None
 
 
@@ -425,9 +427,15 @@ _SUMMARY_QUESTION = re.compile(
 
 
 def _names_a_paper(term: str, question: str) -> bool:
-    """Whether the question names a paper by `term`: "the Malawi study", "Datta et al."."""
+    """Whether the question names a paper by `term`: "the Malawi study", "Datta et al.", "the
+    paper by Douglas"."""
     year = r"(?:\(?(?:1[89]|20)\d{2}\)?\s*)?"
-    return bool(re.search(rf"(?<![\w-]){re.escape(term)}\s*{year}{_PAPER_NOUN}", question, re.IGNORECASE))
+    name = rf"(?<![\w-]){re.escape(term)}(?![\w-])"
+    return bool(re.search(rf"{name}\s*{year}{_PAPER_NOUN}|\b{_PAPER_BY}\s+{name}", question, re.IGNORECASE))
+
+
+#: "the paper by Douglas", "the review of Datta and colleagues"
+_PAPER_BY = r"(?:study|paper|trial|review|article|account|survey|report|work)\s+(?:by|of|from)"
 
 
 _POINTERS = frozenset("this that these those they them it its their".split())
@@ -478,8 +486,8 @@ def content_words(text: str) -> set[str]:
     """The stems of the words of `text` that carry meaning (Snowball's English stemmer, so
     "calculated" matches "calculate" and "complications" "complication"); a PDF's mathematical
     letters read as letters ("𝑃𝐷𝐹" is "PDF", as retrieval reads it)."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
+    if not text.isascii():  # and a minus sign is a hyphen: "cm−1" is "cm-1"
+        text = unicodedata.normalize("NFKC", text).replace("\u2212", "-")
     return {stem for w in (t.lower() for t in _WORD_RE.findall(text)) if w not in _STOP for stem in _stems(w)}
 
 
