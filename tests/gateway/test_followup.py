@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.evidence import evidence_chunk, scored
 from harness.llm import LoopbackModel
 from harness.serving import serving
 from harness.system import running_system
@@ -15,7 +16,7 @@ from zocrates_gateway.domain.followup import (
     points_back,
     resolve_follow_up,
 )
-from zocrates_gateway.turn import READ_AS_FOLLOW_UP
+from zocrates_gateway.turn import READ_AS_FOLLOW_UP, offline_answer
 
 FIRST = "What was the somatic mutation rate estimated from twins?"
 
@@ -80,6 +81,28 @@ def test_a_follow_up_remembers_the_passages_the_previous_answer_cited_and_kept()
     follow = resolve_follow_up("How many were taken?", previous(citations=[cited(1, True), cited(2, False)]))
     assert follow.cited_before == {"chunk-1"}  # a citation that did not survive is no lead
     assert resolve_follow_up("How many were taken?", previous()).cited_before == frozenset()
+
+
+def test_an_ellipsis_wants_the_kind_of_answer_the_previous_question_wanted():
+    """ "And for mechanical compression devices?" after "What bleeding risk did the review
+    calculate for LMWH?" asks for a value, as the first question did; the offline writer quoted
+    a sentence of no value ("should not be used as an initial choice") first."""
+    first = "What bleeding risk did the trauma DVT review calculate for LMWH?"
+    follow = resolve_follow_up("And for mechanical compression devices?", previous(first))
+    assert follow.asked == first
+    assert resolve_follow_up("And how were they split by gender?", previous(first)).asked == ""  # its own question
+    assert resolve_follow_up("How many were taken?", previous(first)).asked == ""
+    evidence = [
+        evidence_chunk(
+            1,
+            "Mechanical compression device DVT prophylaxis should not be used as an initial choice in trauma "
+            "patients, but when LMWH is contraindicated. Although the mechanism is unclear, the calculated risk "
+            "of bleeding with mechanical devices is 2.6%.",
+            "Conclusion",
+        )
+    ]
+    answer = offline_answer(follow.query.split("?")[0] + "?", scored(follow.query, evidence), follow)
+    assert answer.points and "2.6%" in answer.points[0].text
 
 
 def test_naming_the_paper_restricts_the_search_to_it_and_a_bare_question_borrows_the_terms():

@@ -440,7 +440,9 @@ def offline_answer(question: str, chunks: list[EvidenceChunk], follow: FollowUp 
     previous answer cited."""
     if follow is None:
         return extractive_answer(question, chunks)
-    return extractive_answer(question, chunks, context=follow.context, cited_before=follow.cited_before)
+    return extractive_answer(
+        question, chunks, context=follow.context, cited_before=follow.cited_before, asked=follow.asked
+    )
 
 
 async def retrieve_follow_up(gateway: Gateway, turn: TurnLog, ids: dict, follow: FollowUp) -> list[EvidenceChunk]:

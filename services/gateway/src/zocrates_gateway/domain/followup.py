@@ -40,6 +40,8 @@ _IT_RE = re.compile(r"\bit\b", re.I)
 _ELLIPSIS_RE = re.compile(
     r"^\s*(?:and|or|but|also|so|then|what\s+about|how\s+about|what\s+of|same\s+for|and\s+what\s+about)\b", re.I
 )
+# A question word of its own: "and how were they split by gender?" asks its own kind of question.
+_QUESTION_WORD_RE = re.compile(r"\b(?:what|which|how|why|when|where|who|whom|whose)\b", re.I)
 # A count or amount whose noun is left out: "how many were taken?", "how much did it cost?".
 _COUNT_WITHOUT_NOUN_RE = re.compile(
     r"\bhow\s+(?:many|much)\s+(?:were|was|are|is|did|do|does|had|have|has|would|will|could|can)\b", re.I
@@ -81,13 +83,16 @@ class FollowUp:
     `items` (the previous turn's cited items, searched first), `restricted` (only them),
     `context` (the carried terms, which the answer writer reads beside the question) and
     `cited_before` (the passages the previous answer cited and kept, whose units the offline
-    writer starts ahead)."""
+    writer starts ahead) and, for an ellipsis, `asked` (the previous question)."""
 
     query: str
     items: tuple[ItemRef, ...]
     restricted: bool
     context: str = ""  # the carried terms alone
     cited_before: frozenset[str] = frozenset()  # chunk ids
+    #: for an ellipsis ("and for mechanical devices?"), the previous question: it says what kind
+    #: of answer the follow-up wants (a value of the bleeding risk)
+    asked: str = ""
 
     def scope(self) -> ItemsScope | None:
         return ItemsScope(items=list(self.items[:MAX_SCOPE_ITEMS])) if self.items else None
@@ -132,7 +137,15 @@ def resolve_follow_up(question: str, previous: TurnRecord | None, *, forced: boo
         restricted=bool(items) and bool(_RESTRICT_RE.search(question)),
         context=" ".join(carried),
         cited_before=frozenset(c.chunk_id for c in previous.citations if c.survives),
+        asked=previous.question if elliptical(question) else "",
     )
+
+
+def elliptical(question: str) -> bool:
+    """Whether `question` only swaps what the previous one asked about ("and for mechanical
+    devices?", "what about the C-domain?"), asking no question of its own."""
+    m = _ELLIPSIS_RE.match(question)
+    return bool(m) and not _QUESTION_WORD_RE.search(question[m.end() :])
 
 
 def carried_terms(previous_question: str, question: str) -> list[str]:

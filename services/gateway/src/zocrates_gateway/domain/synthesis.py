@@ -849,6 +849,7 @@ def choose_points(
     max_points: int = MAX_POINTS,
     context: str = "",
     cited_before: Collection[str] = (),
+    asked: str = "",
 ) -> list[Sentence]:
     """The units that best answer the question, best first: the best must clear the relevance
     bar, the others come close to it; at most two from one chunk, and none repeats another.
@@ -857,10 +858,12 @@ def choose_points(
     as words and named terms of the question (weighing them at half made no follow-up of the
     design questions right and one wrong); what is asked (the answer type, the thing asked
     about) is read from the question alone: "how many were taken?" asks for a count.
-    `cited_before`: the chunks the answer a follow-up follows cited, whose units start ahead."""
+    `cited_before`: the chunks the answer a follow-up follows cited, whose units start ahead.
+    `asked`: the question an ellipsis follows ("and for mechanical devices?"), whose kind of
+    answer it wants."""
     ask = read_question(question)
-    if context:
-        ask = with_context(ask, context)
+    if context or asked:
+        ask = with_context(ask, context, asked)
     if ask.summary and not context:
         return summary_points(question, chunks, max_points)
     wanted = set(ask.words)
@@ -984,15 +987,20 @@ _FINDING_RE = re.compile(
 )
 
 
-def with_context(ask: Ask, context: str) -> Ask:
-    """`ask` with a follow-up's carried terms among its words and named terms."""
+def with_context(ask: Ask, context: str, asked: str = "") -> Ask:
+    """`ask` with a follow-up's carried terms among its words and named terms; for an ellipsis
+    ("and for mechanical devices?"), the kind of answer the previous question (`asked`) wanted,
+    where it says none of its own. Not the thing it asked about: what the ellipsis swaps in
+    ("insertion complications" after "the failed retrieval rate") is that."""
     carried = read_question(context)
+    before = read_question(asked) if asked else None
     return replace(
         ask,
         words=ask.words | carried.words,
         named=ask.named | carried.named,
         codes=ask.codes | carried.codes,
         papers=ask.papers | carried.papers,
+        answer_type=ask.answer_type or (before.answer_type if before else None),
     )
 
 
@@ -1060,8 +1068,9 @@ def extractive_answer(
     max_points: int = MAX_POINTS,
     context: str = "",
     cited_before: Collection[str] = (),
+    asked: str = "",
 ) -> ExtractiveAnswer:
-    return ExtractiveAnswer(choose_points(question, chunks, max_points, context, cited_before))
+    return ExtractiveAnswer(choose_points(question, chunks, max_points, context, cited_before, asked))
 
 
 def format_candidates(candidates: list[Candidate]) -> str:
