@@ -8,7 +8,8 @@ word of its own ("how many?"); never when the user says the topic changes ("On a
 subject: ..."). It is then
 searched with the previous question's key terms added and the previous turn's cited items
 first; only those items when it names them ("this paper", "that study"); and the offline
-answer writer starts the units of the passages the previous answer cited ahead. A question that names
+answer writer starts the units of the passages the previous answer cited ahead, and reads an
+ellipsis ("and for mechanical devices?") as wanting the previous question's kind of answer. A question that names
 its own topic and does not point back starts afresh.
 
 With a language model, `rewrite_messages` asks it for a standalone search query instead, and
