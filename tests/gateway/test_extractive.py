@@ -730,6 +730,38 @@ def test_a_pointer_is_no_focus_of_a_question():
     assert read_question("How many stakeholders were interviewed?").focus == {"stakehold"}
 
 
+def test_a_measure_is_of_the_thing_before_it():
+    """ "What was the mortality rate ...?" asks for a rate of mortality: a sentence giving
+    migration and occlusion rates of the same filters answers nothing of it."""
+    assert read_question("What was the mortality rate of trauma patients with IVC filters?").focus == {"mortal"}
+    assert read_question("What was the staff turnover rate at the hospital?").focus == {"turnov"}
+    assert read_question("What rate of HIT did the review calculate?").focus == {"rate"}
+    evidence = [
+        chunk(
+            1,
+            "In studies of trauma patients with IVC filters, filter migration occurred between 3% and 8%, "
+            "and IVC occlusion rates were reported between 4% and 15%.",
+        )
+    ]
+    assert points_for("What was the mortality rate of trauma patients with IVC filters?", evidence) == []
+
+
+def test_who_funded_it_is_answered_by_a_statement_of_who_paid_or_not_at_all():
+    """A review with no funding statement: its method sentence named the review and was quoted."""
+    evidence = [
+        chunk(1, "A systematic review was completed using PRISMA guidelines to evaluate DVT prophylaxis.", "Abstract"),
+        chunk(
+            2, "The authors declare that they have no competing interests.", "Competing interests", role="back_matter"
+        ),
+    ]
+    assert points_for("Who funded the DVT prophylaxis review?", evidence) == []
+    funded = [
+        *evidence,
+        chunk(3, "This review was funded by the Calgary Trauma Foundation.", "Funding", role="back_matter"),
+    ]
+    assert [p.index for p in points_for("Who funded the DVT prophylaxis review?", funded)][:1] == [3]
+
+
 def test_the_verb_after_what_is_counted_is_no_focus():
     """ "How many medical doctors worked in ...?" counts doctors, not work."""
     assert read_question("How many medical doctors worked in the Medical Department in 2010?").focus == {"doctor"}

@@ -320,6 +320,8 @@ def read_question(question: str) -> Ask:
     # "how many of those came ...": a pointer names no thing of its own (a follow-up's referent)
     named_thing = phrase and phrase[-1] not in _GENERIC_FOCUS and not _POINTERS & set(phrase)
     focus = frozenset(content_words(phrase[-1])) if named_thing else frozenset()
+    if named_thing and len(phrase) > 1 and phrase[-1] in _MEASURES and (measured := content_words(phrase[-2])):
+        focus = frozenset(measured)  # "the staff turnover rate": a rate of turnover, not any rate
     back_matter = _back_matter_words(question)
     if back_matter and not focus:  # "who funded the ACE inhibitor study?" asks about funding, not ACE
         focus = frozenset(content_words(" ".join(back_matter)))
@@ -444,6 +446,14 @@ _GENERIC_FOCUS = frozenset(
     "percentage proportion fraction share part kind type number amount value values way ways "
     "extent degree aspect aspects role class classes kind kinds category categories group groups sort size "
     "people persons individuals".split()
+)
+
+
+#: Heads naming a measure of something: in "what mortality rate ...", the thing measured (the
+#: word before the head: mortality) is what a unit must name; a migration rate answers nothing
+#: about mortality.
+_MEASURES = frozenset(
+    "rate rates risk risks level levels score scores ratio ratios incidence prevalence frequency".split()
 )
 
 
@@ -728,7 +738,8 @@ def candidate_sentences(
                 continue
             bonus = 0.0
             words = _with_abbreviations(content_words(text), text, defined)
-            states_funding = back_matter and bool(_FUNDING_RE.search(f"{text} {chunk.section or ''}"))
+            states_money = bool(_FUNDING_RE.search(f"{text} {chunk.section or ''}"))
+            states_funding = back_matter and states_money
             if back_matter:  # asked about
                 words |= about | (_FUNDING if states_funding else frozenset())
             # a table row names the thing asked about in its own cells, not in the caption all rows share
@@ -768,7 +779,9 @@ def candidate_sentences(
                     kind,
                     similarity,
                     bonus,
-                    on_type=(pattern is None and not ask.expands) or (typed and names_focus),
+                    # "who funded it?" is answered by a statement of who paid, or not at all
+                    on_type=((pattern is None and not ask.expands) or (typed and names_focus))
+                    and (states_money or not funding_asked),
                     own_words=frozenset(own) if kind == "table_row" else None,
                 )
             )
