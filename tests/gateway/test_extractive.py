@@ -336,6 +336,20 @@ def test_a_name_in_the_papers_title_tells_none_of_its_units_apart():
     evidence = [c.model_copy(update={"title": kamuzu, "item_key": "KAMUZU"}) for c in evidence]
     points = points_for("What did outpatients at Kamuzu Central Hospital cite as the major bottleneck?", evidence)
     assert points and points[0].index == 1
+    # nor do its words: "which patients were excluded ...?" is answered by a sentence saying
+    # "patients ... were excluded", not by one repeating "Kamuzu Central Hospital"
+    evidence = [
+        chunk(1, "Patients who were too ill to answer the interview questions properly were excluded.", "Methods"),
+        chunk(
+            2,
+            "The Medical Department of Kamuzu Central Hospital in Malawi set out to improve the quality of "
+            "care provided to its patients.",
+            "Abstract",
+        ),
+    ]
+    evidence = [c.model_copy(update={"title": kamuzu, "item_key": "KAMUZU"}) for c in evidence]
+    points = points_for("Which patients were excluded from the exit interviews at Kamuzu Central Hospital?", evidence)
+    assert points and points[0].index == 1
 
 
 def paper(n: int, text: str, section: str | None, title: str, role: str | None = None, key: str = "") -> EvidenceChunk:

@@ -729,7 +729,9 @@ def candidate_sentences(
         paper = _paper_names(chunk) if back_matter else ""
         about = content_words(f"{(chunk.section or '').rsplit(' > ', 1)[-1]} {paper}") if back_matter else set()
         named = ask.named if back_matter else ask.named - ask.papers
+        titled: set[str] = set()  # the words of the named terms in the paper's title
         if not back_matter:  # a term in the paper's title is what all of it is about: it tells no unit apart
+            titled = content_words(" ".join(t for t in named if names_paper([t], chunk)))
             named = {t for t in named if not names_paper([t], chunk)}
         for unit, raw, similarity in _unit_texts(chunk, kinds):
             kind = unit.kind
@@ -737,7 +739,7 @@ def candidate_sentences(
             if not _quotable(kind, text):
                 continue
             bonus = 0.0
-            words = _with_abbreviations(content_words(text), text, defined)
+            words = _with_abbreviations(content_words(text), text, defined) | titled
             states_money = bool(_FUNDING_RE.search(f"{text} {chunk.section or ''}"))
             states_funding = back_matter and states_money
             if back_matter:  # asked about
