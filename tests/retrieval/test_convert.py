@@ -230,6 +230,35 @@ def test_chunks_are_bounded_and_never_cross_sections():
     assert is_reference_list(("7 References",)) and not is_reference_list(("Related references work",))
 
 
+def test_a_sentence_cut_by_a_page_break_is_one_sentence():
+    """The ACE paper's "... addition of 280 μl of fluorogenic substrate (Abz)-FRK(Dnp)P-OH to yield
+    a final" ends page 2 and "substrate concentration of 4 or 8 μM." opens page 3: two fragments,
+    neither quotable. A paragraph of the next page that does not go on in lower case stays apart."""
+    blocks = [
+        Block("Enzyme was incubated. Substrate was added to yield a final", ("Methods",), 2),
+        Block("substrate concentration of 4 or 8 μM. Activity was monitored.", ("Methods",), 3),
+        Block("Crystals appeared within 3 days", ("Methods",), 3),
+        Block("N-domain ACE was purified to homogeneity.", ("Methods",), 4),
+    ]
+    chunks = chunk_blocks(blocks, 20, approx_tokens)  # a chunk can hold one of the paragraphs, not two
+    sentences = [c.text[u.start : u.end] for c in chunks for u in c.units if u.kind == "sentence"]
+    assert "Substrate was added to yield a final substrate concentration of 4 or 8 μM." in sentences
+    assert chunks[0].page == 2  # where it starts, as a citation of it says
+    assert not any(c.text.startswith("Crystals appeared within 3 days N-domain") for c in chunks)
+
+
+def test_a_paragraph_too_long_for_a_chunk_is_cut_after_a_sentence_ending_in_a_quote():
+    """Paper Plain quotes its participants: a cut between sentences must see '... reading.” When',
+    or it falls mid-sentence ("... T3 explained that the smaller")."""
+    text = (
+        "T3 wanted an overview: “I would love some sort of thousand foot view, which is kind of what I needed "
+        "in the beginning of reading.” When asked to elaborate, T3 explained that the smaller bites of "
+        "information could provide high-level findings quickly."
+    )
+    chunks = chunk_blocks([Block(text, ("Results",), 1)], 45, approx_tokens)
+    assert [c.text.split()[-1] for c in chunks] == ["reading.”", "quickly."]
+
+
 @pytest.mark.parametrize(
     "section",
     [

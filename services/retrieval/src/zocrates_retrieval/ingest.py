@@ -69,7 +69,8 @@ log = structlog.get_logger(__name__)
 #: then "female | 12 | 14" reads "Sex, female — ..."), and is no row of its own.
 #: 12: a header of one cell naming the labels ("Parameter") names no value and its table's
 #: one-cell lines label groups; a header line stopping on "the", "of", ... goes on onto the next;
-#: a part of a long table opening mid-note is notes, not a row.
+#: a part of a long table opening mid-note is notes, not a row; a paragraph cut by a page break
+#: (the next page goes on in lower case) is one paragraph, and a sentence may end in a quote.
 INDEX_VERSION = "12"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).

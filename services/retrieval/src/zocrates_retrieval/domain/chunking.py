@@ -34,7 +34,8 @@ from zocrates_retrieval.domain.structure import (
 
 TokenCounter = Callable[[str], int]
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+# after a closing quote or bracket too: '... in smaller bites.” When asked ...'
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+(?=[A-Z0-9(\[])")
 
 
 def approx_tokens(text: str) -> int:
@@ -135,7 +136,9 @@ def _paragraphs(blocks: list[Block]) -> list[Block]:
     """Blocks with the lines of one paragraph joined: a PDF's text blocks are often single
     lines, and a chunk cut between two of them would cut a sentence in half. A block that
     does not end a sentence runs on into the next one of its section and page, unless either
-    is a caption."""
+    is a caption; and into the first of the next page where that goes on in lower case ("...
+    to yield a final" | "substrate concentration of 4 or 8 μM."): a sentence cut by the page
+    break. The paragraph keeps the page it starts on, as a citation of it does."""
     merged: list[Block] = []
     for block in blocks:
         last = merged[-1] if merged else None
@@ -143,7 +146,7 @@ def _paragraphs(blocks: list[Block]) -> list[Block]:
             last is not None
             and block.kind == last.kind == "text"
             and block.section == last.section
-            and block.page == last.page
+            and (block.page == last.page or (_GOES_ON.match(block.text) and _next_page(last, block)))
             and not _SENTENCE_DONE.search(last.text)
             and not is_caption(last.text)
             and not is_caption(block.text)
@@ -155,6 +158,11 @@ def _paragraphs(blocks: list[Block]) -> list[Block]:
 
 
 _SENTENCE_DONE = re.compile(r"[.!?:][\"'”’)\]]*\s*$")
+_GOES_ON = re.compile(r"^[a-z(\[]")
+
+
+def _next_page(before: Block, block: Block) -> bool:
+    return before.page is not None and block.page == before.page + 1
 
 
 def _front_matter(blocks: list[Block]) -> int:
