@@ -25,6 +25,7 @@ from zocrates_gateway.domain.synthesis import (
     ANSWER_INTRO,
     FOCUS_PENALTY,
     NOT_FOUND,
+    RANK_PRIOR,
     asks_about_back_matter,
     back_matter_topics,
     candidate_sentences,
@@ -846,6 +847,25 @@ def test_a_value_is_not_the_digits_of_a_name_a_figure_label_or_the_code_asked_ab
         "Compound 33RE was 927-fold more selective for the N-domain than the C-domain.",
     )
     assert on_type == ["Compound 33RE was 927-fold more selective for the N-domain than the C-domain."]
+
+
+@pytest.mark.parametrize(
+    "question, procedure",
+    [
+        ("What fluorogenic substrate was used in the ACE inhibition assays?", True),
+        ("How were the participants recruited?", True),
+        ("Who approved the Kamuzu study ethically?", True),
+        ("What did the review conclude about heparin?", False),
+        ("Which residue forms a hydrogen bond with 33RE?", False),
+    ],
+)
+def test_a_question_about_how_the_work_was_done_is_not_held_against_the_methods(question, procedure):
+    from zocrates_gateway.domain.synthesis import SECTION_PRIOR
+
+    assert read_question(question).procedure is procedure
+    methods = chunk(1, "Fluorogenic substrate Abz-FRK(Dnp)P-OH was added to the enzyme solutions.", "Methods")
+    [unit] = candidate_sentences(question, [methods])
+    assert (unit.prior == pytest.approx(RANK_PRIOR)) is procedure and SECTION_PRIOR["methods"] < 0
 
 
 def test_a_count_or_value_asked_for_is_not_held_against_the_methods():

@@ -215,6 +215,8 @@ class Ask:
     expands: str | None = None
     #: the named thing it asks to be told what it is ("what is RXP407?"), lowercased
     describes: str | None = None
+    #: asks how something was done ("what substrate was used?"), which the methods state
+    procedure: bool = False
 
 
 _ANSWER_TYPES = [
@@ -354,7 +356,18 @@ def read_question(question: str) -> Ask:
         year=int(min(dated)) if dated else None,
         expands=expands.lower() if expands else None,
         describes=_described(question, found),
+        procedure=bool(_PROCEDURE_QUESTION.search(question)),
     )
+
+
+#: "What substrate was used?", "how were participants recruited?", "who approved the study?":
+#: how the work was done, which its methods state.
+_PROCEDURE_QUESTION = re.compile(
+    r"\b(?:was|were|is|are|did|do|does|who)\b[^?]{0,80}?\b(?:used?|using|measured?|performed|conducted|recruited"
+    r"|collected|analy[sz]ed?|approved?|assessed|obtained|carried\s+out|excluded|included|selected|sampled"
+    r"|synthesi[sz]ed?|purified|recorded|tested|prepared|grown|translated|validated|calculated|searched)\b",
+    re.IGNORECASE,
+)
 
 
 #: "What is RXP407?", "what are LMWHs?": a named thing, which a sentence saying what it is answers.
@@ -620,8 +633,8 @@ _METHODS_RE = re.compile(r"\b(?:methods?|methodology|materials|experimental|proc
 def section_prior(chunk: EvidenceChunk, back_matter_asked: bool = False, value_asked: bool = False) -> float:
     """Findings sections are where answers are stated; methods sections describe how. Asked
     about funding or authors, the back matter is where the answer is stated. Asked for a count
-    or a value ("how many images were taken?"), the methods are as likely to state it: no
-    penalty there."""
+    or a value ("how many images were taken?"), or how something was done ("which substrate
+    was used?"), the methods are as likely to state it: no penalty there."""
     section = chunk.section or ""
     if chunk.role == "abstract" or chunk.kind == "abstract" or _FINDINGS_RE.search(section):
         return SECTION_PRIOR["findings"]
@@ -716,7 +729,9 @@ def candidate_sentences(
     for rank, chunk in enumerate(top):
         if chunk.role == "back_matter" and not ask.back_matter:
             continue
-        prior = RANK_PRIOR * (1 - rank / len(top)) + section_prior(chunk, bool(ask.back_matter), pattern is not None)
+        prior = RANK_PRIOR * (1 - rank / len(top)) + section_prior(
+            chunk, bool(ask.back_matter), pattern is not None or ask.procedure
+        )
         if chunk.chunk_id in cited_before:
             prior += CITED_BEFORE_PRIOR
         # Where the question names a paper, another paper's units answer for nothing. Back
