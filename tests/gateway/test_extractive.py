@@ -153,6 +153,26 @@ def points_for(question: str, evidence: list[EvidenceChunk]):
     return choose_points(question, scored(question, evidence))
 
 
+def test_a_point_goes_on_with_the_sentence_leaning_on_it_when_that_scores_as_a_point():
+    """ "How do the risks the review calculated compare with earlier reports?": the bleeding and
+    HIT rates and the sentence after them ("These values are slightly higher than the previously published
+    rates of 3.1% and 0.4%") are quoted together, not the first alone."""
+    evidence = [
+        chunk(
+            1,
+            "In this review we calculated the risk of bleeding and HIT to be 3.9% and 0.7% respectively. "
+            "These values are slightly higher than the previously published rates of 3.1% and 0.4%.",
+            "Conclusion",
+        ),
+        chunk(2, "Mechanical devices carry a calculated bleeding risk of 2.6% in trauma patients.", "Conclusion"),
+    ]
+    points = points_for(
+        "How do the bleeding and HIT risks the review calculated compare with earlier reports?", evidence
+    )
+    assert points[0].text.endswith("previously published rates of 3.1% and 0.4%.")
+    assert points[0].text.startswith("In this review we calculated")
+
+
 def test_points_come_from_across_the_evidence_at_most_two_per_chunk_without_repeats():
     first = chunk(
         1,

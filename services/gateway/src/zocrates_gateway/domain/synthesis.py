@@ -911,6 +911,12 @@ def choose_points(
             continue  # asked for a value of something, the answer must open with one
         if not sentence.words & wanted and not ask.named:
             continue
+        held = next((i for i, p in enumerate(points) if p.index == sentence.index and p.text in sentence.text), None)
+        if held is not None:
+            # a chosen point with the sentence after it, which leans on it ("These values are
+            # slightly higher than ..."): the pair scored high enough to be a point, so it is quoted whole
+            points[held] = replace(sentence, relevance=points[held].relevance)
+            continue
         if not _adds_to(points, sentence):
             continue
         points.append(replace(sentence, relevance=round(value, 4)))
