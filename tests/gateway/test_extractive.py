@@ -153,6 +153,27 @@ def points_for(question: str, evidence: list[EvidenceChunk]):
     return choose_points(question, scored(question, evidence))
 
 
+def test_a_row_of_numbers_does_not_open_an_answer_to_a_question_asking_for_no_value():
+    """ "Which residues differ between the N-domain and C-domain?" named the C-domain, and so
+    did a row of its binding constants ("C-domain | 60 826 +− 9 175 | 10 395 +− 593"), which was
+    quoted first; the sentence naming the residues answers."""
+    evidence = [
+        chunk(
+            1,
+            "Table 4 Binding constants\nConstruct | Ki (nM) | Fold\nN-domain | 21.03 | 2896\nC-domain | 60 826 +− 9 175 | n.d.∗",
+            "Results",
+            kind="table",
+        ),
+        chunk(
+            2,
+            "Thr358 is located in the S2 subsite and differs from the corresponding C-domain residue Val380.",
+            "Methods",
+        ),
+    ]
+    points = points_for("Which residues differ between the N-domain and C-domain in the S2 subsite?", evidence)
+    assert points and points[0].index == 2
+
+
 def test_a_point_goes_on_with_the_sentence_leaning_on_it_when_that_scores_as_a_point():
     """ "How do the risks the review calculated compare with earlier reports?": the bleeding and
     HIT rates and the sentence after them ("These values are slightly higher than the previously published
@@ -314,6 +335,8 @@ def test_who_paid_for_a_study_asks_who_funded_it():
         ("What did the authors find?", []),
         ("Was ethics approval obtained, and who funded it?", ["funding", "ethics"]),
         ("Is there a data availability statement?", ["data_availability"]),
+        ("Whom did the Kamuzu authors acknowledge?", ["acknowledgements"]),
+        ("What limitations did the Paper Plain authors acknowledge?", []),  # admit, not thank
     ],
 )
 def test_what_a_question_asks_of_the_back_matter_is_read_by_topic(question, topics):

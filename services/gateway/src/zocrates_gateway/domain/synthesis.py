@@ -142,7 +142,8 @@ _BACK_MATTER_TOPICS: dict[BackMatterTopic, re.Pattern] = {
             r"fund\w*|grants?|sponsor\w*|financ(?:ed|ing|ially\s+supported)|financial\s+(?:support|assistance|aid)"
             r"|scholarships?|(?:paid|pays?|paying)\s+for",
         ),
-        ("acknowledgements", r"acknowledg\w*|thank\w*"),
+        # the section, or whom the authors thank; not "what limitations did they acknowledge?"
+        ("acknowledgements", r"acknowledge?ments?|thank\w*|whom?\s+(?:\w+\s+){0,5}acknowledg\w*"),
         ("competing_interests", r"competing(?:\s+interests?)?|conflicts?\s+of\s+interests?"),
         (
             "contributions",
@@ -725,6 +726,7 @@ def candidate_sentences(
     named_by_back_matter = {c.item_key for c in top if ask.named and names_paper(ask.named, c)}
     # "who funded it?" is answered by a statement of who paid, not by thanks to colleagues
     funding_asked = "funding" in ask.back_matter
+    entity_asked = pattern is None and bool(_ENTITY_QUESTION.match(question))
     found = []
     for rank, chunk in enumerate(top):
         if chunk.role == "back_matter" and not ask.back_matter:
@@ -796,13 +798,30 @@ def candidate_sentences(
                     kind,
                     similarity,
                     bonus,
-                    # "who funded it?" is answered by a statement of who paid, or not at all
+                    # "who funded it?" is answered by a statement of who paid, or not at all; one
+                    # asking which thing ("which residues differ ...?") by no row of numbers alone
                     on_type=((pattern is None and not ask.expands) or (typed and names_focus))
-                    and (states_money or not funding_asked),
+                    and (states_money or not funding_asked)
+                    and not (entity_asked and kind == "table_row" and _numbers_only(chunk.text[unit.start : unit.end])),
                     own_words=frozenset(own) if kind == "table_row" else None,
                 )
             )
     return found
+
+
+#: A question asking which thing or who: answered by a name, not by values.
+_ENTITY_QUESTION = re.compile(r"^\s*(?:which|who|whom)\b", re.IGNORECASE)
+
+
+def _numbers_only(row: str) -> bool:
+    """Whether a table row's cells past its label are all numbers ("C-domain | 60 826 +− 9 175",
+    "Y369F | n.d.∗ | 404.4 +− 17.3"): a value, not words."""
+    cells = [_NOT_DETERMINED.sub("", c).strip() for c in row.split(" | ")[1:]]
+    return any(cells) and all(_NUMERIC_CELL.fullmatch(c) for c in cells if c)
+
+
+_NUMERIC_CELL = re.compile(r"(?=.*\d)[\d\s.,+\-−–±×%()/<>=≤≥~*∗†‡§¶#]+")
+_NOT_DETERMINED = re.compile(r"\b(?:n\.?d\.?|n\.?a\.?|NA|NR)(?=\W|$)[∗*†‡]?", re.IGNORECASE)
 
 
 def names_paper(named: Collection[str], chunk: EvidenceChunk) -> bool:
