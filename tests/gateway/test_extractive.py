@@ -153,6 +153,27 @@ def points_for(question: str, evidence: list[EvidenceChunk]):
     return choose_points(question, scored(question, evidence))
 
 
+def test_a_section_named_for_what_is_asked_states_it():
+    """ "What are the limitations of the Paper Plain study?": the sentences of its section "8.4
+    Limitations" say what they are without the word; a sentence saying "limitations" elsewhere
+    answers nothing."""
+    evidence = [
+        chunk(
+            1,
+            "Sarah is glad they deepened their understanding of the paper's limitations with this final question.",
+            "4 PAPER PLAIN > 4.1 Paper Plain design",
+        ),
+        chunk(
+            2,
+            "The usability study was a timed, relatively short reading task, which might have skewed participant "
+            "reading habits of the Paper Plain study.",
+            "8 DISCUSSION & FUTURE WORK > 8.4 Limitations",
+        ),
+    ]
+    points = points_for("What are the limitations of the Paper Plain study?", evidence)
+    assert points and points[0].index == 2
+
+
 def test_a_row_of_numbers_does_not_open_an_answer_to_a_question_asking_for_no_value():
     """ "Which residues differ between the N-domain and C-domain?" named the C-domain, and so
     did a row of its binding constants ("C-domain | 60 826 +− 9 175 | 10 395 +− 593"), which was

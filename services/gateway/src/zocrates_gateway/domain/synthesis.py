@@ -736,6 +736,11 @@ def candidate_sentences(
         )
         if chunk.chunk_id in cited_before:
             prior += CITED_BEFORE_PRIOR
+        # a section named for what is asked ("8.4 Limitations" for "what limitations ...?") states
+        # it in every sentence, which rarely repeat its heading's word
+        headed = bool(ask.focus & content_words((chunk.section or "").rsplit(" > ", 1)[-1]))
+        if headed:
+            prior += SECTION_PRIOR["findings"]
         # Where the question names a paper, another paper's units answer for nothing. Back
         # matter says what it is in its heading ("Funding") and speaks of its paper without
         # naming it ("This work was supported by ..."): its paper's title and authors name it.
@@ -756,7 +761,7 @@ def candidate_sentences(
             if not _quotable(kind, text):
                 continue
             bonus = 0.0
-            words = _with_abbreviations(content_words(text), text, defined) | titled
+            words = _with_abbreviations(content_words(text), text, defined) | titled | (ask.focus if headed else set())
             states_money = bool(_FUNDING_RE.search(f"{text} {chunk.section or ''}"))
             states_funding = back_matter and states_money
             if back_matter:  # asked about
@@ -770,6 +775,7 @@ def candidate_sentences(
             # a quantity ("at what energy") is named by the unit of the value that states it (3.64 eV)
             names_focus = (
                 not ask.focus
+                or headed
                 or bool(ask.focus & own)
                 or (back_matter and (states_funding or not funding_asked))
                 or (typed and any(w in _QUANTITY_VALUE_RE and _QUANTITY_VALUE_RE[w].search(text) for w in ask.focus))
