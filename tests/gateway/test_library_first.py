@@ -239,6 +239,19 @@ async def test_an_exact_title_is_found(system):
     assert cited_items(record) == {("group-4711", keys["graphene"])}
 
 
+async def test_a_paper_asked_about_by_its_short_title_is_found_and_a_short_topic_is_searched(system):
+    """ "Is the Complications ... paper in my library?" names the review by the part of its title
+    before the colon; "is Heparin in my library?" names no title here and is searched as a topic,
+    not looked up online."""
+    chat, discovery, keys = system
+    short = DVT_TITLE.split(":")[0]
+    record = await answered(chat, f"Is the {short} paper in my library?")
+    assert record["text"].startswith("Yes — Datta et al. (2010)")
+    asked_online = len(discovery.requests)
+    record = await answered(chat, "Is Thromboprophylaxis in my library?")
+    assert len(discovery.requests) == asked_online and record["intent"] == "library"
+
+
 async def test_a_pasted_doi_with_a_question_is_answered_from_that_items_passages(system):
     chat, discovery, keys = system
     asked_online = len(discovery.requests)

@@ -109,6 +109,12 @@ def test_an_identifier_missing_from_the_library_goes_online_and_a_quoted_phrase_
     assert phrase.names and not goes_online(phrase, sort_out(phrase, [], searched=12))
     title = read_message('Is "A title that is not here" in my library?')
     assert goes_online(title, sort_out(title, [], searched=12))
+    # a short name ("is the Paper Plain paper in my library?") is looked up as a short title; not
+    # found, it may be a topic: the library is searched for it, not the web
+    short = read_message("Is the Paper Plain paper in my library?")
+    assert [(n.kind, n.value, n.tentative) for n in short.names] == [("title", "Paper Plain", True)]
+    assert not goes_online(short, sort_out(short, [], searched=12))
+    assert [n.value for n in read_message("Do I have the ScholarPhi paper?").names] == ["ScholarPhi"]
 
 
 def test_a_miss_says_the_library_was_checked():

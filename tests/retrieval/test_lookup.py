@@ -151,6 +151,11 @@ async def test_an_exact_title_matches_regardless_of_case_and_punctuation_and_a_n
     )
     assert [i.item_key for i in found.items] == [library[1]["dvt"]] and found.items[0].matched_by == "title"
     assert (await service.lookup(lookup(titles=["Complications of deep venous thrombosis prophylaxis"]))).items == []
+    # the short title before its colon is a name the paper goes by ("Paper Plain")
+    short = await service.lookup(
+        lookup(titles=["Complications related to deep venous thrombosis prophylaxis in trauma"])
+    )
+    assert [i.item_key for i in short.items] == [library[1]["dvt"]]
 
 
 async def test_a_miss_says_how_many_items_were_checked_and_the_trash_is_not_the_library(service):

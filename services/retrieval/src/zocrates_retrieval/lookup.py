@@ -5,9 +5,9 @@ The index is built from the metadata the ingest reads, the local Zotero snapshot
 lab-hosted library's synced catalog, so the lookup and the search agree on what the library
 holds. Identifiers are found where Zotero users keep them (`item_identifiers`: the DOI field,
 Extra, the item's and its attachments' URLs) and compared in the canonical forms of
-`zocrates_contracts.identifiers`, as discovery's novelty filter compares them; a title, or a
-creator's family name, matches when it is equal after `normalize_title` (case, punctuation,
-diacritics aside); an author asked with a year matches only items of that year. Attachments,
+`zocrates_contracts.identifiers`, as discovery's novelty filter compares them; a title (or the
+short title before its colon: "Paper Plain"), or a creator's family name, matches when it is
+equal after `normalize_title` (case, punctuation, diacritics aside); an author asked with a year matches only items of that year. Attachments,
 notes, annotations and the trash are not the library. One index holds one user's libraries
 (My Library and their groups): the service builds it per tenant.
 """
@@ -48,6 +48,9 @@ class LibraryItem:
         yield from (("pmid", p) for p in self.pmids)
         if title := normalize_title(self.meta.title):
             yield "title", title
+        # its short title, the part before a colon, which a researcher calls it by ("Paper Plain")
+        if ":" in self.meta.title and (short := normalize_title(self.meta.title.split(":", 1)[0])) and len(short) >= 4:
+            yield "title", short
         for creator in self.meta.creators:
             if family := normalize_title(creator.last_name or creator.name):
                 yield "author", family

@@ -113,6 +113,9 @@ class Named:
 
     kind: Literal["doi", "arxiv", "pmid", "title"]
     value: str  # canonical identifier, or the title as written
+    #: a name of one or two words ("is Paper Plain in my library?") that may be a topic instead:
+    #: when no title is it, the library is searched for it, not the web
+    tentative: bool = False
 
     def shown(self) -> str:
         return {
@@ -169,9 +172,13 @@ def read_message(message: str) -> Asked:
     # "are these in my library?" after a list of DOIs asks it of the list
     membership = bool(_MEMBERSHIP_RE.search(message) or _MEMBERSHIP_RE.search(question))
     titles = [t for t in (_clean_title(m) for m in _quoted(message)) if t]
+    short = ""
     if membership and not names and not titles:
         titles = [t for t in (_named_in_membership(message),) if t]
+        short = "" if titles else _short_name_in_membership(message)
     names += [Named("title", t) for t in list(dict.fromkeys(titles))[:MAX_LOOKUP_TITLES]]
+    if short:
+        names.append(Named("title", short, tentative=True))
     if membership:
         kind: Kind = "membership"
     elif not {w.lower() for w in _WORD_RE.findall(question)} - _NO_QUESTION:
@@ -207,8 +214,28 @@ def _named_in_membership(message: str) -> str:
     """The unquoted title of "is <title> in my library?", unless it names a topic instead."""
     for pattern in _NAMED_RE:
         if m := pattern.search(message.strip()):
-            name = _clean_title(m.group("name").strip(" \"'“”‘’"))
+            name = m.group("name").strip(" \"'“”‘’")
+            if _PAPER_NOUN_AFTER_RE.search(name):  # "the <title> paper": the words around it are the asker's
+                name = re.sub(r"^the\s+", "", _PAPER_NOUN_AFTER_RE.sub("", name))
+            name = _clean_title(name)
             if len(name.split()) >= 3 and not _TOPICAL_RE.match(name):
+                return name
+    return ""
+
+
+#: "the Paper Plain paper": the name, not the kind of work
+_PAPER_NOUN_AFTER_RE = re.compile(r"\s+(?:paper|article|preprint|study|review|report)$", re.IGNORECASE)
+
+
+def _short_name_in_membership(message: str) -> str:
+    """The short name of "is the Paper Plain paper in my library?" (one or two words, capitalised
+    as a name is), which may be a paper's short title."""
+    for pattern in _NAMED_RE:
+        if m := pattern.search(message.strip()):
+            name = _PAPER_NOUN_AFTER_RE.sub("", m.group("name").strip(" \"'“”‘’"))
+            name = re.sub(r"^(?:the|a|an)\s+", "", name, flags=re.IGNORECASE).strip(" .,;:")
+            words = name.split()
+            if 1 <= len(words) <= 2 and all(w[:1].isupper() for w in words):
                 return name
     return ""
 
@@ -252,7 +279,8 @@ def goes_online(asked: Asked, found: Found) -> bool:
     is no title in the library stays a library question."""
     if found.items:
         return False
-    return bool(asked.identifiers) or (asked.kind == "membership" and bool(asked.names))
+    named = [n for n in asked.names if not n.tentative]
+    return bool(asked.identifiers) or (asked.kind == "membership" and bool(named))
 
 
 # --- the answer's text ---------------------------------------------------------------------
