@@ -252,6 +252,17 @@ async def test_a_paper_asked_about_by_its_short_title_is_found_and_a_short_topic
     assert len(discovery.requests) == asked_online and record["intent"] == "library"
 
 
+async def test_the_librarys_items_by_an_author_are_listed_from_the_library(system):
+    chat, discovery, keys = system
+    asked_online = len(discovery.requests)
+    record = await answered(chat, "Do I have anything by Datta in my library?")
+    assert record["text"].startswith("Your library holds 1 item by Datta:")
+    assert cited_items(record) == {("user", keys["dvt"])}
+    record = await answered(chat, "Are there any papers by Nobody?")
+    assert record["text"].startswith("No — your library holds nothing by Nobody")
+    assert not record["citations"] and len(discovery.requests) == asked_online
+
+
 async def test_a_pasted_doi_with_a_question_is_answered_from_that_items_passages(system):
     chat, discovery, keys = system
     asked_online = len(discovery.requests)

@@ -117,6 +117,25 @@ def test_an_identifier_missing_from_the_library_goes_online_and_a_quoted_phrase_
     assert [n.value for n in read_message("Do I have the ScholarPhi paper?").names] == ["ScholarPhi"]
 
 
+@pytest.mark.parametrize(
+    ("message", "author"),
+    [
+        ("Do I have anything by Datta in my library?", "Datta"),
+        ("Find papers by Moon in my library", "Moon"),
+        ("Which papers by August et al. are in my library?", "August"),
+        ("Are there any articles by Kaur?", "Kaur"),
+        ("Which papers by Datta discuss heparin?", None),  # a question of their content
+        ("What did Datta et al. find?", None),
+    ],
+)
+def test_a_question_about_the_librarys_items_by_an_author(message, author):
+    asked = read_message(message)
+    assert (asked.kind == "authored") is (author is not None)
+    assert [n.value for n in asked.names if n.kind == "author"] == ([author] if author else [])
+    if author:
+        assert not goes_online(asked, sort_out(asked, [], searched=12))  # the library alone answers
+
+
 def test_a_miss_says_the_library_was_checked():
     asked = read_message("Is 10.9999/nowhere in my library?")
     found = sort_out(asked, [], searched=1234)

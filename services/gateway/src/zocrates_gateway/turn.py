@@ -68,6 +68,7 @@ from zocrates_gateway.domain.intent import (
 from zocrates_gateway.domain.lookup import (
     RECORD_CUES,
     Asked,
+    authored_answer,
     goes_online,
     item_answer,
     lead_for_question,
@@ -509,8 +510,15 @@ async def named_items_turn(gateway: Gateway, turn: TurnLog, message: str, ids: d
         arxiv_ids=asked.of("arxiv"),
         pmids=asked.of("pmid"),
         titles=asked.of("title"),
+        authors=[LookupAuthor(family=name) for name in asked.of("author")],
     )
     found = sort_out(asked, list(reply.items), reply.searched_items)
+    if asked.kind == "authored":  # "do I have anything by Datta?": the items, or that there are none
+        records = [record_chunk(i) for i in found.items]
+        written = authored_answer(asked, found, records)
+        return await answer_turn(
+            gateway, turn, message, ids, records, question=message, written=written, written_quotes=True
+        )
     if not found.items:
         if goes_online(asked, found):
             return await discovery_turn(

@@ -32,7 +32,7 @@ from zocrates_contracts.identifiers import (
 from zocrates_contracts.messages import MAX_LOOKUP_IDS, MAX_LOOKUP_TITLES
 from zocrates_gateway.domain.synthesis import content_words
 
-Kind = Literal["membership", "summary", "question"]
+Kind = Literal["membership", "summary", "question", "authored"]
 
 #: Bare arXiv ids, which need no `arXiv:` in a message: new style (2203.00130v1) and old style
 #: with a real archive name (hep-th/9901001).
@@ -111,8 +111,8 @@ _MIN_QUOTE, _MAX_QUOTE = 25, 400
 class Named:
     """An item a message names, and how to write it back to the user."""
 
-    kind: Literal["doi", "arxiv", "pmid", "title"]
-    value: str  # canonical identifier, or the title as written
+    kind: Literal["doi", "arxiv", "pmid", "title", "author"]
+    value: str  # canonical identifier, the title as written, or an author's family name
     #: a name of one or two words ("is Paper Plain in my library?") that may be a topic instead:
     #: when no title is it, the library is searched for it, not the web
     tentative: bool = False
@@ -123,13 +123,18 @@ class Named:
             "arxiv": f"arXiv:{self.value}",
             "pmid": f"PMID {self.value}",
             "title": f"“{self.value}”",
+            "author": f"anything by {self.value}",
         }[self.kind]
 
     def query(self) -> str:
         """What online discovery searches for it (it looks DOIs and arXiv ids up directly)."""
-        return {"doi": self.value, "arxiv": f"arXiv:{self.value}", "pmid": f"PMID {self.value}", "title": self.value}[
-            self.kind
-        ]
+        return {
+            "doi": self.value,
+            "arxiv": f"arXiv:{self.value}",
+            "pmid": f"PMID {self.value}",
+            "title": self.value,
+            "author": self.value,
+        }[self.kind]
 
 
 @dataclass(frozen=True)
@@ -148,7 +153,7 @@ class Asked:
 
     @property
     def identifiers(self) -> tuple[Named, ...]:
-        return tuple(n for n in self.names if n.kind != "title")
+        return tuple(n for n in self.names if n.kind not in ("title", "author"))
 
 
 def read_message(message: str) -> Asked:
@@ -167,6 +172,8 @@ def read_message(message: str) -> Asked:
         *(Named("arxiv", a) for a in list(dict.fromkeys(filter(None, arxiv_ids)))[:MAX_LOOKUP_IDS]),
         *(Named("pmid", p) for p in find_pmids(message)[:MAX_LOOKUP_IDS]),
     ]
+    if not names and (author := _AUTHORED_RE.search(message)):  # "do I have anything by Datta?"
+        return Asked((Named("author", author.group("name")),), "authored", message)
     question = _EMPTY_BRACKETS_RE.sub(" ", _QUOTED_RE.sub(" ", _IDENTIFIER_TEXT_RE.sub(" ", message)))
     question = " ".join(question.split()).strip(" :;,-–—")
     # "are these in my library?" after a list of DOIs asks it of the list
@@ -223,6 +230,17 @@ def _named_in_membership(message: str) -> str:
     return ""
 
 
+#: "Do I have anything by Datta?", "which papers by Moon are in my library?", "list my papers by
+#: August": the library's items by an author, named by a capitalised family name.
+_AUTHORED_RE = re.compile(
+    rf"^\s*(?:(?:do|did|have)\s+(?:i|we)\s+(?:\w+\s+)?(?:have|got|own|saved)|(?:find|list|show|give)(?:\s+me)?"
+    rf"|(?:which|what)|are\s+there|is\s+there)\b[^?]{{0,40}}?\b(?:anything|papers?|articles?|works?|items?"
+    rf"|publications?|preprints?|something)\s+(?:written\s+)?by\s+(?P<name>(?-i:[A-Z])[\w'’-]+)(?:\s+et\s+al\.?)?"
+    rf"(?:[^?]{{0,20}}?\b(?:in|from)\s+{_LIBRARY})?\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
 #: "the Paper Plain paper": the name, not the kind of work
 _PAPER_NOUN_AFTER_RE = re.compile(r"\s+(?:paper|article|preprint|study|review|report)$", re.IGNORECASE)
 
@@ -270,14 +288,17 @@ def sort_out(asked: Asked, matches: list[LibraryItemMatch], searched: int) -> Fo
 
 
 def _same(matched: str, name: Named) -> bool:
-    return matched.casefold() == name.value.casefold() if name.kind == "title" else matched == name.value
+    if name.kind in ("title", "author"):
+        return matched.casefold() == name.value.casefold()
+    return matched == name.value
 
 
 def goes_online(asked: Asked, found: Found) -> bool:
     """Nothing named is in the library, and what was named is an identifier or a title the
     user asked about by name: look it up online. A quoted phrase in an ordinary question that
-    is no title in the library stays a library question."""
-    if found.items:
+    is no title in the library stays a library question; a question about the library's items
+    by an author is answered from the library alone."""
+    if found.items or asked.kind == "authored":
         return False
     named = [n for n in asked.names if not n.tentative]
     return bool(asked.identifiers) or (asked.kind == "membership" and bool(named))
@@ -323,6 +344,19 @@ def missing_line(found: Found) -> str:
         f"{names} {'is' if len(found.missing) == 1 else 'are'} not in your library "
         f"({found.searched:,} items checked); ask me to search online for it to look it up."
     )
+
+
+def authored_answer(asked: Asked, found: Found, chunks: list[EvidenceChunk]) -> Iterator[str]:
+    """The library's items by an author: how many, then each by author, year, title and place,
+    citing its library record; or that there are none."""
+    author = asked.names[0].value
+    if not found.items:
+        yield f"No — your library holds nothing by {author} ({found.searched:,} items checked)."
+        return
+    count = len(found.items)
+    yield f"Your library holds {count} item{'s' if count > 1 else ''} by {author}:\n\n"
+    for item in found.items:
+        yield f"- {describe(item)}, {where(item)}{_cite(record_index(item, chunks))}.\n"
 
 
 def item_answer(asked: Asked, found: Found, chunks: list[EvidenceChunk]) -> Iterator[str]:
