@@ -791,6 +791,23 @@ def test_british_and_american_spellings_match():
     )
 
 
+def test_here_opens_a_papers_own_work_and_leans_on_nothing():
+    """An abstract's "Here, ion implantation ... is used to ..." says what the paper did; it
+    was quoted only with the sentence before it, about what others had not achieved."""
+    evidence = [
+        chunk(
+            1,
+            "Although various techniques are devised to obtain defect emission in hBN, control over defect type "
+            "has not been achieved yet. Here, ion implantation with 69Ga is used to create defects in hBN "
+            "emitting at 820 nm.",
+            "Abstract",
+            kind="abstract",
+        )
+    ]
+    points = points_for("Which ions were implanted to create defects in hBN?", evidence)
+    assert points and points[0].text.startswith("Here, ion implantation")
+
+
 def test_a_sentence_quoted_with_the_one_before_it_is_not_repeated_alone():
     evidence = [
         chunk(

@@ -675,7 +675,7 @@ class Sentence:
 _REFERENT_RE = re.compile(
     r"^(?:(?:This|These|That|Those)(?!\s+(?:study|studies|work|paper|review|article|analysis"
     r"|trial|survey|report|research|project|thesis)\b)|It|Its|They|Their|Them|Such|Both|He|She"
-    r"|The\s+latter|The\s+former|Here|Thus|Therefore|However|In\s+contrast|Moreover|Furthermore)\b"
+    r"|The\s+latter|The\s+former|Thus|Therefore|However|In\s+contrast|Moreover|Furthermore)\b"
 )
 
 
