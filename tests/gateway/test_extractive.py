@@ -610,6 +610,20 @@ def test_outpatients_are_patients():
     assert points and points[0].index == 2
 
 
+def test_a_pointer_elsewhere_is_not_an_answer():
+    evidence = [
+        chunk(1, "More details on the GPT-3 prompt are in Appendix C.", "5 IMPLEMENTATION"),
+        chunk(
+            2,
+            "We use the leading sentence of each paragraph rather than the full section text because GPT-3 "
+            "accepts a limited prompt length.",
+            "5 IMPLEMENTATION",
+        ),
+    ]
+    points = points_for("Why did the authors use GPT-3 with the leading sentences?", evidence)
+    assert [p.index for p in points] == [2]
+
+
 def test_a_papers_own_question_is_not_an_answer():
     evidence = [
         chunk(

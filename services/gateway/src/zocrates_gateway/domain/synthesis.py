@@ -703,11 +703,25 @@ def _unit_texts(chunk: EvidenceChunk, kinds: frozenset[str]) -> Iterator[tuple[A
 
 
 def _quotable(kind: str, text: str) -> bool:
-    """Of sensible length, and not a question (a paper's research question echoes the
-    researcher's and answers nothing)."""
+    """Of sensible length, not a question (a paper's research question echoes the researcher's
+    and answers nothing) and not a pointer elsewhere ("More details on the GPT-3 prompt are in
+    Appendix C.", which the question's words match and which says nothing)."""
     if kind == "table_row":
         return len(text) <= MAX_UNIT_CHARS * 2
-    return MIN_UNIT_CHARS <= len(text) <= MAX_UNIT_CHARS and not text.rstrip("\"'”’)").endswith("?")
+    return (
+        MIN_UNIT_CHARS <= len(text) <= MAX_UNIT_CHARS
+        and not text.rstrip("\"'”’)").endswith("?")
+        and not (len(text) <= MAX_POINTER_CHARS and _POINTER_RE.match(text))
+    )
+
+
+#: "More details on X are in Appendix C.", "See Table 4 for the questions.": where to read, not what.
+_POINTER_RE = re.compile(
+    r"^(?:see\b|(?:more|further|additional|full|complete)\s+(?:details?|information|descriptions?|results)\b)"
+    r".*\b(?:appendix|appendices|supplement\w*|additional\s+file|table|figure|fig\.|section|§)",
+    re.IGNORECASE,
+)
+MAX_POINTER_CHARS = 160
 
 
 def candidate_sentences(
