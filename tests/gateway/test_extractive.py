@@ -610,6 +610,21 @@ def test_outpatients_are_patients():
     assert points and points[0].index == 2
 
 
+def test_which_of_my_papers_are_on_a_topic_gives_one_passage_from_each():
+    """ "Which papers in my library are about hexagonal boron nitride?": a point from each paper on
+    it, not two from the first."""
+    evidence = [
+        paper(1, "Hexagonal boron nitride is an insulating 2D material of great interest.", "Abstract", "Moon review"),
+        paper(2, "Defects in hexagonal boron nitride emit single photons.", "Abstract", "Moon review"),
+        paper(3, "Ion implantation creates luminescent defects in hexagonal boron nitride.", "Abstract", "Venturi"),
+        paper(4, "Low molecular weight heparin prevents clots in trauma patients.", "Abstract", "Datta review"),
+    ]
+    question = "Which papers in my library are about hexagonal boron nitride?"
+    assert read_question(question).listing
+    points = points_for(question, evidence)
+    assert sorted(p.index for p in points) == [1, 3]
+
+
 def test_a_pointer_elsewhere_is_not_an_answer():
     evidence = [
         chunk(1, "More details on the GPT-3 prompt are in Appendix C.", "5 IMPLEMENTATION"),

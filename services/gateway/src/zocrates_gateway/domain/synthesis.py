@@ -63,6 +63,7 @@ ANSWER_INTRO = (
 
 MAX_CHUNKS = 12  # the chunks whose units compete: all a turn retrieves by default
 MAX_POINTS = 4
+MAX_LISTED = 6  # papers listed for "which of my papers discuss X?"
 MAX_POINTS_PER_CHUNK = 2
 MIN_UNIT_CHARS = 25
 MAX_UNIT_CHARS = 600
@@ -218,6 +219,8 @@ class Ask:
     describes: str | None = None
     #: asks how something was done ("what substrate was used?"), which the methods state
     procedure: bool = False
+    #: asks which papers of the library are on a topic ("which of my papers discuss X?")
+    listing: bool = False
 
 
 _ANSWER_TYPES = [
@@ -330,6 +333,7 @@ def read_question(question: str) -> Ask:
         focus = frozenset(content_words(" ".join(back_matter)))
     papers = frozenset(t for t in named if _names_a_paper(t, question)) | authors
     summary = _SUMMARY_QUESTION.search(question)
+    listing = _LISTING_QUESTION.match(question)
     dated = {year for m in _PAPER_YEAR_RE.finditer(question) for year in m.groups() if year}
     expansion = _EXPANSION_QUESTION.search(question)
     expands = next(g for g in expansion.groups() if g) if expansion else None
@@ -344,7 +348,8 @@ def read_question(question: str) -> Ask:
         - content_words(" ".join([*papers, *dated]))
         - (_COLLEAGUES if authors else set())
         - (content_words(summary.group()) & _SUMMARY_CUES if summary else set())
-        - (_EXPANSION_CUES if expands else set()),
+        - (_EXPANSION_CUES if expands else set())
+        - (_LISTING_CUES if listing else set()),
         named=named,
         codes=codes,
         answer_type=answer_type,
@@ -358,7 +363,16 @@ def read_question(question: str) -> Ask:
         expands=expands.lower() if expands else None,
         describes=_described(question, found),
         procedure=bool(_PROCEDURE_QUESTION.search(question)),
+        listing=bool(listing),
     )
+
+
+#: "Which papers in my library are about X?", "which of my papers discuss X?", "what papers do I
+#: have on X?": the papers, each with the passage that shows it is on the topic.
+_LISTING_QUESTION = re.compile(
+    r"^\s*(?:which|what)\s+(?:of\s+(?:my|our)\s+)?(?:papers|articles|items|works|studies|publications|references)\b",
+    re.IGNORECASE,
+)
 
 
 #: "What substrate was used?", "how were participants recruited?", "who approved the study?":
@@ -580,6 +594,8 @@ def _quantity_words(question: str) -> set[str]:
     )
 
 
+#: The words of "which of my papers discuss X?" that ask for papers and name no topic.
+_LISTING_CUES = frozenset(content_words("discuss discusses cover covers mention mentions address deal concern have"))
 #: The words of "what does KCH stand for?" that ask for a long form and name nothing.
 _EXPANSION_CUES = frozenset(content_words("stand mean short abbreviation acronym full long form name"))
 
@@ -942,10 +958,15 @@ def choose_points(
     scored = sorted(
         ((score(lex, s), s) for lex, s in zip(relevance(sentences, wanted), sentences)), key=lambda x: -x[0]
     )
+    if ask.listing:  # the papers on a topic: one point from each, more of them
+        max_points = max(max_points, MAX_LISTED)
+    item_of = {rank: chunk.item_key for rank, chunk in enumerate(chunks[:MAX_CHUNKS], start=1)}
     points: list[Sentence] = []
     for value, sentence in scored:
         if value < RELEVANCE_BAR or (points and value < FOLLOWER_SHARE * points[0].relevance):
             break
+        if ask.listing and any(item_of.get(p.index) == item_of.get(sentence.index) for p in points):
+            continue
         if not points and not sentence.on_type:
             continue  # asked for a value of something, the answer must open with one
         if not sentence.words & wanted and not ask.named:
