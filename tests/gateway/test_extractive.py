@@ -34,6 +34,7 @@ from zocrates_gateway.domain.synthesis import (
     defines,
     describes,
     extractive_answer,
+    names_paper,
     read_question,
     strip_reference_markers,
     system_prompt,
@@ -497,6 +498,17 @@ def test_a_paper_asked_about_as_a_whole_in_other_words(question, summary, words)
     what it is on still counts as what is asked about."""
     ask = read_question(question)
     assert ask.summary is summary and words <= ask.words
+
+
+def test_a_paper_named_by_an_acronym_of_its_title():
+    """ "Who funded the DVT review?": the review's title spells out deep venous thrombosis; another
+    paper's funding statement answers nothing of it, and with none of its own it is refused."""
+    evidence = [
+        paper(1, "Level one evidence supports low molecular weight heparins in trauma patients.", "Abstract", DVT),
+        paper(2, "This work was supported by the University of Cape Town.", "Funding", ACE, role="back_matter"),
+    ]
+    assert names_paper({"dvt"}, evidence[0]) and not names_paper({"dvt"}, evidence[1])
+    assert points_for("Who funded the DVT review?", evidence) == []
 
 
 def test_a_paper_named_by_its_author_after_the_noun():

@@ -861,9 +861,15 @@ _NOT_DETERMINED = re.compile(r"\b(?:n\.?d\.?|n\.?a\.?|NA|NR)(?=\W|$)[∗*†‡]
 
 
 def names_paper(named: Collection[str], chunk: EvidenceChunk) -> bool:
-    """Whether a term the question names (lowercased) is in the title or authors of the chunk's paper."""
+    """Whether a term the question names (lowercased) is in the title or authors of the chunk's
+    paper, or, an acronym of three letters or more, is spelled out in its title ("the DVT review":
+    "Complications related to deep venous thrombosis prophylaxis ...")."""
     names = _paper_names(chunk)
-    return any(re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", names, re.IGNORECASE) for term in named)
+    return any(
+        re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", names, re.IGNORECASE)
+        or (len(term) >= 3 and (spelled := _spelled_out(term)) is not None and spelled.search(chunk.title.lower()))
+        for term in named
+    )
 
 
 def _paper_names(chunk: EvidenceChunk) -> str:
