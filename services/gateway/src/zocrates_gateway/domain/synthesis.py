@@ -783,8 +783,9 @@ def candidate_sentences(
         named = ask.named if back_matter else ask.named - ask.papers
         titled: set[str] = set()  # the words of the named terms in the paper's title
         if not back_matter:  # a term in the paper's title is what all of it is about: it tells no unit apart
-            titled = content_words(" ".join(t for t in named if names_paper([t], chunk)))
-            named = {t for t in named if not names_paper([t], chunk)}
+            # (as written there: a unit saying "DVT" still says what "deep venous thrombosis" does not)
+            titled = content_words(" ".join(t for t in named if names_paper([t], chunk, spelled=False)))
+            named = {t for t in named if not names_paper([t], chunk, spelled=False)}
         for unit, raw, similarity in _unit_texts(chunk, kinds):
             kind = unit.kind
             text = strip_reference_markers(" ".join(raw.split()))
@@ -860,14 +861,19 @@ _NUMERIC_CELL = re.compile(r"(?=.*\d)[\d\s.,+\-−–±×%()/<>=≤≥~*∗†�
 _NOT_DETERMINED = re.compile(r"\b(?:n\.?d\.?|n\.?a\.?|NA|NR)(?=\W|$)[∗*†‡]?", re.IGNORECASE)
 
 
-def names_paper(named: Collection[str], chunk: EvidenceChunk) -> bool:
+def names_paper(named: Collection[str], chunk: EvidenceChunk, spelled: bool = True) -> bool:
     """Whether a term the question names (lowercased) is in the title or authors of the chunk's
-    paper, or, an acronym of three letters or more, is spelled out in its title ("the DVT review":
-    "Complications related to deep venous thrombosis prophylaxis ...")."""
+    paper, or (`spelled`), an acronym of three letters or more, is spelled out in its title ("the
+    DVT review": "Complications related to deep venous thrombosis prophylaxis ...")."""
     names = _paper_names(chunk)
     return any(
         re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", names, re.IGNORECASE)
-        or (len(term) >= 3 and (spelled := _spelled_out(term)) is not None and spelled.search(chunk.title.lower()))
+        or (
+            spelled
+            and len(term) >= 3
+            and (spelled_out := _spelled_out(term)) is not None
+            and bool(spelled_out.search(chunk.title.lower()))
+        )
         for term in named
     )
 
