@@ -380,41 +380,37 @@ def test_a_sample_size_is_the_number_sampled():
     assert [p.index for p in points] == [1]
 
 
-def test_a_name_in_the_papers_title_tells_none_of_its_units_apart():
-    """Asked what outpatients "at Kamuzu Central Hospital" named as the bottleneck, in a paper
-    whose title names the hospital, a sentence repeating the name is no better an answer for it:
-    the sentence that answers, which does not repeat it, comes first."""
-    kamuzu = "A situational analysis at the Medical Department of Kamuzu Central Hospital in Malawi"
-    evidence = [
-        chunk(
-            1,
+KAMUZU_TITLE = "A situational analysis at the Medical Department of Kamuzu Central Hospital in Malawi"
+
+
+KAMUZU_AIM = "The Medical Department of Kamuzu Central Hospital in Malawi set out to improve the quality of care"
+
+
+@pytest.mark.parametrize(
+    "question, answer, section, other",
+    [
+        (
+            "What did outpatients at Kamuzu Central Hospital cite as the major bottleneck?",
             "Out of the 82 respondents answering this question, 41% of them cited staff performance as the "
             "major problem or bottleneck, and 27% suggested patient focus.",
             "Results",
+            f"{KAMUZU_AIM} provided to its patients and establish itself as a recognized centre in teaching.",
         ),
-        chunk(
-            2,
-            "The Medical Department of Kamuzu Central Hospital in Malawi set out to improve the quality of "
-            "care provided to its patients and establish itself as a recognized centre in teaching.",
-            "Abstract",
+        (  # nor do its words count only where a unit repeats them
+            "Which patients were excluded from the exit interviews at Kamuzu Central Hospital?",
+            "Patients who were too ill to answer the interview questions properly were excluded.",
+            "Methods",
+            f"{KAMUZU_AIM} provided to its patients.",
         ),
-    ]
-    evidence = [c.model_copy(update={"title": kamuzu, "item_key": "KAMUZU"}) for c in evidence]
-    points = points_for("What did outpatients at Kamuzu Central Hospital cite as the major bottleneck?", evidence)
-    assert points and points[0].index == 1
-    # nor do its words: "which patients were excluded ...?" is answered by a sentence saying
-    # "patients ... were excluded", not by one repeating "Kamuzu Central Hospital"
-    evidence = [
-        chunk(1, "Patients who were too ill to answer the interview questions properly were excluded.", "Methods"),
-        chunk(
-            2,
-            "The Medical Department of Kamuzu Central Hospital in Malawi set out to improve the quality of "
-            "care provided to its patients.",
-            "Abstract",
-        ),
-    ]
-    evidence = [c.model_copy(update={"title": kamuzu, "item_key": "KAMUZU"}) for c in evidence]
-    points = points_for("Which patients were excluded from the exit interviews at Kamuzu Central Hospital?", evidence)
+    ],
+)
+def test_a_name_in_the_papers_title_tells_none_of_its_units_apart(question, answer, section, other):
+    """Asked about outpatients "at Kamuzu Central Hospital" in a paper whose title names the
+    hospital, a sentence repeating the name is no better an answer for it: the sentence that
+    answers, which does not repeat it, comes first."""
+    evidence = [chunk(1, answer, section), chunk(2, other, "Abstract")]
+    evidence = [c.model_copy(update={"title": KAMUZU_TITLE, "item_key": "KAMUZU"}) for c in evidence]
+    points = points_for(question, evidence)
     assert points and points[0].index == 1
 
 
