@@ -217,16 +217,21 @@ def _clean_title(text: str) -> str:
     return title
 
 
-def _named_in_membership(message: str) -> str:
-    """The unquoted title of "is <title> in my library?", unless it names a topic instead."""
+def _membership_names(message: str) -> Iterator[str]:
+    """What "is <name> in my library?" or "do I have <name>?" names, as written, per way of asking."""
     for pattern in _NAMED_RE:
         if m := pattern.search(message.strip()):
-            name = m.group("name").strip(" \"'“”‘’")
-            if _PAPER_NOUN_AFTER_RE.search(name):  # "the <title> paper": the words around it are the asker's
-                name = re.sub(r"^the\s+", "", _PAPER_NOUN_AFTER_RE.sub("", name))
-            name = _clean_title(name)
-            if len(name.split()) >= 3 and not _TOPICAL_RE.match(name):
-                return name
+            yield m.group("name").strip(" \"'“”‘’")
+
+
+def _named_in_membership(message: str) -> str:
+    """The unquoted title of "is <title> in my library?", unless it names a topic instead."""
+    for name in _membership_names(message):
+        if _PAPER_NOUN_AFTER_RE.search(name):  # "the <title> paper": the words around it are the asker's
+            name = re.sub(r"^the\s+", "", _PAPER_NOUN_AFTER_RE.sub("", name))
+        name = _clean_title(name)
+        if len(name.split()) >= 3 and not _TOPICAL_RE.match(name):
+            return name
     return ""
 
 
@@ -248,13 +253,11 @@ _PAPER_NOUN_AFTER_RE = re.compile(r"\s+(?:paper|article|preprint|study|review|re
 def _short_name_in_membership(message: str) -> str:
     """The short name of "is the Paper Plain paper in my library?" (one or two words, capitalised
     as a name is), which may be a paper's short title."""
-    for pattern in _NAMED_RE:
-        if m := pattern.search(message.strip()):
-            name = _PAPER_NOUN_AFTER_RE.sub("", m.group("name").strip(" \"'“”‘’"))
-            name = re.sub(r"^(?:the|a|an)\s+", "", name, flags=re.IGNORECASE).strip(" .,;:")
-            words = name.split()
-            if 1 <= len(words) <= 2 and all(w[:1].isupper() for w in words):
-                return name
+    for name in _membership_names(message):
+        name = re.sub(r"^(?:the|a|an)\s+", "", _PAPER_NOUN_AFTER_RE.sub("", name), flags=re.IGNORECASE).strip(" .,;:")
+        words = name.split()
+        if 1 <= len(words) <= 2 and all(w[:1].isupper() for w in words):
+            return name
     return ""
 
 

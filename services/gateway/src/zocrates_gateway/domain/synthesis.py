@@ -766,11 +766,6 @@ def candidate_sentences(
         )
         if chunk.chunk_id in cited_before:
             prior += CITED_BEFORE_PRIOR
-        # a section named for what is asked ("8.4 Limitations" for "what limitations ...?") states
-        # it in every sentence, which rarely repeat its heading's word
-        headed = bool(ask.focus & content_words((chunk.section or "").rsplit(" > ", 1)[-1]))
-        if headed:
-            prior += SECTION_PRIOR["findings"]
         # Where the question names a paper, another paper's units answer for nothing. Back
         # matter says what it is in its heading ("Funding") and speaks of its paper without
         # naming it ("This work was supported by ..."): its paper's title and authors name it.
@@ -778,14 +773,20 @@ def candidate_sentences(
         back_matter = chunk.role == "back_matter"
         if (papers := named_by_back_matter if back_matter else named_papers) and chunk.item_key not in papers:
             continue
+        heading = content_words((chunk.section or "").rsplit(" > ", 1)[-1])
+        # a section named for what is asked ("8.4 Limitations" for "what limitations ...?") states
+        # it in every sentence, which rarely repeat its heading's word
+        headed = bool(ask.focus & heading)
+        if headed:
+            prior += SECTION_PRIOR["findings"]
         paper = _paper_names(chunk) if back_matter else ""
-        about = content_words(f"{(chunk.section or '').rsplit(' > ', 1)[-1]} {paper}") if back_matter else set()
+        about = heading | content_words(paper) if back_matter else set()
         named = ask.named if back_matter else ask.named - ask.papers
-        titled: set[str] = set()  # the words of the named terms in the paper's title
-        if not back_matter:  # a term in the paper's title is what all of it is about: it tells no unit apart
-            # (as written there: a unit saying "DVT" still says what "deep venous thrombosis" does not)
-            titled = content_words(" ".join(t for t in named if names_paper([t], chunk, spelled=False)))
-            named = {t for t in named if not names_paper([t], chunk, spelled=False)}
+        # a term in the paper's title is what all of it is about: it tells no unit apart (as
+        # written there: a unit saying "DVT" still says what "deep venous thrombosis" does not)
+        in_title = set() if back_matter else {t for t in named if names_paper([t], chunk, spelled=False)}
+        titled = content_words(" ".join(in_title))  # covered by each of its units
+        named = named - in_title
         for unit, raw, similarity in _unit_texts(chunk, kinds):
             kind = unit.kind
             text = strip_reference_markers(" ".join(raw.split()))
@@ -793,7 +794,8 @@ def candidate_sentences(
                 continue
             bonus = 0.0
             words = _with_abbreviations(content_words(text), text, defined) | titled | (ask.focus if headed else set())
-            states_money = bool(_FUNDING_RE.search(f"{text} {chunk.section or ''}"))
+            # only where it matters: in back matter, or asked who funded it
+            states_money = (back_matter or funding_asked) and bool(_FUNDING_RE.search(f"{text} {chunk.section or ''}"))
             states_funding = back_matter and states_money
             if back_matter:  # asked about
                 words |= about | (_FUNDING if states_funding else frozenset())
@@ -972,7 +974,7 @@ def choose_points(
     )
     if ask.listing:  # the papers on a topic: one point from each, more of them
         max_points = max(max_points, MAX_LISTED)
-    item_of = {rank: chunk.item_key for rank, chunk in enumerate(chunks[:MAX_CHUNKS], start=1)}
+    item_of = {rank: chunk.item_key for rank, chunk in enumerate(chunks[:MAX_CHUNKS], start=1)} if ask.listing else {}
     points: list[Sentence] = []
     for value, sentence in scored:
         if value < RELEVANCE_BAR or (points and value < FOLLOWER_SHARE * points[0].relevance):
