@@ -105,6 +105,30 @@ def test_an_ellipsis_wants_the_kind_of_answer_the_previous_question_wanted():
     assert answer.points and "2.6%" in answer.points[0].text
 
 
+def test_an_ellipsis_is_not_answered_with_what_the_previous_answer_quoted():
+    """ "And with both residues swapped?" after the Y369F mutant's loss of affinity asks about
+    another mutant: the offline writer quoted the Y369F sentence again, as the first point."""
+    first = "How much did the Y369F mutation reduce 33RE's binding affinity?"
+    y369f = "A 36-fold decrease in binding affinity was observed for Y369F."
+    said = f"Here is what your library says:\n\n- {y369f} Thus, Tyr369 appears to be the major residue [1].\n"
+    evidence = [
+        evidence_chunk(
+            1,
+            f"{y369f} Thus, Tyr369 appears to be the major residue. The additive effect observed in YR/FE "
+            "constituted a 250-fold decrease in 33RE-binding affinity compared with wild-type.",
+            "Discussion",
+        )
+    ]
+    follow = resolve_follow_up("And with both residues swapped?", previous(first, prose=said))
+    assert follow.said == f"Here is what your library says: - {y369f} Thus, Tyr369 appears to be the major residue."
+    answer = offline_answer("And with both residues swapped?", scored(follow.query, evidence), follow)
+    assert answer.points and "250-fold" in answer.points[0].text
+    assert not any("36-fold" in p.text for p in answer.points)
+    # what it said is left out for an ellipsis only: a follow-up asking its own question may be
+    # answered by what was quoted before ("how do those compare with what was reported before?")
+    assert resolve_follow_up("How many were swapped?", previous(first, prose=said)).said == ""
+
+
 def test_naming_the_paper_restricts_the_search_to_it_and_a_bare_question_borrows_the_terms():
     assert resolve_follow_up("What limitations did this paper report?", previous()).restricted
     bare = resolve_follow_up("How many?", previous())

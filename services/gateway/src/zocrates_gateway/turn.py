@@ -442,7 +442,12 @@ def offline_answer(question: str, chunks: list[EvidenceChunk], follow: FollowUp 
     if follow is None:
         return extractive_answer(question, chunks)
     return extractive_answer(
-        question, chunks, context=follow.context, cited_before=follow.cited_before, asked=follow.asked
+        question,
+        chunks,
+        context=follow.context,
+        cited_before=follow.cited_before,
+        asked=follow.asked,
+        said=follow.said,
     )
 
 

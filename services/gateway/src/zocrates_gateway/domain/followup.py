@@ -84,7 +84,8 @@ class FollowUp:
     `items` (the previous turn's cited items, searched first), `restricted` (only them),
     `context` (the carried terms, which the answer writer reads beside the question) and
     `cited_before` (the passages the previous answer cited and kept, whose units the offline
-    writer starts ahead) and, for an ellipsis, `asked` (the previous question)."""
+    writer starts ahead) and, for an ellipsis, `asked` (the previous question) and `said` (the
+    previous answer's prose)."""
 
     query: str
     items: tuple[ItemRef, ...]
@@ -94,6 +95,9 @@ class FollowUp:
     #: for an ellipsis ("and for mechanical devices?"), the previous question: it says what kind
     #: of answer the follow-up wants (a value of the bleeding risk)
     asked: str = ""
+    #: for an ellipsis, the previous answer: what it quoted answered the previous question, so
+    #: the follow-up, which asks the same of something else, is not answered with it again
+    said: str = ""
 
     def scope(self) -> ItemsScope | None:
         return ItemsScope(items=list(self.items[:MAX_SCOPE_ITEMS])) if self.items else None
@@ -139,6 +143,7 @@ def resolve_follow_up(question: str, previous: TurnRecord | None, *, forced: boo
         context=" ".join(carried),
         cited_before=frozenset(c.chunk_id for c in previous.citations if c.survives),
         asked=previous.question if elliptical(question) else "",
+        said=quoted_text(previous.prose) if elliptical(question) else "",
     )
 
 
@@ -147,6 +152,15 @@ def elliptical(question: str) -> bool:
     devices?", "what about the C-domain?"), asking no question of its own."""
     m = _ELLIPSIS_RE.match(question)
     return bool(m) and not _QUESTION_WORD_RE.search(question[m.end() :])
+
+
+def quoted_text(prose: str) -> str:
+    """An answer's prose as the text of the units it quotes: without its citation tokens
+    ("... of compound 33RE [1]." is "... of compound 33RE."), whitespace collapsed."""
+    return " ".join(_TOKEN_AFTER_RE.sub("", prose).split())
+
+
+_TOKEN_AFTER_RE = re.compile(r"\s*" + _TOKEN_RE.pattern)
 
 
 def carried_terms(previous_question: str, question: str) -> list[str]:

@@ -949,6 +949,7 @@ def choose_points(
     context: str = "",
     cited_before: Collection[str] = (),
     asked: str = "",
+    said: str = "",
 ) -> list[Sentence]:
     """The units that best answer the question, best first: the best must clear the relevance
     bar, the others come close to it; at most two from one chunk, and none repeats another.
@@ -959,7 +960,8 @@ def choose_points(
     about) is read from the question alone: "how many were taken?" asks for a count.
     `cited_before`: the chunks the answer a follow-up follows cited, whose units start ahead.
     `asked`: the question an ellipsis follows ("and for mechanical devices?"), whose kind of
-    answer it wants."""
+    answer it wants; `said`: the answer to it (whitespace collapsed, no citation tokens), whose
+    quotes answered the other thing and are not said again."""
     ask = read_question(question)
     if context or asked:
         ask = with_context(ask, context, asked)
@@ -977,6 +979,8 @@ def choose_points(
     item_of = {rank: chunk.item_key for rank, chunk in enumerate(chunks[:MAX_CHUNKS], start=1)} if ask.listing else {}
     points: list[Sentence] = []
     for value, sentence in scored:
+        if said and sentence.text in said:
+            continue
         if value < RELEVANCE_BAR or (points and value < FOLLOWER_SHARE * points[0].relevance):
             break
         if ask.listing and any(item_of.get(p.index) == item_of.get(sentence.index) for p in points):
@@ -1179,8 +1183,9 @@ def extractive_answer(
     context: str = "",
     cited_before: Collection[str] = (),
     asked: str = "",
+    said: str = "",
 ) -> ExtractiveAnswer:
-    return ExtractiveAnswer(choose_points(question, chunks, max_points, context, cited_before, asked))
+    return ExtractiveAnswer(choose_points(question, chunks, max_points, context, cited_before, asked, said))
 
 
 def format_candidates(candidates: list[Candidate]) -> str:
