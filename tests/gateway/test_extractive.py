@@ -1081,3 +1081,22 @@ def test_what_a_named_thing_is_is_answered_by_a_sentence_saying_what_it_is():
     kch = "The Medical Department of the Kamuzu Central Hospital (KCH), is a tertiary referral hospital."
     assert describes(kch, "kch") or defines(kch, "kch")
     assert not defines("Compound 33RE inhibited the N-domain similarly to RXP407 (Ki = 21.03 nM).", "rxp407")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How were the participants of the usability study split by gender?",
+        "What was the gender distribution of the participants in the usability study?",
+        "How many women took part in the usability study?",
+        "Were the usability study's participants mostly men or women?",
+    ],
+)
+def test_a_question_about_sex_or_gender_is_answered_by_who_were_women_and_who_men(question):
+    """ "Gender" is never written where it is answered ("9 male, 1 non-binary, and 14 female"),
+    and "women" are "female": the sentence of ages, sharing the question's other words, came first."""
+    evidence = [
+        chunk(1, "Participants of the usability study had a mean age of 35 and ranged from 19 to 67 years."),
+        chunk(2, "A total of 24 workers (9 male, 1 non-binary, and 14 female) took part in the usability study."),
+    ]
+    assert [p.index for p in points_for(question, evidence)][:1] == [2]

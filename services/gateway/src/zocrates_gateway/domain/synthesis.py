@@ -263,6 +263,14 @@ _ANSWER_TYPES = [
             re.IGNORECASE,
         ),
     ),
+    # "how were they split by gender?": answered by who were women and who men, never named "gender"
+    (
+        "sex",
+        re.compile(
+            r"\b(?:genders?|sex|sexes)\b|\b(?:(?:wo)?men|(?:fe)?males?)\s+or\s+(?:(?:wo)?men|(?:fe)?males?)\b",
+            re.IGNORECASE,
+        ),
+    ),
 ]
 # The thing asked about: "what (was the) <bleeding risk> (did|of|in ...)", "how many <stakeholders>".
 _FOCUS_RE = re.compile(
@@ -297,12 +305,14 @@ _VALUE_RE = re.compile(
 # Codes: PDB entries (1O8A, 3NXQ), accessions (GSE12345, NM_000789), compound ids (RXP407, 33RE).
 _IDENTIFIER_RE = re.compile(r"\b(?=[A-Z0-9_]*\d)(?=[A-Z0-9_]*[A-Z])[A-Z0-9_]{3,12}\b")
 _YEAR_RE = re.compile(r"\b(?:1[89]|20)\d{2}\b")
+_SEX_RE = re.compile(r"\b(?:fe)?males?\b|\b(?:wo)?m[ae]n\b|\bboys?\b|\bgirls?\b|\bnon-binary\b", re.IGNORECASE)
 _ANSWER_PATTERNS = {
     "percent": _PERCENT_RE,
     "count": _COUNT_RE,
     "value": _VALUE_RE,
     "identifier": _IDENTIFIER_RE,
     "year": _YEAR_RE,
+    "sex": _SEX_RE,
 }
 # A code or an acronym: a named term with a digit, or in capitals (a capitalised name may be paraphrased).
 _CODE_RE = re.compile(r"(?=\S*\d)[A-Za-z0-9-]{2,}|[A-Z][A-Z-]{2,}s?")
@@ -481,7 +491,8 @@ _GENERIC_FOCUS = frozenset(
 #: word before the head: mortality) is what a unit must name; a migration rate answers nothing
 #: about mortality.
 _MEASURES = frozenset(
-    "rate rates risk risks level levels score scores ratio ratios incidence prevalence frequency".split()
+    "rate rates risk risks level levels score scores ratio ratios incidence prevalence frequency"
+    " distribution split breakdown balance composition".split()
 )
 
 
@@ -508,7 +519,7 @@ def _stems(word: str) -> tuple[str, ...]:
     """A word's stem in American spelling ("favourite" is "favorite", "randomised" "randomized"),
     and a hyphenated word's parts' stems too ("heparin-induced")."""
     word = get_american_spelling(word)
-    stems = [_STEMMER.stemWord(word)]
+    stems = [_STEMMER.stemWord(_SEX_WORDS.get(word, word))]
     if (m := _PREFIXED.match(word)) is not None:  # "outpatients" are patients, "subgroups" groups
         stems.append(_STEMMER.stemWord(m.group(1)))
     if "-" in word:  # "R-free" is "Rfree", "wild-type" "wildtype"; and "heparin-induced" is "induced"
@@ -517,6 +528,8 @@ def _stems(word: str) -> tuple[str, ...]:
     return tuple(stems)
 
 
+# "How many women took part?" is answered by "14 female" participants: one word for each sex.
+_SEX_WORDS = {"women": "female", "woman": "female", "men": "male"}
 _PREFIXED = re.compile(r"(?:out|sub|non|multi|over|under)([a-z]{5,})$")
 
 
@@ -548,6 +561,8 @@ _QUANTITY_VALUE_RE = {
     for names, units in _UNITS_OF.items()
     for word in content_words(names)
 }
+#: A sex or gender is named by who were women and who men ("9 male, 14 female"), never by the word.
+_SEXES = frozenset(content_words("gender genders sex sexes"))
 #: Kinds of thing a name answers: "what software ...?" is answered by "Microsoft Excel and
 #: Epi-Info", which never says "software".
 _NAMED_KINDS = frozenset(
@@ -794,13 +809,15 @@ def candidate_sentences(
                 continue
             bonus = 0.0
             words = _with_abbreviations(content_words(text), text, defined) | titled | (ask.focus if headed else set())
+            if _SEX_RE.search(text):  # "437 males and 578 females" says how the sexes split
+                words |= _SEXES
             # only where it matters: in back matter, or asked who funded it
             states_money = (back_matter or funding_asked) and bool(_FUNDING_RE.search(f"{text} {chunk.section or ''}"))
             states_funding = back_matter and states_money
             if back_matter:  # asked about
                 words |= about | (_FUNDING if states_funding else frozenset())
             # a table row names the thing asked about in its own cells, not in the caption all rows share
-            own = content_words(chunk.text[unit.start : unit.end]) if kind == "table_row" else words
+            own = content_words(chunk.text[unit.start : unit.end]) | (words & _SEXES) if kind == "table_row" else words
             typed = pattern is not None and _states(ask.answer_type, kind, text, pattern, ask.named)
             if ask.expands:  # the long form is the answer, given where the paper defines it
                 typed = defines(text, ask.expands)
