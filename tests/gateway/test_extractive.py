@@ -1100,3 +1100,60 @@ def test_a_question_about_sex_or_gender_is_answered_by_who_were_women_and_who_me
         chunk(2, "A total of 24 workers (9 male, 1 non-binary, and 14 female) took part in the usability study."),
     ]
     assert [p.index for p in points_for(question, evidence)][:1] == [2]
+
+
+def test_a_degree_sign_set_as_a_white_bullet_is_a_temperature():
+    """The ACE paper sets "16 ◦C" with U+25E6: "at what temperature were the crystals grown?"
+    was answered by the pre-incubation "at room temperature (20 ◦C)", which says "temperature"."""
+    assert on_type_units(
+        "At what temperature were the crystals grown?",
+        "The crystals of the complex were grown at 16 ◦C by the hanging drop method. "
+        "The protein was purified from ovary cells.",
+    ) == ["The crystals of the complex were grown at 16 ◦C by the hanging drop method."]
+
+
+def test_a_count_joined_to_its_noun_by_a_hyphen_counts_it():
+    assert on_type_units(
+        "How many steps did the synthesis of the compound take?",
+        "A classical 6-step synthetic approach resulted in the compound. The synthesis gave modest yields.",
+    ) == ["A classical 6-step synthetic approach resulted in the compound."]
+
+
+def test_whether_participants_were_paid_is_no_question_about_funding():
+    assert back_matter_topics("Were respondents in the study paid for taking part?") == []
+    assert back_matter_topics("Who paid for the study?") == ["funding"]
+
+
+def test_where_the_authors_work_is_answered_by_their_affiliations():
+    """ "Where did the authors of the DVT review work?" was refused: it asked for no back matter,
+    and then the authors' contributions ("All authors read and approved ...") came first."""
+    question = "Where did the authors of the review work?"
+    assert back_matter_topics(question) == ["affiliations"]
+    evidence = [
+        chunk(1, "All authors read and approved the final manuscript.", "Authors' contributions", role="back_matter"),
+        chunk(
+            2, "1Department of Surgery, University of Calgary, Calgary, Canada.", "Author details", role="back_matter"
+        ),
+    ]
+    points = points_for(question, evidence)
+    assert points and points[0].index == 2
+
+
+def test_a_verb_after_what_is_asked_about_is_no_focus():
+    assert read_question("What risks come with mechanical compression devices?").focus == {"risk"}
+    assert read_question("What complications arise from IVC filters?").focus == {"complic"}
+
+
+def test_a_row_giving_numbers_for_symbols_is_numbers_only():
+    """ "Which cells were used to express N-domain ACE?": the crystal's unit cell row ("Cell |
+    a = 73.1, b = 77.3, c = 82.9") names "cell" and was quoted before the expression cells."""
+    evidence = [
+        chunk(
+            1,
+            "Table 2 Crystallographic statistics\nParameter | Value\nCell | a = 73.1, b = 77.3, c = 82.9",
+            kind="table",
+        ),
+        chunk(2, "N-domain ACE was expressed and purified to homogeneity from CHO (Chinese-hamster ovary) cells."),
+    ]
+    points = points_for("Which cells were used to express N-domain ACE?", evidence)
+    assert points and points[0].index == 2

@@ -141,7 +141,8 @@ _BACK_MATTER_TOPICS: dict[BackMatterTopic, re.Pattern] = {
         (
             "funding",
             r"fund\w*|grants?|sponsor\w*|financ(?:ed|ing|ially\s+supported)|financial\s+(?:support|assistance|aid)"
-            r"|scholarships?|(?:paid|pays?|paying)\s+for",
+            # "who paid for the study?", not "were respondents paid for taking part?"
+            r"|scholarships?|(?:paid|pays?|paying)\s+for(?!\s+(?:taking|participat\w*|their|being)\b)",
         ),
         # the section, or whom the authors thank; not "what limitations did they acknowledge?"
         ("acknowledgements", r"acknowledge?ments?|thank\w*|whom?\s+(?:\w+\s+){0,5}acknowledg\w*"),
@@ -150,7 +151,11 @@ _BACK_MATTER_TOPICS: dict[BackMatterTopic, re.Pattern] = {
             "contributions",
             r"authors?'?s?\W+contribut\w*|who\s+contributed|contributions?\s+of\s+(?:the|each)\s+authors?|authorship",
         ),
-        ("affiliations", r"affiliat\w*|correspondence|e-?mail"),
+        (
+            "affiliations",
+            r"affiliat\w*|correspondence|e-?mail|where\s+(?:\w+\s+){0,2}authors?\s+(?:\w+\s+){0,4}(?:work\w*|based)"
+            r"|(?:which|what)\s+(?:universit\w+|institutions?)\s+(?:\w+\s+){0,3}authors?",
+        ),
         (
             "ethics",
             r"ethics?\s+(?:approval|committee|board|review|statement)|ethical(?:ly)?\s+(?:approv\w*|clearance|review)"
@@ -286,18 +291,18 @@ _NUMBER_WORDS = (
 )
 # A number, not a list's enumerator ("4. Management respondents").
 _NUMBER_RE = re.compile(rf"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])(?!\.\s)|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
-# A count in prose is a number of something: "20 stakeholders", "one participant"; not "(§3), some",
-# nor a label ("Table 1 further describes ...").
+# A count in prose is a number of something: "20 stakeholders", "one participant", "a 6-step
+# synthesis"; not "(§3), some", nor a label ("Table 1 further describes ...").
 _COUNT_RE = re.compile(
     r"(?<![\w.§])(?<!Table )(?<!Figure )(?<!Fig\. )(?<!Appendix )(?<!Section )(?<!Chapter )"
-    rf"(?:\d+(?:,\d{{3}})*|{_NUMBER_WORDS})\s+(?:[a-z][\w-]*\s+){{0,2}}?([a-z][\w-]*)",
+    rf"(?:\d+(?:,\d{{3}})*|{_NUMBER_WORDS})(?:\s+|-(?=[a-z]))(?:[a-z][\w-]*\s+){{0,2}}?([a-z][\w-]*)",
     re.IGNORECASE,
 )
 _PERCENT_RE = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
 # A number with its unit; not the digits of a name (RXP407, Tyr501, CD4) or a figure's label (Figure 6B).
 _VALUE_RE = re.compile(
     r"(?<![A-Za-z\d])(?<!Figure )(?<!Fig\. )(?<!Table )\d+(?:[.,]\d+)?\s?"
-    r"(?:%|[a-zA-Zµμ°Å˚]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
+    r"(?:%|[a-zA-Zµμ°Å˚◦º]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
     rf"|(?:\d|\b(?:{_NUMBER_WORDS}))[\s-]?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
     r"|(?<![\w.])\d+\.\d+(?![\w.])",
     re.IGNORECASE,
@@ -331,8 +336,8 @@ def read_question(question: str) -> Ask:
     codes = frozenset(m.lower() for m in found if _CODE_RE.fullmatch(m))
     m = _FOCUS_RE.search(question)
     phrase = next(g for g in m.groups() if g).lower().split() if m else []
-    if len(phrase) > 1 and phrase[-1].endswith("ed"):  # "how many medical doctors worked in ...": a verb
-        phrase = phrase[:-1]
+    if len(phrase) > 1 and (phrase[-1].endswith("ed") or phrase[-1] in _FOCUS_VERBS):
+        phrase = phrase[:-1]  # "how many medical doctors worked in ...", "what risks come with ...": a verb
     # "how many of those came ...": a pointer names no thing of its own (a follow-up's referent)
     named_thing = phrase and phrase[-1] not in _GENERIC_FOCUS and not _POINTERS & set(phrase)
     focus = frozenset(content_words(phrase[-1])) if named_thing else frozenset()
@@ -490,6 +495,11 @@ _GENERIC_FOCUS = frozenset(
 #: Heads naming a measure of something: in "what mortality rate ...", the thing measured (the
 #: word before the head: mortality) is what a unit must name; a migration rate answers nothing
 #: about mortality.
+#: Verbs that may follow the thing a question asks about: "what risks come with ...?".
+_FOCUS_VERBS = frozenset(
+    "come comes arise arises occur occurs exist exists remain remains appear appears emerge emerges happen happens"
+    " apply applies".split()
+)
 _MEASURES = frozenset(
     "rate rates risk risks level levels score scores ratio ratios incidence prevalence frequency"
     " distribution split breakdown balance composition".split()
@@ -544,10 +554,11 @@ def content_words(text: str) -> set[str]:
 
 _FUNDING = frozenset(content_words("funded"))
 _COLLEAGUES = frozenset(content_words("colleagues coworkers co-workers coauthors co-authors"))
-#: A quantity a value names by its unit alone: "3.64 eV" is an energy, "37 °C" a temperature.
+#: A quantity a value names by its unit alone: "3.64 eV" is an energy, "37 °C" a temperature
+#: (PDFs set the degree sign as a ring, a white bullet or an ordinal: "16 ◦C").
 _UNITS_OF = {
     "energy": r"[kKmM]?eV|[kK]?J|kcal|cal",
-    "temperature": r"°\s?[CF]|˚\s?[CF]|K",
+    "temperature": r"[°˚◦º]\s?[CF]|K",
     "mass weight": r"[kmµμn]?g|[kK]?Da",
     "length distance wavelength": r"[nµμmck]?m|Å|˚A",
     "duration time": r"(?:milli|micro|nano)?seconds?|m?s|min(?:utes?)?|h(?:ours?)?|days?|weeks?|months?|years?",
@@ -816,6 +827,8 @@ def candidate_sentences(
             states_funding = back_matter and states_money
             if back_matter:  # asked about
                 words |= about | (_FUNDING if states_funding else frozenset())
+            if "affiliations" in ask.back_matter:  # "where did the authors work?": an address answers
+                bonus += ANSWER_TYPE_BONUS if kind in ("affiliation", "footnote") else -ANSWER_TYPE_PENALTY
             # a table row names the thing asked about in its own cells, not in the caption all rows share
             own = content_words(chunk.text[unit.start : unit.end]) | (words & _SEXES) if kind == "table_row" else words
             typed = pattern is not None and _states(ask.answer_type, kind, text, pattern, ask.named)
@@ -872,11 +885,13 @@ _ENTITY_QUESTION = re.compile(r"^\s*(?:which|who|whom)\b", re.IGNORECASE)
 def _numbers_only(row: str) -> bool:
     """Whether a table row's cells past its label are all numbers ("C-domain | 60 826 +− 9 175",
     "Y369F | n.d.∗ | 404.4 +− 17.3"): a value, not words."""
-    cells = [_NOT_DETERMINED.sub("", c).strip() for c in row.split(" | ")[1:]]
+    cells = [_ASSIGNED.sub("", _NOT_DETERMINED.sub("", c)).strip() for c in row.split(" | ")[1:]]
     return any(cells) and all(_NUMERIC_CELL.fullmatch(c) for c in cells if c)
 
 
 _NUMERIC_CELL = re.compile(r"(?=.*\d)[\d\s.,+\-−–±×%()/<>=≤≥~*∗†‡§¶#]+")
+# The symbol a number is given for: "a = 73.1, b = 77.3" (a unit cell's edges) are numbers.
+_ASSIGNED = re.compile(r"(?<!\w)[^\W\d_]{1,2}\s*=\s*")
 _NOT_DETERMINED = re.compile(r"\b(?:n\.?d\.?|n\.?a\.?|NA|NR)(?=\W|$)[∗*†‡]?", re.IGNORECASE)
 
 
