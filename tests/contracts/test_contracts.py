@@ -283,7 +283,7 @@ def test_a_version_3_evidence_reply_reads_as_chunks_without_pages():
     old = EvidenceRetrieved.model_validate({**envelope, "schema_version": 3, "chunks": [CHUNK]})
     assert old.chunks[0].pages is None
     new = EvidenceRetrieved(**envelope, chunks=[{**CHUNK, "pages": {"index": 0, "label": "1", "printed": False}}])
-    assert new.schema_version == 5 and EvidenceRetrieved.model_validate_json(new.model_dump_json()) == new
+    assert new.schema_version == 6 and EvidenceRetrieved.model_validate_json(new.model_dump_json()) == new
     with pytest.raises(ValidationError, match="index"):
         Pages(index=-1, label="1")  # an index counts from 0
 
@@ -298,6 +298,17 @@ def test_a_version_4_evidence_reply_reads_as_chunks_that_do_not_say_where_they_s
     assert EvidenceRetrieved.model_validate_json(new.model_dump_json()).chunks[0].position == 2
     with pytest.raises(ValidationError, match="position"):
         EvidenceRetrieved(**envelope, chunks=[{**CHUNK, "position": -1}])
+
+
+def test_a_version_6_evidence_reply_may_hold_a_list_of_terms_and_an_older_reader_refuses_it():
+    from zocrates_contracts import EvidenceRetrieved
+
+    envelope = {"turn_id": "t", "session_id": "s", "user_id": "u"}
+    units = [{"kind": "term_list", "start": 0, "end": 5}]
+    new = EvidenceRetrieved(**envelope, chunks=[{**CHUNK, "units": units}])
+    assert EvidenceRetrieved.model_validate_json(new.model_dump_json()).chunks[0].units[0].kind == "term_list"
+    with pytest.raises(ValidationError, match="schema_version"):
+        EvidenceRetrieved.model_validate({**envelope, "schema_version": 7, "chunks": [CHUNK]})
 
 
 def test_turn_candidates_are_typed_and_a_version_1_records_dicts_decode_as_candidates():

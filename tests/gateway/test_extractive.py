@@ -1157,3 +1157,27 @@ def test_a_row_giving_numbers_for_symbols_is_numbers_only():
     ]
     points = points_for("Which cells were used to express N-domain ACE?", evidence)
     assert points and points[0].index == 2
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which search terms did the trauma review use?", "What was the search strategy of the trauma review?"],
+)
+def test_a_list_of_terms_is_quoted_when_asked_for(question):
+    """A search strategy's quoted terms are a `term_list` unit: never quoted for a question about
+    trauma or DVT, whose words it is full of, and the answer when the search terms are asked for."""
+    evidence = [
+        chunk(
+            1,
+            "All publications were identified using PubMed, EMBASE, and Medline. Search terms included: “DVT”, "
+            "“deep venous thrombosis”, “complications”, “trauma”, “injury” and/or “heparin-induced thrombocytopenia.”",
+            "Methods",
+        ),
+        chunk(2, "There is poor long-term follow-up data for trauma patients with retrievable filters."),
+    ]
+    assert [u.kind for u in evidence[0].units] == ["sentence", "term_list"]
+    points = points_for(question, evidence)
+    assert points and points[0].text.startswith("Search terms included:")
+    assert not any(
+        p.text.startswith("Search") for p in points_for("What complications follow DVT in trauma?", evidence)
+    )

@@ -109,8 +109,8 @@ def test_list_items_pack_with_prose_each_a_unit_of_its_own():
             "The review was written by Indraneel Datta1, Chad G Ball1*, Lucas Rudmik1, S Morad Hameed2 and others.",
             "title_block",
         ),
-        ("Search terms included: “DVT”, “deep venous thrombosis”, “complications”, “trauma”, “injury”.", "fragment"),
-        ("Keywords: Healthcare quality improvement, Patient care, Barriers to quality improvement", "fragment"),
+        ("Search terms included: “DVT”, “deep venous thrombosis”, “complications”, “trauma”, “injury”.", "term_list"),
+        ("Keywords: Healthcare quality improvement, Patient care, Barriers to quality improvement", "term_list"),
         ("This work was supported by the University of Cape Town.", "footnote"),
         ("The authors declare that they have no competing interests.", "footnote"),
         ("of the patients were discharged within two days.", "fragment"),  # cut at a page break

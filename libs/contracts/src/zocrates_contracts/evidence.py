@@ -27,8 +27,9 @@ class Creator(BaseModel):
 #: What a unit of a passage is. Quotable: `sentence`, `list_item`, `table_row`. The rest is
 #: named so that nobody downstream has to guess from the text: a table's `caption` and
 #: `table_header`, a `footnote` (correspondence, licence, copyright lines), a `title_block`
-#: (article type, title, author list), an `affiliation` line, and a `fragment` (a piece cut at
-#: a page, column or chunk boundary, or figure text, which is no whole statement).
+#: (article type, title, author list), an `affiliation` line, a `term_list` (a paper's keywords or
+#: abbreviations, a search strategy's quoted terms: quotable when asked for them) and a `fragment`
+#: (a piece cut at a page, column or chunk boundary, or figure text, which is no whole statement).
 UnitKind = Literal[
     "sentence",
     "list_item",
@@ -38,13 +39,14 @@ UnitKind = Literal[
     "footnote",
     "title_block",
     "affiliation",
+    "term_list",
     "fragment",
 ]
 QUOTABLE_UNITS: frozenset[str] = frozenset({"sentence", "list_item", "table_row"})
 #: The units retrieval scores against the query: all an answer may quote when the question asks
 #: for them (a caption, a funding footnote), not fragments or header rows.
 SCORED_UNITS: frozenset[str] = frozenset(
-    {"sentence", "list_item", "table_row", "caption", "footnote", "title_block", "affiliation"}
+    {"sentence", "list_item", "table_row", "caption", "footnote", "title_block", "affiliation", "term_list"}
 )
 
 #: Where a passage sits in its document: the `abstract`, the `body`, the `back_matter`

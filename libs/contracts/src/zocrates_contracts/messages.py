@@ -124,11 +124,11 @@ class EvidenceRetrieved(Message):
 
     Version 2: each chunk carries its section `role` and its answer `units`. Version 3:
     `scope_empty`. Version 4: each chunk's `pages` (a chunk of an older version has none).
-    Version 5: each chunk's `position` in its source."""
+    Version 5: each chunk's `position` in its source. Version 6: a unit may be a `term_list`."""
 
     SUBJECT = RETRIEVAL_COMPLETED
-    SCHEMA_VERSION = 5
-    schema_version: int = 5
+    SCHEMA_VERSION = 6
+    schema_version: int = 6
 
     chunks: list[EvidenceChunk] = Field(default_factory=list, max_length=100)
     scope_empty: bool = Field(

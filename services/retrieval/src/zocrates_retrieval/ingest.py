@@ -71,7 +71,8 @@ log = structlog.get_logger(__name__)
 #: one-cell lines label groups; a header line stopping on "the", "of", ... goes on onto the next;
 #: a part of a long table opening mid-note is notes, not a row; a paragraph cut by a page break
 #: (the next page goes on in lower case) is one paragraph, and a sentence may end in a quote.
-INDEX_VERSION = "12"
+#: 13: keywords, abbreviation lists and a search strategy's quoted terms are `term_list` units.
+INDEX_VERSION = "13"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128

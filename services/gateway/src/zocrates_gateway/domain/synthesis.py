@@ -226,6 +226,8 @@ class Ask:
     procedure: bool = False
     #: asks which papers of the library are on a topic ("which of my papers discuss X?")
     listing: bool = False
+    #: asks for a list of terms: a paper's keywords, a review's search terms
+    terms: bool = False
 
 
 _ANSWER_TYPES = [
@@ -378,6 +380,7 @@ def read_question(question: str) -> Ask:
         expands=expands.lower() if expands else None,
         describes=_described(question, found),
         procedure=bool(_PROCEDURE_QUESTION.search(question)),
+        terms=bool(_TERMS_QUESTION.search(question)),
         listing=bool(listing),
     )
 
@@ -392,6 +395,12 @@ _LISTING_QUESTION = re.compile(
 
 #: "What substrate was used?", "how were participants recruited?", "who approved the study?":
 #: how the work was done, which its methods state.
+# Asks for a list of terms: "what are the paper's keywords?", "which search terms did they use?"
+_TERMS_QUESTION = re.compile(
+    r"\b(?:key\s?words?|index\s+terms|search\s+(?:terms?|strateg(?:y|ies)|strings?|quer(?:y|ies))|mesh\s+terms?"
+    r"|abbreviations?)\b",
+    re.IGNORECASE,
+)
 _PROCEDURE_QUESTION = re.compile(
     r"\b(?:was|were|is|are|did|do|does|who)\b[^?]{0,80}?\b(?:used?|using|measured?|performed|conducted|recruited"
     r"|collected|analy[sz]ed?|approved?|assessed|obtained|carried\s+out|excluded|included|selected|sampled"
@@ -515,6 +524,8 @@ def quotable_kinds(ask: Ask) -> frozenset[str]:
         kinds |= {"footnote", "affiliation"}
     if ask.title_block:
         kinds.add("title_block")
+    if ask.terms:
+        kinds.add("term_list")
     return frozenset(kinds)
 
 
@@ -788,7 +799,7 @@ def candidate_sentences(
         if chunk.role == "back_matter" and not ask.back_matter:
             continue
         prior = RANK_PRIOR * (1 - rank / len(top)) + section_prior(
-            chunk, bool(ask.back_matter), pattern is not None or ask.procedure
+            chunk, bool(ask.back_matter), pattern is not None or ask.procedure or ask.terms
         )
         if chunk.chunk_id in cited_before:
             prior += CITED_BEFORE_PRIOR
@@ -822,11 +833,15 @@ def candidate_sentences(
             words = _with_abbreviations(content_words(text), text, defined) | titled | (ask.focus if headed else set())
             if _SEX_RE.search(text):  # "437 males and 578 females" says how the sexes split
                 words |= _SEXES
+            if kind == "term_list":  # the list asked for: "what was the search strategy?", "the keywords?"
+                words |= ask.focus
             # only where it matters: in back matter, or asked who funded it
             states_money = (back_matter or funding_asked) and bool(_FUNDING_RE.search(f"{text} {chunk.section or ''}"))
             states_funding = back_matter and states_money
             if back_matter:  # asked about
                 words |= about | (_FUNDING if states_funding else frozenset())
+            if kind == "term_list":  # quotable only when asked for
+                bonus += ANSWER_TYPE_BONUS
             if "affiliations" in ask.back_matter:  # "where did the authors work?": an address answers
                 bonus += ANSWER_TYPE_BONUS if kind in ("affiliation", "footnote") else -ANSWER_TYPE_PENALTY
             # a table row names the thing asked about in its own cells, not in the caption all rows share

@@ -4,8 +4,9 @@ At ingest every chunk gets its section role (abstract, body, back matter, front 
 annotation) and is cut into answer units (`zocrates_contracts.AnswerUnit`): sentences, list
 items and table rows, which an answer may quote, and the parts it must not quote unless asked
 about them — captions, table headers, footnotes (correspondence, licence and copyright
-lines; a table's notes), title blocks, affiliation lines, and fragments (text cut at a page or
-column break, figure labels, keyword and abbreviation lists). Every unit is a span of its chunk's text; a
+lines; a table's notes), title blocks, affiliation lines, term lists (keywords, abbreviations,
+a search strategy's quoted terms) and fragments (text cut at a page or column break, figure
+labels). Every unit is a span of its chunk's text; a
 table row also gets the text it reads as on its own, with its caption and column headers.
 
 Nobody downstream re-parses a chunk to find out what it is: the gateway reads the units.
@@ -144,7 +145,7 @@ def classify_text(text: str, role: str = "body") -> str:
     if _AFFILIATION.search(text) and (len(text.split()) <= MAX_AFFILIATION_WORDS or re.search(_EMAIL, text)):
         return "affiliation"
     if _TERM_LIST.match(text) or _QUOTED_TERMS.search(text):
-        return "fragment"
+        return "term_list"
     if _mostly_capitalised(text):
         return "fragment"
     first = text[:1]
@@ -202,7 +203,9 @@ def item_units(text: str, start: int, end: int, role: str = "body") -> list[Unit
 def _item_kind(kind: str, role: str) -> str:
     """The kind of a list item whose text reads as `kind` (`classify_text`): a statement
     whether or not it ends with a stop; an address, a name list or a footnote set as an item
-    is a fragment, not to be quoted."""
+    is a fragment, not to be quoted; a list of terms stays one."""
+    if kind == "term_list":
+        return kind
     return "list_item" if kind in ("sentence", "fragment") and role != "front_matter" else "fragment"
 
 
