@@ -1181,3 +1181,22 @@ def test_a_list_of_terms_is_quoted_when_asked_for(question):
     assert not any(
         p.text.startswith("Search") for p in points_for("What complications follow DVT in trauma?", evidence)
     )
+
+
+def test_a_value_asked_for_between_two_things_is_named_by_its_column_header():
+    """ "What is the hydrogen-bond distance between Tyr369 and 33RE?": "between" ends what is asked
+    about (the distance), and a row names it in the header over its value ("Distance (Å): 2.7"),
+    not in its own cells; the resolution "solved at 2.2 Å" is a length but not a distance asked for."""
+    question = "What is the hydrogen-bond distance between Tyr369 and 33RE in the crystal structure?"
+    assert read_question(question).focus == {"distanc"}
+    evidence = [
+        chunk(1, "The co-crystal structure of N-domain ACE was solved at 2.2 Å in complex with compound 33RE."),
+        chunk(
+            2,
+            "Table 5 Potential hydrogen bonds of 33RE binding to N-ACE\nResidue | Atom | 33RE | Distance (Å)\n"
+            "P2, Tyr369 | OH | NAS | 2.7\nP2′, Tyr498 | OH | O | 2.5",
+            kind="table",
+        ),
+    ]
+    points = points_for(question, evidence)
+    assert points and points[0].index == 2 and "2.7" in points[0].text

@@ -282,7 +282,8 @@ _ANSWER_TYPES = [
 # The thing asked about: "what (was the) <bleeding risk> (did|of|in ...)", "how many <stakeholders>".
 _FOCUS_RE = re.compile(
     r"\b(?:what|which)\s+(?:(?:was|is|were|are)\s+)?(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)\s+"
-    r"(?:of|did|do|does|was|were|is|are|in|for|at|to|that|has|have|had|on|from|with|relative|compared|according)\b"
+    r"(?:of|did|do|does|was|were|is|are|in|for|at|to|that|has|have|had|on|from|with|between|among|relative"
+    r"|compared|according)\b"
     r"|\bhow\s+many\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:were|was|are|is|did|do|does|had|have|took|in|of|from|with)\b"
     r"|\bhow\s+(?:much|long|high|low|large|big|old)\s+(?:is|was|are|were)\s+(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)"
     r"\s+(?:of|in|for|at|to|on|from|with)\b",
@@ -855,6 +856,8 @@ def candidate_sentences(
                 not ask.focus
                 or headed
                 or bool(ask.focus & own)
+                # or in the column header over one of its values ("Distance (Å): 2.7")
+                or (kind == "table_row" and bool(ask.focus & content_words(text.split("): ", 1)[-1])))
                 or (back_matter and (states_funding or not funding_asked))
                 or (typed and any(w in _QUANTITY_VALUE_RE and _QUANTITY_VALUE_RE[w].search(text) for w in ask.focus))
                 or (bool(ask.focus & _NAMED_KINDS) and _names_one(text, ask))
