@@ -124,8 +124,13 @@ def test_an_ellipsis_is_not_answered_with_what_the_previous_answer_quoted():
     answer = offline_answer("And with both residues swapped?", scored(follow.query, evidence), follow)
     assert answer.points and "250-fold" in answer.points[0].text
     assert not any("36-fold" in p.text for p in answer.points)
-    # what it said is left out for an ellipsis only: a follow-up asking its own question may be
-    # answered by what was quoted before ("how do those compare with what was reported before?")
+    # and for any follow-up that turns to something else, with a question of its own or not; one
+    # that goes on about the same may be answered by what was quoted before ("how do those
+    # compare with what was reported before?")
+    turned = resolve_follow_up(
+        "What about the double mutant: how much weaker did it bind?", previous(first, prose=said)
+    )
+    assert turned.said == follow.said
     assert resolve_follow_up("How many were swapped?", previous(first, prose=said)).said == ""
 
 

@@ -84,8 +84,8 @@ class FollowUp:
     `items` (the previous turn's cited items, searched first), `restricted` (only them),
     `context` (the carried terms, which the answer writer reads beside the question) and
     `cited_before` (the passages the previous answer cited and kept, whose units the offline
-    writer starts ahead) and, for an ellipsis, `asked` (the previous question) and `said` (the
-    previous answer's prose)."""
+    writer starts ahead), for an ellipsis `asked` (the previous question) and, for a follow-up
+    turning to something else, `said` (the previous answer's text)."""
 
     query: str
     items: tuple[ItemRef, ...]
@@ -95,8 +95,9 @@ class FollowUp:
     #: for an ellipsis ("and for mechanical devices?"), the previous question: it says what kind
     #: of answer the follow-up wants (a value of the bleeding risk)
     asked: str = ""
-    #: for an ellipsis, the previous answer: what it quoted answered the previous question, so
-    #: the follow-up, which asks the same of something else, is not answered with it again
+    #: for a follow-up that turns to something else ("and for mechanical devices?", "what about
+    #: putting them in: how often does that go wrong?"), the previous answer: what it quoted
+    #: answered the previous question, so it is not the answer again
     said: str = ""
 
     def scope(self) -> ItemsScope | None:
@@ -143,7 +144,7 @@ def resolve_follow_up(question: str, previous: TurnRecord | None, *, forced: boo
         context=" ".join(carried),
         cited_before=frozenset(c.chunk_id for c in previous.citations if c.survives),
         asked=previous.question if elliptical(question) else "",
-        said=quoted_text(previous.prose) if elliptical(question) else "",
+        said=quoted_text(previous.prose) if _ELLIPSIS_RE.match(question) else "",
     )
 
 
