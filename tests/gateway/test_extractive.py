@@ -1200,3 +1200,16 @@ def test_a_value_asked_for_between_two_things_is_named_by_its_column_header():
     ]
     points = points_for(question, evidence)
     assert points and points[0].index == 2 and "2.7" in points[0].text
+
+
+def test_a_hyphenated_word_weighs_as_one_word():
+    """ "How many participants completed the think-aloud study?": "think-aloud" has four stems
+    (its own, joined, "think", "aloud"), and a sentence saying it covered four of the question's
+    words, so "One author conducted a thematic analysis of the think-aloud ... data" beat "A total
+    of 12 participants completed the study"."""
+    evidence = [
+        chunk(1, "One author conducted a thematic analysis of the think-aloud and questionnaire data."),
+        chunk(2, "A total of 12 participants completed the study (T1–12)."),
+    ]
+    points = points_for("How many participants completed the think-aloud study?", evidence)
+    assert points and points[0].index == 2

@@ -972,17 +972,30 @@ def relevance(sentences: list[Sentence], wanted: set[str]) -> list[float]:
     so a question whose rare words the evidence lacks is covered by nothing; BM25's length
     normalisation keeps a long list of terms from winning by length alone."""
     n = len(sentences)
-    df = Counter(w for s in sentences for w in s.words & wanted)
+    terms = _terms(wanted)
+    df = Counter(t for s in sentences for t in terms if t & s.words)
     # a question word found nowhere in the evidence weighs most: nothing here covers it
-    idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in wanted}
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
     question_weight = sum(idf.values()) or 1.0
     average_length = sum(len(s.words) for s in sentences) / max(n, 1)
     scores = []
     for s in sentences:
         length_norm = 1 - BM25_B + BM25_B * len(s.words) / max(average_length, 1)
         term = (BM25_K1 + 1) / (1 + BM25_K1 * length_norm)
-        scores.append(sum(idf[w] * term for w in s.words & wanted) / question_weight)
+        scores.append(sum(idf[t] * term for t in terms if t & s.words) / question_weight)
     return scores
+
+
+def _terms(wanted: set[str]) -> list[frozenset[str]]:
+    """The question's words as terms, each the stems of one word: a hyphenated word's stems
+    (its own, joined, and its parts': "think-aloud", "thinkaloud", "think", "aloud") are one
+    term, covered by any of them, so that it weighs as one word, not four."""
+    terms = []
+    for word in sorted(w for w in wanted if "-" in w):
+        parts = {_STEMMER.stemWord(p) for p in word.split("-") if len(p) > 1}
+        terms.append(frozenset({word, word.replace("-", ""), *parts} & wanted))
+    grouped = set().union(*terms)
+    return terms + [frozenset({w}) for w in sorted(wanted - grouped)]
 
 
 def score(lexical: float, unit: Sentence) -> float:
