@@ -1213,3 +1213,20 @@ def test_a_hyphenated_word_weighs_as_one_word():
     ]
     points = points_for("How many participants completed the think-aloud study?", evidence)
     assert points and points[0].index == 2
+
+
+def test_a_hyphenated_word_is_said_in_part_by_one_of_its_parts():
+    """ "C-domain" shares "domain" with "N-domain": a unit naming the N-domain says half of what a
+    question about the C-domain names, and the one naming the C-domain all of it."""
+    from zocrates_gateway.domain.synthesis import relevance
+
+    wanted = set(read_question("What Ki did the inhibitor have against the C-domain?").words)
+    units = candidate_sentences(
+        "What Ki did the inhibitor have against the C-domain?",
+        [
+            chunk(1, "The inhibitor bound the N-domain with a Ki of 11 nM."),
+            chunk(2, "The inhibitor bound the C-domain with a Ki of 10 395 nM."),
+        ],
+    )
+    n_domain, c_domain = relevance(units, wanted)
+    assert c_domain > n_domain > 0

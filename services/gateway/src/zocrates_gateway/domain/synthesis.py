@@ -973,29 +973,42 @@ def relevance(sentences: list[Sentence], wanted: set[str]) -> list[float]:
     normalisation keeps a long list of terms from winning by length alone."""
     n = len(sentences)
     terms = _terms(wanted)
-    df = Counter(t for s in sentences for t in terms if t & s.words)
+    covered = [{term: term.covered_by(s.words) for term in terms} for s in sentences]
+    df = Counter(term for cover in covered for term, share in cover.items() if share == 1)
     # a question word found nowhere in the evidence weighs most: nothing here covers it
     idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
     question_weight = sum(idf.values()) or 1.0
     average_length = sum(len(s.words) for s in sentences) / max(n, 1)
     scores = []
-    for s in sentences:
+    for s, cover in zip(sentences, covered):
         length_norm = 1 - BM25_B + BM25_B * len(s.words) / max(average_length, 1)
         term = (BM25_K1 + 1) / (1 + BM25_K1 * length_norm)
-        scores.append(sum(idf[t] * term for t in terms if t & s.words) / question_weight)
+        scores.append(sum(idf[t] * term * share for t, share in cover.items()) / question_weight)
     return scores
 
 
-def _terms(wanted: set[str]) -> list[frozenset[str]]:
-    """The question's words as terms, each the stems of one word: a hyphenated word's stems
-    (its own, joined, and its parts': "think-aloud", "thinkaloud", "think", "aloud") are one
-    term, covered by any of them, so that it weighs as one word, not four."""
+@dataclass(frozen=True)
+class _Term:
+    """One word of the question as the stems a unit may say it by: a hyphenated word by its own
+    stem or its joined one ("think-aloud", "thinkaloud"), or in part by its parts' ("aloud"),
+    so that it weighs as one word, not four, and "C-domain" says half of "N-domain"."""
+
+    whole: frozenset[str]
+    parts: tuple[str, ...] = ()  # a part of one letter ("n" of "n-domain") is never said
+
+    def covered_by(self, words: frozenset[str]) -> float:
+        if self.whole & words:
+            return 1.0
+        return sum(p in words for p in self.parts) / len(self.parts) if self.parts else 0.0
+
+
+def _terms(wanted: set[str]) -> list[_Term]:
     terms = []
     for word in sorted(w for w in wanted if "-" in w):
-        parts = {_STEMMER.stemWord(p) for p in word.split("-") if len(p) > 1}
-        terms.append(frozenset({word, word.replace("-", ""), *parts} & wanted))
-    grouped = set().union(*terms)
-    return terms + [frozenset({w}) for w in sorted(wanted - grouped)]
+        parts = tuple(_STEMMER.stemWord(p) if len(p) > 1 else "" for p in word.split("-"))
+        terms.append(_Term(frozenset({word, word.replace("-", "")}), parts))
+    grouped = {w for t in terms for w in (*t.whole, *t.parts)}
+    return terms + [_Term(frozenset({w})) for w in sorted(wanted - grouped)]
 
 
 def score(lexical: float, unit: Sentence) -> float:
