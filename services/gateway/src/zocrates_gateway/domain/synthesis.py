@@ -394,14 +394,14 @@ _LISTING_QUESTION = re.compile(
 )
 
 
-#: "What substrate was used?", "how were participants recruited?", "who approved the study?":
-#: how the work was done, which its methods state.
 # Asks for a list of terms: "what are the paper's keywords?", "which search terms did they use?"
 _TERMS_QUESTION = re.compile(
     r"\b(?:key\s?words?|index\s+terms|search\s+(?:terms?|strateg(?:y|ies)|strings?|quer(?:y|ies))|mesh\s+terms?"
     r"|abbreviations?)\b",
     re.IGNORECASE,
 )
+#: "What substrate was used?", "how were participants recruited?", "who approved the study?":
+#: how the work was done, which its methods state.
 _PROCEDURE_QUESTION = re.compile(
     r"\b(?:was|were|is|are|did|do|does|who)\b[^?]{0,80}?\b(?:used?|using|measured?|performed|conducted|recruited"
     r"|collected|analy[sz]ed?|approved?|assessed|obtained|carried\s+out|excluded|included|selected|sampled"
@@ -502,14 +502,14 @@ _GENERIC_FOCUS = frozenset(
 )
 
 
-#: Heads naming a measure of something: in "what mortality rate ...", the thing measured (the
-#: word before the head: mortality) is what a unit must name; a migration rate answers nothing
-#: about mortality.
 #: Verbs that may follow the thing a question asks about: "what risks come with ...?".
 _FOCUS_VERBS = frozenset(
     "come comes arise arises occur occurs exist exists remain remains appear appears emerge emerges happen happens"
     " apply applies".split()
 )
+#: Heads naming a measure of something: in "what mortality rate ...", the thing measured (the
+#: word before the head: mortality) is what a unit must name; a migration rate answers nothing
+#: about mortality.
 _MEASURES = frozenset(
     "rate rates risk risks level levels score scores ratio ratios incidence prevalence frequency"
     " distribution split breakdown balance composition".split()
@@ -836,13 +836,12 @@ def candidate_sentences(
                 words |= _SEXES
             if kind == "term_list":  # the list asked for: "what was the search strategy?", "the keywords?"
                 words |= ask.focus
+                bonus += ANSWER_TYPE_BONUS
             # only where it matters: in back matter, or asked who funded it
             states_money = (back_matter or funding_asked) and bool(_FUNDING_RE.search(f"{text} {chunk.section or ''}"))
             states_funding = back_matter and states_money
             if back_matter:  # asked about
                 words |= about | (_FUNDING if states_funding else frozenset())
-            if kind == "term_list":  # quotable only when asked for
-                bonus += ANSWER_TYPE_BONUS
             if "affiliations" in ask.back_matter:  # "where did the authors work?": an address answers
                 bonus += ANSWER_TYPE_BONUS if kind in ("affiliation", "footnote") else -ANSWER_TYPE_PENALTY
             # a table row names the thing asked about in its own cells, not in the caption all rows share
