@@ -394,12 +394,13 @@ _LISTING_QUESTION = re.compile(
 )
 
 
-# Asks for a list of terms: "what are the paper's keywords?", "which search terms did they use?"
+#: Asks for a list of terms: "what are the paper's keywords?", "which search terms did they use?"
 _TERMS_QUESTION = re.compile(
     r"\b(?:key\s?words?|index\s+terms|search\s+(?:terms?|strateg(?:y|ies)|strings?|quer(?:y|ies))|mesh\s+terms?"
     r"|abbreviations?)\b",
     re.IGNORECASE,
 )
+
 #: "What substrate was used?", "how were participants recruited?", "who approved the study?":
 #: how the work was done, which its methods state.
 _PROCEDURE_QUESTION = re.compile(
