@@ -1139,9 +1139,23 @@ def test_where_the_authors_work_is_answered_by_their_affiliations():
     assert points and points[0].index == 2
 
 
+def test_affiliate_respondents_ask_for_no_affiliations():
+    """ "How many affiliate respondents were interviewed?" asked for the authors' addresses, and
+    no unit but an address line or footnote could answer it."""
+    assert back_matter_topics("How many affiliate respondents were interviewed at KCH?") == []
+    assert back_matter_topics("Which hospitals are affiliated with the university?") == []
+    assert back_matter_topics("Which institution are the authors affiliated with?") == ["affiliations"]
+    assert back_matter_topics("What are the authors' affiliations?") == ["affiliations"]
+
+
 def test_a_verb_after_what_is_asked_about_is_no_focus():
     assert read_question("What risks come with mechanical compression devices?").focus == {"risk"}
     assert read_question("What complications arise from IVC filters?").focus == {"complic"}
+    # a plural noun, then a word that is not: a verb ("act"), whatever it is
+    assert read_question("Which inhibitors act on both ACE domains?").focus == {"inhibitor"}
+    assert read_question("Which residues interact with 33RE?").focus == {"residu"}
+    assert read_question("What drug class is the first choice?").focus == frozenset()  # "class" names no thing
+    assert read_question("What statistical analysis was run on the ratings?").focus == {"analysi"}
 
 
 def test_a_row_giving_numbers_for_symbols_is_numbers_only():

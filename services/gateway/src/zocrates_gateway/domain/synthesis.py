@@ -153,7 +153,9 @@ _BACK_MATTER_TOPICS: dict[BackMatterTopic, re.Pattern] = {
         ),
         (
             "affiliations",
-            r"affiliat\w*|correspondence|e-?mail|where\s+(?:\w+\s+){0,2}authors?\s+(?:\w+\s+){0,4}(?:work\w*|based)"
+            # not "affiliate respondents" or "hospitals affiliated with the university"
+            r"affiliations?|(?:authors?|they|he|she|researchers?)\s+(?:\w+\s+){0,3}affiliated"
+            r"|correspondence|e-?mail|where\s+(?:\w+\s+){0,2}authors?\s+(?:\w+\s+){0,4}(?:work\w*|based)"
             r"|(?:which|what)\s+(?:universit\w+|institutions?)\s+(?:\w+\s+){0,3}authors?",
         ),
         (
@@ -339,8 +341,12 @@ def read_question(question: str) -> Ask:
     codes = frozenset(m.lower() for m in found if _CODE_RE.fullmatch(m))
     m = _FOCUS_RE.search(question)
     phrase = next(g for g in m.groups() if g).lower().split() if m else []
-    if len(phrase) > 1 and (phrase[-1].endswith("ed") or phrase[-1] in _FOCUS_VERBS):
-        phrase = phrase[:-1]  # "how many medical doctors worked in ...", "what risks come with ...": a verb
+    if len(phrase) > 1 and (
+        phrase[-1].endswith("ed") or phrase[-1] in _FOCUS_VERBS or (_plural(phrase[-2]) and not _plural(phrase[-1]))
+    ):
+        # "how many medical doctors worked in ...", "what risks come with ...", "which inhibitors
+        # act on ...": a verb, after the thing asked about
+        phrase = phrase[:-1]
     # "how many of those came ...": a pointer names no thing of its own (a follow-up's referent)
     named_thing = phrase and phrase[-1] not in _GENERIC_FOCUS and not _POINTERS & set(phrase)
     focus = frozenset(content_words(phrase[-1])) if named_thing else frozenset()
@@ -508,6 +514,13 @@ _FOCUS_VERBS = frozenset(
     "come comes arise arises occur occurs exist exists remain remains appear appears emerge emerges happen happens"
     " apply applies".split()
 )
+
+
+def _plural(word: str) -> bool:
+    """Whether `word` reads as a plural noun ("inhibitors"; not "class", "status", "analysis")."""
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
 #: Heads naming a measure of something: in "what mortality rate ...", the thing measured (the
 #: word before the head: mortality) is what a unit must name; a migration rate answers nothing
 #: about mortality.
