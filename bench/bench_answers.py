@@ -243,7 +243,20 @@ QUESTIONS_DIR = ROOT / "bench" / "data" / "answers"
 LAST_RUN = QUESTIONS_DIR / "last_run_design.json"
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 SPLITS = {"design": "design", "heldout": "held-out"}
-KINDS = ("prose", "table", "paraphrase", "unanswerable", "identifier", "follow-up", "summary", "named")
+KINDS = (
+    "prose",
+    "table",
+    "paraphrase",
+    "unanswerable",
+    "identifier",
+    "follow-up",
+    "summary",
+    "named",
+    "open-unanswerable",
+)
+#: Questions the library does not answer: "unanswerable" ones ask for a value or a code it does
+#: not hold, "open-unanswerable" ones ask what or which, with no number, about what it never says.
+UNANSWERABLE = frozenset(("unanswerable", "open-unanswerable"))
 TARGET_CORRECT, TARGET_ATTRIBUTED, TARGET_MEDIAN_MS = 0.85, 0.95, 300.0
 TARGET_FOLLOW_UP = 0.80  # second turns correct, offline
 STACK_START_S = 300.0  # a first start loads the embedding model and the verifier
@@ -356,7 +369,7 @@ def score(question: dict, events: list[dict], ms: float, keys: dict[str, str]) -
     cited_refs = {r["item_key"] for r in done["references"]["cited"]}
     refused = not done["citations"] and not cited_refs
     key = keys.get(question["item"])
-    if question["kind"] == "unanswerable":
+    if question["kind"] in UNANSWERABLE:
         correct, attributed, leads = refused, None, None
     else:
         correct = any(occurs(e, _plain(prose)) for e in question["expected"])
@@ -579,8 +592,8 @@ def pct(values: list[float], q: float) -> float:
 
 def summarise(results: list[dict]) -> dict:
     def figures(rows: list[dict]) -> dict:
-        answerable = [r for r in rows if r["kind"] != "unanswerable"]
-        unanswerable = [r for r in rows if r["kind"] == "unanswerable"]
+        answerable = [r for r in rows if r["kind"] not in UNANSWERABLE]
+        unanswerable = [r for r in rows if r["kind"] in UNANSWERABLE]
         correct = [r for r in answerable if r["correct"]]
         return {
             "questions": len(rows),
@@ -623,7 +636,7 @@ def kind_table(summary: dict) -> list[str]:
         s = summary[kind]
         if not s["questions"]:
             continue
-        if kind == "unanswerable":
+        if kind in UNANSWERABLE:
             correct, attributed, first = _share(s["refused_correctly"], s["questions"]), "-", "-"
             refused = f"{s['refused_correctly']} (correctly)"
         else:

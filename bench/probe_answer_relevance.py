@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_answers import FIXTURES, ROOT, load_questions, occurs  # (puts tests/ on the path)
+from bench.bench_answers import FIXTURES, ROOT, UNANSWERABLE, load_questions, occurs  # (puts tests/ on the path)
 from zocrates_gateway.domain import synthesis as syn
 
 TOP = 24
@@ -131,7 +131,7 @@ def blended_correct(
         prose = "".join(answer.pieces())
         correct += (
             answer.refused
-            if q["kind"] == "unanswerable"
+            if q["kind"] in UNANSWERABLE
             else not answer.refused and any(occurs(x, prose) for x in q["expected"])
         )
     return correct

@@ -14,13 +14,13 @@ from collections import Counter
 import pymupdf
 import pytest
 
-from bench.bench_answers import KINDS, QUESTIONS_DIR, first_point, holders, load_questions, occurs, score
+from bench.bench_answers import KINDS, QUESTIONS_DIR, UNANSWERABLE, first_point, holders, load_questions, occurs, score
 from harness.answer_library import PAPERS, build_answer_library
 from zocrates_gateway.domain.synthesis import content_words
 
 MIN_PER_KIND = {
     **{"prose": 14, "table": 12, "paraphrase": 12, "unanswerable": 10, "identifier": 8, "follow-up": 15},
-    **{"summary": 12, "named": 12},
+    **{"summary": 12, "named": 12, "open-unanswerable": 12},
 }
 FIELDS = {"id", "question", "kind", "expected", "item", "note"}
 FOLLOW_UP_FIELDS = FIELDS | {"first", "new_topic", "pattern", "answer_text"}
@@ -47,7 +47,7 @@ def test_both_files_parse_with_every_field_and_unique_ids(questions):
     for q in every:
         assert set(q) == (FOLLOW_UP_FIELDS if q["kind"] == "follow-up" else FIELDS), q["id"]
         assert q["kind"] in KINDS and q["question"].strip() and q["note"].strip(), q["id"]
-        if q["kind"] == "unanswerable":
+        if q["kind"] in UNANSWERABLE:
             assert q["expected"] == [] and q["item"] is None, q["id"]
         else:
             assert q["expected"] and all(isinstance(e, str) and e.strip() for e in q["expected"]), q["id"]
