@@ -1244,3 +1244,34 @@ def test_a_hyphenated_word_is_said_in_part_by_one_of_its_parts():
     )
     n_domain, c_domain = relevance(units, wanted)
     assert c_domain > n_domain > 0
+
+
+def test_the_databases_a_review_searched_are_named_not_called_databases():
+    """ "Which databases were searched in the DVT review?" was refused: the answer, "identified
+    using PubMed, EMBASE, and Medline", says neither "database" nor "searched", and a sentence
+    naming PRISMA passed for one naming a database."""
+    evidence = [
+        chunk(1, "A systematic review was completed using PRISMA guidelines to evaluate the potential complications."),
+        chunk(2, "Publications were identified using PubMed, EMBASE, and Medline.", section="Methods"),
+        chunk(3, "Only English language publications were included.", section="Methods"),
+    ]
+    points = points_for("Which databases were searched?", evidence)
+    assert points and "PubMed" in points[0].text
+    assert all("PRISMA" not in p.text for p in points)
+
+
+def test_the_words_naming_a_paper_are_not_asked_about():
+    """ "the DVT review", "the Paper Plain authors": which paper, not what a unit must say; the
+    paper itself says "we", not "the authors"."""
+    assert read_question("Which databases were searched in the DVT review?").words == content_words(
+        "databases searched"
+    )
+    assert read_question("What did the review by Datta find about HIT?").words == {"hit"}
+    asked = read_question("Which statistical models did the Paper Plain authors fit to the subjective ratings?")
+    assert "author" not in asked.words and "model" in asked.words
+    # a survey that is no paper's name is asked about; authors asked about are
+    assert "survey" in read_question("How many patients answered the survey in the Malawi study?").words
+    assert "author" in read_question("Where did the authors of the review work?").words
+    assert read_question("Who are the authors of the Paper Plain paper?").title_block
+    assert read_question("List the authors of the Kamuzu study.").title_block
+    assert not read_question("Which databases did the authors of the DVT review search?").title_block

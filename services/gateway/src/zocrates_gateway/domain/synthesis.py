@@ -177,8 +177,11 @@ _FUNDING_RE = re.compile(
     r"\b(?:fund(?:s|ed|ing|er|ers)?|financ\w*|grants?|scholarships?|sponsor\w*|supported\s+by)\b", re.IGNORECASE
 )
 _CAPTION_QUESTION = re.compile(r"\b(?:figures?|fig\.|captions?|tables?|schemes?)\b", re.IGNORECASE)
+# who the authors are; not "which databases did the authors of the review search?"
 _AUTHOR_QUESTION = re.compile(
-    r"\b(?:who\s+(?:wrote|are\s+the\s+authors)|authors?\s+(?:of|list)|written\s+by)\b", re.IGNORECASE
+    r"\b(?:who\s+(?:wrote|are\s+the\s+authors)|(?:who|what)\s+(?:are|were)\s+the\s+authors?"
+    r"|(?:list|name)\s+(?:all\s+)?the\s+authors|authors?\s+list|written\s+by)\b",
+    re.IGNORECASE,
 )
 
 
@@ -370,7 +373,10 @@ def read_question(question: str) -> Ask:
         # of" what kind of answer, not what is asked about
         words=frozenset(_quantity_words(question) | content_words(" ".join(back_matter)))
         - content_words(" ".join([*papers, *dated]))
+        - _paper_nouns(papers, question)
         - (_COLLEAGUES if authors else set())
+        # "which models did the authors fit?" asks about the paper's work, which it says "we" did
+        - (_AUTHORS if not back_matter and not _AUTHOR_QUESTION.search(question) else set())
         - (content_words(summary.group()) & _SUMMARY_CUES if summary else set())
         - (_EXPANSION_CUES if expands else set())
         - (_LISTING_CUES if listing else set()),
@@ -460,8 +466,9 @@ def defines(text: str, abbreviation: str) -> bool:
     )
 
 
+_PAPER_WORDS = r"study|studies|paper|trial|review|article|account|survey|report"
 _PAPER_NOUN = (
-    r"(?:'s\s+)?(?:study|studies|paper|trial|review|article|account|survey|report|et\s+al\b"
+    rf"(?:'s\s+)?(?:{_PAPER_WORDS}|et\s+al\b"
     r"|and\s+(?:colleagues|co-?workers|co-?authors)\b)"
 )
 #: "Lo et al.", "Datta and colleagues": a name of any length before them names a paper's author
@@ -496,8 +503,22 @@ def _names_a_paper(term: str, question: str) -> bool:
     return bool(re.search(rf"{name}\s*{year}{_PAPER_NOUN}|\b{_PAPER_BY}\s+{name}", question, re.IGNORECASE))
 
 
+def _paper_nouns(papers: Collection[str], question: str) -> set[str]:
+    """The nouns that name a paper with its name ("review" in "the DVT review", "the review by
+    Datta"): they say which paper, not what is asked of it."""
+    year = r"(?:\(?(?:1[89]|20)\d{2}\)?\s*)?"
+    nouns = rf"({_PAPER_WORDS}|work)"
+    found = set()
+    for term in papers:
+        name = rf"(?<![\w-]){re.escape(term)}(?![\w-])"
+        pattern = rf"{name}\s*{year}(?:'s\s+)?{nouns}\b|\b{nouns}\s+(?:by|of|from)\s+{name}"
+        for m in re.finditer(pattern, question, re.IGNORECASE):
+            found |= content_words(" ".join(g for g in m.groups() if g))
+    return found
+
+
 #: "the paper by Douglas", "the review of Datta and colleagues"
-_PAPER_BY = r"(?:study|paper|trial|review|article|account|survey|report|work)\s+(?:by|of|from)"
+_PAPER_BY = rf"(?:{_PAPER_WORDS}|work)\s+(?:by|of|from)"
 
 
 _POINTERS = frozenset("this that these those they them it its their".split())
@@ -580,6 +601,7 @@ def content_words(text: str) -> set[str]:
 
 _FUNDING = frozenset(content_words("funded"))
 _COLLEAGUES = frozenset(content_words("colleagues coworkers co-workers coauthors co-authors"))
+_AUTHORS = frozenset(content_words("authors researchers investigators"))
 #: A quantity a value names by its unit alone: "3.64 eV" is an energy, "37 °C" a temperature
 #: (PDFs set the degree sign as a ring, a white bullet or an ordinal: "16 ◦C").
 _UNITS_OF = {
@@ -598,13 +620,22 @@ _QUANTITY_VALUE_RE = {
     for names, units in _UNITS_OF.items()
     for word in content_words(names)
 }
+#: The literature databases a review searches: "which databases did Datta et al. search?" is
+#: answered by "identified using PubMed, EMBASE, and Medline", which says neither word.
+_DATABASE_RE = re.compile(
+    r"\b(?:PubMed|MEDLINE|Medline|EMBASE|Embase|Scopus|Web\s+of\s+Science|CINAHL|PsycINFO|PsycInfo"
+    r"|Cochrane\s+(?:Library|Central|Database)|CENTRAL|Google\s+Scholar|IEEE\s+Xplore|ACM\s+Digital\s+Library"
+    r"|LILACS|ClinicalTrials\.gov|ProQuest|Europe\s+PMC)\b"
+)
+_SEARCHED = frozenset(content_words("database databases searched search literature"))
 #: A sex or gender is named by who were women and who men ("9 male, 14 female"), never by the word.
 _SEXES = frozenset(content_words("gender genders sex sexes"))
 #: Kinds of thing a name answers: "what software ...?" is answered by "Microsoft Excel and
-#: Epi-Info", which never says "software".
+#: Epi-Info", which never says "software". (A database is named by `_DATABASE_RE`: "PRISMA" is
+#: a name, but no database.)
 _NAMED_KINDS = frozenset(
     content_words(
-        "software program programme package tool toolkit database language organisation organization "
+        "software program programme package tool toolkit language organisation organization "
         "institution agency company funder sponsor foundation university country city journal dataset corpus "
         "instrument questionnaire guideline checklist synchrotron beamline facility platform"
     )
@@ -809,6 +840,7 @@ def candidate_sentences(
     # "who funded it?" is answered by a statement of who paid, not by thanks to colleagues
     funding_asked = "funding" in ask.back_matter
     entity_asked = pattern is None and bool(_ENTITY_QUESTION.match(question))
+    databases_asked = bool(_SEARCHED & ask.focus)
     found = []
     for rank, chunk in enumerate(top):
         if chunk.role == "back_matter" and not ask.back_matter:
@@ -848,6 +880,8 @@ def candidate_sentences(
             words = _with_abbreviations(content_words(text), text, defined) | titled | (ask.focus if headed else set())
             if _SEX_RE.search(text):  # "437 males and 578 females" says how the sexes split
                 words |= _SEXES
+            if databases_asked and _DATABASE_RE.search(text):  # "identified using PubMed, EMBASE, and Medline"
+                words |= _SEARCHED
             if kind == "term_list":  # the list asked for: "what was the search strategy?", "the keywords?"
                 words |= ask.focus
                 bonus += ANSWER_TYPE_BONUS
