@@ -868,7 +868,8 @@ def test_a_measure_is_of_the_thing_before_it():
     migration and occlusion rates of the same filters answers nothing of it."""
     assert read_question("What was the mortality rate of trauma patients with IVC filters?").focus == {"mortal"}
     assert read_question("What was the staff turnover rate at the hospital?").focus == {"turnov"}
-    assert read_question("What rate of HIT did the review calculate?").focus == {"rate"}
+    # and "the rate of X" is a rate of X, said by X's acronym or in full (`_acronym_words`)
+    assert read_question("What rate of HIT did the review calculate?").focus == {"hit"}
     evidence = [
         chunk(
             1,
@@ -1275,3 +1276,29 @@ def test_the_words_naming_a_paper_are_not_asked_about():
     assert read_question("Who are the authors of the Paper Plain paper?").title_block
     assert read_question("List the authors of the Kamuzu study.").title_block
     assert not read_question("Which databases did the authors of the DVT review search?").title_block
+
+
+def test_the_measure_of_a_thing_asks_about_the_thing():
+    """ "The incidence of X", "the risk of X": a value of X, like "the X rate"; any rate is no answer."""
+    assert read_question("What is the incidence of heparin-induced thrombocytopenia?").focus >= {"thrombocytopenia"}
+    assert read_question("What is the prevalence of diabetes among patients?").focus == {"diabet"}
+    assert read_question("What is the risk of HIT with heparin?").focus == {"hit"}
+    assert read_question("What bleeding risk did the review calculate?").focus == {"bleed"}
+
+
+def test_a_unit_says_by_its_acronym_what_the_question_spells_out():
+    """ "What is the incidence of heparin-induced thrombocytopenia?" was refused: the paper's
+    answer says "HIT", defined in a passage not retrieved, and a failed retrieval rate came near."""
+    evidence = [
+        chunk(1, "The failed retrieval rate is calculated to be 2.8%."),
+        chunk(2, "In this review we calculated the risk of bleeding and HIT to be 3.9% and 0.7% respectively."),
+    ]
+    points = points_for("What is the incidence of heparin-induced thrombocytopenia?", evidence)
+    assert points and points[0].index == 2 and len(points) == 1
+    # and the other way: a question's acronym spelled out in the unit
+    evidence = [
+        chunk(1, "Filter migration occurred in 3% of patients."),
+        chunk(2, "Deep vein thrombosis occurred in 12% of patients without prophylaxis."),
+    ]
+    points = points_for("What share of patients developed DVT without prophylaxis?", evidence)
+    assert points and points[0].index == 2

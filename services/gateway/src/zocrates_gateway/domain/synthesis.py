@@ -355,6 +355,8 @@ def read_question(question: str) -> Ask:
     focus = frozenset(content_words(phrase[-1])) if named_thing else frozenset()
     if named_thing and len(phrase) > 1 and phrase[-1] in _MEASURES and (measured := content_words(phrase[-2])):
         focus = frozenset(measured)  # "the staff turnover rate": a rate of turnover, not any rate
+    elif named_thing and phrase[-1] in _MEASURES and (measured := content_words(_measured_of(phrase[-1], question))):
+        focus = frozenset(measured)  # "the incidence of heparin-induced thrombocytopenia": of that
     back_matter = _back_matter_words(question)
     if back_matter and not focus:  # "who funded the ACE inhibitor study?" asks about funding, not ACE
         focus = frozenset(content_words(" ".join(back_matter)))
@@ -535,6 +537,19 @@ _FOCUS_VERBS = frozenset(
     "come comes arise arises occur occurs exist exists remain remains appear appears emerge emerges happen happens"
     " apply applies".split()
 )
+
+
+def _measured_of(measure: str, question: str) -> str:
+    """What "the <measure> of ..." measures: up to three words after "of", to the next verb or
+    preposition ("the rate of heparin-induced thrombocytopenia did ..."); "" when none."""
+    m = re.search(
+        rf"\b{re.escape(measure)}\s+of\s+((?:[\w-]+\s+){{0,2}}?[\w-]+)"
+        r"(?=\s+(?:did|do|does|was|were|is|are|has|have|had|in|for|at|among|with|on|after|from|by|between|to"
+        r"|reported|calculated|found|observed|measured)\b|\s*[?,.;:]|\s*$)",
+        question,
+        re.IGNORECASE,
+    )
+    return m.group(1) if m else ""
 
 
 def _plural(word: str) -> bool:
@@ -880,6 +895,7 @@ def candidate_sentences(
             words = _with_abbreviations(content_words(text), text, defined) | titled | (ask.focus if headed else set())
             if _SEX_RE.search(text):  # "437 males and 578 females" says how the sexes split
                 words |= _SEXES
+            words |= _acronym_words(text, question, ask.codes)
             if databases_asked and _DATABASE_RE.search(text):  # "identified using PubMed, EMBASE, and Medline"
                 words |= _SEARCHED
             if kind == "term_list":  # the list asked for: "what was the search strategy?", "the keywords?"
@@ -1252,6 +1268,26 @@ def unmentioned_codes(ask: Ask, chunks: list[EvidenceChunk]) -> set[str]:
         if not any(code in text or (spelled is not None and spelled.search(text)) for text in texts):
             missing.add(code)
     return missing
+
+
+_ACRONYM_RE = re.compile(r"\b[A-Z]{3,6}(?=s?\b)")
+
+
+def _acronym_words(text: str, question: str, codes: Collection[str]) -> set[str]:
+    """The question's words a unit says by their acronym, defined or not where it is quoted:
+    "HIT" says "heparin-induced thrombocytopenia", and "deep vein thrombosis" says "DVT"."""
+    words: set[str] = set()
+    for acronym in set(_ACRONYM_RE.findall(text)):
+        spelled = _spelled_out(acronym.lower())
+        m = spelled.search(question.lower()) if spelled is not None else None
+        if m is not None and not any(w in _STOP for w in re.split(r"[\s-]+", m.group(0))):
+            words |= content_words(m.group(0))
+    lowered = text.lower()
+    for code in codes:
+        spelled = _spelled_out(code)
+        if spelled is not None and code not in lowered and spelled.search(lowered):
+            words |= content_words(code)
+    return words
 
 
 @functools.lru_cache(maxsize=1024)
