@@ -1157,6 +1157,8 @@ def test_a_verb_after_what_is_asked_about_is_no_focus():
     assert read_question("Which residues interact with 33RE?").focus == {"residu"}
     assert read_question("What drug class is the first choice?").focus == frozenset()  # "class" names no thing
     assert read_question("What statistical analysis was run on the ratings?").focus == {"analysi"}
+    # a verb and its object: "the jargon" is what the software spotted, not what is asked about
+    assert read_question("What software spotted the jargon in the papers?").focus == {"softwar"}
 
 
 def test_a_row_giving_numbers_for_symbols_is_numbers_only():

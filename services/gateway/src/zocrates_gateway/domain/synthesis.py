@@ -344,6 +344,8 @@ def read_question(question: str) -> Ask:
     codes = frozenset(m.lower() for m in found if _CODE_RE.fullmatch(m))
     m = _FOCUS_RE.search(question)
     phrase = next(g for g in m.groups() if g).lower().split() if m else []
+    if (cut := next((i for i, w in enumerate(phrase) if i and w in _DETERMINERS), None)) is not None:
+        phrase = phrase[:cut]  # "what software spotted the jargon in ...": a verb and its object follow
     if len(phrase) > 1 and (
         phrase[-1].endswith("ed") or phrase[-1] in _FOCUS_VERBS or (_plural(phrase[-2]) and not _plural(phrase[-1]))
     ):
@@ -537,6 +539,9 @@ _FOCUS_VERBS = frozenset(
     "come comes arise arises occur occurs exist exists remain remains appear appears emerge emerges happen happens"
     " apply applies".split()
 )
+
+
+_DETERMINERS = frozenset("the a an its their this these those our his her".split())
 
 
 def _measured_of(measure: str, question: str) -> str:
