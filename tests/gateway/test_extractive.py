@@ -951,6 +951,8 @@ def test_a_name_answers_a_question_about_a_kind_of_thing_it_never_names():
         ("How potent was the compound?", "value"),
         ("At what wavelength was fluorescence excited?", "value"),
         ("What pH was the assay buffer?", "value"),
+        ("How satisfied were patients with their care?", "value"),  # a degree a survey puts in numbers
+        ("How likely were readers to return to the tool?", "value"),
     ],
 )
 def test_a_value_is_asked_for_in_the_singular_and_in_the_plural(question, answer_type):

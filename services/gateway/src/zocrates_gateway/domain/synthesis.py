@@ -264,7 +264,8 @@ _ANSWER_TYPES = [
         "value",
         re.compile(
             r"\bhow\s+(?:much|long|high|low|fast|large|big|old|often|far|selective|potent|effective|accurate"
-            r"|sensitive|specific|precise|common|frequent|prevalent|strong|severe|safe|toxic|stable)\b"
+            r"|sensitive|specific|precise|common|frequent|prevalent|strong|severe|safe|toxic|stable|satisfied|pleased"
+            r"|happy|likely|confident)\b"
             r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,4}"
             r"(?:values?|concentrations?|doses?|dosages?|resolutions?|temperatures?|rates?|ratios?|sizes?|lengths?"
             r"|durations?|ages?|scores?|constants?|affinit(?:y|ies)|ki|ic50|ec50|kd|mass(?:es)?|weights?|volumes?"
