@@ -1306,3 +1306,19 @@ def test_a_unit_says_by_its_acronym_what_the_question_spells_out():
     ]
     points = points_for("What share of patients developed DVT without prophylaxis?", evidence)
     assert points and points[0].index == 2
+
+
+def test_what_the_risks_are_asks_which_not_how_large():
+    """ "What are the risks of heparin?" asks which risks (bleeding, HIT); a rate of something the
+    question does not name is no answer to it, and "what is the risk of X?" still asks how large."""
+    assert read_question("What are the risks of heparin?").answer_type is None
+    assert read_question("What are the risks of mechanical compression devices?").focus == content_words(
+        "mechanical compression devices"
+    )
+    assert read_question("What is the risk of HIT with heparin?").answer_type == "value"
+    evidence = [
+        chunk(1, "In this review we calculated the risk of bleeding and HIT to be 3.9% and 0.7% respectively."),
+        chunk(2, "Mechanical compression devices can result in local soft tissue injury, bleeding and non-compliance."),
+    ]
+    points = points_for("What are the risks of mechanical compression devices?", evidence)
+    assert points and points[0].index == 2

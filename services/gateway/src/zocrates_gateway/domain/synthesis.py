@@ -285,6 +285,7 @@ _ANSWER_TYPES = [
         ),
     ),
 ]
+_KINDS_OF_RISK = re.compile(r"\bwhat\s+(?:are|were)\s+(?:the\s+)?(?:[\w-]+\s+)?(?:risks|hazards)\b", re.IGNORECASE)
 # The thing asked about: "what (was the) <bleeding risk> (did|of|in ...)", "how many <stakeholders>".
 _FOCUS_RE = re.compile(
     r"\b(?:what|which)\s+(?:(?:was|is|were|are)\s+)?(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)\s+"
@@ -339,6 +340,8 @@ _NAMED_RE = re.compile(
 def read_question(question: str) -> Ask:
     """What `question` asks for."""
     answer_type = next((name for name, pattern in _ANSWER_TYPES if pattern.search(question)), None)
+    if answer_type == "value" and _KINDS_OF_RISK.search(question):
+        answer_type = None  # "what are the risks of heparin?": which risks (bleeding, HIT), not how large
     found = [m for m in _NAMED_RE.findall(question) if m.lower() not in _STOP]
     authors = {m.lower() for m in _ET_AL_RE.findall(question)}  # "Lo et al.": a name of two letters too
     named = frozenset(m.lower() for m in found) | authors
