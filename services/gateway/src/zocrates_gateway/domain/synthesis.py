@@ -364,6 +364,7 @@ def read_question(question: str) -> Ask:
     elif named_thing and phrase[-1] in _MEASURES and (measured := content_words(_measured_of(phrase[-1], question))):
         focus = frozenset(measured)  # "the incidence of heparin-induced thrombocytopenia": of that
     back_matter = _back_matter_words(question)
+    title_block = bool(_AUTHOR_QUESTION.search(question))  # who the authors are
     if back_matter and not focus:  # "who funded the ACE inhibitor study?" asks about funding, not ACE
         focus = frozenset(content_words(" ".join(back_matter)))
     papers = frozenset(t for t in named if _names_a_paper(t, question)) | authors
@@ -384,7 +385,7 @@ def read_question(question: str) -> Ask:
         - _paper_nouns(papers, question)
         - (_COLLEAGUES if authors else set())
         # "which models did the authors fit?" asks about the paper's work, which it says "we" did
-        - (_AUTHORS if not back_matter and not _AUTHOR_QUESTION.search(question) else set())
+        - (_AUTHORS if not back_matter and not title_block else set())
         - (content_words(summary.group()) & _SUMMARY_CUES if summary else set())
         - (_EXPANSION_CUES if expands else set())
         - (_LISTING_CUES if listing else set()),
@@ -394,7 +395,7 @@ def read_question(question: str) -> Ask:
         focus=focus,
         back_matter=frozenset(back_matter_topics(question)),
         captions=bool(_CAPTION_QUESTION.search(question)),
-        title_block=bool(_AUTHOR_QUESTION.search(question)),
+        title_block=title_block,
         papers=papers,
         summary=bool(summary),
         year=int(min(dated)) if dated else None,
@@ -503,23 +504,30 @@ _SUMMARY_QUESTION = re.compile(
 )
 
 
+#: A year after a paper's name: "Datta 2010 review", "Datta (2010)".
+_NAME_YEAR = r"\s*(?:\(?(?:1[89]|20)\d{2}\)?\s*)?"
+
+
+def _as_name(term: str) -> str:
+    """`term` as a whole word of a question."""
+    return rf"(?<![\w-]){re.escape(term)}(?![\w-])"
+
+
 def _names_a_paper(term: str, question: str) -> bool:
     """Whether the question names a paper by `term`: "the Malawi study", "Datta et al.", "the
     paper by Douglas"."""
-    year = r"(?:\(?(?:1[89]|20)\d{2}\)?\s*)?"
-    name = rf"(?<![\w-]){re.escape(term)}(?![\w-])"
-    return bool(re.search(rf"{name}\s*{year}{_PAPER_NOUN}|\b{_PAPER_BY}\s+{name}", question, re.IGNORECASE))
+    name = _as_name(term)
+    return bool(re.search(rf"{name}{_NAME_YEAR}{_PAPER_NOUN}|\b{_PAPER_BY}\s+{name}", question, re.IGNORECASE))
 
 
 def _paper_nouns(papers: Collection[str], question: str) -> set[str]:
     """The nouns that name a paper with its name ("review" in "the DVT review", "the review by
     Datta"): they say which paper, not what is asked of it."""
-    year = r"(?:\(?(?:1[89]|20)\d{2}\)?\s*)?"
     nouns = rf"({_PAPER_WORDS}|work)"
     found = set()
     for term in papers:
-        name = rf"(?<![\w-]){re.escape(term)}(?![\w-])"
-        pattern = rf"{name}\s*{year}(?:'s\s+)?{nouns}\b|\b{nouns}\s+(?:by|of|from)\s+{name}"
+        name = _as_name(term)
+        pattern = rf"{name}{_NAME_YEAR}(?:'s\s+)?{nouns}\b|\b{nouns}\s+(?:by|of|from)\s+{name}"
         for m in re.finditer(pattern, question, re.IGNORECASE):
             found |= content_words(" ".join(g for g in m.groups() if g))
     return found
@@ -1286,9 +1294,10 @@ def _acronym_words(text: str, question: str, codes: Collection[str]) -> set[str]
     """The question's words a unit says by their acronym, defined or not where it is quoted:
     "HIT" says "heparin-induced thrombocytopenia", and "deep vein thrombosis" says "DVT"."""
     words: set[str] = set()
+    asked = question.lower()
     for acronym in set(_ACRONYM_RE.findall(text)):
         spelled = _spelled_out(acronym.lower())
-        m = spelled.search(question.lower()) if spelled is not None else None
+        m = spelled.search(asked) if spelled is not None else None
         if m is not None and not any(w in _STOP for w in re.split(r"[\s-]+", m.group(0))):
             words |= content_words(m.group(0))
     lowered = text.lower()
