@@ -12,6 +12,8 @@ import time
 import tracemalloc
 
 import httpx
+import nats.aio.subscription
+import nats.errors
 import psutil
 import pytest
 from hypothesis import given, settings
@@ -473,6 +475,36 @@ async def test_regression_resume_on_a_replica_that_does_not_hold_the_live_turn_e
         assert turn.finished, "the turn itself ended on its replica"
         assert got and got[-1]["event"] == "done", f"the resumed stream ended without `done`: {got}"
         assert as_tuples(first + got) == logged(turn)
+
+
+async def test_regression_a_finished_turn_is_replayed_though_its_first_event_is_slow_to_arrive(
+    nats_server, monkeypatch
+):
+    """Was: a replay waited half a second for the turn's first event and answered 404 without
+    it; under load (two test runs side by side) a finished turn was reported as not found.
+    Whether the turn exists is now asked of the stream; only its delivery is waited for."""
+    async with running_system(nats_server.url) as system:
+        async with system.client.stream(
+            "POST", f"{system.url}/chat", json={"message": QUESTION}, headers=system.auth
+        ) as r:
+            first = await read_events(r, None)
+        turn_id = json.loads(first[0]["data"])["turn_id"]
+        turn, _ = system.app.state.gateway.turns.pop(turn_id)  # as on another gateway replica
+        next_msg, slowed = nats.aio.subscription.Subscription.next_msg, set()
+
+        async def first_arrives_late(sub, timeout: float = 1.0):
+            if id(sub) not in slowed:  # the first event of each replay arrives after 0.8 s
+                slowed.add(id(sub))
+                await asyncio.sleep(min(timeout, 0.8))
+                if timeout < 0.8:
+                    raise nats.errors.TimeoutError
+            return await next_msg(sub, timeout)
+
+        monkeypatch.setattr(nats.aio.subscription.Subscription, "next_msg", first_arrives_late)
+        async with system.client.stream("GET", f"{system.url}/chat/{turn_id}/events", headers=system.auth) as r:
+            assert r.status_code == 200, await r.aread()
+            got = await read_events(r, None)
+        assert as_tuples(got) == logged(turn)
 
 
 async def test_regression_replays_delete_their_consumer_on_every_exit(nats_server, report):

@@ -10,16 +10,19 @@ import json
 
 import nats.errors
 import nats.js.api
+import nats.js.errors
 
 from zocrates_contracts import new_id
 from zocrates_contracts.scopes import RetrievalScope
-from zocrates_contracts.subjects import EVENTS_PREFIX
+from zocrates_contracts.subjects import EVENTS_PREFIX, EVENTS_STREAM
 from zocrates_gateway.context import Gateway
 from zocrates_gateway.errors import ApiError
 from zocrates_gateway.events import TurnEvent, TurnLog
 from zocrates_gateway.turn import run_turn
 
 KEEP_FINISHED_S = 300.0
+#: Each event on the events stream names the user whose turn it is; a replay shows no one else's.
+USER_HEADER = "Zocrates-User"
 
 
 def checked_message(settings, message: str) -> str:
@@ -51,7 +54,7 @@ def start_turn(
     turn = TurnLog(turn_id=new_id(), user_id=user_id, session_id=session_id)
 
     async def publish_event(event: TurnEvent) -> None:
-        headers = {"Nats-Msg-Id": f"{turn.turn_id}-{event.id}", "Zocrates-User": user_id}
+        headers = {"Nats-Msg-Id": f"{turn.turn_id}-{event.id}", USER_HEADER: user_id}
         await broker.publish(json.dumps(event.sse()).encode(), f"{EVENTS_PREFIX}.{turn.turn_id}", headers=headers)
 
     turn.on_append = publish_event
@@ -82,18 +85,29 @@ REPLAY_INACTIVE_S = 2.0
 
 
 async def replay(
-    broker, turn_id: str, user_id: str, *, follow_for: float, first_wait: float = 0.5
+    broker, turn_id: str, user_id: str, *, follow_for: float, first_wait: float = 10.0
 ) -> tuple[TurnLog, asyncio.Task] | None:
     """A turn's log rebuilt from the events stream: a finished turn (another replica, or a
     restart), or one still running elsewhere, followed live until its terminal event or its
     deadline. None when the stream has no event of this turn for this user.
 
+    Whether the turn exists is asked of the stream (its last event), not read from how soon a
+    first event arrives: on a loaded server that took over half a second, and a turn that had
+    finished was answered 404.
+
     The returned task reads the stream; cancel it when the client leaves. However it ends
     (done, error, cancelled, deadline) it deletes its consumer, and a turn it could not
     follow to the end gets an `error` event so that its readers end too."""
     js = broker.config.connection_state.stream
+    subject = f"{EVENTS_PREFIX}.{turn_id}"
+    try:
+        last = await js.get_last_msg(EVENTS_STREAM, subject)
+    except nats.js.errors.NotFoundError:
+        return None  # no such turn (or it expired from the stream)
+    if (last.headers or {}).get(USER_HEADER) != user_id:
+        return None
     sub = await js.subscribe(
-        f"{EVENTS_PREFIX}.{turn_id}",
+        subject,
         ordered_consumer=True,
         deliver_policy=nats.js.api.DeliverPolicy.ALL,
         inactive_threshold=REPLAY_INACTIVE_S,
@@ -102,7 +116,7 @@ async def replay(
 
     async def take(msg) -> bool:
         """Append one event; False when it is not this user's (then nothing is shown)."""
-        if (msg.headers or {}).get("Zocrates-User") != user_id:
+        if (msg.headers or {}).get(USER_HEADER) != user_id:
             return False
         item = json.loads(msg.data)
         await turn.append(item["event"], json.loads(item["data"]))
@@ -112,7 +126,7 @@ async def replay(
     try:
         found = await take(await sub.next_msg(timeout=first_wait))
     except nats.errors.TimeoutError:
-        pass  # no such turn (or it expired from the stream)
+        pass  # the stream holds the turn but did not deliver it in time: answered as not found
     finally:
         if not found:
             await delete_subscription(js, sub)
