@@ -770,6 +770,46 @@ def test_a_code_or_acronym_the_passages_never_mention_is_not_answered_by_other_v
     assert points_for("What percentage of trauma patients developed DVT?", spelled)
 
 
+def test_a_dash_the_pdf_prints_is_the_hyphen_the_question_types():
+    """A PDF prints "ACE–33RE" (an en dash) and "cm−1" (a minus sign) where a researcher types a
+    hyphen. Was: the code "ace-33re" counted as never mentioned and the question was refused. (And
+    a resolution is a length: "solved at 2.2 Å" states one without the word.)"""
+    evidence = [chunk(1, "The co-crystal structure of the N-ACE–33RE complex was solved at 2.2 Å.")]
+    for question in (
+        "What resolution was the N-domain ACE-33RE structure solved at?",
+        "What resolution was the N-domain ACE\u201333RE structure solved at?",
+    ):
+        points = points_for(question, evidence)
+        assert points and "2.2 Å" in points[0].text, question
+    assert content_words("ACE\u201333RE at 1650 cm\u22121") == content_words("ACE-33RE at 1650 cm-1")
+
+
+def test_where_a_study_was_done_is_answered_by_a_place():
+    """ "Where was the study carried out?" was answered by a sentence restating it ("this study
+    was carried out to ..."), which names no place."""
+    evidence = [
+        chunk(1, "This study was carried out to identify the barriers to quality care.", "Background"),
+        chunk(
+            2,
+            "Prior to this study, the management and staff of the Medical Department, Kamuzu Central Hospital in "
+            "Malawi, where this study was carried out, expressed the concern that their department was not "
+            "performing up to expectations.",
+            "Background",
+        ),
+    ]
+    assert read_question("Where was the study carried out?").answer_type == "place"
+    assert points_for("Where was the study carried out?", evidence)[0].index == 2
+    recruited = [
+        chunk(1, "Participants were recruited over two weeks and paid for one hour.", "Method"),
+        chunk(2, "We recruited participants from Upwork using the same materials.", "Method"),
+    ]
+    assert points_for("Where were the participants recruited?", recruited)[0].index == 2
+    # a month, a language or a label is no place; an address or a venue is asked for otherwise
+    assert points_for("Where was the survey done?", [chunk(1, "The survey was done in June 2010.")]) == []
+    assert read_question("Where do the authors of the Kamuzu study work?").answer_type is None
+    assert read_question("Where was the Paper Plain study published?").answer_type is None
+
+
 def test_a_percentage_in_a_table_is_a_number_of_a_row_whose_headers_say_percent():
     table = evidence_chunk(
         1,
@@ -1084,6 +1124,42 @@ def test_what_a_named_thing_is_is_answered_by_a_sentence_saying_what_it_is():
     kch = "The Medical Department of the Kamuzu Central Hospital (KCH), is a tertiary referral hospital."
     assert describes(kch, "kch") or defines(kch, "kch")
     assert not defines("Compound 33RE inhibited the N-domain similarly to RXP407 (Ki = 21.03 nM).", "rxp407")
+
+
+def test_what_a_paper_introduces_is_said_by_the_sentence_introducing_it():
+    """ "What is 33RE?" is answered by "A molecule incorporating a tetrazole moiety ... (compound
+    33RE)", and "what is Paper Plain?", a thing its paper's title names, from that paper's
+    abstract: "we introduce a novel interactive interface—Paper Plain—with four features".
+    Was: a sentence that only mentioned it ("... resulted in the production of compound 33RE")."""
+    introduced = (
+        "A molecule incorporating a tetrazole moiety in the P2 position (compound 33RE) displayed potent inhibition."
+    )
+    assert describes(introduced, "33re")
+    assert not describes("A 36-fold decrease in binding affinity was observed (Y369F) for 33RE.", "33re")
+    assert describes(
+        "To help them, we introduce a novel interactive interface—Paper Plain1—with four features.", "paper plain"
+    )
+    assert not describes("We evaluate Paper Plain, finding that participants read more easily.", "paper plain")
+    compound = [
+        chunk(1, "A classical 6-step synthetic approach resulted in the production of compound 33RE in modest yields."),
+        chunk(2, introduced + " It was 927-fold more selective for the N-domain than the C-domain."),
+    ]
+    assert points_for("What is 33RE?", compound)[0].index == 2
+    title = "Paper Plain: Making Medical Research Papers Approachable to Healthcare Consumers"
+    paper = [
+        chunk(1, "All participants with Paper Plain made it to the end of a paper.", "7 Results"),
+        chunk(
+            2,
+            "Reading medical papers, however, can be a challenging experience. To improve access to medical papers, "
+            "we introduce a novel interactive interface—Paper Plain—with four features powered by natural language "
+            "processing. We evaluate Paper Plain, finding that participants have an easier time reading papers.",
+            None,
+            role="abstract",
+        ),
+    ]
+    paper = [c.model_copy(update={"title": title, "item_key": "PLAIN"}) for c in paper]
+    points = points_for("What is Paper Plain?", paper)
+    assert points and points[0].text.startswith("To improve access to medical papers, we introduce"), points
 
 
 @pytest.mark.parametrize(

@@ -95,6 +95,9 @@ SUMMARY_COVERAGE = 0.5
 SUMMARY_CONCLUSION_PRIOR, SUMMARY_RESULT_PRIOR, SUMMARY_OPENING_PENALTY = 0.2, 0.1, 0.1
 
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]+|\d+(?:\.\d+)?")
+#: Hyphens, dashes between words and the minus sign read as one hyphen: a PDF prints "ACE–33RE"
+#: and "cm−1" where a question types "ACE-33RE" and "cm-1". (An em dash breaks a sentence.)
+_DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2212", "-"))
 _STOP = frozenset(
     "a an and are as at be been but by can could did do does for from had has have how i if in "
     "into is it its may might of on or our so than that the their them then there these they this "
@@ -260,6 +263,8 @@ _ANSWER_TYPES = [
         ),
     ),
     ("year", re.compile(r"\b(?:what|which)\s+year\b|\bwhen\s+(?:was|were|did)\b", re.IGNORECASE)),
+    # "where was the study carried out?", "where had the questionnaire been used before?"
+    ("place", re.compile(r"\bwhere\s+(?:was|were|did|do|does|is|are|had|has|have)\b", re.IGNORECASE)),
     (
         "value",
         re.compile(
@@ -285,6 +290,7 @@ _ANSWER_TYPES = [
         ),
     ),
 ]
+_PUBLISHED_RE = re.compile(r"\bpublished\b|\bappeared?\b", re.IGNORECASE)
 _KINDS_OF_RISK = re.compile(r"\bwhat\s+(?:are|were)\s+(?:the\s+)?(?:[\w-]+\s+)?(?:risks|hazards)\b", re.IGNORECASE)
 # The thing asked about: "what (was the) <bleeding risk> (did|of|in ...)", "how many <stakeholders>".
 _FOCUS_RE = re.compile(
@@ -320,6 +326,12 @@ _VALUE_RE = re.compile(
 # Codes: PDB entries (1O8A, 3NXQ), accessions (GSE12345, NM_000789), compound ids (RXP407, 33RE).
 _IDENTIFIER_RE = re.compile(r"\b(?=[A-Z0-9_]*\d)(?=[A-Z0-9_]*[A-Z])[A-Z0-9_]{3,12}\b")
 _YEAR_RE = re.compile(r"\b(?:1[89]|20)\d{2}\b")
+#: A place: a name after "in", "at", "near" or "from" ("in Malawi", "at Diamond Light Source", "a hospital
+#: in Pakistan"), not a month, a language or a label ("in June", "in English", "in Table 2").
+_PLACE_RE = re.compile(
+    r"\b(?:in|at|near|from)\s+(?:the\s+)?(?!(?:January|February|March|April|May|June|July|August|September|October"
+    r"|November|December|English|Table|Figure|Fig|Section|Appendix|Chapter|Supplementary)\b)[A-Z][a-z]+"
+)
 _SEX_RE = re.compile(r"\b(?:fe)?males?\b|\b(?:wo)?m[ae]n\b|\bboys?\b|\bgirls?\b|\bnon-binary\b", re.IGNORECASE)
 _ANSWER_PATTERNS = {
     "percent": _PERCENT_RE,
@@ -327,6 +339,7 @@ _ANSWER_PATTERNS = {
     "value": _VALUE_RE,
     "identifier": _IDENTIFIER_RE,
     "year": _YEAR_RE,
+    "place": _PLACE_RE,
     "sex": _SEX_RE,
 }
 # A code or an acronym: a named term with a digit, or in capitals (a capitalised name may be paraphrased).
@@ -339,9 +352,14 @@ _NAMED_RE = re.compile(
 
 def read_question(question: str) -> Ask:
     """What `question` asks for."""
+    question = question.translate(_DASHES)
     answer_type = next((name for name, pattern in _ANSWER_TYPES if pattern.search(question)), None)
     if answer_type == "value" and _KINDS_OF_RISK.search(question):
         answer_type = None  # "what are the risks of heparin?": which risks (bleeding, HIT), not how large
+    if answer_type == "place" and (_back_matter_words(question) or _PUBLISHED_RE.search(question)):
+        answer_type = (
+            None  # "where do the authors work?" is answered by an address; "where was it published?" by a venue
+        )
     found = [m for m in _NAMED_RE.findall(question) if m.lower() not in _STOP]
     authors = {m.lower() for m in _ET_AL_RE.findall(question)}  # "Lo et al.": a name of two letters too
     named = frozenset(m.lower() for m in found) | authors
@@ -447,10 +465,19 @@ def _described(question: str, named: list[str]) -> str | None:
 
 def describes(text: str, term: str) -> bool:
     """Whether `text` says what `term` is: "RXP407 is a phosphinic peptidomimetic ACE inhibitor",
-    "Paper Plain, an interactive reading interface"."""
+    "Paper Plain, an interactive reading interface", "a molecule incorporating a tetrazole moiety
+    (compound 33RE)", or introduces it as a paper's own: "we introduce a novel interactive
+    interface—Paper Plain—with four features"."""
     name = rf"(?<![\w-]){re.escape(term)}s?(?:\s*\([^)]{{1,40}}\))?"
     return bool(
-        re.search(rf"{name},?\s+(?:is|are|was|were)\s+(?:a|an|the|one)\b|{name},\s+(?:a|an)\s", text, re.IGNORECASE)
+        re.search(
+            rf"{name},?\s+(?:is|are|was|were)\s+(?:a|an|the|one)\b|{name},\s+(?:a|an)\s"
+            rf"|\bwe\s+(?:introduce|present|propose|develop|describe|design|build)[ds]?\s+(?:a|an|the)\b[^.;]{{0,80}}?{name}"
+            # "A molecule incorporating a tetrazole moiety in the P2 position (compound 33RE)"
+            rf"|\b(?:a|an)\s+[^.;()]{{3,100}}\((?:compound|drug|inhibitor|called|termed|named)?\s*{re.escape(term)}\)",
+            text,
+            re.IGNORECASE,
+        )
     )
 
 
@@ -626,8 +653,8 @@ def content_words(text: str) -> set[str]:
     """The stems of the words of `text` that carry meaning (Snowball's English stemmer, so
     "calculated" matches "calculate" and "complications" "complication"); a PDF's mathematical
     letters read as letters ("𝑃𝐷𝐹" is "PDF", as retrieval reads it)."""
-    if not text.isascii():  # and a minus sign is a hyphen: "cm−1" is "cm-1"
-        text = unicodedata.normalize("NFKC", text).replace("\u2212", "-")
+    if not text.isascii():  # and a dash or minus sign is a hyphen: "cm−1" is "cm-1"
+        text = unicodedata.normalize("NFKC", text).translate(_DASHES)
     return {stem for w in (t.lower() for t in _WORD_RE.findall(text)) if w not in _STOP for stem in _stems(w)}
 
 
@@ -640,7 +667,7 @@ _UNITS_OF = {
     "energy": r"[kKmM]?eV|[kK]?J|kcal|cal",
     "temperature": r"[°˚◦º]\s?[CF]|K",
     "mass weight": r"[kmµμn]?g|[kK]?Da",
-    "length distance wavelength": r"[nµμmck]?m|Å|˚A",
+    "length distance wavelength resolution": r"[nµμmck]?m|Å|˚A",
     "duration time": r"(?:milli|micro|nano)?seconds?|m?s|min(?:utes?)?|h(?:ours?)?|days?|weeks?|months?|years?",
     "concentration": r"[mµμnp]?M|[mµμn]?g/[mµμ]?[lL]|mol/[lL]|mmol",
     "frequency": r"[kMG]?Hz",
@@ -949,7 +976,7 @@ def candidate_sentences(
                 if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):
                     bonus += COUNT_FOCUS_BONUS  # "20 stakeholders" for "how many stakeholders"
             if named:
-                lowered = f"{text} {paper}".lower()
+                lowered = f"{text} {paper}".lower().translate(_DASHES)
                 bonus += NAMED_TERM_WEIGHT * sum(term in lowered for term in named) / len(named)
             if not names_focus:
                 bonus -= FOCUS_PENALTY  # it does not mention what was asked about
@@ -1012,7 +1039,7 @@ def names_paper(named: Collection[str], chunk: EvidenceChunk, spelled: bool = Tr
 
 def _paper_names(chunk: EvidenceChunk) -> str:
     """What names a chunk's paper: its title and its creators' family names."""
-    return " ".join([chunk.title, *(c.last_name or c.name for c in chunk.creators)])
+    return " ".join([chunk.title, *(c.last_name or c.name for c in chunk.creators)]).translate(_DASHES)
 
 
 def _states(answer_type: str, kind: str, text: str, pattern: re.Pattern, named: frozenset[str] = frozenset()) -> bool:
@@ -1123,6 +1150,8 @@ def choose_points(
         ask = with_context(ask, context, asked)
     if ask.summary and not context:
         return summary_points(question, chunks, max_points)
+    if ask.describes and not context and (introduced := summary_points(question, chunks, max_points)):
+        return introduced  # "what is Paper Plain?": what its paper says it is
     wanted = set(ask.words)
     if not wanted or unmentioned_codes(ask, chunks[:MAX_CHUNKS]):
         return []
@@ -1175,8 +1204,11 @@ def summary_paper(question: str, chunks: list[EvidenceChunk]) -> EvidenceChunk |
     """For a question about a paper as a whole ("summarize the Kamuzu study"), a passage of that
     paper: of the paper the question names by its title or authors, else of the best-ranked
     one, provided its title and abstract hold most of the question's words ("the main findings
-    of the review on DVT prophylaxis"). None for another question, or when no paper fits."""
+    of the review on DVT prophylaxis"). Asked what a thing is that a paper's title names ("what
+    is Paper Plain?"), that paper. None for another question, or when no paper fits."""
     ask = read_question(question)
+    if ask.describes and not ask.summary:  # "what is Paper Plain?", of the paper that introduces it
+        return next((c for c in chunks[:MAX_CHUNKS] if names_paper([ask.describes], c, spelled=False)), None)
     return paper_asked_about(ask, chunks) if ask.summary else None
 
 
@@ -1209,6 +1241,7 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
     closest to the question, a concluding one or one stating a result ahead."""
     if (of := summary_paper(question, chunks)) is None:
         return []
+    term = read_question(question).describes
     found: list[tuple[float, Sentence]] = []
     own = [(rank, c) for rank, c in enumerate(chunks[:MAX_CHUNKS], start=1) if c.item_key == of.item_key]
     # a paper whose abstract and conclusions were not told apart (no heading found) is read whole
@@ -1232,6 +1265,7 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
                 + SUMMARY_CONCLUSION_PRIOR * concludes
                 + SUMMARY_RESULT_PRIOR * states
                 - SUMMARY_OPENING_PENALTY * opens
+                + DESCRIBES_BONUS * bool(term and describes(text, term))
             )
             found.append((value, Sentence(rank, text, frozenset(content_words(text)), 0.0, unit.kind, similarity)))
     points: list[Sentence] = []
@@ -1278,7 +1312,9 @@ def unmentioned_codes(ask: Ask, chunks: list[EvidenceChunk]) -> set[str]:
     """The codes and acronyms the question names that no passage mentions: a question about
     "the IC50" of a paper that reports none is not answered by its other values. Back matter
     mentions what its paper's title and authors name (`candidate_sentences`)."""
-    texts = [f"{c.text} {_paper_names(c) if c.role == 'back_matter' else ''}".lower() for c in chunks]
+    texts = [
+        f"{c.text} {_paper_names(c) if c.role == 'back_matter' else ''}".lower().translate(_DASHES) for c in chunks
+    ]
     missing = set()
     for code in ask.codes:
         spelled = _spelled_out(code)
