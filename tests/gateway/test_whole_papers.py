@@ -5,6 +5,8 @@ nats-server; the verifier is instant and discovery offline."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import pytest_asyncio
 
@@ -78,3 +80,14 @@ async def test_who_wrote_a_paper_and_where_it_appeared_are_answered_from_its_lib
     assert {key for _, key in cited_items(record)} == {keys["agyemanduah2014"]}
     record = await answered(chat, "When was the review on DVT prophylaxis in trauma published?")
     assert "published in 2010" in record["text"]
+
+
+async def test_what_a_papers_own_system_is_is_answered_by_the_sentences_introducing_it(system):
+    """ "What is Paper Plain?": every passage of the paper names it, none of those the search
+    finds says what it is, and its abstract has no heading. The passages of the paper that
+    introduce it are read, and the answer opens with one saying what it is."""
+    chat, keys = system
+    record = await answered(chat, "What is Paper Plain?")
+    assert {key for _, key in cited_items(record)} == {keys["august2022"]}
+    first = record["text"].split("\n- ", 1)[1]
+    assert re.search(r"Paper Plain, an interactive|we introduce a novel interactive interface", first.split("\n")[0])

@@ -91,8 +91,10 @@ from zocrates_gateway.domain.synthesis import (
     ExtractiveAnswer,
     back_matter_topics,
     candidates_answer,
+    described_term,
     extractive_answer,
     format_candidates,
+    introduces,
     names_paper,
     paper_asked_about,
     read_question,
@@ -421,13 +423,20 @@ async def with_summary_passages(
     """For a question about a paper as a whole (`summary_paper`), that paper's own passages
     that state its findings (its abstract and conclusions, found by its title; inside the
     `scope` the user chose) first, then the rest: a search for "summarize the Kamuzu study"
-    finds the study, rarely what it concluded."""
+    finds the study, rarely what it concluded. Asked what a thing its title names is ("what is
+    Paper Plain?"), also the passages introducing it ("we introduce ... Paper Plain")."""
     if (paper := summary_paper(question, chunks)) is None:
         return chunks
     within = scope or ItemsScope(items=[ItemRef(library_id=paper.library_id, item_key=paper.item_key)])
-    query = search_text(f"{paper.title} abstract results conclusions").text
+    term = described_term(question)
+    asked = f"we introduce {term}, a" if term else "abstract results conclusions"
+    query = search_text(f"{paper.title} {asked}").text
     own = await retrieve_items(gateway, turn, ids, query, within, top_k=SUMMARY_SEARCHED)
-    first = {c.chunk_id: c for c in own if c.item_key == paper.item_key and states_findings(c)}
+    first = {
+        c.chunk_id: c
+        for c in own
+        if c.item_key == paper.item_key and (states_findings(c) or (term is not None and introduces(c, term)))
+    }
     return list(first.values())[:SUMMARY_PASSAGES] + [c for c in chunks if c.chunk_id not in first]
 
 

@@ -1238,14 +1238,15 @@ _PAPER_NOUNS = frozenset(content_words("paper study article work research public
 
 def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS) -> list[Sentence]:
     """What a paper found (`summary_paper`): the sentences of its abstract and conclusions
-    closest to the question, a concluding one or one stating a result ahead."""
+    closest to the question, a concluding one or one stating a result ahead. Asked what a thing
+    is, the passages introducing it are read too, the sentence saying what it is ahead."""
     if (of := summary_paper(question, chunks)) is None:
         return []
-    term = read_question(question).describes
+    term = described_term(question)
     found: list[tuple[float, Sentence]] = []
     own = [(rank, c) for rank, c in enumerate(chunks[:MAX_CHUNKS], start=1) if c.item_key == of.item_key]
     # a paper whose abstract and conclusions were not told apart (no heading found) is read whole
-    stating = [(rank, c) for rank, c in own if states_findings(c)] or own
+    stating = [(rank, c) for rank, c in own if states_findings(c) or (term and introduces(c, term))] or own
     # an item with no file is all abstract: its findings may all be in one of its passages
     per_chunk = max_points if all(c.attachment_key is None for _, c in stating) else MAX_POINTS_PER_CHUNK
     # the abstract's opening sentence most often says what the field knew, not what the paper found
@@ -1276,6 +1277,18 @@ def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int =
         if len(points) == max_points:
             break
     return points
+
+
+def described_term(question: str) -> str | None:
+    """The thing a "what is X?" question asks about (lowercased), None for another question."""
+    ask = read_question(question)
+    return None if ask.summary else ask.describes
+
+
+def introduces(chunk: EvidenceChunk, term: str) -> bool:
+    """Whether a passage holds a unit saying what `term` is (`describes`): a paper introduces
+    its own system in its abstract or introduction ("we introduce ... Paper Plain")."""
+    return any(describes(" ".join(chunk.text[u.start : u.end].split()), term) for u in chunk.units)
 
 
 def states_findings(chunk: EvidenceChunk) -> bool:
