@@ -784,6 +784,32 @@ def test_a_dash_the_pdf_prints_is_the_hyphen_the_question_types():
     assert content_words("ACE\u201333RE at 1650 cm\u22121") == content_words("ACE-33RE at 1650 cm-1")
 
 
+def test_the_main_things_a_papers_title_is_about_are_answered_from_what_it_found():
+    """ "What were the main barriers to quality improvement at KCH?" asks what the paper titled
+    "Understanding the barriers to ..." found, in words its abstract does not share ("major
+    constraints"). Was: refused, the restatements of its aim scoring highest."""
+    title = "Understanding the barriers to setting up a healthcare quality improvement process"
+    paper = [
+        chunk(
+            1,
+            "Against this background, a situational analysis was performed to aid the Medical Department to "
+            "define and prioritize its quality improvement activities.",
+            "Background",
+        ),
+        chunk(
+            2,
+            "Results: Human resource shortages, staff attitudes and shortage of equipment were identified as major "
+            "constraints to patient care, and the running of the Medical Department.",
+            None,
+            role="abstract",
+        ),
+    ]
+    paper = [c.model_copy(update={"title": title, "item_key": "KCH"}) for c in paper]
+    question = "What were the main barriers to quality improvement in the Medical Department?"
+    texts = [p.text for p in points_for(question, paper)]
+    assert any(t.startswith("Results: Human resource shortages") for t in texts), texts
+
+
 def test_where_a_study_was_done_is_answered_by_a_place():
     """ "Where was the study carried out?" was answered by a sentence restating it ("this study
     was carried out to ..."), which names no place."""

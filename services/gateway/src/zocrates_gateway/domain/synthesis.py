@@ -1150,8 +1150,8 @@ def choose_points(
         ask = with_context(ask, context, asked)
     if ask.summary and not context:
         return summary_points(question, chunks, max_points)
-    if ask.describes and not context and (introduced := summary_points(question, chunks, max_points)):
-        return introduced  # "what is Paper Plain?": what its paper says it is
+    if not context and (of_paper := summary_points(question, chunks, max_points)):
+        return of_paper  # "what is Paper Plain?", "the main barriers to ...": what the paper about it says
     wanted = set(ask.words)
     if not wanted or unmentioned_codes(ask, chunks[:MAX_CHUNKS]):
         return []
@@ -1205,10 +1205,15 @@ def summary_paper(question: str, chunks: list[EvidenceChunk]) -> EvidenceChunk |
     paper: of the paper the question names by its title or authors, else of the best-ranked
     one, provided its title and abstract hold most of the question's words ("the main findings
     of the review on DVT prophylaxis"). Asked what a thing is that a paper's title names ("what
-    is Paper Plain?"), that paper. None for another question, or when no paper fits."""
+    is Paper Plain?"), that paper; asked for the main things of what a paper's title is about
+    ("the main barriers to ..."), that paper. None for another question, or when no paper fits."""
     ask = read_question(question)
     if ask.describes and not ask.summary:  # "what is Paper Plain?", of the paper that introduces it
         return next((c for c in chunks[:MAX_CHUNKS] if names_paper([ask.describes], c, spelled=False)), None)
+    if ask.focus and not ask.summary and _MAIN_RE.search(question):
+        # "what were the main barriers to quality improvement at KCH?": what the paper whose
+        # title is about them ("Understanding the barriers to ...") found
+        return next((c for c in chunks[:MAX_CHUNKS] if ask.focus <= content_words(c.title)), None)
     return paper_asked_about(ask, chunks) if ask.summary else None
 
 
@@ -1234,6 +1239,7 @@ def paper_asked_about(ask: Ask, chunks: list[EvidenceChunk], cues: Collection[st
 
 
 _PAPER_NOUNS = frozenset(content_words("paper study article work research publication"))
+_MAIN_RE = re.compile(r"\b(?:main|key|principal|major|primary|most\s+important)\s+[\w-]+", re.IGNORECASE)
 
 
 def summary_points(question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS) -> list[Sentence]:
