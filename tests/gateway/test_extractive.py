@@ -645,6 +645,18 @@ def test_a_pointer_elsewhere_is_not_an_answer():
     ]
     points = points_for("Why did the authors use GPT-3 with the leading sentences?", evidence)
     assert [p.index for p in points] == [2]
+    # "we discuss X in §8.5" says where X is discussed, not what was found: it opened the answer
+    # to "did Paper Plain improve comprehension?"
+    discussed = [
+        chunk(1, "We discuss future interventions focused on improving paper comprehension in §8.5.", "7 RESULTS"),
+        chunk(
+            2,
+            "The scores suggest that Paper Plain's primary objective of improving reading experience was achieved "
+            "while not hindering comprehension.",
+            "7 RESULTS",
+        ),
+    ]
+    assert [p.index for p in points_for("Did Paper Plain improve comprehension?", discussed)] == [2]
 
 
 def test_a_papers_own_question_is_not_an_answer():

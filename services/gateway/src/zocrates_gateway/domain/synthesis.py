@@ -873,10 +873,13 @@ def _quotable(kind: str, text: str) -> bool:
     )
 
 
-#: "More details on X are in Appendix C.", "See Table 4 for the questions.": where to read, not what.
+#: "More details on X are in Appendix C.", "See Table 4 for the questions.", "We discuss future
+#: interventions focused on improving paper comprehension in §8.5.": where to read, not what.
 _POINTER_RE = re.compile(
     r"^(?:see\b|(?:more|further|additional|full|complete)\s+(?:details?|information|descriptions?|results)\b)"
-    r".*\b(?:appendix|appendices|supplement\w*|additional\s+file|table|figure|fig\.|section|§)",
+    r".*\b(?:appendix|appendices|supplement\w*|additional\s+file|table|figure|fig\.|section|§)"
+    r"|^we\s+(?:discuss|describe|detail|present|explore|address|outline|return\s+to|elaborate\s+on)\b"
+    r".*\b(?:in|see)\s+(?:§|sections?\s+\d|appendi(?:x|ces)\b|chapters?\s+\d)",
     re.IGNORECASE,
 )
 MAX_POINTER_CHARS = 160
