@@ -357,9 +357,8 @@ def read_question(question: str) -> Ask:
     if answer_type == "value" and _KINDS_OF_RISK.search(question):
         answer_type = None  # "what are the risks of heparin?": which risks (bleeding, HIT), not how large
     if answer_type == "place" and (_back_matter_words(question) or _PUBLISHED_RE.search(question)):
-        answer_type = (
-            None  # "where do the authors work?" is answered by an address; "where was it published?" by a venue
-        )
+        # "where do the authors work?" is answered by an address, "where was it published?" by a venue
+        answer_type = None
     found = [m for m in _NAMED_RE.findall(question) if m.lower() not in _STOP]
     authors = {m.lower() for m in _ET_AL_RE.findall(question)}  # "Lo et al.": a name of two letters too
     named = frozenset(m.lower() for m in found) | authors
@@ -1211,8 +1210,8 @@ def summary_paper(question: str, chunks: list[EvidenceChunk]) -> EvidenceChunk |
     is Paper Plain?"), that paper; asked for the main things of what a paper's title is about
     ("the main barriers to ..."), that paper. None for another question, or when no paper fits."""
     ask = read_question(question)
-    if ask.describes and not ask.summary:  # "what is Paper Plain?", of the paper that introduces it
-        return next((c for c in chunks[:MAX_CHUNKS] if names_paper([ask.describes], c, spelled=False)), None)
+    if (term := described_term(question)) is not None:  # "what is Paper Plain?", of the paper that introduces it
+        return next((c for c in chunks[:MAX_CHUNKS] if names_paper([term], c, spelled=False)), None)
     if ask.focus and not ask.summary and _MAIN_RE.search(question):
         # "what were the main barriers to quality improvement at KCH?": what the paper whose
         # title is about them ("Understanding the barriers to ...") found
