@@ -26,6 +26,7 @@ from zocrates_gateway.domain.synthesis import (
     FOCUS_PENALTY,
     NOT_FOUND,
     RANK_PRIOR,
+    Earlier,
     asks_about_back_matter,
     back_matter_topics,
     candidate_sentences,
@@ -244,8 +245,8 @@ def test_a_follow_up_starts_the_passages_the_previous_answer_cited_ahead():
     elsewhere = chunk(2, "A total of 96 diffraction images of the apo crystals were recorded at home.")
     question, context = "How many were taken?", "detector recorded diffraction images complex"
     evidence = scored(f"{question} {context}", [elsewhere, detector])
-    alone = choose_points(question, evidence, context=context)
-    followed = choose_points(question, evidence, context=context, cited_before={"c1"})
+    alone = choose_points(question, evidence, earlier=Earlier(context=context))
+    followed = choose_points(question, evidence, earlier=Earlier(context=context, cited_before=frozenset({"c1"})))
     assert "96 diffraction images" in alone[0].text
     assert "720 images" in followed[0].text and followed[0].index == 2
 

@@ -448,16 +448,7 @@ SUMMARY_SEARCHED, SUMMARY_PASSAGES = 24, 6
 def offline_answer(question: str, chunks: list[EvidenceChunk], follow: FollowUp | None) -> ExtractiveAnswer:
     """The offline writer's answer; to a follow-up, with its carried terms and the passages the
     previous answer cited."""
-    if follow is None:
-        return extractive_answer(question, chunks)
-    return extractive_answer(
-        question,
-        chunks,
-        context=follow.context,
-        cited_before=follow.cited_before,
-        asked=follow.asked,
-        said=follow.said,
-    )
+    return extractive_answer(question, chunks, earlier=follow)
 
 
 async def retrieve_follow_up(gateway: Gateway, turn: TurnLog, ids: dict, follow: FollowUp) -> list[EvidenceChunk]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from zocrates_contracts import ItemRef, ItemsScope, TurnRecord
 from zocrates_contracts.messages import MAX_QUERY_CHARS
 from zocrates_contracts.scopes import MAX_SCOPE_ITEMS
-from zocrates_gateway.domain.synthesis import content_words
+from zocrates_gateway.domain.synthesis import Earlier, content_words
 
 _RESEARCH_NOUNS = (
     r"stud(?:y|ies)|papers?|articles?|trials?|reviews?|works?|preprints?|reports?|models?|methods?|"
@@ -77,28 +77,18 @@ _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]+|\d+(?:\.\d+)?%?")
 _TOKEN_RE = re.compile(r"\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\]")
 
 
-@dataclass(frozen=True)
-class FollowUp:
+@dataclass(frozen=True, kw_only=True)
+class FollowUp(Earlier):
     """How to search a follow-up: `query` (the question and the previous question's key terms,
     since a follow-up's own words rarely name what it asks about: "how many were taken?"),
-    `items` (the previous turn's cited items, searched first), `restricted` (only them),
-    `context` (the carried terms, which the answer writer reads beside the question) and
-    `cited_before` (the passages the previous answer cited and kept, whose units the offline
-    writer starts ahead), for an ellipsis `asked` (the previous question) and, for a follow-up
-    turning to something else, `said` (the previous answer's text)."""
+    `items` (the previous turn's cited items, searched first), `restricted` (only them); and
+    what its answer reads of the turn before it (`Earlier`: the carried terms, the passages the
+    previous answer cited, for an ellipsis the previous question and, for a follow-up turning
+    to something else, the previous answer's text)."""
 
     query: str
     items: tuple[ItemRef, ...]
     restricted: bool
-    context: str = ""  # the carried terms alone
-    cited_before: frozenset[str] = frozenset()  # chunk ids
-    #: for an ellipsis ("and for mechanical devices?"), the previous question: it says what kind
-    #: of answer the follow-up wants (a value of the bleeding risk)
-    asked: str = ""
-    #: for a follow-up that turns to something else ("and for mechanical devices?", "what about
-    #: putting them in: how often does that go wrong?"), the previous answer: what it quoted
-    #: answered the previous question, so it is not the answer again
-    said: str = ""
 
     def scope(self) -> ItemsScope | None:
         return ItemsScope(items=list(self.items[:MAX_SCOPE_ITEMS])) if self.items else None

@@ -1127,17 +1127,9 @@ def score(lexical: float, unit: Sentence) -> float:
     return topical + unit.bonus + unit.prior
 
 
-def choose_points(
-    question: str,
-    chunks: list[EvidenceChunk],
-    max_points: int = MAX_POINTS,
-    context: str = "",
-    cited_before: Collection[str] = (),
-    asked: str = "",
-    said: str = "",
-) -> list[Sentence]:
-    """The units that best answer the question, best first: the best must clear the relevance
-    bar, the others come close to it; at most two from one chunk, and none repeats another.
+@dataclass(frozen=True, kw_only=True)
+class Earlier:
+    """What the answer to a follow-up reads of the turn before it.
 
     `context`: what a follow-up leaves unsaid, the previous question's key terms. They count
     as words and named terms of the question (weighing them at half made no follow-up of the
@@ -1147,6 +1139,21 @@ def choose_points(
     `asked`: the question an ellipsis follows ("and for mechanical devices?"), whose kind of
     answer it wants; `said`: the answer to it (whitespace collapsed, no citation tokens), whose
     quotes answered the other thing and are not said again."""
+
+    context: str = ""  # the carried terms alone
+    cited_before: frozenset[str] = frozenset()  # chunk ids
+    asked: str = ""
+    said: str = ""
+
+
+def choose_points(
+    question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS, earlier: Earlier | None = None
+) -> list[Sentence]:
+    """The units that best answer the question, best first: the best must clear the relevance
+    bar, the others come close to it; at most two from one chunk, and none repeats another.
+    `earlier`: for a follow-up, what it reads of the turn before it."""
+    earlier = earlier or Earlier()
+    context, cited_before, asked, said = earlier.context, earlier.cited_before, earlier.asked, earlier.said
     ask = read_question(question)
     if context or asked:
         ask = with_context(ask, context, asked)
@@ -1411,15 +1418,9 @@ class ExtractiveAnswer:
 
 
 def extractive_answer(
-    question: str,
-    chunks: list[EvidenceChunk],
-    max_points: int = MAX_POINTS,
-    context: str = "",
-    cited_before: Collection[str] = (),
-    asked: str = "",
-    said: str = "",
+    question: str, chunks: list[EvidenceChunk], max_points: int = MAX_POINTS, earlier: Earlier | None = None
 ) -> ExtractiveAnswer:
-    return ExtractiveAnswer(choose_points(question, chunks, max_points, context, cited_before, asked, said))
+    return ExtractiveAnswer(choose_points(question, chunks, max_points, earlier))
 
 
 def format_candidates(candidates: list[Candidate]) -> str:
