@@ -1002,6 +1002,65 @@ def test_a_duration_in_words_is_a_value():
     ]
 
 
+def test_how_long_is_answered_by_a_duration_of_what_was_asked():
+    """ "How long did the researcher work in the field at KCH?" was refused: its answer says "for a
+    period of one month", never "long", and scored below the bar; a duration of something else
+    (an hour-long study) answers nothing."""
+    question = "How long did the researcher work in the field at KCH?"
+    assert read_question(question).focus == {"durat"}
+    evidence = [
+        chunk(1, "All participants were paid US$15 for the hour-long reading study.", "Methods"),
+        chunk(
+            2,
+            "By working in the field for a period of one month, she was able to observe firsthand the usual "
+            "practices within the Medical Department.",
+            "Methods > Document review and observation",
+        ),
+        chunk(3, "The Medical Department of Kamuzu Central Hospital (KCH) is a tertiary referral hospital.", "Methods"),
+    ]
+    assert [p.index for p in points_for(question, evidence)] == [2]
+
+
+def test_a_time_asked_for_is_a_duration_not_a_complaint_about_time():
+    """ "What was the average waiting time at OPD II?": the paper gives none. A share of
+    respondents complaining of "long waiting times" and an average attendance were quoted."""
+    question = "What was the average waiting time at OPD II at Kamuzu Central Hospital?"
+    assert read_question(question).answer_type == "value"
+    evidence = [
+        chunk(
+            1,
+            "Out of the 82 respondents answering this question, 32% thought problems were due to other areas "
+            "including long waiting times and poor amenities in the OPD II department.",
+        ),
+        chunk(
+            2,
+            "The Medical Department OPD II recorded a total of 1015 patients in June 2010, which translates to an "
+            "average daily attendance of 42 patients.",
+        ),
+        chunk(3, "By working in the field for a period of one month, she observed the usual practices.", "Methods"),
+    ]
+    assert points_for(question, evidence) == []
+    timed = [*evidence, chunk(4, "At OPD II, patients waited an average of 3 hours before they were seen.")]
+    assert [p.index for p in points_for(question, timed)][:1] == [4]
+
+
+def test_a_greek_plural_is_its_singular():
+    """ "Which two diagnoses ...?" is answered by a sentence saying "diagnosis": Snowball stems
+    them apart (diagnos, diagnosi), as it does analyses and analysis."""
+    for singular, plural in [("diagnosis", "diagnoses"), ("analysis", "analyses"), ("hypothesis", "hypotheses")]:
+        assert content_words(singular) & content_words(plural), (singular, plural)
+    question = "Which two diagnoses were used in the study scenarios?"
+    evidence = [
+        chunk(1, "There is a slight warm-up period for each feature, usually in the first two minutes."),
+        chunk(
+            2,
+            "The study consisted of two parts, each corresponding to a scenario involving a patient with a "
+            "particular diagnosis: systemic lupus erythematosus or a herniated disc.",
+        ),
+    ]
+    assert [p.index for p in points_for(question, evidence)][:1] == [2]
+
+
 def test_a_name_answers_a_question_about_a_kind_of_thing_it_never_names():
     """ "What software ...?" is answered by "Microsoft Excel and Epi-Info", which never says
     "software": a unit naming something the question does not is not held to the word."""

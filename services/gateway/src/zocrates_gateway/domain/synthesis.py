@@ -82,6 +82,7 @@ ANSWER_TYPE_BONUS, ANSWER_TYPE_PENALTY = 0.15, 0.25
 #: naming X covers all the question's words, so word coverage cannot tell the answer apart
 DESCRIBES_BONUS = 0.4
 COUNT_FOCUS_BONUS = 0.15  # a count of the very thing a "how many" question asks about
+DURATION_BONUS = 0.15  # a duration, for "how long?": "for a period of one month"
 NAMED_TERM_WEIGHT = 0.15  # times the share of the question's named terms the unit holds
 FOCUS_PENALTY = 0.2  # for a unit that never names the thing the question asks about
 ROW_WEIGHT = 0.3  # times the share of a table row's own words (its label, its cells) the question holds
@@ -273,7 +274,7 @@ _ANSWER_TYPES = [
             r"|happy|likely|confident)\b"
             r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,4}"
             r"(?:values?|concentrations?|doses?|dosages?|resolutions?|temperatures?|rates?|ratios?|sizes?|lengths?"
-            r"|durations?|ages?|scores?|constants?|affinit(?:y|ies)|ki|ic50|ec50|kd|mass(?:es)?|weights?|volumes?"
+            r"|durations?|times?|ages?|scores?|constants?|affinit(?:y|ies)|ki|ic50|ec50|kd|mass(?:es)?|weights?|volumes?"
             r"|densit(?:y|ies)|speeds?|energ(?:y|ies)|risks?|capacit(?:y|ies)|completeness|efficienc(?:y|ies)"
             r"|yields?|mortality|incidences?|prevalences?|budgets?|costs?|levels?|distances?|intercepts?"
             r"|coefficients?|r-?free|r2|p-?values?|odds|hazards?|wavelengths?|frequenc(?:y|ies)|pressures?"
@@ -380,6 +381,8 @@ def read_question(question: str) -> Ask:
         focus = frozenset(measured)  # "the staff turnover rate": a rate of turnover, not any rate
     elif named_thing and phrase[-1] in _MEASURES and (measured := content_words(_measured_of(phrase[-1], question))):
         focus = frozenset(measured)  # "the incidence of heparin-induced thrombocytopenia": of that
+    if not focus and _HOW_LONG_RE.search(question):
+        focus = frozenset(content_words("duration"))  # "how long did she work there?": for how long
     back_matter = _back_matter_words(question)
     title_block = bool(_AUTHOR_QUESTION.search(question))  # who the authors are
     if back_matter and not focus:  # "who funded the ACE inhibitor study?" asks about funding, not ACE
@@ -633,6 +636,8 @@ _STEMMER = snowballstemmer.stemmer("english")
 def _stems(word: str) -> tuple[str, ...]:
     """A word's stem in American spelling ("favourite" is "favorite", "randomised" "randomized"),
     and a hyphenated word's parts' stems too ("heparin-induced")."""
+    if _GREEK_PLURAL.fullmatch(word):  # (before "analyses" reads "analyzes")
+        word = word[:-2] + "is"
     word = get_american_spelling(word)
     stems = [_STEMMER.stemWord(_SEX_WORDS.get(word, word))]
     if (m := _PREFIXED.match(word)) is not None:  # "outpatients" are patients, "subgroups" groups
@@ -646,6 +651,9 @@ def _stems(word: str) -> tuple[str, ...]:
 # "How many women took part?" is answered by "14 female" participants: one word for each sex.
 _SEX_WORDS = {"women": "female", "woman": "female", "men": "male"}
 _PREFIXED = re.compile(r"(?:out|sub|non|multi|over|under)([a-z]{5,})$")
+#: A Greek noun's plural, which Snowball stems apart from its singular ("diagnoses" diagnos,
+#: "diagnosis" diagnosi; "analyses" analyz, "analysis" analysi): it is stemmed as its singular.
+_GREEK_PLURAL = re.compile(r"[a-z]{3,}[oye]ses")
 
 
 def content_words(text: str) -> set[str]:
@@ -660,6 +668,8 @@ def content_words(text: str) -> set[str]:
 _FUNDING = frozenset(content_words("funded"))
 _COLLEAGUES = frozenset(content_words("colleagues coworkers co-workers coauthors co-authors"))
 _AUTHORS = frozenset(content_words("authors researchers investigators"))
+_DURATION = frozenset(content_words("duration time"))
+_DIGIT, _SPELLED_NUMBER = r"\d", rf"(?:\d|\b(?:{_NUMBER_WORDS})\s)"
 #: A quantity a value names by its unit alone: "3.64 eV" is an energy, "37 °C" a temperature
 #: (PDFs set the degree sign as a ring, a white bullet or an ordinal: "16 ◦C").
 _UNITS_OF = {
@@ -674,7 +684,8 @@ _UNITS_OF = {
     "volume": r"[mµμ]?[lL]",
 }
 _QUANTITY_VALUE_RE = {
-    word: re.compile(rf"\d\s?(?:{units})(?![A-Za-z])")
+    # a duration is also written in words: "for a period of one month"
+    word: re.compile(rf"{_SPELLED_NUMBER if word in _DURATION else _DIGIT}\s?(?:{units})(?![A-Za-z])")
     for names, units in _UNITS_OF.items()
     for word in content_words(names)
 }
@@ -722,7 +733,15 @@ _SUMMARY_CUES = frozenset(
 
 #: The quantity a "how <adjective>" question asks for, in the words that state it: "how old
 #: were the participants?" is answered by "participants' age ranged from 19 to 67".
-_HOW_QUANTITY = {"old": "age aged", "tall": "height", "heavy": "weight", "far": "distance", "often": "frequency"}
+_HOW_QUANTITY = {
+    "old": "age aged",
+    "tall": "height",
+    "heavy": "weight",
+    "far": "distance",
+    "often": "frequency",
+    "long": "duration",  # "for a period of one month", "lasted one hour": rarely "long"
+}
+_HOW_LONG_RE = re.compile(r"\bhow\s+long\b", re.IGNORECASE)
 _HOW_QUANTITY_RE = re.compile(rf"\bhow\s+({'|'.join(_HOW_QUANTITY)})\b", re.IGNORECASE)
 
 
@@ -961,15 +980,24 @@ def candidate_sentences(
                 typed = defines(text, ask.expands)
             # back matter is only a candidate when asked about, and then it is what was asked about;
             # a quantity ("at what energy") is named by the unit of the value that states it (3.64 eV)
+            quantities = [_QUANTITY_VALUE_RE[w] for w in ask.focus if w in _QUANTITY_VALUE_RE]
+            states_quantity = any(q.search(text) for q in quantities)
+            # "what was the average waiting time?" is answered by a duration, not by a share of
+            # complaints about "long waiting times" (a table row gives its unit in the header)
+            timed = pattern is not None and bool(_DURATION & ask.focus) and kind != "table_row"
             names_focus = (
-                not ask.focus
-                or headed
-                or bool(ask.focus & own)
-                # or in the column header over one of its values ("Distance (Å): 2.7")
-                or (kind == "table_row" and bool(ask.focus & content_words(text.split("): ", 1)[-1])))
-                or (back_matter and (states_funding or not funding_asked))
-                or (typed and any(w in _QUANTITY_VALUE_RE and _QUANTITY_VALUE_RE[w].search(text) for w in ask.focus))
-                or (bool(ask.focus & _NAMED_KINDS) and _names_one(text, ask))
+                states_quantity
+                if timed
+                else (
+                    not ask.focus
+                    or headed
+                    or bool(ask.focus & own)
+                    # or in the column header over one of its values ("Distance (Å): 2.7")
+                    or (kind == "table_row" and bool(ask.focus & content_words(text.split("): ", 1)[-1])))
+                    or (back_matter and (states_funding or not funding_asked))
+                    or (typed and states_quantity)
+                    or (bool(ask.focus & _NAMED_KINDS) and _names_one(text, ask))
+                )
             )
             if ask.describes and (describes(text, ask.describes) or defines(text, ask.describes)):
                 bonus += DESCRIBES_BONUS  # says what the thing asked about is
@@ -977,6 +1005,8 @@ def candidate_sentences(
                 bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
                 if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):
                     bonus += COUNT_FOCUS_BONUS  # "20 stakeholders" for "how many stakeholders"
+                if timed and states_quantity and (words - titled) & (ask.words - ask.focus):
+                    bonus += DURATION_BONUS  # a duration of the thing asked about, not of anything else
             if named:
                 lowered = f"{text} {paper}".lower().translate(_DASHES)
                 bonus += NAMED_TERM_WEIGHT * sum(term in lowered for term in named) / len(named)
