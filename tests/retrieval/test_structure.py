@@ -114,6 +114,9 @@ def test_list_items_pack_with_prose_each_a_unit_of_its_own():
         ("This work was supported by the University of Cape Town.", "footnote"),
         ("The authors declare that they have no competing interests.", "footnote"),
         ("of the patients were discharged within two days.", "fragment"),  # cut at a page break
+        ("h-BN nanoflakes become fluorescent due to the presence of substitutional oxygen.", "sentence"),
+        ("mRNA levels rose twofold after treatment.", "sentence"),
+        ("in 2010 the patients were discharged within two days.", "fragment"),
         ("Patients were discharged within two days and", "fragment"),
     ],
 )

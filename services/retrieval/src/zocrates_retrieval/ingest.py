@@ -72,7 +72,8 @@ log = structlog.get_logger(__name__)
 #: a part of a long table opening mid-note is notes, not a row; a paragraph cut by a page break
 #: (the next page goes on in lower case) is one paragraph, and a sentence may end in a quote.
 #: 13: keywords, abbreviation lists and a search strategy's quoted terms are `term_list` units.
-INDEX_VERSION = "13"
+#: 14: a sentence opening with a name set in lower case ("h-BN nanoflakes ...") is a sentence.
+INDEX_VERSION = "14"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128

@@ -237,6 +237,8 @@ class Ask:
     listing: bool = False
     #: asks for a list of terms: a paper's keywords, a review's search terms
     terms: bool = False
+    #: asks why: answered by a cause ("due to the presence of substitutional oxygen")
+    reason: bool = False
 
 
 _ANSWER_TYPES = [
@@ -368,6 +370,8 @@ def read_question(question: str) -> Ask:
     phrase = next(g for g in m.groups() if g).lower().split() if m else []
     if (cut := next((i for i, w in enumerate(phrase) if i and w in _DETERMINERS), None)) is not None:
         phrase = phrase[:cut]  # "what software spotted the jargon in ...": a verb and its object follow
+    if len(phrase) == 1 and _PAST_VERB.fullmatch(phrase[0]):
+        phrase = []  # "what happened to the revenue ...?", "what caused ...?": a verb, no thing asked about
     if len(phrase) > 1 and (
         phrase[-1].endswith("ed") or phrase[-1] in _FOCUS_VERBS or (_plural(phrase[-2]) and not _plural(phrase[-1]))
     ):
@@ -424,7 +428,18 @@ def read_question(question: str) -> Ask:
         procedure=bool(_PROCEDURE_QUESTION.search(question)),
         terms=bool(_TERMS_QUESTION.search(question)),
         listing=bool(listing),
+        reason=bool(_WHY_RE.match(question)),
     )
+
+
+_WHY_RE = re.compile(r"\s*(?:and\s+)?why\b", re.IGNORECASE)
+#: The words that give a cause or reason, for a why-question.
+_CAUSE_RE = re.compile(
+    r"\b(?:because|due\s+to|owing\s+to|caused\s+by|as\s+a\s+(?:result|consequence)\s+of|results?\s+from"
+    r"|resulting\s+from|attributed\s+to|attributable\s+to|explained\s+by|responsible\s+for|leads?\s+to"
+    r"|in\s+order\s+to|so\s+that|since|given\s+that|thanks\s+to)\b",
+    re.IGNORECASE,
+)
 
 
 #: "Which papers in my library are about X?", "which of my papers discuss X?", "what papers do I
@@ -568,6 +583,7 @@ _PAPER_BY = rf"(?:{_PAPER_WORDS}|work)\s+(?:by|of|from)"
 
 _POINTERS = frozenset("this that these those they them it its their".split())
 #: Heads that name no particular thing: "what percentage of ...", "which part of ...".
+_PAST_VERB = re.compile(r"[a-z]{4,}(?<!e)ed")  # not "speed", "need", "seed"
 _GENERIC_FOCUS = frozenset(
     "percentage proportion fraction share part kind type number amount value values way ways "
     "extent degree aspect aspects role class classes kind kinds category categories group groups sort size "
@@ -1001,6 +1017,8 @@ def candidate_sentences(
             )
             if ask.describes and (describes(text, ask.describes) or defines(text, ask.describes)):
                 bonus += DESCRIBES_BONUS  # says what the thing asked about is
+            if ask.reason and _CAUSE_RE.search(text):
+                bonus += ANSWER_TYPE_BONUS  # gives a cause; no gate: a reason is not always so worded
             if pattern is not None or ask.expands:
                 bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
                 if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):

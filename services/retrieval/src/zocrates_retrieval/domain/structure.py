@@ -128,6 +128,9 @@ _QUOTED_TERMS = re.compile(rf"{_QUOTED}(?:\s*,\s*{_QUOTED}){{3,}}")  # a search 
 _BULLET = "•▪◦‣●○■□➢►✓\x01\uf0b7\uf0a7\uf076\uf0d8\uf0fc"
 _BULLET_RE = re.compile(rf"[{_BULLET}]\s*")
 _STATEMENT_END = re.compile(r"[.!?][\"'”’)\]]*$")
+#: A sentence may open with a name set in lower case: "h-BN nanoflakes become fluorescent ...",
+#: "mRNA levels rose ...", "p53 binds ..." (a word cut at a page break goes on its paragraph).
+_NAME_IN_LOWER_CASE = re.compile(r"[a-z][\w-]*[A-Z0-9][\w-]*\b")
 
 
 def _mostly_capitalised(text: str) -> bool:
@@ -149,7 +152,8 @@ def classify_text(text: str, role: str = "body") -> str:
     if _mostly_capitalised(text):
         return "fragment"
     first = text[:1]
-    whole = (first.isupper() or first.isdigit() or first in "\"'“‘([") and _STATEMENT_END.search(text)
+    opens = first.isupper() or first.isdigit() or first in "\"'“‘([" or _NAME_IN_LOWER_CASE.match(text)
+    whole = opens and _STATEMENT_END.search(text)
     return "sentence" if whole else "fragment"
 
 
