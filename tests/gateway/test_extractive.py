@@ -1429,6 +1429,24 @@ def test_a_value_asked_for_between_two_things_is_named_by_its_column_header():
     assert points and points[0].index == 2 and "2.7" in points[0].text
 
 
+def test_a_row_whose_label_gives_the_unit_states_that_quantity():
+    """ "What was the Rmsd bond length ...?" was refused: the row "Rmsd bond (Å) — 0.008" says no
+    "length", and its value carries no unit; the unit in its label says it is a length."""
+    question = "What was the Rmsd bond length in the N-ACE–33RE refinement?"
+    assert read_question(question).focus == {"length"}
+    evidence = [
+        chunk(
+            1,
+            "Table 2 Crystallographic statistics of N-ACE–33RE complex\nParameter | Value\nResolution (Å) | 2.2\n"
+            "Redundancy | 3.9\nRmsd bond (Å) | 0.008\nRmsd angle (°) | 1.18",
+            kind="table",
+        ),
+        chunk(2, "The co-crystal structure of N-ACE was refined in complex with compound 33RE (Figure 5)."),
+    ]
+    points = points_for(question, evidence)
+    assert points and "0.008" in points[0].text
+
+
 def test_a_hyphenated_word_weighs_as_one_word():
     """ "How many participants completed the think-aloud study?": "think-aloud" has four stems
     (its own, joined, "think", "aloud"), and a sentence saying it covered four of the question's

@@ -705,6 +705,9 @@ _QUANTITY_VALUE_RE = {
     for names, units in _UNITS_OF.items()
     for word in content_words(names)
 }
+_QUANTITY_HEADER_RE = {
+    word: re.compile(rf"\(\s*(?:{units})\s*\)") for names, units in _UNITS_OF.items() for word in content_words(names)
+}
 #: The literature databases a review searches: "which databases did Datta et al. search?" is
 #: answered by "identified using PubMed, EMBASE, and Medline", which says neither word.
 _DATABASE_RE = re.compile(
@@ -997,7 +1000,11 @@ def candidate_sentences(
             # back matter is only a candidate when asked about, and then it is what was asked about;
             # a quantity ("at what energy") is named by the unit of the value that states it (3.64 eV)
             quantities = [_QUANTITY_VALUE_RE[w] for w in ask.focus if w in _QUANTITY_VALUE_RE]
-            states_quantity = any(q.search(text) for q in quantities)
+            states_quantity = any(q.search(text) for q in quantities) or (
+                # a row whose label gives the unit: "Rmsd bond (Å) — 0.008" is a length
+                kind == "table_row"
+                and any(_QUANTITY_HEADER_RE[w].search(text) for w in ask.focus if w in _QUANTITY_HEADER_RE)
+            )
             # "what was the average waiting time?" is answered by a duration, not by a share of
             # complaints about "long waiting times" (a table row gives its unit in the header)
             timed = pattern is not None and bool(_DURATION & ask.focus) and kind != "table_row"
