@@ -1429,6 +1429,21 @@ def test_a_value_asked_for_between_two_things_is_named_by_its_column_header():
     assert points and points[0].index == 2 and "2.7" in points[0].text
 
 
+def test_the_databases_a_review_searched_are_named_by_the_sentence_naming_them():
+    """ "Which databases did the DVT review search?" was refused: the sentence naming PubMed, EMBASE
+    and Medline is about DVT prophylaxis in every other word, and its similarity to the question low."""
+    question = "Which databases did the DVT review search?"
+    searched = (
+        "All scientific publications discussing the use of biochemical, mechanical, and IVC filter prophylaxis for "
+        "the prevention of DVT after trauma were identified using PubMed, EMBASE, and Medline."
+    )
+    evidence = [
+        chunk(1, f"{searched} Only English language publications were included.", "Methods"),
+        chunk(2, "A systematic review was completed using PRISMA guidelines to evaluate DVT prophylaxis.", "Abstract"),
+    ]
+    assert [p.text for p in points_for(question, evidence)][:1] == [searched]
+
+
 def test_a_row_whose_label_gives_the_unit_states_that_quantity():
     """ "What was the Rmsd bond length ...?" was refused: the row "Rmsd bond (Å) — 0.008" says no
     "length", and its value carries no unit; the unit in its label says it is a length."""

@@ -134,6 +134,26 @@ def test_an_ellipsis_is_not_answered_with_what_the_previous_answer_quoted():
     assert resolve_follow_up("How many were swapped?", previous(first, prose=said)).said == ""
 
 
+def test_an_ellipsis_is_answered_by_what_the_previous_answer_quoted_about_it():
+    """ "And for mechanical compression devices?" after "What bleeding risk did the DVT review
+    calculate for LMWH?", whose answer had quoted the devices' rate beside heparin's: refused, as
+    every sentence holding a rate had been said."""
+    first = "What bleeding risk did the DVT review calculate for LMWH?"
+    lmwh = "In this review we calculated the risk of bleeding and HIT to be 3.9% and 0.7% respectively."
+    devices = (
+        "Although the mechanism that predisposes patients to bleeding while using mechanical devices is unclear, "
+        "the calculated risk of bleeding is 2.6%."
+    )
+    said = f"Here is what your library says:\n\n- {lmwh} [1]\n- {devices} [1]\n"
+    evidence = [
+        evidence_chunk(1, f"{lmwh} {devices}", "Conclusion"),
+        evidence_chunk(2, "DVT prophylaxis with LMWH is recommended for trauma patients.", "Introduction"),
+    ]
+    follow = resolve_follow_up("And for mechanical compression devices?", previous(first, prose=said))
+    answer = offline_answer("And for mechanical compression devices?", scored(follow.query, evidence), follow)
+    assert [p.text for p in answer.points] == [devices]
+
+
 def test_naming_the_paper_restricts_the_search_to_it_and_a_bare_question_borrows_the_terms():
     assert resolve_follow_up("What limitations did this paper report?", previous()).restricted
     bare = resolve_follow_up("How many?", previous())

@@ -982,6 +982,7 @@ def candidate_sentences(
             words |= _acronym_words(text, question, ask.codes)
             if databases_asked and _DATABASE_RE.search(text):  # "identified using PubMed, EMBASE, and Medline"
                 words |= _SEARCHED
+                bonus += ANSWER_TYPE_BONUS  # names them: the answer, however little else it shares
             if kind == "term_list":  # the list asked for: "what was the search strategy?", "the keywords?"
                 words |= ask.focus
                 bonus += ANSWER_TYPE_BONUS
@@ -1193,7 +1194,8 @@ class Earlier:
     `cited_before`: the chunks the answer a follow-up follows cited, whose units start ahead.
     `asked`: the question an ellipsis follows ("and for mechanical devices?"), whose kind of
     answer it wants; `said`: the answer to it (whitespace collapsed, no citation tokens), whose
-    quotes answered the other thing and are not said again."""
+    quotes answered the other thing and are not said again, unless they name what is asked now
+    (the first answer may have quoted the mechanical devices' rate beside heparin's)."""
 
     context: str = ""  # the carried terms alone
     cited_before: frozenset[str] = frozenset()  # chunk ids
@@ -1210,6 +1212,11 @@ def choose_points(
     earlier = earlier or Earlier()
     context, cited_before, asked, said = earlier.context, earlier.cited_before, earlier.asked, earlier.said
     ask = read_question(question)
+    # a quote said before may answer the follow-up too: one naming what it asks about ("mechanical
+    # devices"), not what the question before it named (LMWH; a paper's name says which paper)
+    own = ask.words
+    before = read_question(asked) if asked else None
+    swapped = before.named - before.papers - ask.named if before else frozenset()
     if context or asked:
         ask = with_context(ask, context, asked)
     if ask.summary and not context:
@@ -1229,7 +1236,9 @@ def choose_points(
     points: list[Sentence] = []
     for value, sentence in scored:
         if said and sentence.text in said:
-            continue
+            lowered = sentence.text.lower()
+            if not sentence.words & own or any(term in lowered for term in swapped):
+                continue  # it answered what was asked before
         if value < RELEVANCE_BAR or (points and value < FOLLOWER_SHARE * points[0].relevance):
             break
         if ask.listing and any(item_of.get(p.index) == item_of.get(sentence.index) for p in points):
