@@ -488,6 +488,10 @@ def test_a_question_about_a_paper_the_passages_are_not_of_is_refused():
         ("Tell me about heparin-induced thrombocytopenia.", False, {"thrombocytopenia"}),
         # a count the study found is no summary of it
         ("How many patients did the study find?", False, {"patient"}),
+        ("What are the take-home messages of the Agyeman-Duah paper?", True, set()),
+        ("What are the conclusions of the DVT prophylaxis review?", True, set()),
+        # of a paper, not of a part of one
+        ("What were the findings of the interviews?", False, {"interview"}),
     ],
 )
 def test_a_paper_asked_about_as_a_whole_in_other_words(question, summary, words):

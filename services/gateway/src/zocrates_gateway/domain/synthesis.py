@@ -537,6 +537,9 @@ _PAPER_YEAR_RE = re.compile(
 _SUMMARY_QUESTION = re.compile(
     r"\b(?:summar(?:y|ies|ise|ize|ised|ized|ising|izing)|overview\s+of|tl;?dr"
     r"|(?:main|key|principal|major)\s+(?:findings?|results?|conclusions?|points?|messages?|takeaways?|contributions?)"
+    r"|\btake-?(?:home|away)\s+(?:messages?|points?|lessons?)"
+    # "what are the conclusions of the DVT prophylaxis review?": of a paper, not of its interviews
+    rf"|\b(?:conclusions?|findings)\s+(?:of|from|in)\s+[^?]{{0,60}}?{_PAPER_NOUN}"
     r"|\bwhat\s+(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,6}?(?:find|conclude|show|study|investigate|examine|explore|report)"
     r"(?=\s*\??$)"
     r"|(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,4}?conclude\b"
