@@ -1064,6 +1064,23 @@ def test_why_is_answered_by_a_cause():
     assert cause in [p.text for p in points_for(question, evidence)]
 
 
+def test_differences_name_no_thing_asked_about():
+    """ "Which residue differences between the domains matter most for 33RE?" was refused: no unit
+    says "differences", and each lost the focus penalty; the residues answer it (Tyr369, Arg381)."""
+    question = "Which residue differences between the domains matter most for 33RE?"
+    assert read_question(question).focus == frozenset()
+    evidence = [
+        chunk(
+            1,
+            "A 36-fold decrease in binding affinity was observed for Y369F, confirming the loss of direct "
+            "hydrogen bonds to the P2 tetrazole of 33RE. Thus, Tyr369 appears to be the major residue.",
+            "Discussion",
+        ),
+        chunk(2, "The co-crystal structure of N-domain ACE was solved at 2.2 Å in complex with compound 33RE."),
+    ]
+    assert [p.index for p in points_for(question, evidence)][:1] == [1]
+
+
 def test_what_happened_asks_about_what_follows_it():
     """ "What happened to the revenue ...?" was refused: "happened" was read as the thing asked
     about, and the sentence saying where the revenue went never says it."""

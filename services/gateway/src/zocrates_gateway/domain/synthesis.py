@@ -590,7 +590,7 @@ _PAST_VERB = re.compile(r"[a-z]{4,}(?<!e)ed")  # not "speed", "need", "seed"
 _GENERIC_FOCUS = frozenset(
     "percentage proportion fraction share part kind type number amount value values way ways "
     "extent degree aspect aspects role class classes kind kinds category categories group groups sort size "
-    "people persons individuals".split()
+    "people persons individuals difference differences".split()
 )
 
 
