@@ -1313,6 +1313,10 @@ def test_what_a_paper_introduces_is_said_by_the_sentence_introducing_it():
     paper = [c.model_copy(update={"title": title, "item_key": "PLAIN"}) for c in paper]
     points = points_for("What is Paper Plain?", paper)
     assert points and points[0].text.startswith("To improve access to medical papers, we introduce"), points
+    # what it is made of, which what introduces it says: "Participants used its features" was quoted
+    assert read_question("What features does Paper Plain offer?").describes == "paper plain"
+    points = points_for("What features does Paper Plain offer?", paper)
+    assert points and points[0].text.startswith("To improve access to medical papers, we introduce"), points
 
 
 @pytest.mark.parametrize(

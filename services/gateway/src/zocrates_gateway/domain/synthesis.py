@@ -473,10 +473,18 @@ _DESCRIPTION_QUESTION = re.compile(
 )
 
 
+#: "What features does Paper Plain offer?": what it is made of, which what introduces it says.
+_PARTS_QUESTION = re.compile(
+    r"\bwhat\s+(?:features?|components?|parts?|functions?|functionalit(?:y|ies)|capabilit(?:y|ies)|modules?)"
+    r"\s+(?:does|do|did)\s+([^?,;:]{2,60}?)\s+(?:have|offer|include|provide|support|contain|comprise)\b",
+    re.IGNORECASE,
+)
+
+
 def _described(question: str, named: list[str]) -> str | None:
     """The named term a "what is X?" question asks about, lowercased; None for another question
     ("what is the PDB code?" asks for a value, not what a PDB code is)."""
-    m = _DESCRIPTION_QUESTION.search(question)
+    m = _DESCRIPTION_QUESTION.search(question) or _PARTS_QUESTION.search(question)
     return m.group(1).lower() if m and m.group(1) in named else None
 
 
