@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.evidence import evidence_chunk, scored
 from zocrates_contracts import Creator, EvidenceChunk, LibraryItemMatch
 from zocrates_contracts.messages import MAX_QUERY_CHARS
 from zocrates_gateway.domain.lookup import (
@@ -17,6 +18,7 @@ from zocrates_gateway.domain.lookup import (
     sort_out,
 )
 from zocrates_gateway.domain.query import clip, search_text
+from zocrates_gateway.domain.synthesis import choose_points
 
 DATTA = LibraryItemMatch(
     item_key="DVT2PAR1",
@@ -230,6 +232,42 @@ def test_a_short_message_is_searched_as_it_is():
     assert search_text("  What   was the  sample size? ") == search_text("What was the sample size?")
     assert search_text("What was the sample size?").question == "What was the sample size?"
     assert search_text("What was the sample size?").note is None
+
+
+@pytest.mark.parametrize(
+    "message, question",
+    [
+        ("Name the databases searched in the DVT review.", "What are the databases searched in the DVT review?"),
+        ("List the complications of IVC filters", "What are the complications of IVC filters?"),
+        ("Could you list the authors of the Kamuzu study?", "What are the authors of the Kamuzu study?"),
+        ("Tell me which residues 33RE hydrogen-bonds with.", "Which residues 33RE hydrogen-bonds with?"),
+        ("Explain why N-selective inhibitors could be useful.", "Why N-selective inhibitors could be useful?"),
+        # what is asked as a whole, and what asks for no one thing, as they are
+        ("Tell me about the Paper Plain paper.", "Tell me about the Paper Plain paper."),
+        ("Give me a summary of the Esmann review.", "Give me a summary of the Esmann review."),
+        ("Explain the results.", "Explain the results."),
+    ],
+)
+def test_a_request_is_answered_as_the_question_it_asks(message, question):
+    """ "Name the databases searched in the DVT review." was refused where "Which databases were
+    searched ...?" was answered: the answer writer reads what is asked from a question's words."""
+    search = search_text(message)
+    assert search.question == question and search.text == message.strip()
+
+
+def test_a_named_request_is_answered_as_its_question_is():
+    question = search_text("Name the databases searched in the DVT review.").question
+    evidence = [
+        evidence_chunk(
+            1,
+            "All scientific publications discussing the use of biochemical, mechanical, and IVC filter prophylaxis "
+            "for the prevention of DVT after trauma were identified using PubMed, EMBASE, and Medline.",
+            "Methods",
+        ),
+        evidence_chunk(2, "A systematic review was completed using PRISMA guidelines on DVT prophylaxis.", "Abstract"),
+    ]
+    points = choose_points(question, scored(question, evidence))
+    assert points and "PubMed" in points[0].text
 
 
 def test_a_long_message_is_searched_with_its_question_first_within_the_cap():

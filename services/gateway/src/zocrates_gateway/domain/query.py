@@ -10,6 +10,7 @@ the offline answer writer gets the ask alone. The answer says that the message w
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from zocrates_citations.sentences import sentence_ends
@@ -35,7 +36,7 @@ def search_text(message: str, limit: int = MAX_QUERY_CHARS) -> SearchText:
     """`message` as a query of at most `limit` characters (whitespace runs become one space)."""
     text = " ".join(message.split())
     if len(text) <= limit:
-        return SearchText(text, text)
+        return SearchText(text, as_question(text))
     sentences = _sentences(text)
     questions = [i for i, s in enumerate(sentences) if s.rstrip("\"')]”’").endswith("?")]
     asked = questions[-ASK_SENTENCES:] or [len(sentences) - 1]
@@ -48,7 +49,36 @@ def search_text(message: str, limit: int = MAX_QUERY_CHARS) -> SearchText:
         what = f"the last {len(ask):,} characters of {what}"
     also = f" and the first {len(rest):,} characters of the rest" if rest else ""
     note = f"Your message was long ({len(text):,} characters), so I searched your library with {what}{also}."
-    return SearchText(f"{ask} {rest}".strip(), ask, note)
+    return SearchText(f"{ask} {rest}".strip(), as_question(ask), note)
+
+
+#: A request worded as an instruction: "List the complications of IVC filters.", "Name the
+#: databases searched ...", "Tell me which residues ...", "Explain why ...".
+_REQUEST_RE = re.compile(
+    r"^\s*(?:please\s+)?(?:(?:can|could|would)\s+you\s+(?:please\s+)?)?"
+    r"(?P<verb>list|name|give(?:\s+me)?|tell\s+me|show(?:\s+me)?|identify|enumerate|explain)\s+(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+_WH_RE = re.compile(r"(?:which|what|who|whom|whose|when|where|why|how|whether)\b", re.IGNORECASE)
+#: What a request asks for as a whole, which the answer writer reads in its own words: "tell me
+#: about the Paper Plain paper", "give me a summary of ...".
+_AS_IS_RE = re.compile(r"(?:about|an?\s+(?:summary|overview|short|brief))\b", re.IGNORECASE)
+
+
+def as_question(text: str) -> str:
+    """A request worded as an instruction, as the question it asks, which is how the offline
+    answer writer reads what is asked (the thing asked about, the kind of answer): "List the
+    complications of IVC filters." is "What are the complications of IVC filters?", "Tell me
+    which residues ..." is "which residues ...?". Any other text as it is."""
+    m = _REQUEST_RE.match(text)
+    if m is None or _AS_IS_RE.match(rest := m.group("rest")):
+        return text
+    rest = rest.rstrip(" .!?")
+    if _WH_RE.match(rest):
+        return f"{rest[0].upper()}{rest[1:]}?"
+    if m.group("verb").lower() == "explain":
+        return text  # "explain the results" asks for no one thing
+    return f"What are {rest}?"
 
 
 def clip(text: str, limit: int, keep: str = "start") -> str:
