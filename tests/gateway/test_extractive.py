@@ -1099,6 +1099,26 @@ def test_what_happened_asks_about_what_follows_it():
     assert [p.index for p in points_for(question, evidence)][:1] == [1]
 
 
+def test_a_cost_asked_for_is_a_sum_of_money():
+    """ "How much did an outpatient visit cost at OPD I?": the paper gives no price. Its average
+    daily attendance ("42 patients", a value) was quoted; a sum answers, in any currency."""
+    question = "How much did an outpatient visit cost at OPD I?"
+    assert read_question(question).focus == {"cost"}
+    evidence = [
+        chunk(
+            1,
+            "The Medical Department OPD II recorded a total of 1015 patients in June 2010, an average daily "
+            "attendance of 42 patients; OPD I is a fee for service paying clinic.",
+        ),
+        chunk(2, "Outpatient services are provided through two clinics, OPD I and OPD II.", "Methods"),
+    ]
+    assert points_for(question, evidence) == []
+    priced = [*evidence, chunk(3, "A visit to OPD I cost MWK 500 (about US$3) in 2010.")]
+    assert [p.index for p in points_for(question, priced)][:1] == [3]
+    paid = "All participants were paid US$15 for the hour-long study."
+    assert [p.text for p in points_for("How much were the participants paid?", [chunk(1, paid)])] == [paid]
+
+
 def test_a_greek_plural_is_its_singular():
     """ "Which two diagnoses ...?" is answered by a sentence saying "diagnosis": Snowball stems
     them apart (diagnos, diagnosi), as it does analyses and analysis."""

@@ -82,7 +82,7 @@ ANSWER_TYPE_BONUS, ANSWER_TYPE_PENALTY = 0.15, 0.25
 #: naming X covers all the question's words, so word coverage cannot tell the answer apart
 DESCRIBES_BONUS = 0.4
 COUNT_FOCUS_BONUS = 0.15  # a count of the very thing a "how many" question asks about
-DURATION_BONUS = 0.15  # a duration, for "how long?": "for a period of one month"
+STATED_VALUE_BONUS = 0.15  # a duration for "how long?" ("for a period of one month"), a sum for "how much did it cost?"
 NAMED_TERM_WEIGHT = 0.15  # times the share of the question's named terms the unit holds
 FOCUS_PENALTY = 0.2  # for a unit that never names the thing the question asks about
 ROW_WEIGHT = 0.3  # times the share of a table row's own words (its label, its cells) the question holds
@@ -323,9 +323,10 @@ _VALUE_RE = re.compile(
     r"(?<![A-Za-z\d])(?<!Figure )(?<!Fig\. )(?<!Table )\d+(?:[.,]\d+)?\s?"
     r"(?:%|[a-zA-Zµμ°Å˚◦º]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
     rf"|(?:\d|\b(?:{_NUMBER_WORDS}))[\s-]?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
-    r"|(?<![\w.])\d+\.\d+(?![\w.])",
+    r"|(?<![\w.])\d+\.\d+(?![\w.])"
+    r"|(?:\$|€|£|¥|\b(?:USD|EUR|GBP|MWK|ZAR)\s?)\s?\d",
     re.IGNORECASE,
-)  # or a bare decimal: a table cell
+)  # or a bare decimal: a table cell; or a sum, its currency first (US$15, MWK 500)
 # Codes: PDB entries (1O8A, 3NXQ), accessions (GSE12345, NM_000789), compound ids (RXP407, 33RE).
 _IDENTIFIER_RE = re.compile(r"\b(?=[A-Z0-9_]*\d)(?=[A-Z0-9_]*[A-Z])[A-Z0-9_]{3,12}\b")
 _YEAR_RE = re.compile(r"\b(?:1[89]|20)\d{2}\b")
@@ -387,6 +388,8 @@ def read_question(question: str) -> Ask:
         focus = frozenset(measured)  # "the incidence of heparin-induced thrombocytopenia": of that
     if not focus and _HOW_LONG_RE.search(question):
         focus = frozenset(content_words("duration"))  # "how long did she work there?": for how long
+    elif _HOW_MUCH_COST_RE.search(question):
+        focus = frozenset(content_words("cost"))  # "how much were the participants paid?": a sum
     back_matter = _back_matter_words(question)
     title_block = bool(_AUTHOR_QUESTION.search(question))  # who the authors are
     if back_matter and not focus:  # "who funded the ACE inhibitor study?" asks about funding, not ACE
@@ -716,6 +719,15 @@ _QUANTITY_VALUE_RE = {
     for names, units in _UNITS_OF.items()
     for word in content_words(names)
 }
+#: A sum of money, its currency before or after it: "US$15", "€ 2,000", "150 dollars".
+_MONEY_RE = re.compile(
+    r"(?:US\$|\$|€|£|¥|\b(?:USD|EUR|GBP|MWK|ZAR)\s?)\s?\d|\d[\d,.]*\s?(?:USD|EUR|GBP|dollars?|euros?|pounds?)\b"
+)
+_MONEY = frozenset(content_words("cost costs price prices fee fees charge charges"))
+_QUANTITY_VALUE_RE |= dict.fromkeys(_MONEY, _MONEY_RE)
+#: Quantities asked for whose word a sentence says without a value ("long waiting times", "the
+#: costs of care"): a sentence answers only by stating one.
+_STATED_ONLY = _DURATION | _MONEY
 _QUANTITY_HEADER_RE = {
     word: re.compile(rf"\(\s*(?:{units})\s*\)") for names, units in _UNITS_OF.items() for word in content_words(names)
 }
@@ -772,6 +784,7 @@ _HOW_QUANTITY = {
     "long": "duration",  # "for a period of one month", "lasted one hour": rarely "long"
 }
 _HOW_LONG_RE = re.compile(r"\bhow\s+long\b", re.IGNORECASE)
+_HOW_MUCH_COST_RE = re.compile(r"\bhow\s+much\b[^?]*\b(?:costs?|costed|pay|paid|charged?)\b", re.IGNORECASE)
 _HOW_QUANTITY_RE = re.compile(rf"\bhow\s+({'|'.join(_HOW_QUANTITY)})\b", re.IGNORECASE)
 
 
@@ -1017,23 +1030,21 @@ def candidate_sentences(
                 kind == "table_row"
                 and any(_QUANTITY_HEADER_RE[w].search(text) for w in ask.focus if w in _QUANTITY_HEADER_RE)
             )
+            names_focus = (
+                not ask.focus
+                or headed
+                or bool(ask.focus & own)
+                # or in the column header over one of its values ("Distance (Å): 2.7")
+                or (kind == "table_row" and bool(ask.focus & content_words(text.split("): ", 1)[-1])))
+                or (back_matter and (states_funding or not funding_asked))
+                or (typed and states_quantity)
+                or (bool(ask.focus & _NAMED_KINDS) and _names_one(text, ask))
+            )
             # "what was the average waiting time?" is answered by a duration, not by a share of
             # complaints about "long waiting times" (a table row gives its unit in the header)
-            timed = pattern is not None and bool(_DURATION & ask.focus) and kind != "table_row"
-            names_focus = (
-                states_quantity
-                if timed
-                else (
-                    not ask.focus
-                    or headed
-                    or bool(ask.focus & own)
-                    # or in the column header over one of its values ("Distance (Å): 2.7")
-                    or (kind == "table_row" and bool(ask.focus & content_words(text.split("): ", 1)[-1])))
-                    or (back_matter and (states_funding or not funding_asked))
-                    or (typed and states_quantity)
-                    or (bool(ask.focus & _NAMED_KINDS) and _names_one(text, ask))
-                )
-            )
+            stated_only = pattern is not None and bool(_STATED_ONLY & ask.focus) and kind != "table_row"
+            if stated_only:
+                names_focus = states_quantity
             if ask.describes and (describes(text, ask.describes) or defines(text, ask.describes)):
                 bonus += DESCRIBES_BONUS  # says what the thing asked about is
             if ask.reason and _CAUSE_RE.search(text):
@@ -1042,8 +1053,8 @@ def candidate_sentences(
                 bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
                 if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):
                     bonus += COUNT_FOCUS_BONUS  # "20 stakeholders" for "how many stakeholders"
-                if timed and states_quantity and (words - titled) & (ask.words - ask.focus):
-                    bonus += DURATION_BONUS  # a duration of the thing asked about, not of anything else
+                if stated_only and states_quantity and (words - titled) & (ask.words - ask.focus):
+                    bonus += STATED_VALUE_BONUS  # a duration or sum of the thing asked about, not of anything else
             if named:
                 lowered = f"{text} {paper}".lower().translate(_DASHES)
                 bonus += NAMED_TERM_WEIGHT * sum(term in lowered for term in named) / len(named)
