@@ -18,7 +18,7 @@ from zocrates_gateway.domain.lookup import (
     sort_out,
 )
 from zocrates_gateway.domain.query import clip, search_text
-from zocrates_gateway.domain.synthesis import choose_points
+from zocrates_gateway.domain.synthesis import choose_points, read_question
 
 DATTA = LibraryItemMatch(
     item_key="DVT2PAR1",
@@ -242,6 +242,9 @@ def test_a_short_message_is_searched_as_it_is():
         ("Could you list the authors of the Kamuzu study?", "What are the authors of the Kamuzu study?"),
         ("Tell me which residues 33RE hydrogen-bonds with.", "Which residues 33RE hydrogen-bonds with?"),
         ("Explain why N-selective inhibitors could be useful.", "Why N-selective inhibitors could be useful?"),
+        # the papers of the library on a topic: one point from each (`Ask.listing`)
+        ("List my papers on DVT prophylaxis.", "Which papers on DVT prophylaxis?"),
+        ("Show me all the studies about hexagonal boron nitride", "Which studies about hexagonal boron nitride?"),
         # what is asked as a whole, and what asks for no one thing, as they are
         ("Tell me about the Paper Plain paper.", "Tell me about the Paper Plain paper."),
         ("Give me a summary of the Esmann review.", "Give me a summary of the Esmann review."),
@@ -253,6 +256,7 @@ def test_a_request_is_answered_as_the_question_it_asks(message, question):
     searched ...?" was answered: the answer writer reads what is asked from a question's words."""
     search = search_text(message)
     assert search.question == question and search.text == message.strip()
+    assert read_question(search.question).listing is question.startswith(("Which papers", "Which studies"))
 
 
 def test_a_named_request_is_answered_as_its_question_is():

@@ -59,6 +59,10 @@ _REQUEST_RE = re.compile(
     r"(?P<verb>list|name|give(?:\s+me)?|tell\s+me|show(?:\s+me)?|identify|enumerate|explain)\s+(?P<rest>.+)$",
     re.IGNORECASE,
 )
+_PAPERS_RE = re.compile(
+    r"(?:(?:the|my|our|all(?:\s+the|\s+my)?)\s+)?(?P<noun>papers|articles|studies|items|publications|references)\b",
+    re.IGNORECASE,
+)
 _WH_RE = re.compile(r"(?:which|what|who|whom|whose|when|where|why|how|whether)\b", re.IGNORECASE)
 #: What a request asks for as a whole, which the answer writer reads in its own words: "tell me
 #: about the Paper Plain paper", "give me a summary of ...".
@@ -78,6 +82,8 @@ def as_question(text: str) -> str:
         return f"{rest[0].upper()}{rest[1:]}?"
     if m.group("verb").lower() == "explain":
         return text  # "explain the results" asks for no one thing
+    if papers := _PAPERS_RE.match(rest):  # "list my papers on DVT": which of them are on it
+        return f"Which {papers.group('noun').lower()}{rest[papers.end() :]}?"
     return f"What are {rest}?"
 
 
