@@ -259,6 +259,13 @@ def test_a_request_is_answered_as_the_question_it_asks(message, question):
     assert read_question(search.question).listing is question.startswith(("Which papers", "Which studies"))
 
 
+def test_a_request_for_the_authors_still_asks_for_the_library_record():
+    from zocrates_gateway.domain.lookup import record_fields
+
+    for message in ("List the authors of the Kamuzu study.", "Name the authors of the Paper Plain paper"):
+        assert record_fields(search_text(message).question) == ["authors"], message
+
+
 def test_a_named_request_is_answered_as_its_question_is():
     question = search_text("Name the databases searched in the DVT review.").question
     evidence = [

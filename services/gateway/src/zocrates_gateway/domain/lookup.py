@@ -430,7 +430,7 @@ def _record(source: LibraryItemMatch | EvidenceChunk, more: list[str]) -> Eviden
 #: library record a question asks for, which its text rarely says.
 _RECORD_QUESTIONS = {
     "authors": re.compile(
-        r"\bwho\s+(?:wrote|authored)\b|\bwho\s+(?:is|are|were)\s+the\s+authors?\b"
+        r"\bwho\s+(?:wrote|authored)\b|\b(?:who|what)\s+(?:is|are|were)\s+the\s+authors?\b"
         # asked for ("list the authors of ..."), not the subject ("did the authors of ... declare?")
         r"|(?:^|\b(?:list|name|give|show|tell)\s+(?:me\s+)?)(?:all\s+)?the\s+authors?\s+of\b",
         re.IGNORECASE,
