@@ -318,13 +318,15 @@ _COUNT_RE = re.compile(
     re.IGNORECASE,
 )
 _PERCENT_RE = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
+#: A sum whose currency comes first: "US$15", "€ 2,000", "MWK 500".
+_CURRENCY_FIRST = r"(?:\$|€|£|¥|\b(?:USD|EUR|GBP|MWK|ZAR)\s?)\s?\d"
 # A number with its unit; not the digits of a name (RXP407, Tyr501, CD4) or a figure's label (Figure 6B).
 _VALUE_RE = re.compile(
     r"(?<![A-Za-z\d])(?<!Figure )(?<!Fig\. )(?<!Table )\d+(?:[.,]\d+)?\s?"
     r"(?:%|[a-zA-Zµμ°Å˚◦º]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
     rf"|(?:\d|\b(?:{_NUMBER_WORDS}))[\s-]?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
     r"|(?<![\w.])\d+\.\d+(?![\w.])"
-    r"|(?:\$|€|£|¥|\b(?:USD|EUR|GBP|MWK|ZAR)\s?)\s?\d",
+    rf"|{_CURRENCY_FIRST}",
     re.IGNORECASE,
 )  # or a bare decimal: a table cell; or a sum, its currency first (US$15, MWK 500)
 # Codes: PDB entries (1O8A, 3NXQ), accessions (GSE12345, NM_000789), compound ids (RXP407, 33RE).
@@ -596,8 +598,8 @@ _PAPER_BY = rf"(?:{_PAPER_WORDS}|work)\s+(?:by|of|from)"
 
 
 _POINTERS = frozenset("this that these those they them it its their".split())
-#: Heads that name no particular thing: "what percentage of ...", "which part of ...".
 _PAST_VERB = re.compile(r"[a-z]{4,}(?<!e)ed")  # not "speed", "need", "seed"
+#: Heads that name no particular thing: "what percentage of ...", "which part of ...".
 _GENERIC_FOCUS = frozenset(
     "percentage proportion fraction share part kind type number amount value values way ways "
     "extent degree aspect aspects role class classes kind kinds category categories group groups sort size "
@@ -720,9 +722,7 @@ _QUANTITY_VALUE_RE = {
     for word in content_words(names)
 }
 #: A sum of money, its currency before or after it: "US$15", "€ 2,000", "150 dollars".
-_MONEY_RE = re.compile(
-    r"(?:US\$|\$|€|£|¥|\b(?:USD|EUR|GBP|MWK|ZAR)\s?)\s?\d|\d[\d,.]*\s?(?:USD|EUR|GBP|dollars?|euros?|pounds?)\b"
-)
+_MONEY_RE = re.compile(rf"{_CURRENCY_FIRST}|\d[\d,.]*\s?(?:USD|EUR|GBP|dollars?|euros?|pounds?)\b")
 _MONEY = frozenset(content_words("cost costs price prices fee fees charge charges"))
 _QUANTITY_VALUE_RE |= dict.fromkeys(_MONEY, _MONEY_RE)
 #: Quantities asked for whose word a sentence says without a value ("long waiting times", "the
@@ -1240,7 +1240,7 @@ def choose_points(
     before = read_question(asked) if asked else None
     swapped = before.named - before.papers - ask.named if before else frozenset()
     if context or asked:
-        ask = with_context(ask, context, asked)
+        ask = with_context(ask, context, before)
     if ask.summary and not context:
         return summary_points(question, chunks, max_points)
     if not context and (of_paper := summary_points(question, chunks, max_points)):
@@ -1405,13 +1405,12 @@ _FINDING_RE = re.compile(
 )
 
 
-def with_context(ask: Ask, context: str, asked: str = "") -> Ask:
+def with_context(ask: Ask, context: str, before: Ask | None = None) -> Ask:
     """`ask` with a follow-up's carried terms among its words and named terms; for an ellipsis
-    ("and for mechanical devices?"), the kind of answer the previous question (`asked`) wanted,
-    where it says none of its own. Not the thing it asked about: what the ellipsis swaps in
-    ("insertion complications" after "the failed retrieval rate") is that."""
+    ("and for mechanical devices?"), the kind of answer the previous question (`before`, as read)
+    wanted, where it says none of its own. Not the thing it asked about: what the ellipsis swaps
+    in ("insertion complications" after "the failed retrieval rate") is that."""
     carried = read_question(context)
-    before = read_question(asked) if asked else None
     return replace(
         ask,
         words=ask.words | carried.words,
