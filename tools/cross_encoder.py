@@ -22,7 +22,7 @@ def base_model() -> str:
 
 
 #: `fine_tune`'s options that every trainer takes from its command line, under the same names.
-FIT_OPTIONS = ("epochs", "batch_size", "max_length", "lr", "device", "seed")
+FIT_OPTIONS = ("epochs", "batch_size", "max_length", "lr", "device", "seed", "bf16")
 
 
 def add_fit_arguments(parser: argparse.ArgumentParser, *, max_length: int, max_length_help: str) -> None:
@@ -34,6 +34,12 @@ def add_fit_arguments(parser: argparse.ArgumentParser, *, max_length: int, max_l
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--bf16",
+        action="store_true",
+        help="run the forward pass in bfloat16 (torch autocast; weights and optimizer stay float32): "
+        "about 1.5x the pairs/s on a CPU with AMX or AVX512-BF16",
+    )
 
 
 def fit_options(args: argparse.Namespace) -> dict:
@@ -71,6 +77,7 @@ def fine_tune(
     lr: float,
     device: str,
     seed: int,
+    bf16: bool = False,
     id2label: dict[int, str] | None = None,
     bucket: bool = False,
     max_seconds: float | None = None,
@@ -121,7 +128,8 @@ def fine_tune(
         for members in batch_list:
             enc = encode(tokenizer, pairs, members, max_length, device)
             target = torch.tensor([targets[i] for i in members], dtype=dtype, device=device)
-            logits = model(**enc).logits
+            with torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=bf16):
+                logits = model(**enc).logits.float()
             value = loss(logits.squeeze(-1) if num_labels == 1 else logits, target)
             value.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -154,6 +162,7 @@ def fine_tune(
         "epochs": epochs,
         "seconds": round(seconds, 1),
         "pairs_per_s": round(seen / max(seconds, 1e-9), 1),
+        "bf16": bf16,
     }
     if stopped_early:
         figures |= {"stopped_early_after_pairs": seen, "steps_done": step, "steps_planned": steps}

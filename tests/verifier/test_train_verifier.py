@@ -93,3 +93,17 @@ def test_number_swaps_become_contradictions_of_the_same_group():
     swapped = train_verifier.number_swaps(rows, seed=0)
     assert len(swapped) == 1 and swapped[0]["label"] == "contradict"
     assert swapped[0]["group"] == "g1" and "120" not in swapped[0]["claim"]
+
+
+def test_bfloat16_training_keeps_float32_weights_and_says_so(tmp_path):
+    import torch
+    from safetensors.torch import load_file
+
+    rows = train_verifier.load_splits()["train"][:8]
+    figures = train_verifier.train(
+        rows, tmp_path, epochs=1, batch_size=4, max_length=48, lr=5e-5, device="cpu", seed=0, bf16=True
+    )
+    assert figures["bf16"] is True and figures["pairs"] == 8
+    weights = load_file(tmp_path / "model.safetensors")
+    assert {w.dtype for w in weights.values()} == {torch.float32}
+    assert torch.isfinite(weights["classifier.weight"]).all()
