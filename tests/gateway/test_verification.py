@@ -205,14 +205,20 @@ async def test_a_malformed_reply_fails_open_with_a_note(nats_server, gateway):
     import nats
 
     nc = await nats.connect(nats_server.url)
+    seen: list[str] = []  # what the stand-in did, to tell a lost request from a lost reply
 
     async def garbage(msg):
-        request = VerificationRequested.model_validate_json(msg.data)
-        await nc.publish(
-            request.reply_to,
-            json.dumps({"scores": "not a list"}).encode(),
-            headers={"Nats-Msg-Id": request.reply_fields()["message_id"]},
-        )
+        try:
+            request = VerificationRequested.model_validate_json(msg.data)
+            await nc.publish(
+                request.reply_to,
+                json.dumps({"scores": "not a list"}).encode(),
+                headers={"Nats-Msg-Id": request.reply_fields()["message_id"]},
+            )
+            await nc.flush()
+            seen.append(f"replied to {request.reply_to}")
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            seen.append(f"failed: {exc!r}")
 
     await nc.subscribe(VERIFICATION_REQUESTED, cb=garbage)
     await nc.flush()
@@ -221,7 +227,7 @@ async def test_a_malformed_reply_fails_open_with_a_note(nats_server, gateway):
     finally:
         await nc.close()
     assert probabilities == {1: [None], 2: [None]} and spans == {1: [[]], 2: [[]]}
-    assert "MalformedReply" in summary.note
+    assert "MalformedReply" in summary.note, (summary.note, seen or "the request never reached the stand-in")
 
 
 class JointVerifier(FakeVerifier):
