@@ -985,6 +985,43 @@ def test_the_verb_after_what_is_counted_is_no_focus():
     assert read_question("How many patients died in the ward?").focus == {"patient"}
 
 
+def test_what_is_counted_ends_where_its_verb_begins():
+    """ "How many children received filters?" counts children: with no auxiliary after them the
+    question named no focus, and a count of four studies answered it."""
+    assert read_question("How many children received IVC filters in the studies of the review?").focus == {"children"}
+    assert read_question("How many participants completed the formative study?").focus == {"particip"}
+    assert read_question("How many trials could the authors include?").focus == {"trial"}
+    evidence = [
+        chunk(1, "Of the four studies analyzing retrievable IVC filters in injured patients, none reported migration."),
+        chunk(2, "One patient did have a symptomatic IVC penetration for a calculated rate of 0.4%."),
+    ]
+    assert points_for("How many children received IVC filters in the studies of the review?", evidence) == []
+
+
+def test_a_share_of_those_with_something_asks_about_that_thing():
+    """ "What share of patients had tuberculosis?" asks for the share with tuberculosis: a share of
+    self-referrals among the same patients does not answer it."""
+    assert read_question("What share of patients at the KCH medical department had tuberculosis?").focus == {
+        "tuberculosi"
+    }
+    assert read_question("What percentage of outpatients were told how to take their medication?").focus == {
+        "told",
+        "take",
+        "medic",
+    }
+    assert read_question("What share of the admissions came during the night shift?").focus >= {"night", "shift"}
+    evidence = [
+        chunk(
+            1,
+            "In this survey, 64% of the 95 patients indicated that they are self-referrals to the KCH Medical Department.",
+        ),
+        chunk(2, "The patients of the KCH Medical Department come from Lilongwe and the whole Central Region."),
+    ]
+    assert points_for("What share of patients at the KCH medical department had tuberculosis?", evidence) == []
+    asked = "What share of patients at the KCH medical department were self-referrals?"
+    assert [p.index for p in points_for(asked, evidence)][:1] == [1]
+
+
 def test_how_old_asks_for_an_age():
     """ "How old were the participants?" is answered by their age, which never says "old"."""
     assert read_question("How old were the participants?").words == {"particip", "age"}

@@ -300,9 +300,18 @@ _FOCUS_RE = re.compile(
     r"\b(?:what|which)\s+(?:(?:was|is|were|are)\s+)?(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)\s+"
     r"(?:of|did|do|does|was|were|is|are|in|for|at|to|that|has|have|had|on|from|with|between|among|relative"
     r"|compared|according)\b"
-    r"|\bhow\s+many\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:were|was|are|is|did|do|does|had|have|took|in|of|from|with)\b"
+    r"|\bhow\s+many\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:were|was|are|is|did|do|does|had|have|took|in|of|from|with"
+    # or the verb the things asked about did: "how many children received filters?"
+    r"|can|could|will|would|should|may|might|must|received|underwent|died|developed|got|gave|needed|required"
+    r"|reported|experienced|suffered|survived|remained|showed|used|completed)\b"
     r"|\bhow\s+(?:much|long|high|low|large|big|old)\s+(?:is|was|are|were)\s+(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)"
     r"\s+(?:of|in|for|at|to|on|from|with)\b",
+    re.IGNORECASE,
+)
+#: "what share of <them> <did> <what>": what tells the share asked for from the others
+_SUBSET_RE = re.compile(
+    r"\b(?:percentage|proportion|fraction|share|percent)\s+of\s+.+?\s(?:had|has|have|were|was|are|is|did|got"
+    r"|received|reported|said|developed|underwent|came|used|took)\s+(.+?)\s*[?.!]*$",
     re.IGNORECASE,
 )
 _NUMBER_WORDS = (
@@ -388,6 +397,9 @@ def read_question(question: str) -> Ask:
         focus = frozenset(measured)  # "the staff turnover rate": a rate of turnover, not any rate
     elif named_thing and phrase[-1] in _MEASURES and (measured := content_words(_measured_of(phrase[-1], question))):
         focus = frozenset(measured)  # "the incidence of heparin-induced thrombocytopenia": of that
+    if not focus and answer_type == "percent" and (subset := _SUBSET_RE.search(question)):
+        # "what share of patients had tuberculosis?": a share of those with it, not any share
+        focus = frozenset(content_words(subset.group(1)) - content_words(" ".join(named)))
     if not focus and _HOW_LONG_RE.search(question):
         focus = frozenset(content_words("duration"))  # "how long did she work there?": for how long
     elif _HOW_MUCH_COST_RE.search(question):
