@@ -1022,6 +1022,24 @@ def test_a_share_of_those_with_something_asks_about_that_thing():
     assert [p.index for p in points_for(asked, evidence)][:1] == [1]
 
 
+def test_a_consequence_is_no_thing_asked_about():
+    """ "What is the consequence of a failed filter retrieval?": a consequence is what follows,
+    which the answer states without the word; a sentence saying "consequently" was the only one
+    that escaped the focus penalty."""
+    assert read_question("What is the consequence of a failed filter retrieval?").focus == frozenset()
+    evidence = [
+        chunk(1, "The failed retrieval rate is calculated to be 2.8% across the four studies of retrievable filters."),
+        chunk(
+            2,
+            "Failed filter retrieval does not carry an immediate complication to the patient, but it does expose the "
+            "patient to the long-term complications of a permanent filter.",
+        ),
+        chunk(3, "Retrievable filters are consequently removed to prevent the complications of permanent filtration."),
+    ]
+    points = points_for("What is the consequence of a failed filter retrieval?", evidence)
+    assert 2 in [p.index for p in points]
+
+
 def test_how_old_asks_for_an_age():
     """ "How old were the participants?" is answered by their age, which never says "old"."""
     assert read_question("How old were the participants?").words == {"particip", "age"}
@@ -1327,9 +1345,12 @@ def test_what_a_named_thing_is_is_answered_by_a_sentence_saying_what_it_is():
     ]
     assert read_question("What is RXP407?").describes == "rxp407"
     assert read_question("What is the PDB code?").describes is None  # a value, not what a thing is
-    points = points_for("What is RXP407?", evidence)
-    assert points and points[0].text.startswith("RXP407 is a phosphinic peptidomimetic ACE inhibitor")
-    assert not any(p.kind == "table_row" for p in points)
+    for question in ("What is RXP407?", "What kind of inhibitor is RXP407?", "What type of ACE inhibitor is RXP407?"):
+        points = points_for(question, evidence)
+        assert points and points[0].text.startswith("RXP407 is a phosphinic peptidomimetic ACE inhibitor"), question
+        assert not any(p.kind == "table_row" for p in points)
+    assert read_question("What kind of inhibitor is RXP407?").describes == "rxp407"
+    assert read_question("What kind of filters were placed?").describes is None
     # an acronym is said by its long form
     kch = "The Medical Department of the Kamuzu Central Hospital (KCH), is a tertiary referral hospital."
     assert describes(kch, "kch") or defines(kch, "kch")

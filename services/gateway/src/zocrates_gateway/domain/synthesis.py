@@ -497,11 +497,17 @@ _PARTS_QUESTION = re.compile(
     re.IGNORECASE,
 )
 
+#: "What kind of inhibitor is RXP407?": what it is, as "what is RXP407?" asks.
+_KIND_QUESTION = re.compile(
+    r"\bwhat\s+(?:kind|type|sort|class)\s+of\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|was|were)\s+([^?,;:]{2,60}?)\s*\??\s*$",
+    re.IGNORECASE,
+)
+
 
 def _described(question: str, named: list[str]) -> str | None:
     """The named term a "what is X?" question asks about, lowercased; None for another question
     ("what is the PDB code?" asks for a value, not what a PDB code is)."""
-    m = _DESCRIPTION_QUESTION.search(question) or _PARTS_QUESTION.search(question)
+    m = next(filter(None, (q.search(question) for q in (_DESCRIPTION_QUESTION, _PARTS_QUESTION, _KIND_QUESTION))), None)
     return m.group(1).lower() if m and m.group(1) in named else None
 
 
@@ -615,7 +621,7 @@ _PAST_VERB = re.compile(r"[a-z]{4,}(?<!e)ed")  # not "speed", "need", "seed"
 _GENERIC_FOCUS = frozenset(
     "percentage proportion fraction share part kind type number amount value values way ways "
     "extent degree aspect aspects role class classes kind kinds category categories group groups sort size "
-    "people persons individuals difference differences".split()
+    "people persons individuals difference differences consequence consequences implication implications".split()
 )
 
 
