@@ -33,6 +33,7 @@ from zocrates_gateway.domain.synthesis import (
     choose_points,
     content_words,
     defines,
+    defines_concept,
     describes,
     extractive_answer,
     names_paper,
@@ -1020,6 +1021,30 @@ def test_a_share_of_those_with_something_asks_about_that_thing():
     assert points_for("What share of patients at the KCH medical department had tuberculosis?", evidence) == []
     asked = "What share of patients at the KCH medical department were self-referrals?"
     assert [p.index for p in points_for(asked, evidence)][:1] == [1]
+
+
+def test_what_a_concept_is_is_answered_where_the_paper_names_it():
+    """ "What are section gists in Paper Plain?" asks what a concept in lower case is: the answer
+    is the sentence naming it ("... summaries of any section (“section gists”)"), ahead of those
+    that only use the word; "were a clear favorite" says nothing of what it is."""
+    assert read_question("What are section gists in Paper Plain?").describes == "section gist"
+    assert read_question("What is scaffold hopping?").describes == "scaffold hopping"
+    assert read_question("What is the PDB code?").describes is None
+    assert read_question("What is meta-analysis?").describes == "meta-analysis"
+    evidence = [
+        chunk(1, "11 out of 12 participants with the Section Gists and Term Definitions clicked on a Section Gist."),
+        chunk(2, "The Section Gists were a clear favorite of the participants in the usability study of Paper Plain."),
+        chunk(
+            3,
+            "Paper Plain helps a reader understand jargon-dense passages by allowing them to access in-situ plain "
+            "language summaries of any section (“section gists”).",
+            "1 INTRODUCTION",
+        ),
+    ]
+    points = points_for("What are section gists in Paper Plain?", evidence)
+    assert [p.index for p in points][:1] == [3]
+    assert defines_concept("a technique called scaffold hopping", "scaffold hopping")
+    assert not defines_concept(evidence[1].text, "section gist")
 
 
 def test_a_consequence_is_no_thing_asked_about():

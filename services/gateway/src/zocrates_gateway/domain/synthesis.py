@@ -504,11 +504,27 @@ _KIND_QUESTION = re.compile(
 )
 
 
+#: A concept a "what are X (in Y)?" question asks about: a few words in lower case, with no
+#: article or pointer before them ("section gists in Paper Plain", "a key question index").
+_CONCEPT_RE = re.compile(
+    r"(?:an?\s+)?((?!(?:the|this|that|these|those|its|their|our|your|my)\b)[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,3}?)(?:\s+(?:in|of|for|from|by)\s+.+)?"
+)
+
+
 def _described(question: str, named: list[str]) -> str | None:
-    """The named term a "what is X?" question asks about, lowercased; None for another question
+    """The term a "what is X?" question asks about, lowercased: a named term, or a concept in
+    lower case ("what are section gists?", said in the singular); None for another question
     ("what is the PDB code?" asks for a value, not what a PDB code is)."""
     m = next(filter(None, (q.search(question) for q in (_DESCRIPTION_QUESTION, _PARTS_QUESTION, _KIND_QUESTION))), None)
-    return m.group(1).lower() if m and m.group(1) in named else None
+    if not m:
+        return None
+    if m.group(1) in named:
+        return m.group(1).lower()
+    concept = _CONCEPT_RE.fullmatch(m.group(1)) if m.re is _DESCRIPTION_QUESTION else None
+    if not concept or concept.group(1) in _STOP:
+        return None
+    term = concept.group(1)
+    return term[:-1] if re.search(r"[^isu]s$", term) else term  # "gists" is said "gist(s)", "analysis" stays
 
 
 def describes(text: str, term: str) -> bool:
@@ -539,12 +555,29 @@ _EXPANSION_QUESTION = re.compile(
 )
 
 
+def defines_concept(text: str, term: str) -> bool:
+    """Whether `text` says what the concept `term` (lower case, singular) is: "... summaries of
+    any section (“section gists”)", "scaffold hopping is a ...", "a technique called scaffold
+    hopping". Stricter than `describes`, which a named thing needs: "the Key Question Index and
+    Answer Gists were a clear favorite" says nothing of what answer gists are."""
+    name = rf"{re.escape(term)}s?"
+    return bool(
+        re.search(
+            rf"\(\s*[\"“‘']{name}[\"”’']\s*\)|\(\s*{name}\s*\)"
+            rf"|(?:^|\b(?:a|an|the)\s+){name},?\s+(?:is|are|refers?\s+to|means?)\b"
+            rf"|\b(?:called|termed|named|known\s+as|referred\s+to\s+as)\s+[\"“‘']?{name}\b",
+            text,
+            re.IGNORECASE,
+        )
+    )
+
+
 def defines(text: str, abbreviation: str) -> bool:
     """Whether `text` gives the long form of `abbreviation`: "Kamuzu Central Hospital (KCH)",
     "receptor-based SHOP (scaffold hopping)"."""
     short = re.escape(abbreviation)
     return bool(
-        re.search(rf"[A-Za-z][\w-]*\s+\(\s*{short}s?\s*\)", text, re.IGNORECASE)
+        re.search(rf"[A-Za-z][\w-]*\s+\(\s*[\"“‘']?{short}s?[\"”’']?\s*\)", text, re.IGNORECASE)
         # not a value in brackets: "RXP407 (Ki = 21.03 nM)"
         or re.search(rf"\b{short}s?\s+\((?!\s*(?:Fig|Table|\d))(?![^)]*[=<>±])[^)]{{4,}}\)", text, re.IGNORECASE)
     )
@@ -1063,7 +1096,11 @@ def candidate_sentences(
             stated_only = pattern is not None and bool(_STATED_ONLY & ask.focus) and kind != "table_row"
             if stated_only:
                 names_focus = states_quantity
-            if ask.describes and (describes(text, ask.describes) or defines(text, ask.describes)):
+            if ask.describes and (
+                (describes(text, ask.describes) or defines(text, ask.describes))
+                if ask.describes in ask.named
+                else defines_concept(text, ask.describes)
+            ):
                 bonus += DESCRIBES_BONUS  # says what the thing asked about is
             if ask.reason and _CAUSE_RE.search(text):
                 bonus += ANSWER_TYPE_BONUS  # gives a cause; no gate: a reason is not always so worded
