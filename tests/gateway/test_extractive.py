@@ -1047,6 +1047,39 @@ def test_what_a_concept_is_is_answered_where_the_paper_names_it():
     assert not defines_concept(evidence[1].text, "section gist")
 
 
+def test_which_feature_is_answered_by_naming_one():
+    """ "Which Paper Plain feature was the participants' favourite?": the answer names the
+    feature ("The Key Question Index ... clear favorite") without the word "feature", which
+    sentences that only say it hold; it lost the focus penalty's 0.2 and fell out of the answer."""
+    evidence = [
+        chunk(1, "Each feature of Paper Plain was used by most participants in the study."),
+        chunk(
+            2,
+            "The Key Question Index and Answer Gists were the participants’ clear favorite in the usability study "
+            "of Paper Plain.",
+        ),
+    ]
+    points = points_for("Which Paper Plain feature was the participants' favourite?", evidence)
+    assert 2 in [p.index for p in points]
+
+
+def test_what_cited_authors_found_is_not_a_summary_of_the_paper_citing_them():
+    """ "What did Nunn and Pinfield find about lay summaries?" names the authors of a work that a
+    passage cites: the answer is that passage, not the findings of the paper citing it."""
+    evidence = [
+        chunk(1, "All but one participant said they would use Paper Plain to read medical papers.", "Abstract"),
+        chunk(2, "Readers used the Section Gists to make sense of dense passages of medical papers.", "Abstract"),
+        chunk(
+            3,
+            "Nunn and Pinfield interviewed healthcare consumers on their response to lay summaries written for "
+            "medical papers. They found that readers appreciated the lay summaries.",
+            "2 RELATED WORK",
+        ),
+    ]
+    points = points_for("What did Nunn and Pinfield find about lay summaries?", evidence)
+    assert points and points[0].index == 3
+
+
 def test_a_consequence_is_no_thing_asked_about():
     """ "What is the consequence of a failed filter retrieval?": a consequence is what follows,
     which the answer states without the word; a sentence saying "consequently" was the only one

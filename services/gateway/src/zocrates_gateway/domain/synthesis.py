@@ -799,7 +799,7 @@ _NAMED_KINDS = frozenset(
     content_words(
         "software program programme package tool toolkit language organisation organization "
         "institution agency company funder sponsor foundation university country city journal dataset corpus "
-        "instrument questionnaire guideline checklist synchrotron beamline facility platform"
+        "instrument questionnaire guideline checklist synchrotron beamline facility platform feature component module"
     )
 )
 # A name in running text: a word with a capital past its first letter (EMBASE, scispaCy, GPT-3,
@@ -1296,7 +1296,7 @@ def choose_points(
     swapped = before.named - before.papers - ask.named if before else frozenset()
     if context or asked:
         ask = with_context(ask, context, before)
-    if ask.summary and not context:
+    if ask.summary and not context and not cites_work(ask, chunks[:MAX_CHUNKS]):
         return summary_points(question, chunks, max_points)
     if not context and (of_paper := summary_points(question, chunks, max_points)):
         return of_paper  # "what is Paper Plain?", "the main barriers to ...": what the paper about it says
@@ -1378,7 +1378,7 @@ def paper_asked_about(ask: Ask, chunks: list[EvidenceChunk], cues: Collection[st
     if named:
         return named[0]
     wanted = ask.words - _PAPER_NOUNS - set(cues)
-    if ask.papers or not wanted:
+    if ask.papers or not wanted or cites_work(ask, chunks):
         return None  # "summarize the Douglas et al. paper": none of the passages is of it
     paper = [c for c in chunks if c.item_key == chunks[0].item_key]
     defined = abbreviations(paper)
@@ -1386,6 +1386,18 @@ def paper_asked_about(ask: Ask, chunks: list[EvidenceChunk], cues: Collection[st
         w for c in paper for w in _with_abbreviations(content_words(c.text), c.text, defined)
     }
     return chunks[0] if len(wanted & about) >= SUMMARY_COVERAGE * len(wanted) else None
+
+
+def cites_work(ask: Ask, chunks: list[EvidenceChunk]) -> bool:
+    """Whether the names a question gives ("what did Nunn and Pinfield find?") are those of a
+    work a passage cites, not of a paper in the library: no retrieved paper is theirs, and a
+    passage names them all."""
+    names = ask.named - ask.codes
+    return (
+        bool(names)
+        and not any(names_paper(names, c) for c in chunks)
+        and any(names <= content_words(c.text) for c in chunks)
+    )
 
 
 _PAPER_NOUNS = frozenset(content_words("paper study article work research publication"))
