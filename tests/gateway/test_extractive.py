@@ -1080,6 +1080,29 @@ def test_what_cited_authors_found_is_not_a_summary_of_the_paper_citing_them():
     assert points and points[0].index == 3
 
 
+def test_which_committee_approved_the_study_asks_for_the_ethics_statement():
+    """ "Which ethics committees approved the KCH study?" named no back matter (the pattern knew
+    only "ethics committee"), and the approval, stated in the methods, carried their penalty."""
+    for question in (
+        "Which ethics committees approved the KCH study?",
+        "Which committee approved the study?",
+        "Was the study approved by the local ethics board?",
+    ):
+        assert back_matter_topics(question) == ["ethics"], question
+    assert back_matter_topics("Which drugs were approved by the FDA?") == []
+    evidence = [
+        chunk(1, "This study identified profound deficiencies in the management of the Medical Department of KCH."),
+        chunk(
+            2,
+            "The study proposal was reviewed and approved by the research committee of the Institute of Public "
+            "Health, University of Heidelberg, Germany and by the National Health Science Research Committee of Malawi.",
+            "Methods > Ethical considerations",
+        ),
+    ]
+    points = points_for("Which committee approved the KCH study?", evidence)
+    assert points and points[0].index == 2
+
+
 def test_a_consequence_is_no_thing_asked_about():
     """ "What is the consequence of a failed filter retrieval?": a consequence is what follows,
     which the answer states without the word; a sentence saying "consequently" was the only one

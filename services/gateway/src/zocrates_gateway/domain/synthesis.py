@@ -164,7 +164,9 @@ _BACK_MATTER_TOPICS: dict[BackMatterTopic, re.Pattern] = {
         ),
         (
             "ethics",
-            r"ethics?\s+(?:approval|committee|board|review|statement)|ethical(?:ly)?\s+(?:approv\w*|clearance|review)"
+            r"ethics?\s+(?:approval|committees?|boards?|review|statements?)|ethical(?:ly)?\s+(?:approv\w*|clearance|review)"
+            # "which committee approved the study?"
+            r"|(?:committees?|boards?)\s+(?:\w+\s+){0,2}approv\w*|approv\w*\s+by\s+(?:\w+\s+){0,3}(?:committees?|boards?)"
             r"|institutional\s+review\s+board|consent\w*",
         ),
         (
@@ -911,8 +913,8 @@ def section_prior(chunk: EvidenceChunk, back_matter_asked: bool = False, value_a
         return SECTION_PRIOR["findings"]
     if back_matter_asked and chunk.role == "back_matter":
         return SECTION_PRIOR["findings"]
-    if _METHODS_RE.search(section) and not value_asked:
-        return SECTION_PRIOR["methods"]
+    if _METHODS_RE.search(section) and not (value_asked or back_matter_asked):
+        return SECTION_PRIOR["methods"]  # an ethics statement may sit in the methods
     return 0.0
 
 
