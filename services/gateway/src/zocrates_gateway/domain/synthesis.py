@@ -1298,10 +1298,12 @@ def choose_points(
     swapped = before.named - before.papers - ask.named if before else frozenset()
     if context or asked:
         ask = with_context(ask, context, before)
-    if ask.summary and not context and not cites_work(ask, chunks[:MAX_CHUNKS]):
-        return summary_points(question, chunks, max_points)
-    if not context and (of_paper := summary_points(question, chunks, max_points)):
-        return of_paper  # "what is Paper Plain?", "the main barriers to ...": what the paper about it says
+    if not context:
+        # "what is Paper Plain?", "the main barriers to ...": what the paper about it says; a
+        # summary question with no such paper is refused, unless it names a cited work's authors
+        of_paper = summary_points(question, chunks, max_points)
+        if of_paper or (ask.summary and not cites_work(ask, chunks[:MAX_CHUNKS])):
+            return of_paper
     wanted = set(ask.words)
     if not wanted or unmentioned_codes(ask, chunks[:MAX_CHUNKS]):
         return []
