@@ -183,7 +183,7 @@ class RetrievalService:
     def _device_health(self) -> dict:
         """Where the embedding model runs, in the verifier's terms: `device`, and
         `cpu_fallbacks` by model (`count` 1 and `last_reason` when a requested accelerator
-        failed the probe and cpu took its place); `precision` (float32 or bfloat16); `rejected`:
+        failed the probe and cpu took its place); `precision` (float32, bfloat16 or int8); `rejected`:
         why each better candidate was not chosen (for `auto`, those absent on this machine).
         Nothing before the model is loaded."""
         if self.embedder is None:
