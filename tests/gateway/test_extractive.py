@@ -999,6 +999,29 @@ def test_what_is_counted_ends_where_its_verb_begins():
     assert points_for("How many children received IVC filters in the studies of the review?", evidence) == []
 
 
+def test_what_a_follow_up_asks_of_its_referent_is_its_focus():
+    """ "What was its Ki?" after "Which compound was most N-selective?" asks for a Ki: with no
+    focus read, the sentences repeating the carried words (compound, N-selective) came first."""
+    assert read_question("What was its Ki?").focus == {"ki"}
+    assert read_question("What was its Ki in the N-domain?").focus == {"ki"}
+    assert read_question("What were their ages?").focus == content_words("ages")
+    assert read_question("What is their size?").focus == frozenset()  # a generic head, as before
+    question, context = "What was its Ki?", "compound Douglas N-selective"
+    evidence = scored(
+        f"{question} {context}",
+        [
+            chunk(
+                1,
+                "Since both compounds had similar predicted interaction energies, it was anticipated that the "
+                "N-selectivity of compound 33RE would be comparable to that of RXP407 in Douglas et al.",
+            ),
+            chunk(2, "Compound 33RE displayed low nanomolar inhibition of the N-domain (Ki = 11.21 nM)."),
+        ],
+    )
+    points = choose_points(question, evidence, earlier=Earlier(context=context))
+    assert points and "11.21" in points[0].text
+
+
 def test_a_share_of_those_with_something_asks_about_that_thing():
     """ "What share of patients had tuberculosis?" asks for the share with tuberculosis: a share of
     self-referrals among the same patients does not answer it."""

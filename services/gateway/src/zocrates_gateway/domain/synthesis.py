@@ -307,7 +307,9 @@ _FOCUS_RE = re.compile(
     r"|can|could|will|would|should|may|might|must|received|underwent|died|developed|got|gave|needed|required"
     r"|reported|experienced|suffered|survived|remained|showed|used|completed)\b"
     r"|\bhow\s+(?:much|long|high|low|large|big|old)\s+(?:is|was|are|were)\s+(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)"
-    r"\s+(?:of|in|for|at|to|on|from|with)\b",
+    r"\s+(?:of|in|for|at|to|on|from|with)\b"
+    # or, of something named before, the question's last words: "what was its Ki?"
+    r"|\b(?:what|which)\s+(?:was|is|were|are)\s+(?:its|their)\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s*[?.!]*$",
     re.IGNORECASE,
 )
 #: "what share of <them> <did> <what>": what tells the share asked for from the others
@@ -382,6 +384,8 @@ def read_question(question: str) -> Ask:
     codes = frozenset(m.lower() for m in found if _CODE_RE.fullmatch(m))
     m = _FOCUS_RE.search(question)
     phrase = next(g for g in m.groups() if g).lower().split() if m else []
+    if phrase[:1] in (["its"], ["their"]):
+        phrase = phrase[1:]  # "what was its Ki in the N-domain?": the Ki of what was named before
     if (cut := next((i for i, w in enumerate(phrase) if i and w in _DETERMINERS), None)) is not None:
         phrase = phrase[:cut]  # "what software spotted the jargon in ...": a verb and its object follow
     if len(phrase) == 1 and _PAST_VERB.fullmatch(phrase[0]):
