@@ -34,7 +34,7 @@ class Embedder:
     fast as float32, its vectors within a cosine of 0.9999 of float32's, so an index holds
     either kind and none is rebuilt (docs/architecture.md). `int8` runs the shipped int8 copy of
     all-MiniLM-L6-v2 through OpenVINO (`INT8_DIR`), which a CPU with int8 dot products (VNNI or
-    AMX) computes about 1.8x as fast again, its vectors within a cosine of 0.99 of float32's.
+    AMX) computes about 1.5x as fast again, its vectors within a mean cosine of 0.999 of float32's.
     `auto` is int8 where that copy matches the configured model and the CPU has them, else
     bfloat16 on a CPU that has it, else float32 (a CPU without them would emulate it, slower)."""
 
@@ -195,7 +195,7 @@ def pool_spans(text: str, tokens, attention_mask, offsets, spans, embed_alone) -
 
 def cpu_has_int8_dot(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     """Whether this CPU has int8 dot-product instructions (AVX512-VNNI, AVX-VNNI or AMX): there
-    the int8 model runs about 1.8x as fast as bfloat16; elsewhere int8 gains little."""
+    the int8 model runs about 1.5x as fast as bfloat16; elsewhere int8 gains little."""
     try:
         text = cpuinfo.read_text()
     except OSError:
