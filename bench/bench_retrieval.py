@@ -68,10 +68,12 @@ CAPTIONED_TABLES = 12
 
 
 def _embedder():
+    """The shipped model on the CPU, in the precision the retrieval setting names (`auto` by
+    default): `ZOCRATES_RETRIEVAL_EMBEDDING_PRECISION=bfloat16 python -m bench ingest` compares."""
     from zocrates_retrieval.adapters.embed import Embedder
-    from zocrates_retrieval.config import default_embedding_model
+    from zocrates_retrieval.config import RetrievalSettings, default_embedding_model
 
-    return Embedder.shared(default_embedding_model(), "cpu", 32)
+    return Embedder.shared(default_embedding_model(), "cpu", 32, RetrievalSettings().embedding_precision)
 
 
 def _rss_mb() -> float:
