@@ -297,16 +297,18 @@ _ANSWER_TYPES = [
 ]
 _PUBLISHED_RE = re.compile(r"\bpublished\b|\bappeared?\b", re.IGNORECASE)
 _KINDS_OF_RISK = re.compile(r"\bwhat\s+(?:are|were)\s+(?:the\s+)?(?:[\w-]+\s+)?(?:risks|hazards)\b", re.IGNORECASE)
-# The thing asked about: "what (was the) <bleeding risk> (did|of|in ...)", "how many <stakeholders>".
+# The thing asked about: "what (was the) <bleeding risk> (did|of|in ...)", "how many <stakeholders>";
+# after "its"/"their", of something named before ("what was its Ki in the N-domain?").
 _FOCUS_RE = re.compile(
-    r"\b(?:what|which)\s+(?:(?:was|is|were|are)\s+)?(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)\s+"
+    r"\b(?:what|which)\s+(?:(?:was|is|were|are)\s+)?(?:the\s+|an?\s+|its\s+|their\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)\s+"
     r"(?:of|did|do|does|was|were|is|are|in|for|at|to|that|has|have|had|on|from|with|between|among|relative"
     r"|compared|according)\b"
     r"|\bhow\s+many\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:were|was|are|is|did|do|does|had|have|took|in|of|from|with"
     # or the verb the things asked about did: "how many children received filters?"
     r"|can|could|will|would|should|may|might|must|received|underwent|died|developed|got|gave|needed|required"
     r"|reported|experienced|suffered|survived|remained|showed|used|completed)\b"
-    r"|\bhow\s+(?:much|long|high|low|large|big|old)\s+(?:is|was|are|were)\s+(?:the\s+|an?\s+)?((?:[\w-]+\s+){0,3}?[\w-]+)"
+    r"|\bhow\s+(?:much|long|high|low|large|big|old)\s+(?:is|was|are|were)\s+(?:the\s+|an?\s+|its\s+|their\s+)?"
+    r"((?:[\w-]+\s+){0,3}?[\w-]+)"
     r"\s+(?:of|in|for|at|to|on|from|with)\b"
     # or, of something named before, the question's last words: "what was its Ki?"
     r"|\b(?:what|which)\s+(?:was|is|were|are)\s+(?:its|their)\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s*[?.!]*$",
@@ -384,8 +386,6 @@ def read_question(question: str) -> Ask:
     codes = frozenset(m.lower() for m in found if _CODE_RE.fullmatch(m))
     m = _FOCUS_RE.search(question)
     phrase = next(g for g in m.groups() if g).lower().split() if m else []
-    if phrase[:1] in (["its"], ["their"]):
-        phrase = phrase[1:]  # "what was its Ki in the N-domain?": the Ki of what was named before
     if (cut := next((i for i, w in enumerate(phrase) if i and w in _DETERMINERS), None)) is not None:
         phrase = phrase[:cut]  # "what software spotted the jargon in ...": a verb and its object follow
     if len(phrase) == 1 and _PAST_VERB.fullmatch(phrase[0]):
