@@ -54,3 +54,19 @@ def test_the_cpu_description_names_the_model_and_its_native_bfloat16(tmp_path):
     assert described("avx512f avx512_bf16") == "Some CPU, AVX512-BF16"
     assert described("avx2") == "Some CPU"
     assert cpu_description(tmp_path / "absent")  # elsewhere: what the platform says
+
+
+def test_int8_dot_products_are_read_from_the_same_flags(tmp_path):
+    """The embedder's `auto` picks int8 by them (VNNI in either width, or AMX's int8)."""
+    from zocrates_runtime.device import cpu_has_int8_dot
+
+    info = tmp_path / "cpuinfo"
+    for flags, has in (
+        ("avx512f avx512_vnni", True),
+        ("avx2 avx_vnni", True),
+        ("amx_int8", True),
+        ("avx512_bf16", False),
+    ):
+        info.write_text(f"processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: fpu sse2 {flags}\n")
+        assert cpu_has_int8_dot(info) is has, flags
+    assert cpu_has_int8_dot(tmp_path / "absent") is False

@@ -118,10 +118,14 @@ def cpu_has_bfloat16() -> bool:
         return False
 
 
-def cpu_description(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
-    """The CPU's model name and which native bfloat16 it has ("Intel(R) Xeon(R) Processor, AMX").
-    Benchmarks name it: half-precision rates differ two to three times between a CPU with AMX,
-    one with AVX512-BF16 only and one without either, on otherwise alike machines."""
+def cpu_has_int8_dot(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU has int8 dot-product instructions (AVX512-VNNI, AVX-VNNI or AMX): there
+    the embedder's int8 model runs about 1.5x as fast as bfloat16; elsewhere int8 gains little."""
+    return bool({"avx512_vnni", "avx_vnni", "amx_int8"} & _cpuinfo(cpuinfo)[1])
+
+
+def _cpuinfo(cpuinfo: Path) -> tuple[str, set[str]]:
+    """The first CPU's model name and instruction-set flags in `cpuinfo`; empty where unreadable."""
     name, flags = "", set()
     try:
         for line in cpuinfo.read_text().splitlines():
@@ -133,6 +137,14 @@ def cpu_description(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
                 break
     except OSError:
         pass
+    return name, flags
+
+
+def cpu_description(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name and which native bfloat16 it has ("Intel(R) Xeon(R) Processor, AMX").
+    Benchmarks name it: half-precision rates differ two to three times between a CPU with AMX,
+    one with AVX512-BF16 only and one without either, on otherwise alike machines."""
+    name, flags = _cpuinfo(cpuinfo)
     name = name or platform.processor() or platform.machine()
     native = "AMX" if "amx_bf16" in flags else "AVX512-BF16" if "avx512_bf16" in flags else ""
     return f"{name}, {native}" if native else name
