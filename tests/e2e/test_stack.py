@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 
 import httpx
 import psutil
@@ -72,12 +73,15 @@ def read_banner(proc: subprocess.Popen, deadline: float) -> tuple[str, str, list
     """URL, token and the banner's lines, read up to its "Try a turn" line."""
     url = token = None
     lines: list[str] = []
+    output: deque[str] = deque(maxlen=60)  # what the stack printed last, to say why it stopped
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
         if not line:
             if proc.poll() is not None:
-                raise AssertionError(f"the stack exited with {proc.returncode}")
+                shown = "\n".join(output)
+                raise AssertionError(f"the stack exited with {proc.returncode}; its last output:\n{shown}")
             continue
+        output.append(line.rstrip())
         if m := re.search(r"running at (http://\S+)", line):
             url = m.group(1)
         if m := re.search(r"Access token: (\S+)", line):
@@ -86,7 +90,8 @@ def read_banner(proc: subprocess.Popen, deadline: float) -> tuple[str, str, list
             lines.append(line.rstrip())
         if url and token and "Try a turn" in line:
             return url, token, lines
-    raise AssertionError("no banner before the deadline")
+    shown = "\n".join(output)
+    raise AssertionError(f"no banner before the deadline; the stack's last output:\n{shown}")
 
 
 def interrupt(proc: subprocess.Popen) -> None:

@@ -87,6 +87,26 @@ def test_the_int8_copy_stands_in_only_for_the_weights_it_was_made_from(monkeypat
         embed.Embedder(str(tmp_path), "cpu", 32, "int8")
 
 
+def test_an_int8_model_that_will_not_load_leaves_auto_embedding_in_torch(monkeypatch, embedder, caplog):
+    """A speed-up, not a requirement: on a CPU where OpenVINO fails, retrieval still starts."""
+
+    def broken(model):
+        raise RuntimeError("Exception from src/inference/src/cpp/core.cpp: unsupported ISA")
+
+    monkeypatch.setattr(embed, "_load_int8", broken)
+    monkeypatch.setattr(embed, "cpu_has_int8_dot", lambda: True)
+    monkeypatch.setattr("sentence_transformers.SentenceTransformer", lambda *a, **k: embedder.model)
+    model = default_embedding_model()
+    with caplog.at_level("WARNING", logger=embed.__name__):
+        chosen = embed.Embedder(model, "cpu")
+    assert chosen.precision == ("bfloat16" if embed.cpu_has_bfloat16() else "float32")
+    assert chosen.int8_failure == "RuntimeError: Exception from src/inference/src/cpp/core.cpp: unsupported ISA"
+    assert "unsupported ISA" in caplog.text
+    assert chosen.embed_documents(TEXTS[:1]).shape == (1, chosen.dim)
+    with pytest.raises(RuntimeError, match="unsupported ISA"):  # asked for by name: no quiet substitute
+        embed.Embedder(model, "cpu", 32, "int8")
+
+
 def test_the_shipped_int8_copy_is_whole():
     source = json.loads((embed.INT8_DIR / "source.json").read_text())
     for name, digest in source["files_sha256"].items():

@@ -298,3 +298,14 @@ def test_banner_names_the_library_and_the_demo_as_the_demo():
     )
     assert "Library: none found on this machine; set ZOCRATES_ZOTERO_DIR" in library(source="none", zotero_dir=None)
     assert "Library" not in banner("http://x", "t", health={"services": {"retrieval": {"status": "ok"}}})
+
+
+def test_a_free_port_for_a_later_server_is_not_one_an_outgoing_connection_could_take():
+    # The stack's ports are chosen before nats-server and the gateway bind them; a port from
+    # the ephemeral range could meanwhile become the local port of any outgoing connection.
+    low, high = (int(n) for n in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    ports = {free_port() for _ in range(20)}
+    assert len(ports) > 1
+    for port in ports:
+        assert not low <= port <= high
+        ensure_port_free(port, "ZOCRATES_GATEWAY_PORT", "the gateway")  # and nothing holds it

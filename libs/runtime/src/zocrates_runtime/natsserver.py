@@ -8,6 +8,7 @@ needs a fault.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -37,9 +38,34 @@ def nats_server_binary() -> str:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
+    """A port free on `host` now, for a process that binds it later.
+
+    Chosen below the kernel's ephemeral range where it can be: a port from that range (what
+    binding port 0 gives) can be taken, before the process starts listening, as the local
+    port of any outgoing connection on the machine, and a server that finds it taken exits.
+    """
+    low = _ephemeral_range()[0]
+    choose = random.SystemRandom()  # not `random`: workers seeded alike would pick alike
+    for _ in range(50):
+        port = choose.randrange(10_000, low) if low > 11_000 else 0
+        with socket.socket() as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            return sock.getsockname()[1]
     with socket.socket() as sock:
         sock.bind((host, 0))
         return sock.getsockname()[1]
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    """The kernel's range for the local ports of outgoing connections (Linux; else IANA's)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 49152, 65535
 
 
 class NatsServer:

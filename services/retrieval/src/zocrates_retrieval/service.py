@@ -183,9 +183,10 @@ class RetrievalService:
     def _device_health(self) -> dict:
         """Where the embedding model runs, in the verifier's terms: `device`, and
         `cpu_fallbacks` by model (`count` 1 and `last_reason` when a requested accelerator
-        failed the probe and cpu took its place); `precision` (float32, bfloat16 or int8); `rejected`:
-        why each better candidate was not chosen (for `auto`, those absent on this machine).
-        Nothing before the model is loaded."""
+        failed the probe and cpu took its place); `precision` (float32, bfloat16 or int8), and
+        `int8_failure` when `auto` chose int8 and its model did not load; `rejected`: why each
+        better candidate was not chosen (for `auto`, those absent on this machine). Nothing
+        before the model is loaded."""
         if self.embedder is None:
             return {}
         choice = self.embedder.device_choice
@@ -195,7 +196,7 @@ class RetrievalService:
             "precision": self.embedder.precision,
             "cpu_fallbacks": {self.embedder.name: {"count": int(reason is not None), "last_reason": reason}},
             "rejected": dict(choice.rejected),
-        }
+        } | ({"int8_failure": self.embedder.int8_failure} if self.embedder.int8_failure else {})
 
     # --- search and lookup ------------------------------------------------------------------
 

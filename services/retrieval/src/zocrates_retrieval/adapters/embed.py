@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import threading
 from pathlib import Path
@@ -13,6 +14,8 @@ import numpy as np
 
 from zocrates_retrieval.domain.searchable import searchable
 from zocrates_runtime.device import DeviceChoice, cpu_has_bfloat16, cpu_has_int8_dot, resolve_device
+
+log = logging.getLogger(__name__)
 
 # Never reach for the Hugging Face hub: models come from a package or a local directory.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -63,7 +66,10 @@ class Embedder:
         self.max_tokens = int(self.model.max_seq_length or 512)
         self._tokenizer = _fast_tokenizer(model)
         self._int8 = None
-        if precision == "auto":
+        #: Why `auto` did not run the int8 copy it chose (it failed to load here), else None.
+        self.int8_failure: str | None = None
+        chosen = precision == "auto"
+        if chosen:
             if self.device != "cpu":
                 precision = "float32"
             elif cpu_has_int8_dot() and int8_copy_of(model) is not None:
@@ -76,7 +82,15 @@ class Embedder:
                 "set ZOCRATES_RETRIEVAL_EMBEDDING_PRECISION to float32 or auto"
             )
         if precision == "int8":
-            self._int8 = _load_int8(model)
+            try:
+                self._int8 = _load_int8(model)
+            except Exception as exc:
+                if not chosen:
+                    raise
+                # An optional speed-up must not stop retrieval: torch embeds the same vectors.
+                precision = "bfloat16" if cpu_has_bfloat16() else "float32"
+                self.int8_failure = f"{type(exc).__name__}: {exc}"
+                log.warning("the int8 embedding model did not load (%s); embedding in %s", self.int8_failure, precision)
         self.precision = precision
 
     @classmethod
