@@ -1770,3 +1770,18 @@ def test_what_the_risks_are_asks_which_not_how_large():
     ]
     points = points_for("What are the risks of mechanical compression devices?", evidence)
     assert points and points[0].index == 2
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        ("What software indexed and scaled the diffraction images of the ACE crystals?", "XDS"),
+        ("What software did the Paper Plain authors fit the mixed-effects models in?", "lme4"),
+    ],
+)
+def test_a_question_for_software_is_answered_by_the_sentence_naming_the_tool(library, question, tool):
+    """Methods name their tools ("with XDS and the CCP4 program SCALA", "the lme4 package in R")
+    in sentences that share few words with the question and never say "software"; both were
+    refused, the first for a sentence about the crystal structure."""
+    points = choose_points(question, scored(question, lexical_top(library, question)))
+    assert points and tool in points[0].text

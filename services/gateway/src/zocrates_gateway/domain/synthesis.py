@@ -796,6 +796,20 @@ _DATABASE_RE = re.compile(
     r"|LILACS|ClinicalTrials\.gov|ProQuest|Europe\s+PMC)\b"
 )
 _SEARCHED = frozenset(content_words("database databases searched search literature"))
+#: "What software indexed the images?", "which R package fitted the models?": asks for a tool by name.
+_SOFTWARE_QUESTION = re.compile(
+    r"\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?(?:software|packages?|programs?|programmes?|toolkits?|toolbox(?:es)?"
+    r"|librar(?:y|ies)|scripts?|pipelines?)\b",
+    re.IGNORECASE,
+)
+#: How methods name their tools: "the CCP4 program SCALA", "the lme4 package in R", "using
+#: scispaCy", "with PyMOL": a tool's word, a language after "in"/"using", or a name shaped like
+#: software's (a capital inside a word, or letters then digits).
+_SOFTWARE_RE = re.compile(
+    r"\b(?:software|packages?|programs?|programmes?|toolkits?|toolbox(?:es)?|librar(?:y|ies)|suite)\b"
+    r"|\b(?:in|using|with)\s+(?:R|Python|MATLAB|Matlab|Stata|SPSS|SAS|Excel|Julia)\b"
+    r"|\b(?:[a-z]+[A-Z]|[A-Z][a-z]+[A-Z])[A-Za-z]*\b|\b[a-z]{2,}\d+[a-z\d]*\b"
+)
 #: A sex or gender is named by who were women and who men ("9 male, 14 female"), never by the word.
 _SEXES = frozenset(content_words("gender genders sex sexes"))
 #: Kinds of thing a name answers: "what software ...?" is answered by "Microsoft Excel and
@@ -812,6 +826,11 @@ _NAMED_KINDS = frozenset(
 # Epi-Info) or a capitalised word that does not open the sentence.
 _NAME_RE = re.compile(r"\b[A-Za-z]+[A-Z][\w-]*|(?<=[^.!?:\s] )[A-Z][a-z][\w-]*")
 _NOT_NAMES = frozenset(("Table", "Figure", "Fig", "Section", "Appendix"))
+
+
+def _names_software(text: str, ask: Ask) -> bool:
+    """Whether `text` names a tool the question does not name: an answer to "what software ...?"."""
+    return any(not content_words(m.group(0)) & (ask.words - _NAMED_KINDS) for m in _SOFTWARE_RE.finditer(text))
 
 
 def _names_one(text: str, ask: Ask) -> bool:
@@ -1021,6 +1040,7 @@ def candidate_sentences(
     funding_asked = "funding" in ask.back_matter
     entity_asked = pattern is None and bool(_ENTITY_QUESTION.match(question))
     databases_asked = bool(_SEARCHED & ask.focus)
+    software_asked = bool(_SOFTWARE_QUESTION.search(question))
     found = []
     for rank, chunk in enumerate(top):
         if chunk.role == "back_matter" and not ask.back_matter:
@@ -1064,6 +1084,8 @@ def candidate_sentences(
             if databases_asked and _DATABASE_RE.search(text):  # "identified using PubMed, EMBASE, and Medline"
                 words |= _SEARCHED
                 bonus += ANSWER_TYPE_BONUS  # names them: the answer, however little else it shares
+            if software_asked and _names_software(text, ask):
+                bonus += ANSWER_TYPE_BONUS  # "indexed and scaled with XDS and the CCP4 program SCALA"
             if kind == "term_list":  # the list asked for: "what was the search strategy?", "the keywords?"
                 words |= ask.focus
                 bonus += ANSWER_TYPE_BONUS
