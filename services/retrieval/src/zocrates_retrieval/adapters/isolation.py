@@ -299,3 +299,6 @@ class ConverterPool:
 
 if __name__ == "__main__":
     _worker_main(int(sys.argv[1]), int(sys.argv[2]))
+    # Every reply is written and flushed: skip the interpreter's teardown of PyMuPDF and its
+    # layout model, which held up the end of every ingest by about 0.17 s a converter.
+    os._exit(0)
