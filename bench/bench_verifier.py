@@ -248,7 +248,9 @@ def _throughput_rows(
             if flops is None:  # the same for every dtype
                 flops = _flops_per_pair(model, turns)
             ceiling = {"flops": flops, "flops_per_s": _matmul_ceiling(model, device)}
-            rows.append((dtype, torch.get_num_threads() if device == "cpu" else None, single, dynamic, ceiling))
+            runtime = model.describe().get("runtime", "torch")  # on the CPU, OpenVINO runs float32 and bfloat16
+            label = dtype if runtime == "torch" else f"{dtype} ({runtime})"
+            rows.append((label, torch.get_num_threads() if device == "cpu" else None, single, dynamic, ceiling))
         torch.set_num_threads(default_threads)
     return rows
 

@@ -25,7 +25,7 @@ def test_flops_per_pair_is_the_arithmetic_predict_runs(tiny_checkpoint):
     from zocrates_verifier.adapters.backends.base import Pair
     from zocrates_verifier.adapters.backends.local_torch import load_model
 
-    model = load_model(tiny_checkpoint, dtype="float32")
+    model = load_model(tiny_checkpoint, dtype="float32", runtime="torch")  # what FlopCounterMode counts
     model.setup("cpu")
     passage = "In a trial of 400 adults aspirin lowered the risk of stroke by a third."
     pairs = [
@@ -56,6 +56,6 @@ def test_throughput_section_reports_the_arithmetic_bound(tiny_checkpoint):
 
     lines = throughput_section(_workload()[:2], dtypes=["float32"], source=tiny_checkpoint, rounds=1)
     text = "\n".join(lines)
-    assert re.search(r"\| float32 \| \d+ \| one pair per pass \| [\d.]+ \|", text)
+    assert re.search(r"\| float32(?: \(openvino\))? \| \d+ \| one pair per pass \| [\d.]+ \|", text)
     bound = next(line for line in lines if line.startswith("Arithmetic bound"))
     assert "GFLOP/s, at most" in bound and "x." in bound

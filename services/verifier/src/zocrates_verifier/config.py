@@ -72,6 +72,14 @@ class VerifierSettings(ZocratesSettings):
         "quantisation of the linear layers, CPU only. Hugging Face checkpoints only: Laya picks "
         "its own (LAYA_CPU_AMP, the checkpoint's amp_dtype).",
     )
+    runtime: Literal["auto", "torch", "openvino"] = Field(
+        "auto",
+        description="What runs a Hugging Face checkpoint on the CPU in float32 or bfloat16: auto = OpenVINO "
+        "where it is installed and cpu_threads gives the model more than one thread (converted when the model "
+        "loads, about 2 s and 170 MB; 1.3-1.4x torch's pairs/s with two threads, docs/verifier-model.md), "
+        "torch if the conversion fails, torch with one thread (the default, where it gained 8 %); torch; or "
+        "openvino, which fails instead of falling back. A GPU, float16 and int8 always run in torch.",
+    )
 
     max_windows: int = Field(
         windows.MAX_WINDOWS,

@@ -49,6 +49,7 @@ def build_backend(settings: VerifierSettings, provider: str, device: str) -> Bac
             max_windows=settings.max_windows,
             verbatim_rule=settings.verbatim_rule,
             number_rule=settings.number_rule,
+            runtime=settings.runtime,
         )
     elif provider == "heuristic":
         from zocrates_verifier.adapters.backends.heuristic import HeuristicModel
