@@ -150,10 +150,12 @@ def test_openvino_runs_the_model_on_the_cpu_with_torchs_scores(dtype, two_thread
     assert openvino_model.describe()["dtype"] == dtype
     pairs = SUPPORTED + CONTRADICTED + [PASSAGE_NEGATION]
     want = torch_model.predict(pairs)
-    assert openvino_model.predict(pairs) == pytest.approx(want, abs=0.03)
+    # bfloat16 rounds differently in each (or not at all, on a CPU without it)
+    close = 0.05 if dtype == "bfloat16" else 0.005
+    assert openvino_model.predict(pairs) == pytest.approx(want, abs=close)
     with ThreadPoolExecutor(3) as pool:  # one inference request per thread
         for got in pool.map(lambda _: openvino_model.predict(pairs), range(6)):
-            assert got == pytest.approx(want, abs=0.03)
+            assert got == pytest.approx(want, abs=close)
 
 
 def test_auto_keeps_torch_for_a_model_with_one_thread():
