@@ -1785,3 +1785,27 @@ def test_a_question_for_software_is_answered_by_the_sentence_naming_the_tool(lib
     refused, the first for a sentence about the crystal structure."""
     points = choose_points(question, scored(question, lexical_top(library, question)))
     assert points and tool in points[0].text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # "Level one evidence ..." counts nothing: a label, like "Table 1" or "phase 3"
+        "How many patients in the DVT prophylaxis review died from pulmonary embolism?",
+        # a sum is asked for: shares of respondents' complaints do not answer it
+        "How much did the Medical Department spend on drugs in 2010?",
+    ],
+)
+def test_a_question_the_library_cannot_answer_is_refused_not_answered_by_a_label_or_a_share(library, question):
+    assert choose_points(question, scored(question, lexical_top(library, question))) == []
+
+
+def test_how_much_participants_were_paid_for_a_study_asks_for_a_sum_not_who_funded_it(library):
+    """ "paid for the Paper Plain study" read as "who paid for the study?" (funding), so the
+    sentence giving the sum was no answer, and the question was refused."""
+    assert back_matter_topics("How much were participants paid for the Paper Plain study?") == []
+    assert back_matter_topics("Who paid for the Paper Plain study?") == ["funding"]
+    assert back_matter_topics("How much did the sponsor pay for the trial?") == ["funding"]
+    question = "How much were participants paid for the Paper Plain study?"
+    points = choose_points(question, scored(question, lexical_top(library, question)))
+    assert points and "US$15" in points[0].text

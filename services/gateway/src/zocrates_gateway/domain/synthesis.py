@@ -195,7 +195,13 @@ def back_matter_topics(question: str) -> list[BackMatterTopic]:
     """What the question asks of a paper's back matter: who funded it ("who paid for ...?", not
     "how much were participants paid?"), competing interests, ethics approval, ..."""
     question = question.replace("\u2019", "'")
-    return [topic for topic, asked in _BACK_MATTER_TOPICS.items() if asked.search(question)]
+    topics = [topic for topic, asked in _BACK_MATTER_TOPICS.items() if asked.search(question)]
+    if "funding" in topics and _HOW_MUCH_COST_RE.search(question):
+        # "how much were participants paid for the study?" asks for a sum, not who paid for it
+        cues = {m.group().split()[0].lower() for m in _BACK_MATTER_TOPICS["funding"].finditer(question)}
+        if cues <= {"paid", "pay", "pays", "paying"}:
+            topics.remove("funding")
+    return topics
 
 
 def asks_about_back_matter(question: str) -> bool:
@@ -207,10 +213,11 @@ def _back_matter_words(question: str) -> set[str]:
     """The words of `question` that ask about back matter ("funded", "competing interests"),
     lowercased; "funded" for any question about funding, which a funding statement says."""
     question = question.replace("\u2019", "'")
+    topics = back_matter_topics(question)
     words = {
-        w.lower() for asked in _BACK_MATTER_TOPICS.values() for m in asked.finditer(question) for w in m.group().split()
+        w.lower() for topic in topics for m in _BACK_MATTER_TOPICS[topic].finditer(question) for w in m.group().split()
     }
-    return words | {"funded"} if _BACK_MATTER_TOPICS["funding"].search(question) else words
+    return words | {"funded"} if "funding" in topics else words
 
 
 @dataclass(frozen=True)
@@ -326,9 +333,11 @@ _NUMBER_WORDS = (
 # A number, not a list's enumerator ("4. Management respondents").
 _NUMBER_RE = re.compile(rf"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])(?!\.\s)|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
 # A count in prose is a number of something: "20 stakeholders", "one participant", "a 6-step
-# synthesis"; not "(§3), some", nor a label ("Table 1 further describes ...").
+# synthesis"; not "(§3), some", nor a label ("Table 1 further describes ...", "Level one
+# evidence", "phase 3 trials", "type 2 diabetes").
 _COUNT_RE = re.compile(
     r"(?<![\w.§])(?<!Table )(?<!Figure )(?<!Fig\. )(?<!Appendix )(?<!Section )(?<!Chapter )"
+    r"(?<!Level )(?<!Grade )(?<!Phase )(?<!Type )(?<!Stage )(?<!Class )(?<!Tier )"
     rf"(?:\d+(?:,\d{{3}})*|{_NUMBER_WORDS})(?:\s+|-(?=[a-z]))(?:[a-z][\w-]*\s+){{0,2}}?([a-z][\w-]*)",
     re.IGNORECASE,
 )
@@ -860,7 +869,10 @@ _HOW_QUANTITY = {
     "long": "duration",  # "for a period of one month", "lasted one hour": rarely "long"
 }
 _HOW_LONG_RE = re.compile(r"\bhow\s+long\b", re.IGNORECASE)
-_HOW_MUCH_COST_RE = re.compile(r"\bhow\s+much\b[^?]*\b(?:costs?|costed|pay|paid|charged?)\b", re.IGNORECASE)
+_HOW_MUCH_COST_RE = re.compile(
+    r"\bhow\s+much\b[^?]*\b(?:costs?|costed|pay|paid|charged?|spen[dt]|spending|earn(?:ed)?|invest(?:ed)?|money)\b",
+    re.IGNORECASE,
+)
 _HOW_QUANTITY_RE = re.compile(rf"\bhow\s+({'|'.join(_HOW_QUANTITY)})\b", re.IGNORECASE)
 
 
