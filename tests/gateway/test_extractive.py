@@ -1809,3 +1809,17 @@ def test_how_much_participants_were_paid_for_a_study_asks_for_a_sum_not_who_fund
     question = "How much were participants paid for the Paper Plain study?"
     points = choose_points(question, scored(question, lexical_top(library, question)))
     assert points and "US$15" in points[0].text
+
+
+def test_what_did_the_thing_asked_about_is_its_focus_and_bench_steps_are_methods(library):
+    """ "Which detector collected the images?" asks about a detector: no focus was read (the
+    pattern wanted "of", "did", ... after the thing), so sentences never naming one competed
+    alike; "what buffer were the inhibitors diluted in?" asks how the work was done, which the
+    methods say, and was refused under the methods' prior."""
+    assert read_question("Which detector collected the diffraction images for the ACE complex?").focus == {"detector"}
+    assert read_question("Which statistical test showed a difference?").focus == {"test"}
+    assert read_question("What happened to the revenue?").focus == frozenset()  # a verb, no thing
+    question = "What buffer were the inhibitors diluted in for the inhibition assays?"
+    assert read_question(question).procedure
+    points = choose_points(question, scored(question, lexical_top(library, question)))
+    assert points and "Hepes" in points[0].text

@@ -318,7 +318,9 @@ _FOCUS_RE = re.compile(
     r"((?:[\w-]+\s+){0,3}?[\w-]+)"
     r"\s+(?:of|in|for|at|to|on|from|with)\b"
     # or, of something named before, the question's last words: "what was its Ki?"
-    r"|\b(?:what|which)\s+(?:was|is|were|are)\s+(?:its|their)\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s*[?.!]*$",
+    r"|\b(?:what|which)\s+(?:was|is|were|are)\s+(?:its|their)\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s*[?.!]*$"
+    # or the thing that did what the question asks: "which detector collected the images?"
+    r"|\b(?:what|which)\s+((?:[\w-]+\s+)??[\w-]+)\s+(?!(?:was|were|need|used|based|red|bed)\b)[a-z]{2,}ed\b",
     re.IGNORECASE,
 )
 #: "what share of <them> <did> <what>": what tells the share asked for from the others
@@ -494,7 +496,11 @@ _TERMS_QUESTION = re.compile(
 _PROCEDURE_QUESTION = re.compile(
     r"\b(?:was|were|is|are|did|do|does|who)\b[^?]{0,80}?\b(?:used?|using|measured?|performed|conducted|recruited"
     r"|collected|analy[sz]ed?|approved?|assessed|obtained|carried\s+out|excluded|included|selected|sampled"
-    r"|synthesi[sz]ed?|purified|recorded|tested|prepared|grown|translated|validated|calculated|searched)\b",
+    r"|synthesi[sz]ed?|purified|recorded|tested|prepared|grown|translated|validated|calculated|searched"
+    # the bench's own steps: "what buffer were the inhibitors diluted in?"
+    r"|dilut(?:ed|e)|dissolved?|(?:pre-?)?incubated|stained|centrifuged|washed|cultured|extracted|crystalli[sz]ed"
+    r"|expressed|transfected|stored|sequenced|imaged|fitted|refined|solved|scaled|indexed|coded|isolated"
+    r"|quantified|normali[sz]ed|annotated|interviewed|surveyed|randomi[sz]ed|administered|injected|implanted)\b",
     re.IGNORECASE,
 )
 
