@@ -43,6 +43,12 @@ def previous(question: str = FIRST, cited=("ITEMAAAA",), **fields) -> TurnRecord
         "What side effects did it observe?",
         "How many were taken?",
         "How much did it cost?",
+        # only a question word and what it asks for: of what was being discussed
+        "At what temperature?",
+        "At what pH?",
+        "In which year?",
+        "In which cell line?",
+        "What dose?",
     ],
 )
 def test_a_question_that_points_back_is_a_follow_up(question):
@@ -59,6 +65,10 @@ def test_a_question_that_points_back_is_a_follow_up(question):
         "Is it true that aspirin prevents colorectal cancer in adults?",
         "On a different subject: what did they find about attention functions?",
         "New question: how were their queries mapped to outputs?",
+        "What is RXP407?",
+        "In which year was Paper Plain published?",
+        "What causes deep venous thrombosis?",
+        "In what way did participants use the key question index?",
     ],
 )
 def test_a_question_that_names_its_own_topic_starts_afresh(question):

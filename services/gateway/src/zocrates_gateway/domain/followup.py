@@ -47,6 +47,14 @@ _QUESTION_WORD_RE = re.compile(r"\b(?:what|which|how|why|when|where|who|whom|who
 _COUNT_WITHOUT_NOUN_RE = re.compile(
     r"\bhow\s+(?:many|much)\s+(?:were|was|are|is|did|do|does|had|have|has|would|will|could|can)\b", re.I
 )
+# A question that is only its question word and what it asks for: "At what temperature?", "In
+# which year?", "What dose?" ask it of what was being discussed.
+_FRAGMENT_RE = re.compile(
+    r"^\s*(?:(?:at|in|on|for|with|by|from|to|under|during|after|before)\s+(?:what|which)\s+(?:[\w-]+\s+)?[\w-]+"
+    r"|(?:what|which)\s+(?!(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|about|of)\b)"
+    r"[\w-]+)\s*[?.!]*\s*$",
+    re.I,
+)
 # The user says the topic changes: never a follow-up, whatever pronouns come after.
 _NEW_TOPIC_RE = re.compile(
     r"^\s*(?:on\s+(?:an?\s+)?(?:different|other|another|new|unrelated|separate)\s+(?:subject|topic|note|matter)"
@@ -104,6 +112,7 @@ def points_back(question: str) -> bool:
         or _DEMONSTRATIVE_RE.search(question)
         or _ELLIPSIS_RE.match(question)
         or _COUNT_WITHOUT_NOUN_RE.search(question)
+        or _FRAGMENT_RE.match(question)
     ):
         return True
     if _IT_RE.search(question) and len(own) <= MAX_OWN_WORDS_WITH_IT:
