@@ -1821,5 +1821,6 @@ def test_what_did_the_thing_asked_about_is_its_focus_and_bench_steps_are_methods
     assert read_question("What happened to the revenue?").focus == frozenset()  # a verb, no thing
     question = "What buffer were the inhibitors diluted in for the inhibition assays?"
     assert read_question(question).procedure
+    assert read_question("How were they chosen?").procedure  # "20 stakeholders were purposively sampled"
     points = choose_points(question, scored(question, lexical_top(library, question)))
     assert points and "Hepes" in points[0].text

@@ -496,7 +496,7 @@ _TERMS_QUESTION = re.compile(
 _PROCEDURE_QUESTION = re.compile(
     r"\b(?:was|were|is|are|did|do|does|who)\b[^?]{0,80}?\b(?:used?|using|measured?|performed|conducted|recruited"
     r"|collected|analy[sz]ed?|approved?|assessed|obtained|carried\s+out|excluded|included|selected|sampled"
-    r"|synthesi[sz]ed?|purified|recorded|tested|prepared|grown|translated|validated|calculated|searched"
+    r"|synthesi[sz]ed?|purified|recorded|tested|prepared|grown|translated|validated|calculated|searched|chosen|enrolled"
     # the bench's own steps: "what buffer were the inhibitors diluted in?"
     r"|dilut(?:ed|e)|dissolved?|(?:pre-?)?incubated|stained|centrifuged|washed|cultured|extracted|crystalli[sz]ed"
     r"|expressed|transfected|stored|sequenced|imaged|fitted|refined|solved|scaled|indexed|coded|isolated"
