@@ -7,7 +7,8 @@ take the whole process down. So each candidate is tried in a child process that 
 then cpu. A child that crashes or hangs costs only that candidate.
 
 One probe for every service that computes with torch (the verifier's model, retrieval's
-embedder and reranker), and whether the CPU computes bfloat16 natively. This module imports
+embedder and reranker), whether the CPU computes bfloat16 natively, and how a model runs
+through OpenVINO on the CPU (retrieval's int8 embedder, the verifier's model). This module imports
 only the standard library: torch is imported in the child alone (and by `cpu_has_bfloat16`
 when it is called), so it can be used where the runtime's other dependencies are absent (the
 benchmarks' device runs put only `libs/runtime/src` on the path).
@@ -18,6 +19,7 @@ from __future__ import annotations
 import platform
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,6 +118,40 @@ def cpu_has_bfloat16() -> bool:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):
         return False
+
+
+def openvino_on_cpu(model, *, bfloat16: bool) -> OpenVINOOnCPU:
+    """`model` (an OpenVINO model, or the path of its .xml) compiled for this CPU with as many
+    threads as torch uses, what it computes in floating point in bfloat16 (where the caller's
+    precision is bfloat16 or the CPU has it natively) or float32. openvino and torch are
+    imported here, by the services that run a model through it."""
+    import openvino
+    import torch
+
+    config = {
+        "INFERENCE_NUM_THREADS": torch.get_num_threads(),
+        "PERFORMANCE_HINT": "LATENCY",
+        "INFERENCE_PRECISION_HINT": "bf16" if bfloat16 else "f32",
+    }
+    return OpenVINOOnCPU(openvino.Core().compile_model(model, "CPU", config))
+
+
+class OpenVINOOnCPU:
+    """A compiled OpenVINO model with an inference request for each thread that calls it: one
+    request runs one inference at a time, and a service may infer from several threads (a
+    search embeds its query while ingest embeds a file)."""
+
+    def __init__(self, compiled):
+        self._compiled = compiled
+        self._local = threading.local()
+
+    def infer(self, inputs: dict):
+        """The model's outputs for `inputs`, in this thread's request (whose buffers the next
+        call on this thread reuses)."""
+        request = getattr(self._local, "request", None)
+        if request is None:
+            request = self._local.request = self._compiled.create_infer_request()
+        return request.infer(inputs)
 
 
 def cpu_has_int8_dot(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:

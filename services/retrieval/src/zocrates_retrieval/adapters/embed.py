@@ -6,14 +6,20 @@ import contextlib
 import functools
 import logging
 import os
-import threading
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
 from zocrates_retrieval.domain.searchable import searchable
-from zocrates_runtime.device import DeviceChoice, cpu_has_bfloat16, cpu_has_int8_dot, resolve_device
+from zocrates_runtime.device import (
+    DeviceChoice,
+    OpenVINOOnCPU,
+    cpu_has_bfloat16,
+    cpu_has_int8_dot,
+    openvino_on_cpu,
+    resolve_device,
+)
 
 log = logging.getLogger(__name__)
 
@@ -224,22 +230,7 @@ def int8_copy_of(model: str) -> Path | None:
     return INT8_DIR if json.loads(source.read_text())["weights_sha256"] == digest else None
 
 
-class _Int8Model:
-    """A compiled OpenVINO model with an inference request for each thread that calls it (one
-    request runs one inference at a time: a search may embed its query while ingest embeds)."""
-
-    def __init__(self, compiled):
-        self._compiled = compiled
-        self._local = threading.local()
-
-    def infer(self, inputs: dict):
-        request = getattr(self._local, "request", None)
-        if request is None:
-            request = self._local.request = self._compiled.create_infer_request()
-        return request.infer(inputs)
-
-
-def _load_int8(model: str) -> _Int8Model:
+def _load_int8(model: str) -> OpenVINOOnCPU:
     """The int8 copy of `model`, compiled for this CPU with as many threads as torch uses."""
     path = int8_copy_of(model)
     if path is None:
@@ -247,17 +238,8 @@ def _load_int8(model: str) -> _Int8Model:
             f"no int8 copy of {model!r} (it needs the openvino package and {INT8_DIR} made from these "
             "weights); set ZOCRATES_RETRIEVAL_EMBEDDING_PRECISION to auto, bfloat16 or float32"
         )
-    import openvino
-    import torch
-
     # what stays in floating point runs in bfloat16 where the CPU has it natively
-    precision = "bf16" if cpu_has_bfloat16() else "f32"
-    config = {
-        "INFERENCE_NUM_THREADS": torch.get_num_threads(),
-        "PERFORMANCE_HINT": "LATENCY",
-        "INFERENCE_PRECISION_HINT": precision,
-    }
-    return _Int8Model(openvino.Core().compile_model(path / "model.xml", "CPU", config))
+    return openvino_on_cpu(path / "model.xml", bfloat16=cpu_has_bfloat16())
 
 
 @functools.lru_cache(maxsize=4)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 import types
 import warnings
 from collections.abc import Sequence
@@ -34,7 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from zocrates_runtime.device import cpu_has_bfloat16
+from zocrates_runtime.device import OpenVINOOnCPU, cpu_has_bfloat16, openvino_on_cpu
 from zocrates_verifier.adapters.backends.base import BatchModel, Pair, claim_parts
 from zocrates_verifier.domain import windows
 from zocrates_verifier.domain.rules import ScoreRules
@@ -385,31 +384,21 @@ def _openvino_classifier(net, tokenizer, dtype: str):
     with torch.inference_mode(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tracer's notes on the model's code, not on its use
         converted = openvino.convert_model(net, example_input=example)
-    config = {
-        "INFERENCE_NUM_THREADS": torch.get_num_threads(),
-        "PERFORMANCE_HINT": "LATENCY",
-        "INFERENCE_PRECISION_HINT": "bf16" if dtype == "bfloat16" else "f32",
-    }
-    return _OpenVINOClassifier(openvino.Core().compile_model(converted, "CPU", config), list(example), net.config)
+    return _OpenVINOClassifier(openvino_on_cpu(converted, bfloat16=dtype == "bfloat16"), list(example), net.config)
 
 
 class _OpenVINOClassifier:
-    """A compiled OpenVINO classifier with an inference request for each calling thread (one
-    request runs one inference at a time). `config` is the checkpoint's, as on the torch model."""
+    """The compiled classifier, called as the torch model is. `config` is the checkpoint's."""
 
-    def __init__(self, compiled, inputs: list[str], config):
+    def __init__(self, compiled: OpenVINOOnCPU, inputs: list[str], config):
         self._compiled = compiled
         self._inputs = inputs
         self.config = config
-        self._local = threading.local()
 
     def __call__(self, **batch):
         import torch
 
-        request = getattr(self._local, "request", None)
-        if request is None:
-            request = self._local.request = self._compiled.create_infer_request()
-        logits = request.infer({name: batch[name].numpy() for name in self._inputs})[0]
+        logits = self._compiled.infer({name: batch[name].numpy() for name in self._inputs})[0]
         return types.SimpleNamespace(logits=torch.from_numpy(logits.copy()))  # the request reuses its buffer
 
 
