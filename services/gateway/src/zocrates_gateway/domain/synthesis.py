@@ -811,17 +811,17 @@ _DATABASE_RE = re.compile(
     r"|LILACS|ClinicalTrials\.gov|ProQuest|Europe\s+PMC)\b"
 )
 _SEARCHED = frozenset(content_words("database databases searched search literature"))
+#: The words a tool is called by, in a question or where methods name one.
+_TOOL_NOUNS = r"software|packages?|programs?|programmes?|toolkits?|toolbox(?:es)?|librar(?:y|ies)"
 #: "What software indexed the images?", "which R package fitted the models?": asks for a tool by name.
 _SOFTWARE_QUESTION = re.compile(
-    r"\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?(?:software|packages?|programs?|programmes?|toolkits?|toolbox(?:es)?"
-    r"|librar(?:y|ies)|scripts?|pipelines?)\b",
-    re.IGNORECASE,
+    rf"\b(?:what|which)\s+(?:[\w-]+\s+){{0,2}}?(?:{_TOOL_NOUNS}|scripts?|pipelines?)\b", re.IGNORECASE
 )
 #: How methods name their tools: "the CCP4 program SCALA", "the lme4 package in R", "using
 #: scispaCy", "with PyMOL": a tool's word, a language after "in"/"using", or a name shaped like
 #: software's (a capital inside a word, or letters then digits).
 _SOFTWARE_RE = re.compile(
-    r"\b(?:software|packages?|programs?|programmes?|toolkits?|toolbox(?:es)?|librar(?:y|ies)|suite)\b"
+    rf"\b(?:{_TOOL_NOUNS}|suite)\b"
     r"|\b(?:in|using|with)\s+(?:R|Python|MATLAB|Matlab|Stata|SPSS|SAS|Excel|Julia)\b"
     r"|\b(?:[a-z]+[A-Z]|[A-Z][a-z]+[A-Z])[A-Za-z]*\b|\b[a-z]{2,}\d+[a-z\d]*\b"
 )
