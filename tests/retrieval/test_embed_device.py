@@ -74,8 +74,20 @@ def test_each_cpu_precision_embeds_texts_and_spans_close_to_float32(precision, c
 def test_auto_embeds_in_int8_with_int8_dot_products_else_in_bfloat16_where_the_cpu_computes_it():
     model = default_embedding_model()
     assert embed.int8_copy_of(model) == embed.INT8_DIR  # the shipped copy was made from these weights
-    want = "int8" if embed.cpu_has_int8_dot() else "bfloat16" if embed.cpu_has_bfloat16() else "float32"
+    int8 = embed.cpu_has_int8_dot() and not embed.cpu_has_amx()
+    want = "int8" if int8 else "bfloat16" if embed.cpu_has_bfloat16() else "float32"
     assert embed.Embedder.shared(model, "cpu", 32).precision == want
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_auto_keeps_bfloat16_on_a_cpu_with_amx_where_int8_gains_nothing(monkeypatch, embedder, amx):
+    """On AMX the int8 copy embedded no faster than bfloat16 and moved a table out of the
+    passages a question retrieves (docs/architecture.md); with VNNI alone it is 1.5x as fast."""
+    monkeypatch.setattr(embed, "cpu_has_int8_dot", lambda: True)
+    monkeypatch.setattr(embed, "cpu_has_amx", lambda: amx)
+    monkeypatch.setattr(embed, "cpu_has_bfloat16", lambda: True)
+    monkeypatch.setattr("sentence_transformers.SentenceTransformer", lambda *a, **k: embedder.model)
+    assert embed.Embedder(default_embedding_model(), "cpu").precision == ("bfloat16" if amx else "int8")
 
 
 def test_the_int8_copy_stands_in_only_for_the_weights_it_was_made_from(monkeypatch, embedder, tmp_path):
@@ -95,6 +107,7 @@ def test_an_int8_model_that_will_not_load_leaves_auto_embedding_in_torch(monkeyp
 
     monkeypatch.setattr(embed, "_load_int8", broken)
     monkeypatch.setattr(embed, "cpu_has_int8_dot", lambda: True)
+    monkeypatch.setattr(embed, "cpu_has_amx", lambda: False)
     monkeypatch.setattr("sentence_transformers.SentenceTransformer", lambda *a, **k: embedder.model)
     model = default_embedding_model()
     with caplog.at_level("WARNING", logger=embed.__name__):

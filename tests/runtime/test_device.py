@@ -70,3 +70,14 @@ def test_int8_dot_products_are_read_from_the_same_flags(tmp_path):
         info.write_text(f"processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: fpu sse2 {flags}\n")
         assert cpu_has_int8_dot(info) is has, flags
     assert cpu_has_int8_dot(tmp_path / "absent") is False
+
+
+def test_amx_is_read_from_the_same_flags(tmp_path):
+    """The embedder's `auto` keeps bfloat16 where AMX computes it (its int8 gains nothing there)."""
+    from zocrates_runtime.device import cpu_has_amx
+
+    info = tmp_path / "cpuinfo"
+    for flags, has in (("amx_bf16 amx_int8 amx_tile", True), ("avx512_bf16 avx512_vnni", False)):
+        info.write_text(f"processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: fpu sse2 {flags}\n")
+        assert cpu_has_amx(info) is has, flags
+    assert cpu_has_amx(tmp_path / "absent") is False

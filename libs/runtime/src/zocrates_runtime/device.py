@@ -160,6 +160,12 @@ def cpu_has_int8_dot(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     return bool({"avx512_vnni", "avx_vnni", "amx_int8"} & _cpuinfo(cpuinfo)[1])
 
 
+def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU has AMX's bfloat16 tiles: there bfloat16 embeds as fast as the int8 copy
+    (docs/architecture.md), so the embedder's `auto` keeps bfloat16's exact vectors."""
+    return "amx_bf16" in _cpuinfo(cpuinfo)[1]
+
+
 def _cpuinfo(cpuinfo: Path) -> tuple[str, set[str]]:
     """The first CPU's model name and instruction-set flags in `cpuinfo`; empty where unreadable."""
     name, flags = "", set()

@@ -48,10 +48,11 @@ class RetrievalSettings(ZocratesSettings):
     embedding_batch_size: int = Field(default=32, ge=1, le=1024)
     embedding_precision: Literal["auto", "float32", "bfloat16", "int8"] = Field(
         default="auto",
-        description="auto: int8 on a CPU with int8 dot products (AVX512-VNNI, AVX-VNNI or AMX) when the shipped int8 "
-        "copy of the model matches the configured one (OpenVINO; about 1.5x as fast as bfloat16, vectors within a "
-        "cosine of about 0.998 of float32's); else bfloat16 on a CPU that computes it natively (AVX512-BF16 or AMX: "
-        "about twice as fast as float32, within 0.9999); else float32, and always float32 on accelerators. int8 and "
+        description="auto: int8 on a CPU with int8 dot products (AVX512-VNNI or AVX-VNNI) but no AMX when the shipped "
+        "int8 copy of the model matches the configured one (OpenVINO; about 1.5x as fast as bfloat16, vectors within "
+        "a cosine of about 0.998 of float32's); else bfloat16 on a CPU that computes it natively (AVX512-BF16 or AMX: "
+        "about twice as fast as float32, within 0.9999; with AMX as fast as int8); else float32, and always float32 "
+        "on accelerators. int8 and "
         "bfloat16 run on the CPU only. Each precision reads an index another wrote.",
     )
 

@@ -15,6 +15,7 @@ from zocrates_retrieval.domain.searchable import searchable
 from zocrates_runtime.device import (
     DeviceChoice,
     OpenVINOOnCPU,
+    cpu_has_amx,
     cpu_has_bfloat16,
     cpu_has_int8_dot,
     openvino_on_cpu,
@@ -43,9 +44,10 @@ class Embedder:
     fast as float32, its vectors within a cosine of 0.9999 of float32's, so an index holds
     either kind and none is rebuilt (docs/architecture.md). `int8` runs the shipped int8 copy of
     all-MiniLM-L6-v2 through OpenVINO (`INT8_DIR`), which a CPU with int8 dot products (VNNI or
-    AMX) computes about 1.5x as fast again, its vectors within a mean cosine of 0.999 of float32's.
-    `auto` is int8 where that copy matches the configured model and the CPU has them, else
-    bfloat16 on a CPU that has it, else float32 (a CPU without them would emulate it, slower)."""
+    AMX) computes about 1.5x as fast again (without AMX), its vectors within a mean cosine of 0.999
+    of float32's. `auto` is int8 where that copy matches the configured model and the CPU has
+    them but not AMX, whose bfloat16 embeds as fast and keeps float32's ranking; else bfloat16 on
+    a CPU that has it, else float32 (a CPU without them would emulate it, slower)."""
 
     def __init__(self, model: str, device: str = "auto", batch_size: int = 32, precision: Precision = "auto"):
         from sentence_transformers import SentenceTransformer
@@ -78,7 +80,7 @@ class Embedder:
         if chosen:
             if self.device != "cpu":
                 precision = "float32"
-            elif cpu_has_int8_dot() and int8_copy_of(model) is not None:
+            elif cpu_has_int8_dot() and not cpu_has_amx() and int8_copy_of(model) is not None:
                 precision = "int8"
             else:
                 precision = "bfloat16" if cpu_has_bfloat16() else "float32"
