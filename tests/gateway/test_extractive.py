@@ -1636,6 +1636,28 @@ def test_a_value_asked_for_between_two_things_is_named_by_its_column_header():
     assert points and points[0].index == 2 and "2.7" in points[0].text
 
 
+def test_a_value_named_by_its_tables_caption_answers_for_the_row_labelled_with_what_is_asked_about():
+    """ "What R2 did compound HC-6004 get in the SHOP screen?" was refused: the row "HC-6004 | 0.98"
+    names no R2 in its cells, and its table's header lost its columns; the caption says what every
+    row gives ("R2 is given relative to ..."), and this row's label is the compound asked about."""
+    question = "What R2 did compound HC-6004 get in the SHOP screen?"
+    assert read_question(question).focus == {"r2"}
+    evidence = [
+        chunk(
+            1,
+            "Table 3 Summary of results obtained from SHOP methodology R2 is given relative to the crystal "
+            "structure RXP407 ligand backbone.\nName | Structure | R2 (Å) | Residue interaction energies\n"
+            "RXP407 | 1\n33RE | 0.85\nHC-6004 | 0.98\nCA-4124 | 0.95",
+            kind="table",
+        ),
+        chunk(2, "The virtual compounds built in this way were screened with SHOP against the N-domain."),
+    ]
+    points = points_for(question, evidence)
+    assert points and points[0].text.endswith("HC-6004 | 0.98")
+    # a caption naming the measure does not make another compound's row an answer
+    assert all("HC-6004" in p.text for p in points if p.kind == "table_row")
+
+
 def test_the_databases_a_review_searched_are_named_by_the_sentence_naming_them():
     """ "Which databases did the DVT review search?" was refused: the sentence naming PubMed, EMBASE
     and Medline is about DVT prophylaxis in every other word, and its similarity to the question low."""

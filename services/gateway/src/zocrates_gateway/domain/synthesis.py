@@ -1133,6 +1133,9 @@ def candidate_sentences(
                 or bool(ask.focus & own)
                 # or in the column header over one of its values ("Distance (Å): 2.7")
                 or (kind == "table_row" and bool(ask.focus & content_words(text.split("): ", 1)[-1])))
+                # or in a caption naming what every row gives, where the row's label is the thing
+                # asked about ("What R2 did HC-6004 get?": "Table 3 (... R2 is given ...): HC-6004 | 0.98")
+                or (kind == "table_row" and bool(ask.focus & words) and _row_labelled(chunk, unit, named))
                 or (back_matter and (states_funding or not funding_asked))
                 or (typed and states_quantity)
                 or (bool(ask.focus & _NAMED_KINDS) and _names_one(text, ask))
@@ -1186,6 +1189,12 @@ def candidate_sentences(
 
 #: A question asking which thing or who: answered by a name, not by values.
 _ENTITY_QUESTION = re.compile(r"^\s*(?:which|who|whom)\b", re.IGNORECASE)
+
+
+def _row_labelled(chunk: EvidenceChunk, unit: AnswerUnit, named: Collection[str]) -> bool:
+    """Whether a table row's label (its first cell) is one of the `named` terms."""
+    label = chunk.text[unit.start : unit.end].split(" | ", 1)[0].lower().translate(_DASHES)
+    return any(term in label for term in named)
 
 
 def _numbers_only(row: str) -> bool:
