@@ -612,6 +612,14 @@ def test_the_number_of_a_label_is_no_count_or_value_of_a_table_row():
     assert points and points[0].index == 2 and all(p.index == 2 for p in points)
 
 
+def test_being_and_getting_are_no_words_a_unit_must_say():
+    """ "How did patients rate being treated with respect?", "What R2 did HC-6004 get?": "being"
+    (stem "be") and "get" say nothing a passage would repeat; as question words they only thinned
+    the share a unit covers."""
+    assert content_words("being treated") == content_words("treated")
+    assert content_words("what did HC-6004 get or got") == content_words("HC-6004")
+
+
 def test_outpatients_are_patients():
     """A prefix names a kind of the thing ("outpatients", "subgroups"): the count of outpatients
     answers "how many patients", ahead of a count of something else."""

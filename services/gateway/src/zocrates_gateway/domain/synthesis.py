@@ -105,7 +105,7 @@ _STOP = frozenset(
     "those to was we were what when where which while who why will with would you your about "
     "between does do tell me my library paper papers study studies found find show shows shown "
     "describe explain list say says any all some also not no more most other such each only both "
-    "et al many much done use used using per according".split()
+    "et al many much done use used using per according being get got gets getting".split()
 )
 
 # --- the source's own reference markers ------------------------------------------------------
