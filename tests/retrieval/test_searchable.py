@@ -25,3 +25,14 @@ def test_the_embedder_reads_mathematical_letters_as_letters(embedder):
 
     typeset, plain = embedder.embed_documents(["the 𝑃𝐷𝐹 baseline was rated lower", "the PDF baseline was rated lower"])
     assert float(np.dot(typeset, plain)) > 0.999
+
+
+def test_a_hyphenated_query_word_finds_the_word_printed_joined():
+    """ "What R-free did the structure refine to?": the tokenizer splits "R-free" into "r" and
+    "free", and the table prints "Rfree"; the query also asks for the joined word, so the row's
+    passage ranks first by its words (9th before). A passage's own tokens are not changed."""
+    sparse = SparseEncoder()
+    row = set(sparse.document("Table 2 Crystallographic statistics Rfree‡ | 21.9")[0])
+    assert set(sparse.query("Rfree")[0]) <= row
+    assert set(sparse.query("Rfree")[0]) <= set(sparse.query("What R-free did it refine to?")[0])
+    assert set(sparse.document("R-free")[0]).isdisjoint(sparse.query("Rfree")[0])

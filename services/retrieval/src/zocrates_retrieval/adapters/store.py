@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import fcntl
+import re
 import shutil
 import subprocess
 import sys
@@ -174,6 +175,9 @@ def tenant_filter(
     return Conditions(tuple(base) + tuple(must), tuple(must_not), any_of)
 
 
+_HYPHENATED = re.compile(r"\b([A-Za-z0-9]+)-([A-Za-z0-9]+)\b")
+
+
 @dataclass
 class SparseEncoder:
     """BM25 term weights as Qdrant sparse vectors (Qdrant's own tokenizer and stemmer; the IDF
@@ -192,7 +196,11 @@ class SparseEncoder:
         return list(sv.indices), list(sv.values)
 
     def query(self, text: str) -> tuple[list[int], list[float]]:
-        sv = self._model.embed_query(searchable(text))
+        text = searchable(text)
+        # the tokenizer splits "R-free" into "r" and "free", and a table prints "Rfree": a query
+        # also asks for each hyphenated word joined (a passage's tokens are left as they are)
+        joined = " ".join(a + b for a, b in _HYPHENATED.findall(text))
+        sv = self._model.embed_query(f"{text} {joined}" if joined else text)
         return list(sv.indices), list(sv.values)
 
 
