@@ -1666,6 +1666,30 @@ def test_a_value_named_by_its_tables_caption_answers_for_the_row_labelled_with_w
     assert all("HC-6004" in p.text for p in points if p.kind == "table_row")
 
 
+def test_a_system_a_title_names_before_its_colon_names_that_paper():
+    """ "Which languages other than English does Paper Plain translate papers into?" was answered
+    from another paper's translated questionnaire: "Paper Plain" is no "Paper Plain paper", but
+    the title "Paper Plain: Making Medical Research Papers Approachable ..." names it, so only that
+    paper's passages may answer (and here none does)."""
+    question = "Which languages other than English does Paper Plain translate papers into?"
+    plain = chunk(1, "Paper Plain generates plain language summaries of medical research papers.", "4 PAPER PLAIN")
+    malawi = chunk(
+        2,
+        "The structured outpatient questionnaire was subsequently translated into Chichewa (local Malawian "
+        "language) for interviewees who could not speak or read English.",
+        "Methods",
+    )
+    plain = plain.model_copy(update={"title": "Paper Plain: Making Medical Research Papers Approachable to Readers"})
+    malawi = malawi.model_copy(
+        update={"title": "Understanding the barriers to setting up a healthcare quality process"}
+    )
+    assert {u.index for u in candidate_sentences(question, [plain, malawi])} == {1}
+    assert points_for(question, [plain, malawi]) == []
+    # a title giving no name before a colon: the question names no paper, and both may answer
+    untitled = plain.model_copy(update={"title": "Making medical research papers plain"})
+    assert {u.index for u in candidate_sentences(question, [untitled, malawi])} == {1, 2}
+
+
 def test_the_databases_a_review_searched_are_named_by_the_sentence_naming_them():
     """ "Which databases did the DVT review search?" was refused: the sentence naming PubMed, EMBASE
     and Medline is about DVT prophylaxis in every other word, and its similarity to the question low."""

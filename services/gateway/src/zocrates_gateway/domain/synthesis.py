@@ -1052,7 +1052,11 @@ def candidate_sentences(
     defined = abbreviations(top)
     # the papers the question names by their title or authors ("the Malawi study"; for back
     # matter, which never names its own paper, any named term: "who funded the Kamuzu study?")
-    named_papers = {c.item_key for c in top if ask.papers and names_paper(ask.papers, c)}
+    named_papers = {c.item_key for c in top if ask.papers and names_paper(ask.papers, c)} | {
+        c.item_key
+        for c in top
+        if _title_name(c.title) in ask.named  # "does Paper Plain translate ...?"
+    }
     named_by_back_matter = {c.item_key for c in top if ask.named and names_paper(ask.named, c)}
     # "who funded it?" is answered by a statement of who paid, not by thanks to colleagues
     funding_asked = "funding" in ask.back_matter
@@ -1208,6 +1212,13 @@ _NUMERIC_CELL = re.compile(r"(?=.*\d)[\d\s.,+\-−–±×%()/<>=≤≥~*∗†�
 # The symbol a number is given for: "a = 73.1, b = 77.3" (a unit cell's edges) are numbers.
 _ASSIGNED = re.compile(r"(?<!\w)[^\W\d_]{1,2}\s*=\s*")
 _NOT_DETERMINED = re.compile(r"\b(?:n\.?d\.?|n\.?a\.?|NA|NR)(?=\W|$)[∗*†‡]?", re.IGNORECASE)
+
+
+def _title_name(title: str) -> str | None:
+    """The name a title gives its subject before a colon ("Paper Plain: Making Medical Research
+    Papers Approachable ..." is Paper Plain's paper), lowercased; None where it gives none."""
+    name, colon, _ = title.partition(":")
+    return name.strip().lower() if colon and 0 < len(name.split()) <= 4 else None
 
 
 def names_paper(named: Collection[str], chunk: EvidenceChunk, spelled: bool = True) -> bool:
