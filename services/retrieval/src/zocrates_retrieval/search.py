@@ -1,4 +1,4 @@
-"""Hybrid search: dense and BM25 candidates fused by reciprocal rank fusion, optionally
+"""Hybrid search: dense and BM25 candidates fused by their normalised scores (DBSF), optionally
 reranked by a cross-encoder, near-duplicates collapsed, back matter (acknowledgements,
 declarations, author details) ranked last unless asked about, turned into `EvidenceChunk`s."""
 
