@@ -13,6 +13,7 @@ from zocrates_retrieval.adapters.store import (
     EdgeStore,
     Hit,
     Narrowing,
+    ServerStore,
     SparseEncoder,
     Tenant,
     point_id,
@@ -88,7 +89,8 @@ def test_passages_of_equal_score_come_in_one_order():
     assert orders == {("c", "a", "b", "d")}
 
 
-def test_a_passage_only_the_dense_vector_finds_outranks_those_both_signals_find_weakly(tmp_path):
+@pytest.mark.parametrize("server", [False, True], ids=["edge", "server"])
+def test_a_passage_only_the_dense_vector_finds_outranks_those_both_signals_find_weakly(tmp_path, server):
     """ "Who should not get leg squeeze sleeves to prevent clots?": BM25 matches only "prevent" and
     "clots", in many passages; the passage that answers shares none of those words, and the dense
     vector ranks it first. Fusing ranks (RRF) put it below the ten passages both lists ranked in
@@ -104,7 +106,12 @@ def test_a_passage_only_the_dense_vector_finds_outranks_those_both_signals_find_
     texts = {"answer": (0.9, "Compression devices are contraindicated in peripheral vascular disease.")}
     for n in range(10):
         texts[f"weak{n}"] = (0.35 + n / 100, f"Heparin may prevent clots in case {n} of the trauma cohort {n * 7}.")
-    store = EdgeStore(tmp_path / "edge", 4)
+    if server:
+        from qdrant_client import QdrantClient
+
+        store = ServerStore(QdrantClient(":memory:"), "chunks", 4)
+    else:
+        store = EdgeStore(tmp_path / "edge", 4)
     store.upsert(
         [
             ChunkPoint(
