@@ -1688,6 +1688,9 @@ def test_a_system_a_title_names_before_its_colon_names_that_paper():
     # a title giving no name before a colon: the question names no paper, and both may answer
     untitled = plain.model_copy(update={"title": "Making medical research papers plain"})
     assert {u.index for u in candidate_sentences(question, [untitled, malawi])} == {1, 2}
+    # a name two titles share is a topic ("COVID-19: ..." and "... during COVID-19"), not one paper's
+    shared = malawi.model_copy(update={"title": "Reading medical papers with Paper Plain in Malawi"})
+    assert {u.index for u in candidate_sentences(question, [plain, shared])} == {1, 2}
 
 
 def test_the_databases_a_review_searched_are_named_by_the_sentence_naming_them():

@@ -1053,9 +1053,7 @@ def candidate_sentences(
     # the papers the question names by their title or authors ("the Malawi study"; for back
     # matter, which never names its own paper, any named term: "who funded the Kamuzu study?")
     named_papers = {c.item_key for c in top if ask.papers and names_paper(ask.papers, c)} | {
-        c.item_key
-        for c in top
-        if _title_name(c.title) in ask.named  # "does Paper Plain translate ...?"
+        c.item_key for c in top if (name := _title_name(c.title)) in ask.named and _one_paper_titled(name, top)
     }
     named_by_back_matter = {c.item_key for c in top if ask.named and names_paper(ask.named, c)}
     # "who funded it?" is answered by a statement of who paid, not by thanks to colleagues
@@ -1219,6 +1217,12 @@ def _title_name(title: str) -> str | None:
     Papers Approachable ..." is Paper Plain's paper), lowercased; None where it gives none."""
     name, colon, _ = title.partition(":")
     return name.strip().lower() if colon and 0 < len(name.split()) <= 4 else None
+
+
+def _one_paper_titled(name: str, chunks: list[EvidenceChunk]) -> bool:
+    """Whether only one paper of `chunks` has `name` in its title or authors: a system's name
+    ("Paper Plain"), not a topic several titles share ("COVID-19: ..." and "... of COVID-19")."""
+    return len({c.item_key for c in chunks if names_paper([name], c, spelled=False)}) == 1
 
 
 def names_paper(named: Collection[str], chunk: EvidenceChunk, spelled: bool = True) -> bool:
