@@ -1625,6 +1625,26 @@ def test_a_list_of_terms_is_quoted_when_asked_for(question):
     )
 
 
+def test_a_verb_and_the_named_thing_it_acts_on_follow_the_thing_asked_about():
+    """ "What distance separates His365 from 33RE?" asked about "separates" (a word after a
+    plural-looking one reads as a verb after its subject), and the row giving the distance was
+    refused; a verb in -s with a named thing after it ends what is asked about."""
+    assert read_question("What distance separates His365 from 33RE?").focus == {"distanc"}
+    assert read_question("What enzyme cleaves Ac-SDKP in the kidney?").focus == {"enzym"}
+    assert read_question("Which inhibitors target the C-domain of ACE?").focus == {"inhibitor"}
+    evidence = [
+        chunk(
+            1,
+            "Table 5 Potential hydrogen bonds of 33RE binding to N-ACE\nResidue | Atom | 33RE | Distance (Å)\n"
+            "Phosphate, His365 | NE2 | OAI | 3.1\nP1′, His331 | NE2 | OAF | 2.9",
+            kind="table",
+        ),
+        chunk(2, "Kinetic characterization revealed an 8-fold decrease in binding affinity for 33RE."),
+    ]
+    points = points_for("What distance separates His365 from 33RE?", evidence)
+    assert points and "His365" in points[0].text and "3.1" in points[0].text
+
+
 def test_a_value_asked_for_between_two_things_is_named_by_its_column_header():
     """ "What is the hydrogen-bond distance between Tyr369 and 33RE?": "between" ends what is asked
     about (the distance), and a row names it in the header over its value ("Distance (Å): 2.7"),

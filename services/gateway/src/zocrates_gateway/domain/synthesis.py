@@ -399,6 +399,8 @@ def read_question(question: str) -> Ask:
     phrase = next(g for g in m.groups() if g).lower().split() if m else []
     if (cut := next((i for i, w in enumerate(phrase) if i and w in _DETERMINERS), None)) is not None:
         phrase = phrase[:cut]  # "what software spotted the jargon in ...": a verb and its object follow
+    if len(phrase) > 2 and any(phrase[-1].startswith(t) for t in named) and phrase[-2].endswith("s"):
+        phrase = phrase[:-2]  # "what distance separates His365 from ...": a verb and what it acts on follow
     if len(phrase) == 1 and _PAST_VERB.fullmatch(phrase[0]):
         phrase = []  # "what happened to the revenue ...?", "what caused ...?": a verb, no thing asked about
     if len(phrase) > 1 and (
