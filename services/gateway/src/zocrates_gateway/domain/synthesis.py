@@ -1119,7 +1119,8 @@ def candidate_sentences(
             if "affiliations" in ask.back_matter:  # "where did the authors work?": an address answers
                 bonus += ANSWER_TYPE_BONUS if kind in ("affiliation", "footnote") else -ANSWER_TYPE_PENALTY
             # a table row names the thing asked about in its own cells, not in the caption all rows share
-            own = content_words(chunk.text[unit.start : unit.end]) | (words & _SEXES) if kind == "table_row" else words
+            row = chunk.text[unit.start : unit.end] if kind == "table_row" else ""
+            own = content_words(row) | (words & _SEXES) if kind == "table_row" else words
             typed = pattern is not None and _states(ask.answer_type, kind, text, pattern, ask.named)
             if ask.expands:  # the long form is the answer, given where the paper defines it
                 typed = defines(text, ask.expands)
@@ -1139,7 +1140,7 @@ def candidate_sentences(
                 or (kind == "table_row" and bool(ask.focus & content_words(text.split("): ", 1)[-1])))
                 # or in a caption naming what every row gives, where the row's label is the thing
                 # asked about ("What R2 did HC-6004 get?": "Table 3 (... R2 is given ...): HC-6004 | 0.98")
-                or (kind == "table_row" and bool(ask.focus & words) and _row_labelled(chunk, unit, named))
+                or (kind == "table_row" and bool(ask.focus & words) and _row_labelled(row, named))
                 or (back_matter and (states_funding or not funding_asked))
                 or (typed and states_quantity)
                 or (bool(ask.focus & _NAMED_KINDS) and _names_one(text, ask))
@@ -1184,7 +1185,7 @@ def candidate_sentences(
                     # asking which thing ("which residues differ ...?") by no row of numbers alone
                     on_type=((pattern is None and not ask.expands) or (typed and names_focus))
                     and (states_money or not funding_asked)
-                    and not (entity_asked and kind == "table_row" and _numbers_only(chunk.text[unit.start : unit.end])),
+                    and not (entity_asked and kind == "table_row" and _numbers_only(row)),
                     own_words=frozenset(own) if kind == "table_row" else None,
                 )
             )
@@ -1195,9 +1196,9 @@ def candidate_sentences(
 _ENTITY_QUESTION = re.compile(r"^\s*(?:which|who|whom)\b", re.IGNORECASE)
 
 
-def _row_labelled(chunk: EvidenceChunk, unit: AnswerUnit, named: Collection[str]) -> bool:
+def _row_labelled(row: str, named: Collection[str]) -> bool:
     """Whether a table row's label (its first cell) is one of the `named` terms."""
-    label = chunk.text[unit.start : unit.end].split(" | ", 1)[0].lower().translate(_DASHES)
+    label = row.split(" | ", 1)[0].lower().translate(_DASHES)
     return any(term in label for term in named)
 
 
