@@ -40,6 +40,7 @@ from zocrates_gateway.domain.synthesis import (
     read_question,
     strip_reference_markers,
     system_prompt,
+    unmentioned_qualifiers,
 )
 from zocrates_gateway.turn import synthesize
 
@@ -400,7 +401,8 @@ KAMUZU_AIM = "The Medical Department of Kamuzu Central Hospital in Malawi set ou
         ),
         (  # nor do its words count only where a unit repeats them
             "Which patients were excluded from the exit interviews at Kamuzu Central Hospital?",
-            "Patients who were too ill to answer the interview questions properly were excluded.",
+            "Patients who were too ill to answer the interview questions properly were excluded. The exit "
+            "interview sought to address research objective 1.",
             "Methods",
             f"{KAMUZU_AIM} provided to its patients.",
         ),
@@ -800,7 +802,7 @@ def test_a_dash_the_pdf_prints_is_the_hyphen_the_question_types():
     """A PDF prints "ACE–33RE" (an en dash) and "cm−1" (a minus sign) where a researcher types a
     hyphen. Was: the code "ace-33re" counted as never mentioned and the question was refused. (And
     a resolution is a length: "solved at 2.2 Å" states one without the word.)"""
-    evidence = [chunk(1, "The co-crystal structure of the N-ACE–33RE complex was solved at 2.2 Å.")]
+    evidence = [chunk(1, "The co-crystal structure of the N-domain ACE–33RE complex was solved at 2.2 Å.")]
     for question in (
         "What resolution was the N-domain ACE-33RE structure solved at?",
         "What resolution was the N-domain ACE\u201333RE structure solved at?",
@@ -1183,8 +1185,8 @@ def test_how_long_is_answered_by_a_duration_of_what_was_asked():
         chunk(1, "All participants were paid US$15 for the hour-long reading study.", "Methods"),
         chunk(
             2,
-            "By working in the field for a period of one month, she was able to observe firsthand the usual "
-            "practices within the Medical Department.",
+            "The principal researcher served as a participatory observer. By working in the field for a period "
+            "of one month, she was able to observe firsthand the usual practices within the Medical Department.",
             "Methods > Document review and observation",
         ),
         chunk(3, "The Medical Department of Kamuzu Central Hospital (KCH) is a tertiary referral hospital.", "Methods"),
@@ -1901,3 +1903,65 @@ def test_what_did_the_thing_asked_about_is_its_focus_and_bench_steps_are_methods
     assert read_question("How were they chosen?").procedure  # "20 stakeholders were purposively sampled"
     points = choose_points(question, scored(question, lexical_top(library, question)))
     assert points and "Hepes" in points[0].text
+
+
+@pytest.mark.parametrize(
+    ("narrower", "broader", "expected"),
+    [
+        (
+            "Which committee in Zambia approved the Kamuzu study?",
+            "Which committee in Malawi approved the Kamuzu study?",
+            "National Health Science Research Committee",
+        ),
+        (
+            "Which guideline on antibiotic prophylaxis did the DVT review follow?",
+            "Which guideline did the DVT review follow?",
+            "PRISMA",
+        ),
+        (
+            "What are the risks of heparin in elderly trauma patients?",
+            "What are the risks of heparin in trauma patients?",
+            "bleeding",
+        ),
+        (
+            "What rate of heparin induced thrombocytopenia did the trauma review calculate for obese patients?",
+            "What rate of heparin induced thrombocytopenia did the trauma review calculate?",
+            "0.7%",
+        ),
+        (
+            "What conditions could N-selective ACE inhibitors treat in dogs?",
+            "What conditions could N-selective ACE inhibitors treat?",
+            "fibrosis",
+        ),
+    ],
+)
+def test_a_question_narrowed_to_what_no_passage_says_is_refused_not_answered_by_the_broader_fact(
+    library, narrower, broader, expected
+):
+    """ "in Zambia", "on antibiotic prophylaxis", "elderly": the library says Malawi's committee,
+    the DVT review's guideline, heparin's risks in trauma patients, and quoting those answered a
+    question it cannot. The broader question is still answered."""
+    points = choose_points(broader, scored(broader, lexical_top(library, broader)))
+    assert any(expected in p.text.replace("ﬁ", "fi") for p in points)
+    assert choose_points(narrower, scored(narrower, lexical_top(library, narrower))) == []
+
+
+def test_what_narrows_a_question_is_a_modifier_or_a_narrowing_prepositions_object_not_a_verb_or_the_thing_asked():
+    passage = [
+        chunk(
+            1,
+            "The Medical Department has a bed capacity of 117. Patients came at night. All participants were "
+            "paid US$15. Inhibitors were tested in the clinic.",
+        )
+    ]
+    assert unmentioned_qualifiers("How many beds does the surgical department have?", passage) == ["surgical"]
+    assert unmentioned_qualifiers("How many beds were there in Zambia?", passage) == ["zambia"]
+    assert unmentioned_qualifiers("How many patients came during Ramadan?", passage) == ["ramadan"]
+    # a verb, however it ends; the thing a which-question asks for; where the user keeps the papers
+    assert unmentioned_qualifiers("Which organisation paid the participants?", passage) == []
+    assert unmentioned_qualifiers("How many patients arrive at night?", passage) == []
+    assert unmentioned_qualifiers("Why would blocking both inhibitors be useful in the clinic?", passage) == []
+    assert unmentioned_qualifiers("How many beds does the department have in my Zotero library?", passage) == []
+    assert unmentioned_qualifiers("Which materials have beds?", passage) == []  # what is asked for
+    assert unmentioned_qualifiers("Which surgical departments have beds?", passage) == ["surgical"]
+    assert unmentioned_qualifiers("The surgical department has 117 beds.", passage) == []  # a claim, not a question

@@ -12,8 +12,9 @@ unit that opens with an unresolved referent ("This may reflect ...") is quoted w
 sentence before it, or not at all. When no unit clears the relevance bar, the answer says so
 and cites nothing; so does it when the question asks for a value (how many, what percentage,
 which code, what rate) and no unit states one about the thing asked for ("20 stakeholders" for
-"how many stakeholders"; a table row in its own cells), or when it names a code or acronym
-(IC50, ROUGE) that no passage mentions or spells out.
+"how many stakeholders"; a table row in its own cells), when it names a code or acronym
+(IC50, ROUGE) that no passage mentions or spells out, or when it narrows what it asks about by
+a word no passage says ("the paediatric department", "in children").
 
 It never writes a claim that is not a unit of the cited passage, so offline answers are
 verifiable by construction; only the source's own bracketed reference numbers are removed,
@@ -1376,7 +1377,8 @@ def choose_points(
         if of_paper or (ask.summary and not cites_work(ask, chunks[:MAX_CHUNKS])):
             return of_paper
     wanted = set(ask.words)
-    if not wanted or unmentioned_codes(ask, chunks[:MAX_CHUNKS]):
+    evidence = chunks[:MAX_CHUNKS]
+    if not wanted or unmentioned_codes(ask, evidence) or unmentioned_qualifiers(question, evidence):
         return []
     sentences = candidate_sentences(question, chunks, ask, cited_before)
     scored = sorted(
@@ -1575,6 +1577,78 @@ def unmentioned_codes(ask: Ask, chunks: list[EvidenceChunk]) -> set[str]:
         spelled = _spelled_out(code)
         if not any(code in text or (spelled is not None and spelled.search(text)) for text in texts):
             missing.add(code)
+    return missing
+
+
+_QUESTION_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9'’-]*")
+#: A question, as against a claim pasted to be checked ("Murine ... are auto-reactive"), whose
+#: paraphrased words are no narrowing.
+_QUESTION_RE = re.compile(
+    r"\?\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|has|have|"
+    r"had|should|would|will)\b",
+    re.IGNORECASE,
+)
+#: Prepositions whose object narrows what is asked: "in children", "in Zambia", "on a tablet".
+_NARROWING = frozenset("in for among amongst on within with during".split())
+_ARTICLES = frozenset("a an the".split())
+_ASKING = frozenset("which what whose".split())
+#: What opens a noun phrase, so that the word after it is a noun's modifier, not a verb.
+_PHRASE_OPENERS = _ARTICLES | _NARROWING | _ASKING | frozenset("its their his her our my your of at to".split())
+#: A modifier by its shape ("surgical", "genetic", "Spanish", "private"): "which surgical clinics" narrows.
+_ADJECTIVE_RE = re.compile(r"(?:al|ic|ive|ous|ish|ary|ful|less|ian|ese|ate)$")
+#: Common verbs that end in neither -ed nor -ing ("which organisation paid for ...").
+_PLAIN_VERBS = frozenset(
+    "paid made took gave came went found led ran run got had did said told kept held saw grew began chose drew "
+    "fell felt left lost meant met put read sent set spent stood taught thought understood won wrote written given "
+    "taken known seen done gone become brought bought built caught fought hit rose sold shown showed include includes "
+    "use uses cause causes affect affects reach reaches give gives make makes take takes".split()
+)
+_LY_NOT_ADVERBS = frozenset("elderly early daily weekly monthly yearly quarterly hourly nightly family italy".split())
+#: Words that narrow nothing about the papers: where the user keeps them, a change of topic, degree.
+_UNNARROWING = frozenset(
+    "zotero library collection collections folder different other same new very most more less least "
+    "highly rather quite".split()
+)
+
+
+def _verb(word: str) -> bool:
+    return word.endswith(("ed", "ing")) or word in _PLAIN_VERBS
+
+
+def _narrows_nothing(word: str) -> bool:
+    """A verb, an adverb, or a word that says nothing about the papers."""
+    return _verb(word) or (word.endswith("ly") and word not in _LY_NOT_ADVERBS) or word in _UNNARROWING
+
+
+def unmentioned_qualifiers(question: str, chunks: list[EvidenceChunk]) -> list[str]:
+    """The words that narrow what the question asks about and that no passage says: a modifier
+    of a word the passages do say ("the paediatric department", "pharmacy staff", "on antibiotic
+    prophylaxis") or the object of a narrowing preposition ("in children?", "in Zambia
+    approved"). The library answers about the department, the staff, the prophylaxis it has,
+    not about the narrower thing asked, so the answer is a refusal, not the broader fact. A verb
+    ("blocking", "came"), the thing a which-question asks for ("which organisation paid ...")
+    and a word the question merely uses ("how pleased were ...") narrow nothing here."""
+    if not _QUESTION_RE.search(question):
+        return []
+    said: set[str] = set()
+    for chunk in chunks:
+        said |= content_words(f"{chunk.text} {_paper_names(chunk)} {chunk.section or ''}")
+    tokens = [t.lower().rstrip("'’") for t in _QUESTION_TOKEN_RE.findall(question.translate(_DASHES))]
+    missing = []
+    for i, word in enumerate(tokens):
+        stems = content_words(word)
+        if len(word) < 3 or not stems or stems & said or _narrows_nothing(word):
+            continue
+        previous = tokens[i - 1] if i else ""
+        if previous in _ASKING and not _ADJECTIVE_RE.search(word):
+            continue  # "which materials conduct heat?": the thing asked for, which the answer names
+        before = tokens[i - 2] if i > 1 and previous in _ARTICLES else previous
+        after = tokens[i + 1] if i + 1 < len(tokens) else ""
+        opens = any(w in _PHRASE_OPENERS or w.endswith(("'s", "’s")) for w in (previous, before))
+        modifies_a_said_word = opens and after not in _STOP and not _verb(after) and bool(content_words(after) & said)
+        ends_a_narrowing = before in _NARROWING and (not after or after in _STOP or _verb(after))
+        if modifies_a_said_word or ends_a_narrowing:
+            missing.append(word)
     return missing
 
 
