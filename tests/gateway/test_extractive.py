@@ -1965,3 +1965,21 @@ def test_what_narrows_a_question_is_a_modifier_or_a_narrowing_prepositions_objec
     assert unmentioned_qualifiers("Which materials have beds?", passage) == []  # what is asked for
     assert unmentioned_qualifiers("Which surgical departments have beds?", passage) == ["surgical"]
     assert unmentioned_qualifiers("The surgical department has 117 beds.", passage) == []  # a claim, not a question
+
+
+@pytest.mark.parametrize(
+    ("question", "asks_for_a_summary"),
+    [
+        ("Summarize Paper Plain.", True),
+        ("Give me a summary of the Esmann review on single-photon sources.", True),
+        ("What is the summary of Datta et al.?", True),
+        ("Paper Plain summary", True),
+        # summaries the paper makes, asked about: not a request to summarise it
+        ("What language model generated Paper Plain's plain language summaries?", False),
+        ("How are the plain language summaries made in Paper Plain?", False),
+    ],
+)
+def test_a_summary_asked_for_is_not_a_summary_asked_about(question, asks_for_a_summary):
+    """ "What language model generated Paper Plain's plain language summaries?" was answered with
+    the paper's abstract, as "summarize Paper Plain" is."""
+    assert read_question(question).summary is asks_for_a_summary

@@ -623,7 +623,10 @@ _PAPER_YEAR_RE = re.compile(
 #: did Moon et al. study?", "what is the paper on X about?": the paper as a whole, which its
 #: abstract and conclusions state.
 _SUMMARY_QUESTION = re.compile(
-    r"\b(?:summar(?:y|ies|ise|ize|ised|ized|ising|izing)|overview\s+of|tl;?dr"
+    # "summarise ...", "a summary of ...", not a paper's own "plain language summaries" asked about
+    r"\b(?:summar(?:ise|ize|ised|ized|ising|izing)|(?:a|an|the|its|their|your|short|brief|quick)\s+summar(?:y|ies)\b"
+    r"|summar(?:y|ies)\s+(?:of|for)\b|^(?!\s*(?:what|which|who|how|when|where|why)\b)[^?]*\bsummary\W*$"
+    r"|overview\s+of|tl;?dr"
     r"|(?:main|key|principal|major)\s+(?:findings?|results?|conclusions?|points?|messages?|takeaways?|contributions?)"
     r"|\btake-?(?:home|away)\s+(?:messages?|points?|lessons?)"
     # "what are the conclusions of the DVT prophylaxis review?": of a paper, not of its interviews
