@@ -1983,3 +1983,12 @@ def test_a_summary_asked_for_is_not_a_summary_asked_about(question, asks_for_a_s
     """ "What language model generated Paper Plain's plain language summaries?" was answered with
     the paper's abstract, as "summarize Paper Plain" is."""
     assert read_question(question).summary is asks_for_a_summary
+
+
+def test_a_value_noun_naming_a_kind_of_thing_asks_for_no_value():
+    """ "What high risk features make trauma patients candidates for IVC filters?" asks for features
+    (spinal cord injury, ...), not for a risk: read as a value, every unit without a number lost."""
+    assert read_question("What high risk features make trauma patients candidates for IVC filters?").answer_type is None
+    assert read_question("Which age groups were studied?").answer_type is None
+    assert read_question("What risk of bleeding did the review calculate?").answer_type == "value"
+    assert read_question("What age were the patients?").answer_type == "value"

@@ -290,7 +290,10 @@ _ANSWER_TYPES = [
             r"|densit(?:y|ies)|speeds?|energ(?:y|ies)|risks?|capacit(?:y|ies)|completeness|efficienc(?:y|ies)"
             r"|yields?|mortality|incidences?|prevalences?|budgets?|costs?|levels?|distances?|intercepts?"
             r"|coefficients?|r-?free|r2|p-?values?|odds|hazards?|wavelengths?|frequenc(?:y|ies)|pressures?"
-            r"|voltages?|ph)\b",
+            r"|voltages?|ph)\b"
+            # a value's noun naming a kind of thing: "what high risk features ...?", "which age groups ...?"
+            r"(?!\s+(?:features?|factors?|groups?|categor(?:y|ies)|patients?|populations?|profiles?|points?"
+            r"|assessments?|stratification|models?|tools?)\b)",
             re.IGNORECASE,
         ),
     ),
