@@ -1992,3 +1992,21 @@ def test_a_value_noun_naming_a_kind_of_thing_asks_for_no_value():
     assert read_question("Which age groups were studied?").answer_type is None
     assert read_question("What risk of bleeding did the review calculate?").answer_type == "value"
     assert read_question("What age were the patients?").answer_type == "value"
+
+
+def test_which_tool_asks_for_a_tool_by_name():
+    """ "Which tool detected terms in the Paper Plain papers?" was refused: the sentence naming
+    scispaCy shares one word with it and scored under the relevance bar; as a question for a
+    tool, a unit naming one (a name shaped like software's) gains the answer-type bonus."""
+    question = "Which tool detected terms in the Paper Plain papers?"
+    evidence = scored(
+        question, [chunk(1, "Paper Plain identifies medical terms using scispaCy Named Entity Recognition.")]
+    )
+    (unit,) = candidate_sentences(question, evidence, read_question(question), frozenset())
+    assert unit.bonus > 0
+    question = "Which part of the tool did participants like best?"  # the tool itself: no name asked for
+    evidence = scored(
+        question, [chunk(1, "Paper Plain identifies medical terms using scispaCy Named Entity Recognition.")]
+    )
+    (unit,) = candidate_sentences(question, evidence, read_question(question), frozenset())
+    assert unit.bonus <= 0

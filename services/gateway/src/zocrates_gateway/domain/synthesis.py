@@ -824,7 +824,7 @@ _SEARCHED = frozenset(content_words("database databases searched search literatu
 _TOOL_NOUNS = r"software|packages?|programs?|programmes?|toolkits?|toolbox(?:es)?|librar(?:y|ies)"
 #: "What software indexed the images?", "which R package fitted the models?": asks for a tool by name.
 _SOFTWARE_QUESTION = re.compile(
-    rf"\b(?:what|which)\s+(?:[\w-]+\s+){{0,2}}?(?:{_TOOL_NOUNS}|scripts?|pipelines?)\b", re.IGNORECASE
+    rf"\b(?:what|which)\s+(?:[\w-]+\s+){{0,2}}?(?:{_TOOL_NOUNS}|scripts?|pipelines?|tools?)\b", re.IGNORECASE
 )
 #: How methods name their tools: "the CCP4 program SCALA", "the lme4 package in R", "using
 #: scispaCy", "with PyMOL": a tool's word, a language after "in"/"using", or a name shaped like
