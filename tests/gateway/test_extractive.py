@@ -1957,6 +1957,8 @@ def test_what_narrows_a_question_is_a_modifier_or_a_narrowing_prepositions_objec
     assert unmentioned_qualifiers("How many beds does the surgical department have?", passage) == ["surgical"]
     assert unmentioned_qualifiers("How many beds were there in Zambia?", passage) == ["zambia"]
     assert unmentioned_qualifiers("How many patients came during Ramadan?", passage) == ["ramadan"]
+    assert unmentioned_qualifiers("How many patients came in pregnant women?", passage) == ["pregnant"]
+    assert unmentioned_qualifiers("And the whole hospital?", passage) == []  # "the entire KCH"
     # a verb, however it ends; the thing a which-question asks for; where the user keeps the papers
     assert unmentioned_qualifiers("Which organisation paid the participants?", passage) == []
     assert unmentioned_qualifiers("How many patients arrive at night?", passage) == []

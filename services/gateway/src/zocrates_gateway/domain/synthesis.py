@@ -1610,10 +1610,13 @@ _PLAIN_VERBS = frozenset(
     "use uses cause causes affect affects reach reaches give gives make makes take takes".split()
 )
 _LY_NOT_ADVERBS = frozenset("elderly early daily weekly monthly yearly quarterly hourly nightly family italy".split())
-#: Words that narrow nothing about the papers: where the user keeps them, a change of topic, degree.
+#: Words that narrow nothing about the papers: where the user keeps them, a change of topic, degree,
+#: the whole of a thing ("and the whole hospital?" is "the entire KCH"), a time relative to now
+#: ("compare with earlier reports" is "previously published rates").
 _UNNARROWING = frozenset(
     "zotero library collection collections folder different other same new very most more less least "
-    "highly rather quite".split()
+    "highly rather quite whole entire overall total general particular exact actual typical usual "
+    "earlier later previous prior former recent current".split()
 )
 
 
@@ -1629,8 +1632,8 @@ def _narrows_nothing(word: str) -> bool:
 def unmentioned_qualifiers(question: str, chunks: list[EvidenceChunk]) -> list[str]:
     """The words that narrow what the question asks about and that no passage says: a modifier
     of a word the passages do say ("the paediatric department", "pharmacy staff", "on antibiotic
-    prophylaxis") or the object of a narrowing preposition ("in children?", "in Zambia
-    approved"). The library answers about the department, the staff, the prophylaxis it has,
+    prophylaxis") or a word after a narrowing preposition ("in children?", "in Zambia approved",
+    "in pregnant women"). The library answers about the department, the staff, the prophylaxis it has,
     not about the narrower thing asked, so the answer is a refusal, not the broader fact. A verb
     ("blocking", "came"), the thing a which-question asks for ("which organisation paid ...")
     and a word the question merely uses ("how pleased were ...") narrow nothing here."""
@@ -1652,8 +1655,7 @@ def unmentioned_qualifiers(question: str, chunks: list[EvidenceChunk]) -> list[s
         after = tokens[i + 1] if i + 1 < len(tokens) else ""
         opens = any(w in _PHRASE_OPENERS or w.endswith(("'s", "’s")) for w in (previous, before))
         modifies_a_said_word = opens and after not in _STOP and not _verb(after) and bool(content_words(after) & said)
-        ends_a_narrowing = before in _NARROWING and (not after or after in _STOP or _verb(after))
-        if modifies_a_said_word or ends_a_narrowing:
+        if modifies_a_said_word or before in _NARROWING:
             missing.append(word)
     return missing
 
