@@ -2012,3 +2012,18 @@ def test_which_tool_asks_for_a_tool_by_name():
     )
     (unit,) = candidate_sentences(question, evidence, read_question(question), frozenset())
     assert unit.bonus <= 0
+
+
+def test_what_they_were_paid_asks_for_a_sum_as_how_much_does():
+    """ "What were they paid?" after the usability study's size was answered with a sentence on
+    how participants used the Key Questions: no sum was asked for."""
+    for question in ("What were they paid?", "What were participants paid in the Paper Plain study?"):
+        ask = read_question(question)
+        assert (ask.answer_type, ask.focus) == ("value", frozenset(content_words("cost"))), question
+    assert read_question("What was paid attention to?").answer_type is None
+    evidence = [
+        chunk(1, "Participants used the Key Questions to jump to sections informative to them.", "Results"),
+        chunk(2, "All participants were paid US$15 for the hour-long study.", "Methods"),
+    ]
+    points = points_for("What were participants paid in the Paper Plain study?", evidence)
+    assert points and "US$15" in points[0].text

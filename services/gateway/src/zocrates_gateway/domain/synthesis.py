@@ -251,6 +251,11 @@ class Ask:
     reason: bool = False
 
 
+#: A sum asked for without "how much": "what were they paid?", "what did it cost?"
+_WHAT_SUM = (
+    r"\bwhat\s+(?:were|was|are|is|did|do|does)\s+(?:[\w-]+\s+){0,2}?(?:paid|pay|earn(?:ed)?|charged?|costs?)"
+    r"(?=\s*(?:[?.!]|$|for\b|in\b|at\b|per\b|by\b|each\b|during\b))"
+)
 _ANSWER_TYPES = [
     (
         "percent",
@@ -281,6 +286,7 @@ _ANSWER_TYPES = [
     (
         "value",
         re.compile(
+            rf"{_WHAT_SUM}|"
             r"\bhow\s+(?:much|long|high|low|fast|large|big|old|often|far|selective|potent|effective|accurate"
             r"|sensitive|specific|precise|common|frequent|prevalent|strong|severe|safe|toxic|stable|satisfied|pleased"
             r"|happy|likely|confident)\b"
@@ -885,7 +891,8 @@ _HOW_QUANTITY = {
 }
 _HOW_LONG_RE = re.compile(r"\bhow\s+long\b", re.IGNORECASE)
 _HOW_MUCH_COST_RE = re.compile(
-    r"\bhow\s+much\b[^?]*\b(?:costs?|costed|pay|paid|charged?|spen[dt]|spending|earn(?:ed)?|invest(?:ed)?|money)\b",
+    r"\bhow\s+much\b[^?]*\b(?:costs?|costed|pay|paid|charged?|spen[dt]|spending|earn(?:ed)?|invest(?:ed)?|money)\b"
+    rf"|{_WHAT_SUM}",
     re.IGNORECASE,
 )
 _HOW_QUANTITY_RE = re.compile(rf"\bhow\s+({'|'.join(_HOW_QUANTITY)})\b", re.IGNORECASE)
