@@ -2027,3 +2027,12 @@ def test_what_they_were_paid_asks_for_a_sum_as_how_much_does():
     ]
     points = points_for("What were participants paid in the Paper Plain study?", evidence)
     assert points and "US$15" in points[0].text
+
+
+def test_which_hospital_is_answered_by_a_hospital_named_not_by_the_hospital(library):
+    """ "Which hospital did the Agyeman-Duah paper study?" was answered with rows of the interview
+    themes' table ("No strategic plan for the hospital"): they say "hospital" as often as the
+    sentences naming Kamuzu Central Hospital, and scored higher."""
+    question = "Which hospital did the Agyeman-Duah paper study?"
+    points = choose_points(question, scored(question, lexical_top(library, question)))
+    assert points and "Kamuzu Central Hospital" in points[0].text

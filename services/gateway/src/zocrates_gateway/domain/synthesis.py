@@ -858,6 +858,26 @@ _NAME_RE = re.compile(r"\b[A-Za-z]+[A-Z][\w-]*|(?<=[^.!?:\s] )[A-Z][a-z][\w-]*")
 _NOT_NAMES = frozenset(("Table", "Figure", "Fig", "Section", "Appendix"))
 
 
+#: Kinds of thing whose answer is a proper name that holds the kind's word: "which hospital?" is
+#: answered by "Kamuzu Central Hospital", "which committee?" by "the National Health Science
+#: Research Committee", "which ministry?" by "the Ministry of Health".
+_INSTITUTIONS = (
+    "hospital|clinic|centre|center|committee|board|ministry|university|institute|school|college|council|"
+    "society|association|trust|department|agency|foundation"
+)
+_WHICH_INSTITUTION_RE = re.compile(rf"\b(?:which|what)\s+({_INSTITUTIONS})s?\b", re.IGNORECASE)
+
+
+def _institution_name(question: str) -> re.Pattern | None:
+    """For "which <institution> ...?", a pattern finding one named: capitalised words ending in
+    the kind's word, or the kind's word followed by "of" and a capitalised name."""
+    m = _WHICH_INSTITUTION_RE.search(question)
+    if m is None:
+        return None
+    kind = m.group(1).capitalize()
+    return re.compile(rf"(?:[A-Z][\w'’-]*\s+){{1,5}}{kind}s?\b|\b{kind}\s+of\s+(?:the\s+)?[A-Z]")
+
+
 def _names_software(text: str, ask: Ask) -> bool:
     """Whether `text` names a tool the question does not name: an answer to "what software ...?"."""
     return any(not content_words(m.group(0)) & (ask.words - _NAMED_KINDS) for m in _SOFTWARE_RE.finditer(text))
@@ -1077,6 +1097,7 @@ def candidate_sentences(
     entity_asked = pattern is None and bool(_ENTITY_QUESTION.match(question))
     databases_asked = bool(_SEARCHED & ask.focus)
     software_asked = bool(_SOFTWARE_QUESTION.search(question))
+    institution_asked = _institution_name(question)
     found = []
     for rank, chunk in enumerate(top):
         if chunk.role == "back_matter" and not ask.back_matter:
@@ -1164,6 +1185,10 @@ def candidate_sentences(
             stated_only = pattern is not None and bool(_STATED_ONLY & ask.focus) and kind != "table_row"
             if stated_only:
                 names_focus = states_quantity
+            if institution_asked:  # "which hospital ...?": named, not "the hospital"
+                names_focus = bool(institution_asked.search(text))
+                if names_focus:
+                    bonus += ANSWER_TYPE_BONUS
             if ask.describes and (
                 (describes(text, ask.describes) or defines(text, ask.describes))
                 if ask.describes in ask.named
