@@ -123,7 +123,7 @@ ROWS = [
     Row(
         "R-SSE-2",
         f"{R}test_sse.py",
-        "1.5 s of silence (slow retrieval) with keepalive_s = 0.2",
+        "3 s of silence (slow retrieval) with keepalive_s = 0.2",
         "a comment ping within the interval",
         ["R-SSE-2"],
     ),
