@@ -1664,11 +1664,12 @@ def _narrows_nothing(word: str) -> bool:
 def unmentioned_qualifiers(question: str, chunks: list[EvidenceChunk]) -> list[str]:
     """The words that narrow what the question asks about and that no passage says: a modifier
     of a word the passages do say ("the paediatric department", "pharmacy staff", "on antibiotic
-    prophylaxis") or a word after a narrowing preposition ("in children?", "in Zambia approved",
-    "in pregnant women"). The library answers about the department, the staff, the prophylaxis it has,
-    not about the narrower thing asked, so the answer is a refusal, not the broader fact. A verb
-    ("blocking", "came"), the thing a which-question asks for ("which organisation paid ...")
-    and a word the question merely uses ("how pleased were ...") narrow nothing here."""
+    prophylaxis") or a word after a narrowing preposition ("in children?", "in Zambia
+    approved", "in pregnant women"). The library answers about the department, the staff, the
+    prophylaxis it has, not about the narrower thing asked, so the answer is a refusal, not the
+    broader fact. A verb ("blocking", "came"), the thing a which-question asks for ("which
+    organisation paid ...") and a word the question merely uses ("how pleased were ...") narrow
+    nothing here."""
     if not _QUESTION_RE.search(question):
         return []
     said: set[str] = set()
