@@ -1966,6 +1966,7 @@ def test_what_narrows_a_question_is_a_modifier_or_a_narrowing_prepositions_objec
     assert unmentioned_qualifiers("How many beds does the department have in my Zotero library?", passage) == []
     assert unmentioned_qualifiers("Which materials have beds?", passage) == []  # what is asked for
     assert unmentioned_qualifiers("Which surgical departments have beds?", passage) == ["surgical"]
+    assert unmentioned_qualifiers("Which insect patients came at night?", passage) == ["insect"]  # modifies "patients"
     assert unmentioned_qualifiers("The surgical department has 117 beds.", passage) == []  # a claim, not a question
 
 

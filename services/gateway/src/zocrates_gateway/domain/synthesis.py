@@ -1682,10 +1682,11 @@ def unmentioned_qualifiers(question: str, chunks: list[EvidenceChunk]) -> list[s
         if len(word) < 3 or not stems or stems & said or _narrows_nothing(word):
             continue
         previous = tokens[i - 1] if i else ""
-        if previous in _ASKING and not _ADJECTIVE_RE.search(word):
-            continue  # "which materials conduct heat?": the thing asked for, which the answer names
-        before = tokens[i - 2] if i > 1 and previous in _ARTICLES else previous
         after = tokens[i + 1] if i + 1 < len(tokens) else ""
+        plural_after = after.endswith("s") and not _verb(after) and bool(content_words(after) & said)
+        if previous in _ASKING and not _ADJECTIVE_RE.search(word) and not plural_after:
+            continue  # "which materials conduct heat?": the thing asked for; not "which insect cells"
+        before = tokens[i - 2] if i > 1 and previous in _ARTICLES else previous
         opens = any(w in _PHRASE_OPENERS or w.endswith(("'s", "’s")) for w in (previous, before))
         modifies_a_said_word = opens and after not in _STOP and not _verb(after) and bool(content_words(after) & said)
         if modifies_a_said_word or before in _NARROWING:
