@@ -1683,13 +1683,12 @@ def unmentioned_qualifiers(question: str, chunks: list[EvidenceChunk]) -> list[s
             continue
         previous = tokens[i - 1] if i else ""
         after = tokens[i + 1] if i + 1 < len(tokens) else ""
-        plural_after = after.endswith("s") and not _verb(after) and bool(content_words(after) & said)
-        if previous in _ASKING and not _ADJECTIVE_RE.search(word) and not plural_after:
+        said_after = not _verb(after) and bool(content_words(after) & said)  # a stop word has no content
+        if previous in _ASKING and not _ADJECTIVE_RE.search(word) and not (said_after and after.endswith("s")):
             continue  # "which materials conduct heat?": the thing asked for; not "which insect cells"
         before = tokens[i - 2] if i > 1 and previous in _ARTICLES else previous
         opens = any(w in _PHRASE_OPENERS or w.endswith(("'s", "’s")) for w in (previous, before))
-        modifies_a_said_word = opens and after not in _STOP and not _verb(after) and bool(content_words(after) & said)
-        if modifies_a_said_word or before in _NARROWING:
+        if (opens and said_after) or before in _NARROWING:
             missing.append(word)
     return missing
 
