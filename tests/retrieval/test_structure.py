@@ -173,6 +173,36 @@ def test_bulleted_paragraphs_are_list_items():
     ]
 
 
+def test_the_paragraph_after_a_bulleted_list_is_not_its_last_item():
+    """A list's last item has no full stop, and a PDF's blocks are often single lines: the
+    paragraph after the list ran on into the item, which was then quoted as "... within the
+    department Interviews were audio recorded ...". A wrapped item's last line stays its own."""
+    section = ("Methods",)
+    blocks = [
+        Block("The interviews sought to identify:", section, 2),
+        Block("• awareness of a culture of quality improvement in the Medical", section, 2),
+        Block("Department • pattern of patient flow and utilization of services", section, 2),
+        Block("within the department", section, 2),
+        Block("Interviews were audio recorded and later transcribed. Content analysis followed.", section, 2),
+    ]
+    [chunk] = chunk_blocks(blocks, 200, approx_tokens)
+    assert [(u.kind, chunk.text[u.start : u.end]) for u in chunk.units] == [
+        ("fragment", "The interviews sought to identify:"),
+        ("list_item", "awareness of a culture of quality improvement in the Medical Department"),
+        ("list_item", "pattern of patient flow and utilization of services within the department"),
+        ("sentence", "Interviews were audio recorded and later transcribed."),
+        ("sentence", "Content analysis followed."),
+    ]
+
+
+@pytest.mark.skipif(not PDFS.exists(), reason="PDF fixtures not found")
+def test_the_kamuzu_interview_list_ends_before_the_paragraph_after_it():
+    chunks = chunk_blocks(convert_pdf(PDFS / "cermine" / "example2.pdf").blocks, 256, approx_tokens)
+    units = [c.text[u.start : u.end] for c in chunks for u in c.units]
+    assert "pattern of patient flow and utilization of services within the department" in units
+    assert "Interviews were audio recorded and later transcribed." in units
+
+
 def test_a_table_row_reads_with_its_caption_and_headers():
     text = "Table 3 Baseline characteristics. Values are means.\nCharacteristic | Treated | Control\nage, years | 54.2 ± 8.1 | 55.0"
     units = table_units(text, 0, len(text), head_lines=2)

@@ -22,6 +22,7 @@ from zocrates_retrieval.domain.document import Block
 from zocrates_retrieval.domain.structure import (
     Unit,
     first_sentence,
+    has_bullet,
     header_rows,
     is_caption,
     is_reference_list,
@@ -150,6 +151,7 @@ def _paragraphs(blocks: list[Block]) -> list[Block]:
             and not _SENTENCE_DONE.search(last.text)
             and not is_caption(last.text)
             and not is_caption(block.text)
+            and not leaves_list(last.text, block.text)
         ):
             merged[-1] = replace(last, text=f"{last.text} {block.text}")
         else:
@@ -159,6 +161,21 @@ def _paragraphs(blocks: list[Block]) -> list[Block]:
 
 _SENTENCE_DONE = re.compile(r"[.!?:][\"'”’)\]]*\s*$")
 _GOES_ON = re.compile(r"^[a-z(\[]")
+#: Words a paragraph after a list has at least; a wrapped item's last line is shorter ("Department").
+MIN_WORDS_AFTER_LIST = 6
+
+
+def leaves_list(before: str, text: str) -> bool:
+    """Whether `text` is a paragraph of its own after a bulleted list that `before` ends: a
+    list's last item has no full stop, so the prose after it would otherwise run on into the
+    item ("... utilization of services within the department" | "Interviews were audio
+    recorded and later transcribed."). A wrapped item's next line is shorter, or no sentence."""
+    return (
+        has_bullet(before)
+        and text[:1].isupper()
+        and len(text.split()) >= MIN_WORDS_AFTER_LIST
+        and bool(_SENTENCE_DONE.search(text))
+    )
 
 
 def _next_page(before: Block, block: Block) -> bool:
@@ -197,7 +214,13 @@ def _units(parts: list[_Part], role: str) -> tuple[str, tuple[Unit, ...]]:
     for part in parts:
         caption = part.kind == "text" and is_caption(part.text)
         if text:  # a new line only where the previous paragraph really ended
-            new_line = text.endswith((".", "!", "?", ":")) or part.kind != "text" or caption or after_break
+            new_line = (
+                text.endswith((".", "!", "?", ":"))
+                or part.kind != "text"
+                or caption
+                or after_break
+                or leaves_list(text[paragraph:], part.text)
+            )
             if new_line:
                 finish()
             text += "\n" if new_line else " "

@@ -173,6 +173,11 @@ def is_caption(text: str) -> bool:
     return bool(_CAPTION_START.match(text.lstrip()))
 
 
+def has_bullet(text: str) -> bool:
+    """Whether `text` holds a list bullet (•, ▪, a symbol font's private-use bullet, ...)."""
+    return bool(_BULLET_RE.search(text))
+
+
 def prose_units(text: str, start: int, end: int, role: str = "body") -> list[Unit]:
     """The units of one paragraph `text[start:end]`: a caption paragraph is all caption, a
     bulleted one is list items, anything else is sentences, each classified."""
