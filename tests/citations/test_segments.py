@@ -62,3 +62,32 @@ def test_blank_text_has_no_spans():
 def test_text_without_terminal_punctuation_is_one_sentence():
     [span] = segment_source_text("a table caption without a full stop")
     assert span.kind == "sentence" and span.index == 1
+
+
+def test_a_stop_that_lower_case_text_goes_on_after_ends_no_sentence():
+    """A chemist's "1 equiv.)" or a question quoted mid-sentence is followed by more of the same
+    sentence in lower case; cut there, each half was quoted as a sentence of its own. A name set
+    in lower case still opens one, and so does what follows a lone letter (a symbol font's bullet)."""
+    from zocrates_citations.sentences import sentence_ends
+
+    def split(text: str) -> list[str]:
+        cuts = [0, *sentence_ends(text)]
+        return [text[a:b].strip() for a, b in zip(cuts, cuts[1:])]
+
+    assert split("To phosphinate 1 (600 mg, 1 equiv.) in chloroform silver oxide was added. It dissolved.") == [
+        "To phosphinate 1 (600 mg, 1 equiv.) in chloroform silver oxide was added.",
+        "It dissolved.",
+    ]
+    assert split("She asked “What did the paper find?” and read on. Then she stopped.") == [
+        "She asked “What did the paper find?” and read on.",
+        "Then she stopped.",
+    ]
+    assert split("Expression fell. mRNA levels rose twofold. p53 binds DNA.") == [
+        "Expression fell.",
+        "mRNA levels rose twofold.",
+        "p53 binds DNA.",
+    ]
+    assert split("It was specific for the N-domain. r A molecule displayed potent inhibition.") == [
+        "It was specific for the N-domain.",
+        "r A molecule displayed potent inhibition.",
+    ]

@@ -33,7 +33,9 @@ def is_abbreviation(text: str, dot: int) -> bool:
 def sentence_ends(text: str, start: int = 0, end: int | None = None) -> list[int]:
     """Positions just after each sentence terminator in `text[start:end]`, in order.
 
-    A lone period after an abbreviation or an initial is not a terminator.
+    A lone period after an abbreviation or an initial is not a terminator, nor is one that
+    text in lower case goes on after ("1.38 mmol, 1 equiv.) in chloroform was added"): no
+    sentence opens so, unless with a name set in lower case ("mRNA", "p53", "h-BN").
     """
     stop = len(text) if end is None else end
     ends = []
@@ -41,5 +43,13 @@ def sentence_ends(text: str, start: int = 0, end: int | None = None) -> list[int
         dot = m.start()
         if m.end() - dot == 1 and text[dot] == "." and is_abbreviation(text, dot):
             continue
+        if (after := _NEXT_WORD_RE.match(text, m.end(), stop)) and not _LOWER_CASE_NAME_RE.fullmatch(after.group(1)):
+            continue
         ends.append(m.end())
     return ends
+
+
+# The word after a terminator when it opens in lower case, and such a word that is a name. A
+# lone letter is not one: a symbol font's bullet reads as one ("... N-domain. r A molecule ...").
+_NEXT_WORD_RE = re.compile(r"\s+([a-z][\w-]+)")
+_LOWER_CASE_NAME_RE = re.compile(r"[a-z][\w-]*[A-Z0-9][\w-]*")
