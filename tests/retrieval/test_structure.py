@@ -118,6 +118,7 @@ def test_list_items_pack_with_prose_each_a_unit_of_its_own():
         ("mRNA levels rose twofold after treatment.", "sentence"),
         ("in 2010 the patients were discharged within two days.", "fragment"),
         ("Patients were discharged within two days and", "fragment"),
+        ("8https://beta.openai.com/examples/default-summarize", "footnote"),  # a numbered note
     ],
 )
 def test_what_is_not_prose_is_named(sentence, kind):
@@ -134,6 +135,8 @@ def test_what_is_not_prose_is_named(sentence, kind):
         "The P1 site is stabilized through hydrogen bonds with Lys489, Tyr498, His331 and His491.",
         "Heparin, as reported by Smith et al. (2020), raised the bleeding risk to 3.9% (Table 2).",
         "The first three features (“key question index”, “answer gists” and “section gists”) are novel.",
+        "3D structures of both domains were solved at 2.2 Å.",
+        "12 patients were enrolled in the first year.",
     ],
 )
 def test_prose_is_a_sentence(sentence):
@@ -193,6 +196,32 @@ def test_the_paragraph_after_a_bulleted_list_is_not_its_last_item():
         ("sentence", "Interviews were audio recorded and later transcribed."),
         ("sentence", "Content analysis followed."),
     ]
+
+
+def test_a_sentence_goes_on_past_the_page_notes_between_its_halves():
+    """A footnote set between a sentence and the rest of it on its page was read into the
+    sentence ("Four amino acids differing in chemical nature from 1These authors contributed
+    equally to this work.") and the rest was left a fragment. On the next page, lower-case text
+    is no continuation past a note: a two-column page's reading order is not that sure."""
+    section = ("Methods",)
+    blocks = [
+        Block("Four amino acids differing in chemical nature from", section, 10),
+        Block("1These authors contributed equally to this work.", section, 10),
+        Block("their C-domain counterparts were selected. They are replaced by Phe391", section, 10),
+        Block("and Glu403, respectively, in the C-domain.", section, 10),
+        Block("Level one evidence supports anticoagulation with low molecular", section, 10),
+        Block("© 2010 Datta et al; licensee BioMed Central Ltd.", section, 10),
+        Block("mas. This was the only study to report insertion complications.", section, 11),
+    ]
+    [chunk] = chunk_blocks(blocks, 400, approx_tokens)
+    units = [(u.kind, chunk.text[u.start : u.end]) for u in chunk.units]
+    assert units[:3] == [
+        ("affiliation", "1These authors contributed equally to this work."),
+        ("sentence", "Four amino acids differing in chemical nature from their C-domain counterparts were selected."),
+        ("sentence", "They are replaced by Phe391 and Glu403, respectively, in the C-domain."),
+    ]
+    assert ("fragment", "Level one evidence supports anticoagulation with low molecular") in units
+    assert not any("molecular mas." in text for _, text in units)
 
 
 @pytest.mark.skipif(not PDFS.exists(), reason="PDF fixtures not found")

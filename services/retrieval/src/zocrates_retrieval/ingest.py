@@ -74,7 +74,9 @@ log = structlog.get_logger(__name__)
 #: 13: keywords, abbreviation lists and a search strategy's quoted terms are `term_list` units.
 #: 14: a sentence opening with a name set in lower case ("h-BN nanoflakes ...") is a sentence.
 #: 15: the paragraph after a bulleted list is no longer read as part of the list's last item;
-#: a stop that lower-case text goes on after ends no sentence ("1 equiv.) in chloroform ...").
+#: a stop that lower-case text goes on after ends no sentence ("1 equiv.) in chloroform ...");
+#: a page's notes between a sentence's halves are paragraphs of their own, the sentence goes on
+#: past them ("... from" | "1These authors contributed ..." | "their C-domain counterparts ...").
 INDEX_VERSION = "15"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).

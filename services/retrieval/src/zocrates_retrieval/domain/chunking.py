@@ -25,6 +25,7 @@ from zocrates_retrieval.domain.structure import (
     has_bullet,
     header_rows,
     is_caption,
+    is_page_note,
     is_reference_list,
     item_units,
     prose_units,
@@ -139,24 +140,50 @@ def _paragraphs(blocks: list[Block]) -> list[Block]:
     does not end a sentence runs on into the next one of its section and page, unless either
     is a caption; and into the first of the next page where that goes on in lower case ("...
     to yield a final" | "substrate concentration of 4 or 8 μM."): a sentence cut by the page
-    break. The paragraph keeps the page it starts on, as a citation of it does."""
+    break. The paragraph keeps the page it starts on, as a citation of it does.
+
+    A page's notes (an author note, correspondence, abbreviations) often sit between a
+    sentence and the rest of it: they are paragraphs of their own, and the sentence goes on
+    past them where the text after them on the same page goes on in lower case ("... from" |
+    "1These authors contributed equally to this work." | "their C-domain counterparts were
+    selected."); the notes then come before the paragraph."""
     merged: list[Block] = []
+    held: int | None = None  # the paragraph a page's notes interrupted, by its index in `merged`
     for block in blocks:
-        last = merged[-1] if merged else None
-        if (
-            last is not None
-            and block.kind == last.kind == "text"
-            and block.section == last.section
-            and (block.page == last.page or (_GOES_ON.match(block.text) and _next_page(last, block)))
-            and not _SENTENCE_DONE.search(last.text)
-            and not is_caption(last.text)
-            and not is_caption(block.text)
-            and not leaves_list(last.text, block.text)
-        ):
-            merged[-1] = replace(last, text=f"{last.text} {block.text}")
+        note = block.kind == "text" and is_page_note(block.text)
+        if held is not None and note:
+            merged.append(block)
+            continue
+        at = held if held is not None else len(merged) - 1
+        last = merged[at] if merged else None
+        runs_on = _runs_on(last, block)
+        if runs_on and held is None and note:
+            merged.append(block)
+            held = at
+            continue
+        if runs_on and held is None:
+            merged[at] = replace(last, text=f"{last.text} {block.text}")
+        elif runs_on and block.page == last.page and _GOES_ON.match(block.text):
+            # the paragraph moves after the notes, so that it may go on further
+            merged.append(replace(merged.pop(held), text=f"{last.text} {block.text}"))
         else:
             merged.append(block)
+        held = None
     return merged
+
+
+def _runs_on(last: Block | None, block: Block) -> bool:
+    """Whether the paragraph `last` goes on with `block` (see `_paragraphs`)."""
+    return (
+        last is not None
+        and block.kind == last.kind == "text"
+        and block.section == last.section
+        and (block.page == last.page or (bool(_GOES_ON.match(block.text)) and _next_page(last, block)))
+        and not _SENTENCE_DONE.search(last.text)
+        and not is_caption(last.text)
+        and not is_caption(block.text)
+        and not leaves_list(last.text, block.text)
+    )
 
 
 _SENTENCE_DONE = re.compile(r"[.!?:][\"'”’)\]]*\s*$")
@@ -220,6 +247,7 @@ def _units(parts: list[_Part], role: str) -> tuple[str, tuple[Unit, ...]]:
                 or caption
                 or after_break
                 or leaves_list(text[paragraph:], part.text)
+                or is_page_note(part.text)
             )
             if new_line:
                 finish()

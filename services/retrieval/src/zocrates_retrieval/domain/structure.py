@@ -98,6 +98,9 @@ _FOOTNOTE = re.compile(
     r"|\bopen\s+access\s+article\s+distributed\b|\bpermits\s+unrestricted\s+use\b",
     re.IGNORECASE,
 )
+#: A footnote's number set against its web address: "8https://beta.openai.com/...". (Against a
+#: capitalised word it reads as an affiliation's: "1Department of ...", "9We also fit ...".)
+_NUMBERED_NOTE = re.compile(r"^\d{1,2}https?://")
 # Sentences of back matter that sit in a body section when the PDF's headings were lost.
 _BACK_MATTER_SENTENCE = re.compile(
     r"\b(?:was|were|is|are)\s+(?:\w+\s+)?(?:supported|funded)\s+by\b|\bgrant\s+(?:no\.?|number)\b"
@@ -147,6 +150,8 @@ def classify_text(text: str, role: str = "body") -> str:
         return "title_block"
     if _AFFILIATION.search(text) and (len(text.split()) <= MAX_AFFILIATION_WORDS or re.search(_EMAIL, text)):
         return "affiliation"
+    if _NUMBERED_NOTE.match(text):
+        return "footnote"
     if _TERM_LIST.match(text) or _QUOTED_TERMS.search(text):
         return "term_list"
     if _mostly_capitalised(text):
@@ -171,6 +176,13 @@ def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
 def is_caption(text: str) -> bool:
     """Whether a paragraph is a figure or table caption ("Figure 2 ...", "(B) ...")."""
     return bool(_CAPTION_START.match(text.lstrip()))
+
+
+def is_page_note(text: str) -> bool:
+    """Whether a paragraph is one of a page's notes, set apart from the running text: a footnote
+    ("1These authors contributed equally ...", "Correspondence: ..."), an address or a list of
+    abbreviations."""
+    return classify_text(text) in ("footnote", "affiliation") or bool(_TERM_LIST.match(text))
 
 
 def has_bullet(text: str) -> bool:
