@@ -119,6 +119,8 @@ def test_list_items_pack_with_prose_each_a_unit_of_its_own():
         ("in 2010 the patients were discharged within two days.", "fragment"),
         ("Patients were discharged within two days and", "fragment"),
         ("8https://beta.openai.com/examples/default-summarize", "footnote"),  # a numbered note
+        ("6.1.5 Analysis.", "fragment"),  # a run-in heading
+        ("4.1.2 Term Definitions help Sarah resolve technical jargon without distracting from reading.", "fragment"),
     ],
 )
 def test_what_is_not_prose_is_named(sentence, kind):
@@ -137,6 +139,7 @@ def test_what_is_not_prose_is_named(sentence, kind):
         "The first three features (“key question index”, “answer gists” and “section gists”) are novel.",
         "3D structures of both domains were solved at 2.2 Å.",
         "12 patients were enrolled in the first year.",
+        "2.5 mg of the compound was added to the mixture.",
     ],
 )
 def test_prose_is_a_sentence(sentence):

@@ -76,7 +76,8 @@ log = structlog.get_logger(__name__)
 #: 15: the paragraph after a bulleted list is no longer read as part of the list's last item;
 #: a stop that lower-case text goes on after ends no sentence ("1 equiv.) in chloroform ...");
 #: a page's notes between a sentence's halves are paragraphs of their own, the sentence goes on
-#: past them ("... from" | "1These authors contributed ..." | "their C-domain counterparts ...").
+#: past them ("... from" | "1These authors contributed ..." | "their C-domain counterparts ...");
+#: a numbered heading run into its paragraph ("6.1.5 Analysis.") is not a sentence to quote.
 INDEX_VERSION = "15"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).

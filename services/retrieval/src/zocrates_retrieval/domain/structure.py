@@ -136,6 +136,18 @@ _STATEMENT_END = re.compile(r"[.!?][\"'”’)\]]*$")
 _NAME_IN_LOWER_CASE = re.compile(r"[a-z][\w-]*[A-Z0-9][\w-]*\b")
 
 
+def _run_in_heading(text: str) -> bool:
+    """A numbered heading set at the start of its paragraph, read as a sentence of its own:
+    "6.1.5 Analysis.", "4.1.2 Term Definitions help Sarah resolve technical jargon without
+    distracting from reading." It names a section; quoted, it reads as one."""
+    return bool(_SECTION_NUMBER.match(text)) and len(text.split()) <= MAX_RUN_IN_HEADING_WORDS
+
+
+#: A section's number before a capitalised word: "6.1.5 Analysis", "3.0.2 Procedure" (not "2.5 mg").
+_SECTION_NUMBER = re.compile(r"\d{1,2}(?:\.\d{1,2})+\.?\s+[A-Z]")
+MAX_RUN_IN_HEADING_WORDS = 24
+
+
 def _mostly_capitalised(text: str) -> bool:
     """Name lists, affiliations and headings: most of the words are capitalised."""
     words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", text) if len(w) > 1]
@@ -154,7 +166,7 @@ def classify_text(text: str, role: str = "body") -> str:
         return "footnote"
     if _TERM_LIST.match(text) or _QUOTED_TERMS.search(text):
         return "term_list"
-    if _mostly_capitalised(text):
+    if _mostly_capitalised(text) or _run_in_heading(text):
         return "fragment"
     first = text[:1]
     opens = first.isupper() or first.isdigit() or first in "\"'“‘([" or _NAME_IN_LOWER_CASE.match(text)
