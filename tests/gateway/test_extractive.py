@@ -1856,12 +1856,14 @@ def test_what_the_risks_are_asks_which_not_how_large():
     [
         ("What software indexed and scaled the diffraction images of the ACE crystals?", "XDS"),
         ("What software did the Paper Plain authors fit the mixed-effects models in?", "lme4"),
+        ("Which software analysed the Kamuzu questionnaire data?", "Epi-Info"),
     ],
 )
 def test_a_question_for_software_is_answered_by_the_sentence_naming_the_tool(library, question, tool):
-    """Methods name their tools ("with XDS and the CCP4 program SCALA", "the lme4 package in R")
-    in sentences that share few words with the question and never say "software"; both were
-    refused, the first for a sentence about the crystal structure."""
+    """Methods name their tools ("with XDS and the CCP4 program SCALA", "the lme4 package in R",
+    "with Microsoft Excel and Epi-Info Statistical Programme") in sentences that share few words
+    with the question and never say "software"; all three were refused, the first for a sentence
+    about the crystal structure, the last for want of the tool's word in lower case."""
     points = choose_points(question, scored(question, lexical_top(library, question)))
     assert points and tool in points[0].text
 
@@ -2013,6 +2015,14 @@ def test_which_tool_asks_for_a_tool_by_name():
     )
     (unit,) = candidate_sentences(question, evidence, read_question(question), frozenset())
     assert unit.bonus <= 0
+
+
+def test_how_many_times_asks_for_a_count_not_a_duration(library):
+    """ "How many times were summaries regenerated at most?" was refused: "time" made it ask for
+    a duration, and "up to five times" states none."""
+    question = "How many times were the Paper Plain summaries regenerated at most?"
+    points = choose_points(question, scored(question, lexical_top(library, question)))
+    assert points and "five times" in points[0].text
 
 
 def test_what_they_were_paid_asks_for_a_sum_as_how_much_does():

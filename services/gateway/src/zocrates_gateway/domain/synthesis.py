@@ -833,11 +833,12 @@ _SOFTWARE_QUESTION = re.compile(
     rf"\b(?:what|which)\s+(?:[\w-]+\s+){{0,2}}?(?:{_TOOL_NOUNS}|scripts?|pipelines?|tools?)\b", re.IGNORECASE
 )
 #: How methods name their tools: "the CCP4 program SCALA", "the lme4 package in R", "using
-#: scispaCy", "with PyMOL": a tool's word, a language after "in"/"using", or a name shaped like
-#: software's (a capital inside a word, or letters then digits).
+#: scispaCy", "with PyMOL", "with Microsoft Excel and Epi-Info Statistical Programme": a tool's
+#: word (capitalised in a name), a language after "in"/"using", or a name shaped like software's
+#: (a capital inside a word, or letters then digits).
 _SOFTWARE_RE = re.compile(
-    rf"\b(?:{_TOOL_NOUNS}|suite)\b"
-    r"|\b(?:in|using|with)\s+(?:R|Python|MATLAB|Matlab|Stata|SPSS|SAS|Excel|Julia)\b"
+    rf"\b(?i:{_TOOL_NOUNS}|suite)\b"
+    r"|\b(?:in|using|with)\s+(?:Microsoft\s+|IBM\s+)?(?:R|Python|MATLAB|Matlab|Stata|SPSS|SAS|Excel|Julia)\b"
     r"|\b(?:[a-z]+[A-Z]|[A-Z][a-z]+[A-Z])[A-Za-z]*\b|\b[a-z]{2,}\d+[a-z\d]*\b"
 )
 #: A sex or gender is named by who were women and who men ("9 male, 14 female"), never by the word.
@@ -1181,8 +1182,14 @@ def candidate_sentences(
                 or (bool(ask.focus & _NAMED_KINDS) and _names_one(text, ask))
             )
             # "what was the average waiting time?" is answered by a duration, not by a share of
-            # complaints about "long waiting times" (a table row gives its unit in the header)
-            stated_only = pattern is not None and bool(_STATED_ONLY & ask.focus) and kind != "table_row"
+            # complaints about "long waiting times" (a table row gives its unit in the header);
+            # "how many times ...?" by a count ("up to five times")
+            stated_only = (
+                pattern is not None
+                and ask.answer_type != "count"
+                and bool(_STATED_ONLY & ask.focus)
+                and kind != "table_row"
+            )
             if stated_only:
                 names_focus = states_quantity
             if institution_asked:  # "which hospital ...?": named, not "the hospital"
