@@ -1875,6 +1875,8 @@ def test_a_question_for_software_is_answered_by_the_sentence_naming_the_tool(lib
         "How many patients in the DVT prophylaxis review died from pulmonary embolism?",
         # a sum is asked for: shares of respondents' complaints do not answer it
         "How much did the Medical Department spend on drugs in 2010?",
+        # a measure is asked for: "reduce the burden on bed occupancy in the main wards" gives none
+        "What was the bed occupancy of the Kamuzu Medical Department?",
     ],
 )
 def test_a_question_the_library_cannot_answer_is_refused_not_answered_by_a_label_or_a_share(library, question):

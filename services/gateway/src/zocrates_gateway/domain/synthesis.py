@@ -296,10 +296,11 @@ _ANSWER_TYPES = [
             r"|densit(?:y|ies)|speeds?|energ(?:y|ies)|risks?|capacit(?:y|ies)|completeness|efficienc(?:y|ies)"
             r"|yields?|mortality|incidences?|prevalences?|budgets?|costs?|levels?|distances?|intercepts?"
             r"|coefficients?|r-?free|r2|p-?values?|odds|hazards?|wavelengths?|frequenc(?:y|ies)|pressures?"
-            r"|voltages?|ph)\b"
+            r"|voltages?|ph|occupanc(?:y|ies)|utili[sz]ations?|attendances?|turnovers?|uptakes?|survival"
+            r"|accurac(?:y|ies)|sensitivit(?:y|ies)|specificit(?:y|ies))\b"
             # a value's noun naming a kind of thing: "what high risk features ...?", "which age groups ...?"
             r"(?!\s+(?:features?|factors?|groups?|categor(?:y|ies)|patients?|populations?|profiles?|points?"
-            r"|assessments?|stratification|models?|tools?)\b)",
+            r"|assessments?|stratification|models?|tools?|analys[ie]s)\b)",
             re.IGNORECASE,
         ),
     ),
