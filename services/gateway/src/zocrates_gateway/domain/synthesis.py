@@ -249,6 +249,8 @@ class Ask:
     terms: bool = False
     #: asks why: answered by a cause ("due to the presence of substitutional oxygen")
     reason: bool = False
+    #: the words that say which of the thing asked about ("the average waiting time": wait)
+    kind_of_focus: frozenset[str] = frozenset()
 
 
 #: A sum asked for without "how much": "what were they paid?", "what did it cost?"
@@ -423,6 +425,7 @@ def read_question(question: str) -> Ask:
     # "how many of those came ...": a pointer names no thing of its own (a follow-up's referent)
     named_thing = phrase and phrase[-1] not in _GENERIC_FOCUS and not _POINTERS & set(phrase)
     focus = frozenset(content_words(phrase[-1])) if named_thing else frozenset()
+    kind_of_focus = frozenset(content_words(" ".join(phrase[:-1])) - _UNQUALIFYING) if named_thing else frozenset()
     if named_thing and len(phrase) > 1 and phrase[-1] in _MEASURES and (measured := content_words(phrase[-2])):
         focus = frozenset(measured)  # "the staff turnover rate": a rate of turnover, not any rate
     elif named_thing and phrase[-1] in _MEASURES and (measured := content_words(_measured_of(phrase[-1], question))):
@@ -476,6 +479,7 @@ def read_question(question: str) -> Ask:
         terms=bool(_TERMS_QUESTION.search(question)),
         listing=bool(listing),
         reason=bool(_WHY_RE.match(question)),
+        kind_of_focus=kind_of_focus,
     )
 
 
@@ -755,7 +759,7 @@ _STEMMER = snowballstemmer.stemmer("english")
 @functools.lru_cache(maxsize=65_536)
 def _stems(word: str) -> tuple[str, ...]:
     """A word's stem in American spelling ("favourite" is "favorite", "randomised" "randomized"),
-    and a hyphenated word's parts' stems too ("heparin-induced")."""
+    and a hyphenated word's parts' stems too ("heparin-induced"); a doubled last consonant as one."""
     if _GREEK_PLURAL.fullmatch(word):  # (before "analyses" reads "analyzes")
         word = word[:-2] + "is"
     word = get_american_spelling(word)
@@ -765,9 +769,12 @@ def _stems(word: str) -> tuple[str, ...]:
     if "-" in word:  # "R-free" is "Rfree", "wild-type" "wildtype"; and "heparin-induced" is "induced"
         stems.append(_STEMMER.stemWord(word.replace("-", "")))
         stems += [_STEMMER.stemWord(part) for part in word.split("-") if len(part) > 1 and part not in _STOP]
-    return tuple(stems)
+    return tuple(_DOUBLED_END.sub(r"\1", stem) for stem in stems)
 
 
+#: A stem ending in a doubled consonant, which Snowball leaves in some forms of a word and not
+#: others ("referral" referr, "referred" refer; "occurrence" occurr, "occurred" occur): one letter.
+_DOUBLED_END = re.compile(r"([bdfgmnprtz])\1$")
 # "How many women took part?" is answered by "14 female" participants: one word for each sex.
 _SEX_WORDS = {"women": "female", "woman": "female", "men": "male"}
 _PREFIXED = re.compile(r"(?:out|sub|non|multi|over|under)([a-z]{5,})$")
@@ -789,6 +796,11 @@ _FUNDING = frozenset(content_words("funded"))
 _COLLEAGUES = frozenset(content_words("colleagues coworkers co-workers coauthors co-authors"))
 _AUTHORS = frozenset(content_words("authors researchers investigators"))
 _DURATION = frozenset(content_words("duration time"))
+#: Words before the thing asked about that say how it is given, not which it is: "the average
+#: waiting time" is a waiting time, given as an average.
+_UNQUALIFYING = frozenset(
+    content_words("average mean median total overall typical usual estimated approximate reported actual exact")
+)
 _DIGIT, _SPELLED_NUMBER = r"\d", rf"(?:\d|\b(?:{_NUMBER_WORDS})\s)"
 #: A quantity a value names by its unit alone: "3.64 eV" is an energy, "37 °C" a temperature
 #: (PDFs set the degree sign as a ring, a white bullet or an ordinal: "16 ◦C").
@@ -1192,7 +1204,8 @@ def candidate_sentences(
                 and kind != "table_row"
             )
             if stated_only:
-                names_focus = states_quantity
+                # of the kind asked about: "the average waiting time" is no "period of one month" in the field
+                names_focus = states_quantity and (not ask.kind_of_focus or bool(ask.kind_of_focus & words))
             if institution_asked:  # "which hospital ...?": named, not "the hospital"
                 names_focus = bool(institution_asked.search(text))
                 if names_focus:
@@ -1209,7 +1222,7 @@ def candidate_sentences(
                 bonus += ANSWER_TYPE_BONUS if typed else -ANSWER_TYPE_PENALTY
                 if ask.answer_type == "count" and ask.focus and _counts_focus(text, ask.focus):
                     bonus += COUNT_FOCUS_BONUS  # "20 stakeholders" for "how many stakeholders"
-                if stated_only and states_quantity and (words - titled) & (ask.words - ask.focus):
+                if stated_only and names_focus and (words - titled) & (ask.words - ask.focus):
                     bonus += STATED_VALUE_BONUS  # a duration or sum of the thing asked about, not of anything else
             if named:
                 lowered = f"{text} {paper}".lower().translate(_DASHES)
