@@ -1988,6 +1988,8 @@ def test_what_narrows_a_question_is_a_modifier_or_a_narrowing_prepositions_objec
         # summaries the paper makes, asked about: not a request to summarise it
         ("What language model generated Paper Plain's plain language summaries?", False),
         ("How are the plain language summaries made in Paper Plain?", False),
+        ("How many times were the summaries regenerated?", False),
+        ("Give me short summaries of the DVT review and the Kamuzu study.", True),
     ],
 )
 def test_a_summary_asked_for_is_not_a_summary_asked_about(question, asks_for_a_summary):

@@ -638,7 +638,8 @@ _PAPER_YEAR_RE = re.compile(
 #: abstract and conclusions state.
 _SUMMARY_QUESTION = re.compile(
     # "summarise ...", "a summary of ...", not a paper's own "plain language summaries" asked about
-    r"\b(?:summar(?:ise|ize|ised|ized|ising|izing)|(?:a|an|the|its|their|your|short|brief|quick)\s+summar(?:y|ies)\b"
+    # ("how many times were the summaries regenerated?")
+    r"\b(?:summar(?:ise|ize|ised|ized|ising|izing)|(?:a|an|the|its|their|your|short|brief|quick)\s+summary\b"
     r"|summar(?:y|ies)\s+(?:of|for)\b|^(?!\s*(?:what|which|who|how|when|where|why)\b)[^?]*\bsummary\W*$"
     r"|overview\s+of|tl;?dr"
     r"|(?:main|key|principal|major)\s+(?:findings?|results?|conclusions?|points?|messages?|takeaways?|contributions?)"
