@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -456,3 +457,15 @@ def test_every_fixture_chunk_is_covered_by_units_that_are_its_own_text():
             covered = "".join(chunk.text[u.start : u.end] for u in chunk.units)
             # units leave out only separators (and list bullets)
             assert len(covered) >= 0.9 * len(chunk.text.replace(" ", "").replace("\n", "")), (pdf.name, chunk.text[:80])
+
+
+@pytest.mark.skipif(not PDFS.exists(), reason="PDF fixtures not found")
+def test_a_word_hyphenated_across_two_text_blocks_is_joined_as_across_lines():
+    """Paper Plain sets "Partic-" and "ipants were recruited ..." in two blocks (a column
+    break); joined with a space they were quoted as "Partic- ipants", a word no search matches.
+    A real hyphen stays: "position-aware"."""
+    blocks = convert_pdf(PDFS / "papermage" / "2203.00130v1.pdf").blocks
+    text = " ".join(b.text for b in blocks)
+    assert "Participants were recruited from our institution" in text
+    assert "surfaces position-aware definitions" in text
+    assert not re.search(r"[a-z]- [a-z]", text.replace("first- and", ""))

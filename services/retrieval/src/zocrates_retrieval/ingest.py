@@ -77,7 +77,8 @@ log = structlog.get_logger(__name__)
 #: a stop that lower-case text goes on after ends no sentence ("1 equiv.) in chloroform ...");
 #: a page's notes between a sentence's halves are paragraphs of their own, the sentence goes on
 #: past them ("... from" | "1These authors contributed ..." | "their C-domain counterparts ...");
-#: a numbered heading run into its paragraph ("6.1.5 Analysis.") is not a sentence to quote.
+#: a numbered heading run into its paragraph ("6.1.5 Analysis.") is not a sentence to quote; a
+#: word hyphenated across two text blocks is joined as across two lines ("Partic-" | "ipants").
 INDEX_VERSION = "15"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).

@@ -31,7 +31,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, cached_property
 from pathlib import Path
 
@@ -491,12 +491,38 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
                 para_block = ln.block
             para.append(ln)
         flush()
+        document.blocks = _rejoin_hyphenated(document.blocks, vocabulary)
         text = " ".join(b.text for b in document.blocks)
         if len(text) > MAX_TEXT_CHARS:
             raise ConversionError(TOO_LARGE, f"{len(text):,} characters of text (limit {MAX_TEXT_CHARS:,})")
         if m := re.search(r"\b(10\.\d{4,9}/[^\s\"<>]+)", text[:5000]):
             document.doi = m.group(1).rstrip(".,;)")
         return document
+
+
+def _rejoin_hyphenated(blocks: list[Block], vocabulary: _Vocabulary) -> list[Block]:
+    """Text blocks whose word a line-end hyphen splits across them joined as the lines of one
+    block are ("Partic-" | "ipants were recruited ..." is "Participants were recruited ...";
+    "position-" | "aware definitions" keeps its hyphen): the PDF set the lines apart, often at a
+    column or page break, and joined later with a space the word read as two."""
+    out: list[Block] = []
+    for block in blocks:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and last.kind == block.kind == "text"
+            and last.section == block.section
+            and _SPLIT_WORD_END.search(last.text)
+            and block.text[:1].islower()
+        ):
+            out[-1] = replace(last, text=_join_lines([last.text, block.text], vocabulary))
+        else:
+            out.append(block)
+    return out
+
+
+#: A block ending in a word and a hyphen: "Partic-" (not a dash standing alone, " -").
+_SPLIT_WORD_END = re.compile(r"[^\W\d_]{2,}-$")
 
 
 def _broken_before(line: _Line, nxt: _Line) -> bool:
