@@ -863,6 +863,14 @@ def test_where_a_study_was_done_is_answered_by_a_place():
     assert points_for("Where was the survey done?", [chunk(1, "The survey was done in June 2010.")]) == []
     assert read_question("Where do the authors of the Kamuzu study work?").answer_type is None
     assert read_question("Where was the Paper Plain study published?").answer_type is None
+    # where from is a source, a place or not: "from our institution, our professional networks, and Upwork"
+    assert read_question("Where were they recruited from?").answer_type is None
+    assert read_question("Where did they take the key questions from?").answer_type is None
+    from_networks = [
+        chunk(1, "A total of eight participants used two early prototypes of Paper Plain.", "Method"),
+        chunk(2, "Participants were recruited from our institution, our professional networks, and Upwork.", "Method"),
+    ]
+    assert points_for("Where were the prototype participants recruited from?", from_networks)[0].index == 2
 
 
 def test_a_percentage_in_a_table_is_a_number_of_a_row_whose_headers_say_percent():

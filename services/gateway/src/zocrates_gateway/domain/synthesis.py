@@ -315,6 +315,7 @@ _ANSWER_TYPES = [
         ),
     ),
 ]
+_WHERE_FROM_RE = re.compile(r"\bfrom\s*[?.!]*\s*$", re.IGNORECASE)
 _PUBLISHED_RE = re.compile(r"\bpublished\b|\bappeared?\b", re.IGNORECASE)
 _KINDS_OF_RISK = re.compile(r"\bwhat\s+(?:are|were)\s+(?:the\s+)?(?:[\w-]+\s+)?(?:risks|hazards)\b", re.IGNORECASE)
 # The thing asked about: "what (was the) <bleeding risk> (did|of|in ...)", "how many <stakeholders>";
@@ -401,8 +402,11 @@ def read_question(question: str) -> Ask:
     answer_type = next((name for name, pattern in _ANSWER_TYPES if pattern.search(question)), None)
     if answer_type == "value" and _KINDS_OF_RISK.search(question):
         answer_type = None  # "what are the risks of heparin?": which risks (bleeding, HIT), not how large
-    if answer_type == "place" and (_back_matter_words(question) or _PUBLISHED_RE.search(question)):
-        # "where do the authors work?" is answered by an address, "where was it published?" by a venue
+    if answer_type == "place" and (
+        _back_matter_words(question) or _PUBLISHED_RE.search(question) or _WHERE_FROM_RE.search(question)
+    ):
+        # "where do the authors work?" is answered by an address, "where was it published?" by a
+        # venue, "where were they recruited from?" by a source ("from Upwork"), not only a place
         answer_type = None
     found = [m for m in _NAMED_RE.findall(question) if m.lower() not in _STOP]
     authors = {m.lower() for m in _ET_AL_RE.findall(question)}  # "Lo et al.": a name of two letters too
