@@ -184,6 +184,13 @@ def test_hnsw_recall_against_exact_search_on_real_embeddings(tmp_path, embedder,
             "sequential compression devices",
             "how the systematic review was done",
             "thrombosis risk of trauma patients",
+            # ten queries, not five: the HNSW build is not deterministic, and with 50 hits one
+            # near-tie more (0.94) failed a run that usually finds 0.96 to 1.0
+            "pulmonary embolism after injury",
+            "low molecular weight heparin dosing",
+            "failed retrieval of filters",
+            "databases searched for publications",
+            "patient compliance with mechanical prophylaxis",
         ]
     )
     found = 0
