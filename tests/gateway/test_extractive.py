@@ -457,6 +457,26 @@ def test_a_question_about_a_paper_as_a_whole_is_answered_from_its_abstract_and_c
     assert any("3.9%" in p.text for p in points) and any("Level one evidence" in p.text for p in points)
 
 
+def test_a_question_about_a_paper_on_something_it_never_says_is_refused_not_summarised():
+    """ "What did the DVT review conclude about aspirin?": the review never names aspirin, and
+    its conclusions do not answer that. Was: its abstract and conclusions, as for "what did it
+    conclude?"."""
+    evidence = [
+        paper(1, "All scientific publications discussing prophylaxis were searched in MEDLINE.", "Methods", DVT),
+        paper(
+            2,
+            "In this review we calculated the risk of bleeding and HIT to be 3.9% and 0.7% respectively.",
+            "Abstract",
+            DVT,
+            role="abstract",
+        ),
+        paper(3, "Level one evidence supports low molecular weight heparins in trauma patients.", "Conclusion", DVT),
+    ]
+    assert points_for("What did the DVT review conclude?", evidence)
+    assert points_for("What did the DVT review conclude about aspirin?", evidence) == []
+    assert points_for("What did the DVT review conclude about heparins?", evidence)
+
+
 def test_a_question_about_a_paper_the_passages_are_not_of_is_refused():
     """ "Summarize the Douglas et al. paper", when no passage is by Douglas, is not answered with
     another paper's abstract; nor is "summarize the review on ROUGE scores" by a paper that
@@ -1984,6 +2004,26 @@ def test_what_narrows_a_question_is_a_modifier_or_a_narrowing_prepositions_objec
     assert unmentioned_qualifiers("Which surgical departments have beds?", passage) == ["surgical"]
     assert unmentioned_qualifiers("Which insect patients came at night?", passage) == ["insect"]  # modifies "patients"
     assert unmentioned_qualifiers("The surgical department has 117 beds.", passage) == []  # a claim, not a question
+
+
+def test_a_narrowing_is_the_topic_asked_about_a_compound_modifier_or_modifiers_before_a_word_said():
+    passage = [
+        chunk(
+            1,
+            "Below we report the results of the usability study. Readers used the features for fast-tracking to "
+            "the key findings of the N-domain study. Interviews were recorded.",
+        )
+    ]
+    assert unmentioned_qualifiers("What did the study conclude about aspirin?", passage) == ["aspirin"]
+    assert unmentioned_qualifiers("What did the study find regarding the features?", passage) == []
+    # "fast-tracking" does not say "eye-tracking"; a compound ending in -ing is no verb
+    assert unmentioned_qualifiers("What eye-tracking results did the study report?", passage) == ["eye-tracking"]
+    assert unmentioned_qualifiers("What fast-tracking results did the N-domain study report?", passage) == []
+    # two modifiers no passage says before a word it does: the phrase is named once
+    assert unmentioned_qualifiers("What did readers think of the audio narration features?", passage) == ["audio"]
+    # importance narrows nothing; an acronym is the codes' check ("DVT" by "deep venous thrombosis")
+    assert unmentioned_qualifiers("What were the main results of the usability study?", passage) == []
+    assert unmentioned_qualifiers("What are the results of the review on DVT features?", passage) == []
 
 
 @pytest.mark.parametrize(

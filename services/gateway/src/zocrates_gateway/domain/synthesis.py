@@ -1434,6 +1434,9 @@ def choose_points(
     swapped = before.named - before.papers - ask.named if before else frozenset()
     if context or asked:
         ask = with_context(ask, context, before)
+    evidence = chunks[:MAX_CHUNKS]
+    if unmentioned_qualifiers(question, evidence):
+        return []  # a summary of the paper does not answer about what it never says either
     if not context:
         # "what is Paper Plain?", "the main barriers to ...": what the paper about it says; a
         # summary question with no such paper is refused, unless it names a cited work's authors
@@ -1441,8 +1444,7 @@ def choose_points(
         if of_paper or (ask.summary and not cites_work(ask, chunks[:MAX_CHUNKS])):
             return of_paper
     wanted = set(ask.words)
-    evidence = chunks[:MAX_CHUNKS]
-    if not wanted or unmentioned_codes(ask, evidence) or unmentioned_qualifiers(question, evidence):
+    if not wanted or unmentioned_codes(ask, evidence):
         return []
     sentences = candidate_sentences(question, chunks, ask, cited_before)
     scored = sorted(
@@ -1652,8 +1654,9 @@ _QUESTION_RE = re.compile(
     r"had|should|would|will)\b",
     re.IGNORECASE,
 )
-#: Prepositions whose object narrows what is asked: "in children", "in Zambia", "on a tablet".
-_NARROWING = frozenset("in for among amongst on within with during".split())
+#: Prepositions whose object narrows what is asked: "in children", "in Zambia", "on a tablet",
+#: "(what did they conclude) about aspirin".
+_NARROWING = frozenset("in for among amongst on within with during about regarding concerning".split())
 _ARTICLES = frozenset("a an the".split())
 _ASKING = frozenset("which what whose".split())
 #: What opens a noun phrase, so that the word after it is a noun's modifier, not a verb.
@@ -1670,16 +1673,18 @@ _PLAIN_VERBS = frozenset(
 _LY_NOT_ADVERBS = frozenset("elderly early daily weekly monthly yearly quarterly hourly nightly family italy".split())
 #: Words that narrow nothing about the papers: where the user keeps them, a change of topic, degree,
 #: the whole of a thing ("and the whole hospital?" is "the entire KCH"), a time relative to now
-#: ("compare with earlier reports" is "previously published rates").
+#: ("compare with earlier reports" is "previously published rates"), importance ("the main barriers"
+#: are what the paper found, "major constraints").
 _UNNARROWING = frozenset(
     "zotero library collection collections folder different other same new very most more less least "
     "highly rather quite whole entire overall total general particular exact actual typical usual "
-    "earlier later previous prior former recent current".split()
+    "earlier later previous prior former recent current main key major primary principal important".split()
 )
 
 
 def _verb(word: str) -> bool:
-    return word.endswith(("ed", "ing")) or word in _PLAIN_VERBS
+    """A verb by its form; a compound ("eye-tracking results", "heparin-induced") is a modifier."""
+    return (word.endswith(("ed", "ing")) and "-" not in word) or word in _PLAIN_VERBS
 
 
 def _narrows_nothing(word: str) -> bool:
@@ -1690,8 +1695,9 @@ def _narrows_nothing(word: str) -> bool:
 def unmentioned_qualifiers(question: str, chunks: list[EvidenceChunk]) -> list[str]:
     """The words that narrow what the question asks about and that no passage says: a modifier
     of a word the passages do say ("the paediatric department", "pharmacy staff", "on antibiotic
-    prophylaxis") or a word after a narrowing preposition ("in children?", "in Zambia
-    approved", "in pregnant women"). The library answers about the department, the staff, the
+    prophylaxis", "the audio narration feature", "eye-tracking results") or a word after a
+    narrowing preposition ("in children?", "in Zambia approved", "in pregnant women", "conclude
+    about aspirin"). The library answers about the department, the staff, the
     prophylaxis it has, not about the narrower thing asked, so the answer is a refusal, not the
     broader fact. A verb ("blocking", "came"), the thing a which-question asks for ("which
     organisation paid ...") and a word the question merely uses ("how pleased were ...") narrow
@@ -1701,14 +1707,20 @@ def unmentioned_qualifiers(question: str, chunks: list[EvidenceChunk]) -> list[s
     said: set[str] = set()
     for chunk in chunks:
         said |= content_words(f"{chunk.text} {_paper_names(chunk)} {chunk.section or ''}")
-    tokens = [t.lower().rstrip("'’") for t in _QUESTION_TOKEN_RE.findall(question.translate(_DASHES))]
+    written = _QUESTION_TOKEN_RE.findall(question.translate(_DASHES))
+    tokens = [t.lower().rstrip("'’") for t in written]
     missing = []
     for i, word in enumerate(tokens):
-        stems = content_words(word)
-        if len(word) < 3 or not stems or stems & said or _narrows_nothing(word):
+        if len(word) < 3 or _is_said(word, said) or _narrows_nothing(word) or written[i].isupper():
+            # (an acronym is the codes' check: "DVT" is said by "deep venous thrombosis")
             continue
         previous = tokens[i - 1] if i else ""
-        after = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if previous and missing and missing[-1] == previous:
+            continue  # one narrowing phrase, named by its first word
+        head = i + 1  # past the modifiers no passage says either: "the audio narration feature"
+        while head < len(tokens) - 1 and _unsaid_modifier(tokens[head], said):
+            head += 1
+        after = tokens[head] if head < len(tokens) else ""
         said_after = not _verb(after) and bool(content_words(after) & said)  # a stop word has no content
         if previous in _ASKING and not _ADJECTIVE_RE.search(word) and not (said_after and after.endswith("s")):
             continue  # "which materials conduct heat?": the thing asked for; not "which insect cells"
@@ -1717,6 +1729,21 @@ def unmentioned_qualifiers(question: str, chunks: list[EvidenceChunk]) -> list[s
         if (opens and said_after) or before in _NARROWING:
             missing.append(word)
     return missing
+
+
+def _is_said(word: str, said: set[str]) -> bool:
+    """Whether the passages say `word` (a stop word says nothing, so counts as said): a
+    compound by itself or by all its parts ("eye-tracking" is not said by "fast-tracking")."""
+    stems = content_words(word)
+    if "-" in word and stems:
+        parts = [content_words(p) for p in word.split("-") if len(p) > 1]
+        whole = {stem for stem in stems if "-" in stem} | content_words(word.replace("-", ""))
+        return bool(whole & said) or all(p & said for p in parts)
+    return not stems or bool(stems & said)
+
+
+def _unsaid_modifier(word: str, said: set[str]) -> bool:
+    return len(word) >= 3 and not _is_said(word, said) and not _narrows_nothing(word)
 
 
 _ACRONYM_RE = re.compile(r"\b[A-Z]{3,6}(?=s?\b)")
