@@ -2016,6 +2016,8 @@ def test_a_narrowing_is_the_topic_asked_about_a_compound_modifier_or_modifiers_b
     ]
     assert unmentioned_qualifiers("What did the study conclude about aspirin?", passage) == ["aspirin"]
     assert unmentioned_qualifiers("What did the study find regarding the features?", passage) == []
+    # and "regarding", like "about", is no word of what is asked
+    assert content_words("What did they find regarding comprehension?") == content_words("comprehension")
     # "fast-tracking" does not say "eye-tracking"; a compound ending in -ing is no verb
     assert unmentioned_qualifiers("What eye-tracking results did the study report?", passage) == ["eye-tracking"]
     assert unmentioned_qualifiers("What fast-tracking results did the N-domain study report?", passage) == []

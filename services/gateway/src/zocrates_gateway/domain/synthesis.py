@@ -103,8 +103,8 @@ _DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2212", "-"))
 _STOP = frozenset(
     "a an and are as at be been but by can could did do does for from had has have how i if in "
     "into is it its may might of on or our so than that the their them then there these they this "
-    "those to was we were what when where which while who why will with would you your about "
-    "between does do tell me my library paper papers study studies found find show shows shown "
+    "those to was we were what when where which while who why will with would you your about regarding "
+    "concerning between does do tell me my library paper papers study studies found find show shows shown "
     "describe explain list say says any all some also not no more most other such each only both "
     "et al many much done use used using per according being get got gets getting".split()
 )
