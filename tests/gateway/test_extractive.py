@@ -462,7 +462,7 @@ def test_a_question_about_a_paper_on_something_it_never_says_is_refused_not_summ
     its conclusions do not answer that. Was: its abstract and conclusions, as for "what did it
     conclude?"."""
     evidence = [
-        paper(1, "All scientific publications discussing prophylaxis were searched in MEDLINE.", "Methods", DVT),
+        paper(1, "All scientific publications discussing DVT prophylaxis were searched in MEDLINE.", "Methods", DVT),
         paper(
             2,
             "In this review we calculated the risk of bleeding and HIT to be 3.9% and 0.7% respectively.",
@@ -474,7 +474,8 @@ def test_a_question_about_a_paper_on_something_it_never_says_is_refused_not_summ
     ]
     assert points_for("What did the DVT review conclude?", evidence)
     assert points_for("What did the DVT review conclude about aspirin?", evidence) == []
-    assert points_for("What did the DVT review conclude about heparins?", evidence)
+    # what it concluded about heparins is what it says of them
+    assert [p.index for p in points_for("What did the DVT review conclude about heparins?", evidence)][:1] == [3]
 
 
 def test_a_question_about_a_paper_the_passages_are_not_of_is_refused():
@@ -516,6 +517,8 @@ def test_a_question_about_a_paper_the_passages_are_not_of_is_refused():
         ("What are the conclusions of the DVT prophylaxis review?", True, set()),
         # of a paper, not of a part of one
         ("What were the findings of the interviews?", False, {"interview"}),
+        # what it concluded about one thing is a question about that thing
+        ("What did the DVT review conclude about IVC filters?", False, {"ivc", "filter"}),
     ],
 )
 def test_a_paper_asked_about_as_a_whole_in_other_words(question, summary, words):

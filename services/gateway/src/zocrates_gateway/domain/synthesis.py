@@ -105,7 +105,8 @@ _STOP = frozenset(
     "into is it its may might of on or our so than that the their them then there these they this "
     "those to was we were what when where which while who why will with would you your about regarding "
     "concerning between does do tell me my library paper papers study studies found find show shows shown "
-    "describe explain list say says any all some also not no more most other such each only both "
+    "describe explain list say says conclude concludes concluded any all some also not no more most other such "
+    "each only both "
     "et al many much done use used using per according being get got gets getting".split()
 )
 
@@ -652,7 +653,8 @@ _SUMMARY_QUESTION = re.compile(
     rf"|\b(?:conclusions?|findings)\s+(?:of|from|in)\s+[^?]{{0,60}}?{_PAPER_NOUN}"
     r"|\bwhat\s+(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,6}?(?:find|conclude|show|study|investigate|examine|explore|report)"
     r"(?=\s*\??$)"
-    r"|(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,4}?conclude\b"
+    # ("what did the review conclude about IVC filters?" asks about the filters, from the review)
+    r"|(?:did|does|do)\s+(?:[\w.'’()-]+\s+){0,4}?conclude\b(?!\s+(?:about|regarding|concerning|on)\b)"
     rf"|\bwhat(?:'s|\s+is|\s+was)\s+[^?]{{0,80}}?{_PAPER_NOUN}[^?]{{0,80}}?\babout(?=\s*\??$)"
     rf"|\b(?:does|do|did)\s+[^?]{{0,80}}?{_PAPER_NOUN}[^?]{{0,80}}?\b(?:cover|describe|discuss)(?=\s*\??$)"
     # "tell me about the Paper Plain paper", "describe Kaur et al.'s work": a paper, not a topic
