@@ -172,7 +172,7 @@ OUT_OF_ORDER = {
     ],
 }
 
-MAX_SKIPPED_LINES = 60  # a page break with its footer and header, or a figure's labels
+MAX_SKIPPED_LINES = 90  # a page break with its footer and header, a figure's labels, a table inside a sentence
 
 
 def canon(text: str) -> str:

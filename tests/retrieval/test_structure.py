@@ -228,6 +228,37 @@ def test_a_sentence_goes_on_past_the_page_notes_between_its_halves():
     assert not any("molecular mas." in text for _, text in units)
 
 
+def test_a_sentence_goes_on_past_a_table_or_figure_set_inside_it():
+    """A table at the top of the next page, or a figure's caption, set between a sentence and
+    the rest of it left both halves fragments ("While this" | Table 1 | "allows for effective
+    reduction in blood pressure, ..."). The text before a figure's caption may be the figure's
+    own labels, which no sentence goes on from."""
+    section = ("Introduction",)
+    table = "Table 1 Relevant ACE substrates\nSubstrate | Action\nBradykinin | Vasodilation"
+    blocks = [
+        Block("These inhibitors inhibit both domains with similar affinity. While this", section, 1),
+        Block(table, section, 2, kind="table", head_lines=2),
+        Block("allows for effective reduction in blood pressure, adverse effects result.", section, 2),
+        Block("SHOP methodology was employed to screen for building blocks with similar or improved", section, 2),
+        Block("Figure 1 Structure of compound 33RE", section, 2),
+        Block("active site interaction properties. Four amino acids were selected.", section, 2),
+        Block("This, in itself, is a prerequisite for the next", section, 3),
+        Block("Referred cases (36%) Self-Referrals (64%) OPD II Referrals SHORT HOME OTHERS WARDS", section, 3),
+        Block("Figure 2 Patient flow", section, 3),
+        Block("necessary steps towards quality improvement.", section, 3),
+    ]
+    units = [(u.kind, c.text[u.start : u.end]) for c in chunk_blocks(blocks, 400, approx_tokens) for u in c.units]
+    sentences = [text for kind, text in units if kind == "sentence"]
+    assert "While this allows for effective reduction in blood pressure, adverse effects result." in sentences
+    assert (
+        "SHOP methodology was employed to screen for building blocks with similar or improved active site "
+        "interaction properties." in sentences
+    )
+    assert ("caption", "Figure 1 Structure of compound 33RE") in units
+    assert any(kind == "table_row" for kind, _ in units)
+    assert not any("HOME OTHERS WARDS necessary" in text for _, text in units)
+
+
 @pytest.mark.skipif(not PDFS.exists(), reason="PDF fixtures not found")
 def test_the_kamuzu_interview_list_ends_before_the_paragraph_after_it():
     chunks = chunk_blocks(convert_pdf(PDFS / "cermine" / "example2.pdf").blocks, 256, approx_tokens)

@@ -146,30 +146,63 @@ def _paragraphs(blocks: list[Block]) -> list[Block]:
     sentence and the rest of it: they are paragraphs of their own, and the sentence goes on
     past them where the text after them on the same page goes on in lower case ("... from" |
     "1These authors contributed equally to this work." | "their C-domain counterparts were
-    selected."); the notes then come before the paragraph."""
+    selected."); the notes then come before the paragraph. So does a table or a figure's caption
+    set inside a sentence, on its page or at the top of the next, where the text after it goes
+    on in lower case ("... While this" | Table 1 | "allows for effective reduction ...")."""
     merged: list[Block] = []
-    held: int | None = None  # the paragraph a page's notes interrupted, by its index in `merged`
+    held: int | None = None  # the paragraph a page's notes or a float interrupted, by its index in `merged`
+    floated = False  # whether a table or caption interrupted it (else notes only)
     for block in blocks:
         note = block.kind == "text" and is_page_note(block.text)
-        if held is not None and note:
+        float_ = _is_float(block)
+        if held is not None and (note or float_):
             merged.append(block)
+            floated |= float_
             continue
         at = held if held is not None else len(merged) - 1
         last = merged[at] if merged else None
         runs_on = _runs_on(last, block)
-        if runs_on and held is None and note:
+        if held is None and ((runs_on and note) or (float_ and _interrupted_by(last, block))):
             merged.append(block)
-            held = at
+            held, floated = at, float_
             continue
         if runs_on and held is None:
             merged[at] = replace(last, text=f"{last.text} {block.text}")
-        elif runs_on and block.page == last.page and _GOES_ON.match(block.text):
-            # the paragraph moves after the notes, so that it may go on further
+        elif runs_on and _GOES_ON.match(block.text) and (block.page == last.page or floated):
+            # the paragraph moves after the notes or the float, so that it may go on further
             merged.append(replace(merged.pop(held), text=f"{last.text} {block.text}"))
         else:
             merged.append(block)
-        held = None
+        held, floated = None, False
     return merged
+
+
+def _is_float(block: Block) -> bool:
+    """A table or a caption: set where the page has room for it, often inside a sentence."""
+    return block.kind == "table" or (block.kind == "text" and is_caption(block.text))
+
+
+def _interrupted_by(last: Block | None, float_: Block) -> bool:
+    """Whether the paragraph `last` is unfinished where `float_` comes, on its page or the next
+    ("... While this" | Table 1 at the top of the next page | "allows for effective reduction
+    ..."): its sentence may go on after the float."""
+    return (
+        last is not None
+        and last.kind == "text"
+        and last.section == float_.section
+        and (float_.page == last.page or _next_page(last, float_))
+        and not _SENTENCE_DONE.search(last.text)
+        and not is_caption(last.text)
+        and _reads_as_prose(last.text)
+    )
+
+
+def _reads_as_prose(text: str) -> bool:
+    """Most of its words in lower case, as a sentence's are: not a figure's labels, which PDFs
+    give as text before the figure's caption ("Referred cases (36%) Self-Referrals (64%) OPD II
+    Referrals SHORT HOME OTHERS ...")."""
+    words = [w for w in text.split() if w[:1].isalpha()]
+    return 2 * sum(w[0].islower() for w in words) >= len(words)
 
 
 def _runs_on(last: Block | None, block: Block) -> bool:
