@@ -1207,6 +1207,19 @@ def test_a_duration_in_words_is_a_value():
     ]
 
 
+def test_orders_of_magnitude_are_a_value():
+    """ "How selective was RXP407 for the N-domain?" asks for a value; "three orders of magnitude
+    N-selectivity" states one, though no digit does."""
+    on_type = on_type_units(
+        "How selective was RXP407 for the N-domain?",
+        "The N-selectivity of RXP407 was studied in detail. "
+        "RXP407 is a phosphinic inhibitor that displays approximately three orders of magnitude N-selectivity.",
+    )
+    assert on_type == [
+        "RXP407 is a phosphinic inhibitor that displays approximately three orders of magnitude N-selectivity."
+    ]
+
+
 def test_how_long_is_answered_by_a_duration_of_what_was_asked():
     """ "How long did the researcher work in the field at KCH?" was refused: its answer says "for a
     period of one month", never "long", and scored below the bar; a duration of something else

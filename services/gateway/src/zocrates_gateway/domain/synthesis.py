@@ -366,6 +366,7 @@ _VALUE_RE = re.compile(
     r"(?<![A-Za-z\d])(?<!Figure )(?<!Fig\. )(?<!Table )\d+(?:[.,]\d+)?\s?"
     r"(?:%|[a-zA-Zµμ°Å˚◦º]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
     rf"|(?:\d|\b(?:{_NUMBER_WORDS}))[\s-]?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
+    rf"|(?:\d|\b(?:{_NUMBER_WORDS}))\s+orders?\s+of\s+magnitude\b"  # "three orders of magnitude N-selectivity"
     r"|(?<![\w.])\d+\.\d+(?![\w.])"
     rf"|{_CURRENCY_FIRST}",
     re.IGNORECASE,
