@@ -1213,6 +1213,8 @@ def test_orders_of_magnitude_are_a_value():
     on_type = on_type_units(
         "How selective was RXP407 for the N-domain?",
         "The N-selectivity of RXP407 was studied in detail. "
+        # a compound's name is no value, asked about or not: 33RE is not 33 of a unit "RE"
+        "The co-crystal structure of N-domain ACE with 33RE confirmed the interactions common to RXP407. "
         "RXP407 is a phosphinic inhibitor that displays approximately three orders of magnitude N-selectivity.",
     )
     assert on_type == [

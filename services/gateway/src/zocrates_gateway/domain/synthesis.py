@@ -361,10 +361,12 @@ _COUNT_RE = re.compile(
 _PERCENT_RE = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
 #: A sum whose currency comes first: "US$15", "€ 2,000", "MWK 500".
 _CURRENCY_FIRST = r"(?:\$|€|£|¥|\b(?:USD|EUR|GBP|MWK|ZAR)\s?)\s?\d"
-# A number with its unit; not the digits of a name (RXP407, Tyr501, CD4) or a figure's label (Figure 6B).
+# A number with its unit; not the digits of a name (RXP407, Tyr501, CD4, 33RE) or a figure's label (Figure 6B).
 _VALUE_RE = re.compile(
     r"(?<![A-Za-z\d])(?<!Figure )(?<!Fig\. )(?<!Table )\d+(?:[.,]\d+)?\s?"
-    r"(?:%|[a-zA-Zµμ°Å˚◦º]{1,5}\b|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
+    # (capitals set against the digits are a name's: compound 33RE, not 33 of a unit "RE")
+    r"(?:%|(?<=\s)[a-zA-Zµμ°Å˚◦º]{1,5}\b|(?<=\d)(?-i:(?![A-Z]{2,}\b))[a-zA-Zµμ°Å˚◦º]{1,5}\b"
+    r"|[a-zA-Zµμ]{1,3}/[a-zA-Z]{1,3}|-fold)|\d\s?±|\d\s?[x×]"
     rf"|(?:\d|\b(?:{_NUMBER_WORDS}))[\s-]?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
     rf"|(?:\d|\b(?:{_NUMBER_WORDS}))\s+orders?\s+of\s+magnitude\b"  # "three orders of magnitude N-selectivity"
     r"|(?<![\w.])\d+\.\d+(?![\w.])"
