@@ -259,6 +259,24 @@ def test_a_sentence_goes_on_past_a_table_or_figure_set_inside_it():
     assert not any("HOME OTHERS WARDS necessary" in text for _, text in units)
 
 
+def test_a_paragraph_too_long_for_one_chunk_is_cut_where_its_sentences_end():
+    """A paragraph longer than a chunk is cut between sentences, as its answer units are: it was
+    cut after "et al." where a reference followed ("... described by Anthony et al." | "[34] and
+    diffracted in space group P1 ..."), and both halves were quoted as sentences."""
+    section = ("Results",)
+    crystals = (
+        "The crystals obtained were similar to those described by Anthony et al. [34] and diffracted in "
+        "space group P1 with 2 molecules per asymmetric unit (Table 2)."
+    )
+    text = " ".join(["The co-crystal structure of N-domain ACE was solved at 2.2 Å in complex with 33RE."] * 3)
+    chunks = chunk_blocks(
+        [Block(f"{text} {crystals} Clear electron density was visible.", section, 6)], 50, approx_tokens
+    )
+    assert len(chunks) > 1
+    sentences = [c.text[u.start : u.end] for c in chunks for u in c.units]
+    assert crystals in sentences
+
+
 @pytest.mark.skipif(not PDFS.exists(), reason="PDF fixtures not found")
 def test_the_kamuzu_interview_list_ends_before_the_paragraph_after_it():
     chunks = chunk_blocks(convert_pdf(PDFS / "cermine" / "example2.pdf").blocks, 256, approx_tokens)

@@ -80,7 +80,9 @@ log = structlog.get_logger(__name__)
 #: a numbered heading run into its paragraph ("6.1.5 Analysis.") is not a sentence to quote; a
 #: word hyphenated across two text blocks is joined as across two lines ("Partic-" | "ipants").
 #: 16: a sentence goes on past a table or a figure's caption set between its halves, on its
-#: page or at the top of the next ("While this" | Table 1 | "allows for effective reduction ...").
+#: page or at the top of the next ("While this" | Table 1 | "allows for effective reduction ...");
+#: a paragraph too long for one chunk is cut where its sentences end, as its units are (not after
+#: "et al." that a reference follows).
 INDEX_VERSION = "16"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).

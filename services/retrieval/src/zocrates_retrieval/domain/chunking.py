@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from zocrates_citations.sentences import sentence_ends
 from zocrates_retrieval.domain.document import Block
 from zocrates_retrieval.domain.structure import (
     Unit,
@@ -35,9 +36,6 @@ from zocrates_retrieval.domain.structure import (
 )
 
 TokenCounter = Callable[[str], int]
-
-# after a closing quote or bracket too: '... in smaller bites.” When asked ...'
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+(?=[A-Z0-9(\[])")
 
 
 def approx_tokens(text: str) -> int:
@@ -62,7 +60,7 @@ class Chunk:
 
 def _split_long(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
     pieces: list[str] = []
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in _sentences(text):
         if count(sentence) <= max_tokens:
             pieces.append(sentence)
             continue
@@ -75,6 +73,13 @@ def _split_long(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
         if current:
             pieces.append(" ".join(current))
     return pieces
+
+
+def _sentences(text: str) -> list[str]:
+    """`text` cut where its sentences end, as the answer units are (`sentence_ends`: not after
+    "et al. [34] and ...", an initial or a stop that lower-case text goes on after)."""
+    bounds = [0, *sentence_ends(text), len(text)]
+    return [piece for a, b in zip(bounds, bounds[1:]) if (piece := text[a:b].strip())]
 
 
 #: Blocks that become chunks of their own, never packed with their neighbours.
