@@ -43,13 +43,15 @@ def sentence_ends(text: str, start: int = 0, end: int | None = None) -> list[int
         dot = m.start()
         if m.end() - dot == 1 and text[dot] == "." and is_abbreviation(text, dot):
             continue
-        if (after := _NEXT_WORD_RE.match(text, m.end(), stop)) and not _LOWER_CASE_NAME_RE.fullmatch(after.group(1)):
+        if (after := _NEXT_WORD_RE.match(text, m.end(), stop)) and not LOWER_CASE_NAME.fullmatch(after.group(1)):
             continue
         ends.append(m.end())
     return ends
 
 
-# The word after a terminator when it opens in lower case, and such a word that is a name. A
-# lone letter is not one: a symbol font's bullet reads as one ("... N-domain. r A molecule ...").
+# The word after a terminator when it opens in lower case. A lone letter is no word: a symbol
+# font's bullet reads as one ("... N-domain. r A molecule ...").
 _NEXT_WORD_RE = re.compile(r"\s+([a-z][\w-]+)")
-_LOWER_CASE_NAME_RE = re.compile(r"[a-z][\w-]*[A-Z0-9][\w-]*")
+#: A name set in lower case, which a sentence may open with: "mRNA levels rose ...", "p53 binds
+#: ...", "h-BN nanoflakes become fluorescent ...".
+LOWER_CASE_NAME = re.compile(r"[a-z][\w-]*[A-Z0-9][\w-]*")

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from itertools import zip_longest
 
-from zocrates_citations.sentences import sentence_ends
+from zocrates_citations.sentences import LOWER_CASE_NAME, sentence_ends
 
 # --- section roles ---------------------------------------------------------------------------
 
@@ -131,9 +131,6 @@ _QUOTED_TERMS = re.compile(rf"{_QUOTED}(?:\s*,\s*{_QUOTED}){{3,}}")  # a search 
 _BULLET = "•▪◦‣●○■□➢►✓\x01\uf0b7\uf0a7\uf076\uf0d8\uf0fc"
 _BULLET_RE = re.compile(rf"[{_BULLET}]\s*")
 _STATEMENT_END = re.compile(r"[.!?][\"'”’)\]]*$")
-#: A sentence may open with a name set in lower case: "h-BN nanoflakes become fluorescent ...",
-#: "mRNA levels rose ...", "p53 binds ..." (a word cut at a page break goes on its paragraph).
-_NAME_IN_LOWER_CASE = re.compile(r"[a-z][\w-]*[A-Z0-9][\w-]*\b")
 
 
 def _run_in_heading(text: str) -> bool:
@@ -169,7 +166,8 @@ def classify_text(text: str, role: str = "body") -> str:
     if _mostly_capitalised(text) or _run_in_heading(text):
         return "fragment"
     first = text[:1]
-    opens = first.isupper() or first.isdigit() or first in "\"'“‘([" or _NAME_IN_LOWER_CASE.match(text)
+    # a name set in lower case may open a sentence (a word cut at a page break goes on its paragraph)
+    opens = first.isupper() or first.isdigit() or first in "\"'“‘([" or LOWER_CASE_NAME.match(text)
     whole = opens and _STATEMENT_END.search(text)
     return "sentence" if whole else "fragment"
 
