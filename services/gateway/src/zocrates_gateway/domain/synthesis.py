@@ -1446,7 +1446,7 @@ def choose_points(
         # "what is Paper Plain?", "the main barriers to ...": what the paper about it says; a
         # summary question with no such paper is refused, unless it names a cited work's authors
         of_paper = summary_points(question, chunks, max_points)
-        if of_paper or (ask.summary and not cites_work(ask, chunks[:MAX_CHUNKS])):
+        if of_paper or (ask.summary and not cites_work(ask, evidence)):
             return of_paper
     wanted = set(ask.words)
     if not wanted or unmentioned_codes(ask, evidence):
@@ -1716,7 +1716,7 @@ def unmentioned_qualifiers(question: str, chunks: list[EvidenceChunk]) -> list[s
     tokens = [t.lower().rstrip("'’") for t in written]
     missing = []
     for i, word in enumerate(tokens):
-        if len(word) < 3 or _is_said(word, said) or _narrows_nothing(word) or written[i].isupper():
+        if not _unsaid_modifier(word, said) or written[i].isupper():
             # (an acronym is the codes' check: "DVT" is said by "deep venous thrombosis")
             continue
         previous = tokens[i - 1] if i else ""
@@ -1748,6 +1748,7 @@ def _is_said(word: str, said: set[str]) -> bool:
 
 
 def _unsaid_modifier(word: str, said: set[str]) -> bool:
+    """A word of three letters or more that the passages do not say and that may narrow."""
     return len(word) >= 3 and not _is_said(word, said) and not _narrows_nothing(word)
 
 
