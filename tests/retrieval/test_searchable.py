@@ -36,3 +36,19 @@ def test_a_hyphenated_query_word_finds_the_word_printed_joined():
     assert set(sparse.query("Rfree")[0]) <= row
     assert set(sparse.query("Rfree")[0]) <= set(sparse.query("What R-free did it refine to?")[0])
     assert set(sparse.document("R-free")[0]).isdisjoint(sparse.query("Rfree")[0])
+
+
+def test_a_query_word_finds_its_other_spelling():
+    """A British question finds an American paper's words and the other way round: "Which part
+    was the favourite?" finds "... were a clear favorite in the usability study" by its words
+    (the passage was not among the twelve retrieved before). Words with one spelling ask for
+    nothing more, and a passage's own tokens are not changed."""
+    sparse = SparseEncoder()
+    american = set(sparse.document("The Key Question Index was a clear favorite in the usability study.")[0])
+    assert set(sparse.document("favorite")[0]) <= set(sparse.query("Which part was the favourite?")[0])
+    assert set(sparse.document("favorite")[0]) <= american
+    for british, us in [("tumour", "tumor"), ("randomised", "randomized"), ("paediatric", "pediatric")]:
+        assert set(sparse.document(british)[0]) <= set(sparse.query(f"the {us} arm")[0])
+        assert set(sparse.document(us)[0]) <= set(sparse.query(f"the {british} arm")[0])
+    assert len(sparse.query("the hour of the study")[0]) == len(sparse.query("hour study")[0])
+    assert set(sparse.document("favourite")[0]).isdisjoint(sparse.document("favorite")[0])

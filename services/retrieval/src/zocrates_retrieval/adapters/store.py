@@ -40,6 +40,7 @@ from typing import Literal
 
 import numpy as np
 import structlog
+from breame.data.spelling_constants import AMERICAN_ENGLISH_SPELLINGS, BRITISH_ENGLISH_SPELLINGS
 
 from zocrates_retrieval.domain.searchable import searchable
 from zocrates_runtime.durable import fsync_dir
@@ -179,6 +180,13 @@ def tenant_filter(
 
 
 _HYPHENATED = re.compile(r"\b([A-Za-z0-9]+)-([A-Za-z0-9]+)\b")
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def other_spelling(word: str) -> str | None:
+    """A lower-case word's spelling on the other side of the Atlantic, if it has one (breame's
+    word lists: "favourite" and "favorite", "randomised" and "randomized")."""
+    return BRITISH_ENGLISH_SPELLINGS.get(word) or AMERICAN_ENGLISH_SPELLINGS.get(word)
 
 
 @dataclass
@@ -202,8 +210,11 @@ class SparseEncoder:
         text = searchable(text)
         # the tokenizer splits "R-free" into "r" and "free", and a table prints "Rfree": a query
         # also asks for each hyphenated word joined (a passage's tokens are left as they are)
-        joined = " ".join(a + b for a, b in _HYPHENATED.findall(text))
-        sv = self._model.embed_query(f"{text} {joined}" if joined else text)
+        joined = [a + b for a, b in _HYPHENATED.findall(text)]
+        # and a word's other spelling: "favourite" finds an American paper's "favorite", and
+        # "tumor" a British paper's "tumour"
+        spelt = [other for word in _WORD.findall(text) if (other := other_spelling(word.lower()))]
+        sv = self._model.embed_query(" ".join([text, *joined, *spelt]))
         return list(sv.indices), list(sv.values)
 
 
