@@ -1683,7 +1683,11 @@ _LY_NOT_ADVERBS = frozenset("elderly early daily weekly monthly yearly quarterly
 _UNNARROWING = frozenset(
     "zotero library collection collections folder different other same new very most more less least "
     "highly rather quite whole entire overall total general particular exact actual typical usual "
-    "earlier later previous prior former recent current main key major primary principal important".split()
+    "earlier later previous prior former recent current main key major primary principal important "
+    # a superlative or a judgement: a passage says which problem was "major" or "cited by 41 %",
+    # and that laziness and absenteeism are bad, without the word
+    "best worst biggest largest greatest highest lowest smallest strongest weakest commonest "
+    "good bad positive negative".split()
 )
 
 
@@ -1730,7 +1734,11 @@ def unmentioned_qualifiers(question: str, chunks: list[EvidenceChunk]) -> list[s
         if previous in _ASKING and not _ADJECTIVE_RE.search(word) and not (said_after and after.endswith("s")):
             continue  # "which materials conduct heat?": the thing asked for; not "which insect cells"
         before = tokens[i - 2] if i > 1 and previous in _ARTICLES else previous
-        opens = any(w in _PHRASE_OPENERS or w.endswith(("'s", "’s")) for w in (previous, before))
+        start = i  # and a phrase opens past a word that narrows nothing: "the biggest paediatric unit"
+        while start and tokens[start - 1] in _UNNARROWING:
+            start -= 1
+        opener = tokens[start - 1] if start else ""
+        opens = any(w in _PHRASE_OPENERS or w.endswith(("'s", "’s")) for w in (previous, before, opener))
         if (opens and said_after) or before in _NARROWING:
             missing.append(word)
     return missing
