@@ -2137,3 +2137,20 @@ def test_a_words_forms_share_one_stem():
     assert content_words("referred") <= content_words("self-referrals")
     assert content_words("occurred") == content_words("occurrence")
     assert content_words("staff") == content_words("staffing")
+
+
+def test_a_list_item_that_asks_answers_nothing():
+    """ "What errors did the generated summaries contain?" was answered with the last of a list of
+    research questions, printed without its question mark ("• What is participant behavior in the
+    presence of ... factual errors in generated gists"): it shares the question's words and
+    answers nothing."""
+    questions = (
+        "We ask the following research questions:\n"
+        "• How do readers use the interface compared to a standard PDF reader?\n"
+        "• What is participant behavior in the presence of factual errors in generated summaries"
+    )
+    evidence = [
+        chunk(1, questions, "6 Usability Study"),
+        chunk(2, "The generated summaries contained errors such as hallucinated information and repeated words."),
+    ]
+    assert [p.index for p in points_for("What errors did the generated summaries contain?", evidence)] == [2]

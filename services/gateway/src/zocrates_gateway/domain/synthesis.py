@@ -1084,9 +1084,17 @@ def _quotable(kind: str, text: str) -> bool:
     return (
         MIN_UNIT_CHARS <= len(text) <= MAX_UNIT_CHARS
         and not text.rstrip("\"'”’)").endswith("?")
+        and not (kind == "list_item" and _ASKING_ITEM_RE.match(text))
         and not (len(text) <= MAX_POINTER_CHARS and _POINTER_RE.match(text))
     )
 
+
+#: A list item that asks, its question mark lost or never printed: "• What is participant
+#: behavior in the presence of incorrect system predictions (e.g., ... errors in generated gists)".
+_ASKING_ITEM_RE = re.compile(
+    r"(?:What|How|Why|When|Where|Which|Who)\s+(?:is|are|was|were|do|does|did|can|could|would|should|will|might)\b"
+    r"(?!\s+more\b)|(?:Is|Are|Do|Does|Did|Can|Could|Would|Should|Will)\s+(?:the|a|an|it|they|there|this|these|readers?|participants?|people)\b"
+)
 
 #: "More details on X are in Appendix C.", "See Table 4 for the questions.", "We discuss future
 #: interventions focused on improving paper comprehension in §8.5.": where to read, not what.
