@@ -2047,6 +2047,7 @@ def test_a_narrowing_is_the_topic_asked_about_a_compound_modifier_or_modifiers_b
     # nor does a superlative or a judgement: which is the biggest, or what is bad, the passages
     # say in their own words ("the major problem", "laziness, complacency and absenteeism")
     assert unmentioned_qualifiers("What was the biggest problem the readers reported?", passage) == []
+    assert unmentioned_qualifiers("Which features gave the brightest results?", passage) == []
     assert unmentioned_qualifiers("What negative features did the readers report?", passage) == []
     assert unmentioned_qualifiers("What were the biggest audio features?", passage) == ["audio"]
     assert unmentioned_qualifiers("What were the main audio features?", passage) == ["audio"]

@@ -1694,7 +1694,8 @@ _UNNARROWING = frozenset(
     "earlier later previous prior former recent current main key major primary principal important "
     # a superlative or a judgement: a passage says which problem was "major" or "cited by 41 %",
     # and that laziness and absenteeism are bad, without the word
-    "best worst biggest largest greatest highest lowest smallest strongest weakest commonest "
+    "best worst biggest largest greatest highest lowest smallest strongest weakest commonest brightest "
+    "fastest slowest longest shortest earliest latest newest oldest simplest safest cheapest closest "
     "good bad positive negative".split()
 )
 
