@@ -228,6 +228,34 @@ def test_a_sentence_goes_on_past_the_page_notes_between_its_halves():
     assert not any("molecular mas." in text for _, text in units)
 
 
+def test_a_page_note_is_a_paragraph_of_its_own_at_both_ends():
+    """The text after a page's note was quoted as part of it ("* Correspondence: ... Calgary,
+    Canada Modalities available for trauma patient thromboprophylaxis are classified ..."): a
+    note ends where it does, as a caption does."""
+    section = ("Methods",)
+    blocks = [
+        Block("This review included all", section, 1),
+        Block(
+            "* Correspondence: ball.chad@gmail.com 1Department of Surgery, University of Calgary, Canada", section, 1
+        ),
+        Block("Modalities available for trauma patient thromboprophylaxis are classified into three.", section, 1),
+    ]
+    [chunk] = chunk_blocks(blocks, 400, approx_tokens)
+    units = [(u.kind, chunk.text[u.start : u.end]) for u in chunk.units]
+    assert ("footnote", blocks[1].text) in units
+    assert ("sentence", blocks[2].text) in units
+
+
+@pytest.mark.skipif(not PDFS.exists(), reason="PDF fixtures not found")
+def test_a_page_note_inside_the_running_texts_block_is_its_own_paragraph():
+    """PyMuPDF gives the DVT review's correspondence note as the last lines of the Methods
+    paragraph's block ("... This review included all" | "* Correspondence: ball.chad@..."): a
+    line that opens a note opens a paragraph."""
+    blocks = convert_pdf(PDFS / "cermine" / "test1.pdf").blocks
+    assert any(b.text.startswith("* Correspondence: ball.chad@gmail.com") for b in blocks)
+    assert any(b.text.endswith("This review included all") for b in blocks)
+
+
 def test_a_sentence_goes_on_past_a_table_or_figure_set_inside_it():
     """A table at the top of the next page, or a figure's caption, set between a sentence and
     the rest of it left both halves fragments ("While this" | Table 1 | "allows for effective

@@ -82,8 +82,10 @@ log = structlog.get_logger(__name__)
 #: 16: a sentence goes on past a table or a figure's caption set between its halves, on its
 #: page or at the top of the next ("While this" | Table 1 | "allows for effective reduction ...");
 #: a paragraph too long for one chunk is cut where its sentences end, as its units are (not after
-#: "et al." that a reference follows).
-INDEX_VERSION = "16"
+#: "et al." that a reference follows). 17: a page's note that PyMuPDF gives inside the running
+#: text's block ("This review included all" | "* Correspondence: ...") is a paragraph of its own,
+#: and the text after a note does not run into it.
+INDEX_VERSION = "17"
 
 #: Chunks embedded between two looks at `stop` (about a second of CPU with MiniLM).
 EMBED_SLICE = 128

@@ -46,7 +46,7 @@ from zocrates_retrieval.domain.document import (
     Document,
     table_block,
 )
-from zocrates_retrieval.domain.structure import is_back_matter, is_reference_list
+from zocrates_retrieval.domain.structure import is_back_matter, is_reference_list, opens_page_note
 from zocrates_retrieval.domain.tables import Table, has_caption, page_tables, text_flags
 
 MAX_TEXT_CHARS = 5_000_000  # a 2,000-page book is about 4 MB of text; more is not a paper
@@ -486,7 +486,8 @@ def convert_pdf(path: Path, max_pages: int = 2000) -> Document:
                 para_block = None
                 document.blocks.append(table_block(ln.table, tuple(t for _, t in path_stack), ln.page))
                 continue
-            if ln.block != para_block:
+            # a page's note set in the running text's block is a paragraph of its own
+            if ln.block != para_block or (para and opens_page_note(ln.text) and not opens_page_note(para[0].text)):
                 flush()
                 para_block = ln.block
             para.append(ln)

@@ -267,7 +267,7 @@ class _Part:
 def _units(parts: list[_Part], role: str) -> tuple[str, tuple[Unit, ...]]:
     """Join a chunk's parts into its text, and find its units. Paragraph parts joined by a
     space are one paragraph for this: a PDF's text blocks are often single lines, and a
-    sentence runs on across them."""
+    sentence runs on across them. A caption, a list item and a page's note end their own."""
     text, units = "", []
     paragraph = 0  # where the prose paragraph being collected starts
     after_break = False  # a caption or a list item is a paragraph of its own, whatever its punctuation
@@ -278,6 +278,7 @@ def _units(parts: list[_Part], role: str) -> tuple[str, tuple[Unit, ...]]:
 
     for part in parts:
         caption = part.kind == "text" and is_caption(part.text)
+        note = part.kind == "text" and is_page_note(part.text)
         if text:  # a new line only where the previous paragraph really ended
             new_line = (
                 text.endswith((".", "!", "?", ":"))
@@ -285,7 +286,7 @@ def _units(parts: list[_Part], role: str) -> tuple[str, tuple[Unit, ...]]:
                 or caption
                 or after_break
                 or leaves_list(text[paragraph:], part.text)
-                or is_page_note(part.text)
+                or note
             )
             if new_line:
                 finish()
@@ -300,7 +301,7 @@ def _units(parts: list[_Part], role: str) -> tuple[str, tuple[Unit, ...]]:
         text += part.text
         if part.kind != "text":
             paragraph = len(text)
-        after_break = caption or part.kind == "list_item"
+        after_break = caption or note or part.kind == "list_item"  # a page's note ends where it does
     finish()
     return text, tuple(units)
 

@@ -188,6 +188,18 @@ def is_caption(text: str) -> bool:
     return bool(_CAPTION_START.match(text.lstrip()))
 
 
+#: A line that opens a page's note: its mark ("* Correspondence: ...", "† These authors ...") or
+#: the correspondence address unmarked.
+_NOTE_OPENING = re.compile(rf"[{_NOTE_MARKS}]\s*[A-Z]|correspondence\s*:", re.IGNORECASE)
+
+
+def opens_page_note(line: str) -> bool:
+    """Whether a line of a PDF's text opens one of its page's notes, which PyMuPDF may give inside
+    the block of the running text it sits under ("This review included all" | "* Correspondence:
+    ball.chad@... 1Department of Surgery, ...")."""
+    return bool(_NOTE_OPENING.match(line))
+
+
 def is_page_note(text: str) -> bool:
     """Whether a paragraph is one of a page's notes, set apart from the running text: a footnote
     ("1These authors contributed equally ...", "Correspondence: ..."), an address or a list of
