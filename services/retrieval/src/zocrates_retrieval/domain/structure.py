@@ -188,9 +188,9 @@ def is_caption(text: str) -> bool:
     return bool(_CAPTION_START.match(text.lstrip()))
 
 
-#: A line that opens a page's note: its mark ("* Correspondence: ...", "† These authors ...") or
-#: the correspondence address unmarked.
-_NOTE_OPENING = re.compile(rf"[{_NOTE_MARKS}]\s*[A-Z]|correspondence\s*:", re.IGNORECASE)
+#: A line that opens a page's note: its mark before a word in either case ("* Correspondence:
+#: ...", "† These authors ...") or the correspondence address unmarked.
+_NOTE_OPENING = re.compile(rf"[{_NOTE_MARKS}]\s*[A-Za-z]|correspondence\s*:", re.IGNORECASE)
 
 
 def opens_page_note(line: str) -> bool:
